@@ -1,0 +1,99 @@
+package adapters
+
+import (
+	"errors"
+	"fmt"
+)
+
+// CopyPolicy says whether a conversion may copy elements.
+type CopyPolicy int
+
+const (
+	// CopyIfNeeded shares memory when the layout, dtype and device allow, and copies otherwise.
+	// It is the default.
+	CopyIfNeeded CopyPolicy = iota
+	// CopyNever shares memory or fails with ErrCopyRequired.
+	CopyNever
+	// CopyAlways copies even when memory could be shared, so that the result aliases nothing.
+	CopyAlways
+)
+
+// String names the policy.
+func (p CopyPolicy) String() string {
+	switch p {
+	case CopyIfNeeded:
+		return "copy-if-needed"
+	case CopyNever:
+		return "copy-never"
+	case CopyAlways:
+		return "copy-always"
+	}
+	return fmt.Sprintf("CopyPolicy(%d)", int(p))
+}
+
+// Errors every adapter returns, wrapped with what was wrong.
+var (
+	// ErrCopyRequired: CopyNever was asked but the conversion cannot share memory.
+	ErrCopyRequired = errors.New("adapters: conversion needs a copy, and copying was not allowed")
+	// ErrUnsupported: the target cannot represent the tensor at all (dtype, rank, device).
+	ErrUnsupported = errors.New("adapters: conversion not supported")
+)
+
+// Options are the settings every adapter's conversion takes. Adapters read them with Apply.
+type Options struct {
+	// Policy decides between sharing and copying.
+	Policy CopyPolicy
+	// Copied, if not nil, is set to whether the conversion copied.
+	Copied *bool
+}
+
+// Option sets one of the Options.
+type Option func(*Options)
+
+// WithCopy sets the copy policy.
+func WithCopy(p CopyPolicy) Option { return func(o *Options) { o.Policy = p } }
+
+// ZeroCopyOnly is WithCopy(CopyNever): share memory or fail with ErrCopyRequired.
+func ZeroCopyOnly() Option { return WithCopy(CopyNever) }
+
+// AlwaysCopy is WithCopy(CopyAlways): never alias the input.
+func AlwaysCopy() Option { return WithCopy(CopyAlways) }
+
+// ReportCopy makes the conversion store in *copied whether it copied.
+func ReportCopy(copied *bool) Option { return func(o *Options) { o.Copied = copied } }
+
+// Apply folds opts into Options, starting from the defaults.
+func Apply(opts ...Option) Options {
+	var o Options
+	for _, f := range opts {
+		if f != nil {
+			f(&o)
+		}
+	}
+	return o
+}
+
+// Decide tells an adapter whether to copy. shareable reports whether the conversion could share
+// memory; when it cannot, why says what stops it and becomes part of ErrCopyRequired's message
+// under CopyNever. Decide records the outcome in Copied when it returns no error.
+func (o Options) Decide(shareable bool, why string) (copy bool, err error) {
+	switch {
+	case o.Policy == CopyAlways:
+		copy = true
+	case shareable:
+		copy = false
+	case o.Policy == CopyNever:
+		return false, fmt.Errorf("%w: %s", ErrCopyRequired, why)
+	default:
+		copy = true
+	}
+	o.Report(copy)
+	return copy, nil
+}
+
+// Report stores copied in Copied, if the caller asked for it.
+func (o Options) Report(copied bool) {
+	if o.Copied != nil {
+		*o.Copied = copied
+	}
+}

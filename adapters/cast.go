@@ -1,0 +1,185 @@
+package adapters
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/dlpack-go/dlpack/core"
+	"github.com/x448/float16"
+)
+
+// number is every element type that Go converts with a plain conversion.
+type number interface {
+	int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64
+}
+
+type castFunc func(p plan)
+
+// casts holds a kernel for every ordered pair of distinct castable dtypes.
+var casts = map[[2]core.DLDataType]castFunc{}
+
+func init() {
+	fromReal[int8]()
+	fromReal[int16]()
+	fromReal[int32]()
+	fromReal[int64]()
+	fromReal[uint8]()
+	fromReal[uint16]()
+	fromReal[uint32]()
+	fromReal[uint64]()
+	fromReal[float32]()
+	fromReal[float64]()
+	// float16 and bfloat16 have direct float32 kernels; the rest go through a general path
+	register(core.Float32, core.Float16, func(p plan) {
+		mapWords(p, func(f float32) float16.Float16 { return float16.Fromfloat32(f) })
+	})
+	register(core.Float16, core.Float32, func(p plan) { mapWords(p, float16.Float16.Float32) })
+	register(core.Float32, core.BFloat16, func(p plan) { mapWords(p, core.BF16FromFloat32) })
+	register(core.BFloat16, core.Float32, func(p plan) { mapWords(p, core.BF16.Float32) })
+}
+
+func register(src, dst core.DLDataType, f castFunc) { casts[[2]core.DLDataType{src, dst}] = f }
+
+func fromReal[S number]() {
+	toReal[S, int8]()
+	toReal[S, int16]()
+	toReal[S, int32]()
+	toReal[S, int64]()
+	toReal[S, uint8]()
+	toReal[S, uint16]()
+	toReal[S, uint32]()
+	toReal[S, uint64]()
+	toReal[S, float32]()
+	toReal[S, float64]()
+}
+
+func toReal[S, D number]() {
+	src, dst := core.DTypeOf[S](), core.DTypeOf[D]()
+	if src != dst {
+		register(src, dst, func(p plan) { mapWords(p, func(s S) D { return D(s) }) })
+	}
+}
+
+// mapWords applies f to every element of the plan's source and stores the result in the
+// destination.
+func mapWords[S, D any](p plan, f func(S) D) {
+	var s S
+	var d D
+	dst := unsafe.Slice((*D)(unsafe.Add(p.dst, p.dlo)), p.dlen/int64(unsafe.Sizeof(d)))
+	src := unsafe.Slice((*S)(unsafe.Add(p.src, p.slo)), p.slen/int64(unsafe.Sizeof(s)))
+	d0, s0 := -p.dlo/int64(unsafe.Sizeof(d)), -p.slo/int64(unsafe.Sizeof(s))
+	last := len(p.shape) - 1
+	n, dstep, sstep := p.shape[last], p.ds[last], p.ss[last]
+	forEachRow(p, d0, s0, func(di, si int64) {
+		if dstep == 1 && sstep == 1 {
+			dr, sr := dst[di:di+n], src[si:si+n]
+			for i := range sr {
+				dr[i] = f(sr[i])
+			}
+			return
+		}
+		for i := int64(0); i < n; i++ {
+			dst[di+i*dstep] = f(src[si+i*sstep])
+		}
+	})
+}
+
+// castInto converts between dtypes, by a direct kernel when there is one, else through a
+// general scalar (complex128 for floating and complex types, int64/uint64 for integers).
+func castInto(p plan, dst, src core.DLDataType) error {
+	if f, ok := casts[[2]core.DLDataType{src, dst}]; ok {
+		f(p)
+		return nil
+	}
+	load, ok1 := loaders[src]
+	store, ok2 := storers[dst]
+	if !ok1 || !ok2 {
+		return fmt.Errorf("%w: cast from %s to %s", ErrUnsupported, src, dst)
+	}
+	ssize, dsize := int64(src.Size()), int64(dst.Size())
+	dspan := unsafe.Slice((*byte)(unsafe.Add(p.dst, p.dlo)), p.dlen)
+	sspan := unsafe.Slice((*byte)(unsafe.Add(p.src, p.slo)), p.slen)
+	last := len(p.shape) - 1
+	n, dstep, sstep := p.shape[last], p.ds[last], p.ss[last]
+	forEachRow(p, -p.dlo/dsize, -p.slo/ssize, func(d, s int64) {
+		for i := int64(0); i < n; i++ {
+			so, do := (s+i*sstep)*ssize, (d+i*dstep)*dsize
+			store(dspan[do:do+dsize], load(sspan[so:so+ssize]))
+		}
+	})
+	return nil
+}
+
+// scalar is any element on its way between two dtypes.
+type scalar struct {
+	c        complex128 // floating and complex values
+	i        int64      // signed integers, and the integer value of a float
+	u        uint64     // unsigned integers
+	integral bool       // set for integer and bool sources: i and u are exact
+}
+
+func fromFloat(f float64) scalar {
+	return scalar{c: complex(f, 0), i: int64(f), u: uint64(f)}
+}
+
+func fromInt(i int64) scalar {
+	return scalar{c: complex(float64(i), 0), i: i, u: uint64(i), integral: true}
+}
+
+func fromUint(u uint64) scalar {
+	return scalar{c: complex(float64(u), 0), i: int64(u), u: u, integral: true}
+}
+
+func ptr[T any](b []byte) *T { return (*T)(unsafe.Pointer(unsafe.SliceData(b))) }
+
+var loaders = map[core.DLDataType]func([]byte) scalar{
+	core.Bool: func(b []byte) scalar {
+		if b[0] != 0 {
+			return fromInt(1)
+		}
+		return fromInt(0)
+	},
+	core.Int8:       func(b []byte) scalar { return fromInt(int64(*ptr[int8](b))) },
+	core.Int16:      func(b []byte) scalar { return fromInt(int64(*ptr[int16](b))) },
+	core.Int32:      func(b []byte) scalar { return fromInt(int64(*ptr[int32](b))) },
+	core.Int64:      func(b []byte) scalar { return fromInt(*ptr[int64](b)) },
+	core.Uint8:      func(b []byte) scalar { return fromUint(uint64(b[0])) },
+	core.Uint16:     func(b []byte) scalar { return fromUint(uint64(*ptr[uint16](b))) },
+	core.Uint32:     func(b []byte) scalar { return fromUint(uint64(*ptr[uint32](b))) },
+	core.Uint64:     func(b []byte) scalar { return fromUint(*ptr[uint64](b)) },
+	core.Float16:    func(b []byte) scalar { return fromFloat(float64(ptr[float16.Float16](b).Float32())) },
+	core.BFloat16:   func(b []byte) scalar { return fromFloat(float64(ptr[core.BF16](b).Float32())) },
+	core.Float32:    func(b []byte) scalar { return fromFloat(float64(*ptr[float32](b))) },
+	core.Float64:    func(b []byte) scalar { return fromFloat(*ptr[float64](b)) },
+	core.Complex64:  func(b []byte) scalar { return fromComplex(complex128(*ptr[complex64](b))) },
+	core.Complex128: func(b []byte) scalar { return fromComplex(*ptr[complex128](b)) },
+}
+
+func fromComplex(c complex128) scalar {
+	s := fromFloat(real(c))
+	s.c = c
+	return s
+}
+
+var storers = map[core.DLDataType]func([]byte, scalar){
+	core.Bool: func(b []byte, s scalar) {
+		b[0] = 0
+		if s.c != 0 || (s.integral && s.u != 0) {
+			b[0] = 1
+		}
+	},
+	core.Int8:       func(b []byte, s scalar) { *ptr[int8](b) = int8(s.i) },
+	core.Int16:      func(b []byte, s scalar) { *ptr[int16](b) = int16(s.i) },
+	core.Int32:      func(b []byte, s scalar) { *ptr[int32](b) = int32(s.i) },
+	core.Int64:      func(b []byte, s scalar) { *ptr[int64](b) = s.i },
+	core.Uint8:      func(b []byte, s scalar) { b[0] = uint8(s.u) },
+	core.Uint16:     func(b []byte, s scalar) { *ptr[uint16](b) = uint16(s.u) },
+	core.Uint32:     func(b []byte, s scalar) { *ptr[uint32](b) = uint32(s.u) },
+	core.Uint64:     func(b []byte, s scalar) { *ptr[uint64](b) = s.u },
+	core.Float16:    func(b []byte, s scalar) { *ptr[float16.Float16](b) = float16.Fromfloat32(float32(real(s.c))) },
+	core.BFloat16:   func(b []byte, s scalar) { *ptr[core.BF16](b) = core.BF16FromFloat32(float32(real(s.c))) },
+	core.Float32:    func(b []byte, s scalar) { *ptr[float32](b) = float32(real(s.c)) },
+	core.Float64:    func(b []byte, s scalar) { *ptr[float64](b) = real(s.c) },
+	core.Complex64:  func(b []byte, s scalar) { *ptr[complex64](b) = complex64(s.c) },
+	core.Complex128: func(b []byte, s scalar) { *ptr[complex128](b) = s.c },
+}

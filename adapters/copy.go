@@ -1,0 +1,246 @@
+package adapters
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/dlpack-go/dlpack/core"
+)
+
+// Order is the memory order of a tensor that Clone or Cast makes.
+type Order int
+
+const (
+	// COrder is row-major: the last index varies fastest.
+	COrder Order = iota
+	// FortranOrder is column-major: the first index varies fastest.
+	FortranOrder
+)
+
+// Clone copies t's elements, whatever its strides (negative, zero, offsets, Fortran order),
+// into a new compact tensor in Go memory in the given order. The copy is writable, carries
+// core.FlagIsCopied, and aliases nothing.
+func Clone(t *core.Tensor, order Order) (*core.Tensor, error) {
+	return CastOrder(t, t.DType(), order)
+}
+
+// Contiguous returns a C-order copy of t (see Clone).
+func Contiguous(t *core.Tensor) (*core.Tensor, error) { return Clone(t, COrder) }
+
+// Cast returns a new C-order tensor with t's elements converted to dtype (see Copy for the
+// conversion rules).
+func Cast(t *core.Tensor, dtype core.DLDataType) (*core.Tensor, error) {
+	return CastOrder(t, dtype, COrder)
+}
+
+// CastOrder is Cast into the given memory order.
+func CastOrder(t *core.Tensor, dtype core.DLDataType, order Order) (*core.Tensor, error) {
+	out, err := core.New(dtype, t.Shape()...)
+	if err != nil {
+		return nil, err
+	}
+	if order == FortranOrder && out.Ndim() > 1 {
+		// allocate reversed and transpose: the Fortran-order view of a C-order buffer
+		rs := t.Shape()
+		for i, j := 0, len(rs)-1; i < j; i, j = i+1, j-1 {
+			rs[i], rs[j] = rs[j], rs[i]
+		}
+		if out, err = core.New(dtype, rs...); err != nil {
+			return nil, err
+		}
+		if out, err = out.Transpose(); err != nil {
+			return nil, err
+		}
+	}
+	if err := Copy(out, t); err != nil {
+		return nil, err
+	}
+	return markCopied(out)
+}
+
+// Copy writes src's elements into dst, element by element, converting the dtype when they
+// differ. Both must be host tensors of the same shape, with any strides; dst must be writable and
+// must not overlap src unless they are the same elements. Conversions follow Go's: integers wrap,
+// floats to integers truncate toward zero, complex to real keeps the real part, anything to bool
+// is "not zero", and float16/bfloat16 round to nearest even.
+func Copy(dst, src *core.Tensor) error {
+	if err := usable(src, false); err != nil {
+		return fmt.Errorf("adapters: copy source: %w", err)
+	}
+	if err := usable(dst, true); err != nil {
+		return fmt.Errorf("adapters: copy destination: %w", err)
+	}
+	if !sameShape(dst.Shape(), src.Shape()) {
+		return fmt.Errorf("%w: copy of shape %v into shape %v", core.ErrShape, src.Shape(), dst.Shape())
+	}
+	if src.Len() == 0 {
+		return nil
+	}
+	p := newPlan(dst, src)
+	if dst.DType() == src.DType() {
+		copySame(p, dst.DType().Size())
+		return nil
+	}
+	return castInto(p, dst.DType(), src.DType())
+}
+
+func usable(t *core.Tensor, write bool) error {
+	switch {
+	case t.Released():
+		return core.ErrReleased
+	case !t.HostAccessible():
+		return fmt.Errorf("%w: %s", core.ErrNotHost, t.Device())
+	case write && t.ReadOnly():
+		return core.ErrReadOnly
+	case t.DType().SubByte() || t.DType().Code == core.CodeOpaqueHandle:
+		return fmt.Errorf("%w: %s", ErrUnsupported, t.DType())
+	}
+	return nil
+}
+
+func sameShape(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// markCopied returns t flagged as a copy. t is always a fresh tensor from core.New here.
+func markCopied(t *core.Tensor) (*core.Tensor, error) {
+	return t.WithFlags(core.FlagIsCopied)
+}
+
+// plan is a copy reduced to its essentials: dimensions of size 1 dropped, neighbours that are
+// contiguous in both tensors merged, and each tensor's memory as a byte span with the byte
+// position of its first element.
+type plan struct {
+	shape      []int64
+	ds, ss     []int64 // strides in elements
+	dst, src   unsafe.Pointer
+	dlo, slo   int64 // byte offset of the lowest element relative to the first
+	dlen, slen int64 // bytes the span covers
+}
+
+func newPlan(dst, src *core.Tensor) plan {
+	var shape, ds, ss []int64
+	dst0, src0 := dst.Strides(), src.Strides()
+	for i, d := range dst.Shape() {
+		if d == 1 {
+			continue
+		}
+		if k := len(shape) - 1; k >= 0 && ds[k] == dst0[i]*d && ss[k] == src0[i]*d {
+			shape[k] *= d
+			ds[k], ss[k] = dst0[i], src0[i]
+			continue
+		}
+		shape, ds, ss = append(shape, d), append(ds, dst0[i]), append(ss, src0[i])
+	}
+	if len(shape) == 0 {
+		shape, ds, ss = []int64{1}, []int64{1}, []int64{1}
+	}
+	p := plan{shape: shape, ds: ds, ss: ss, dst: dst.Data(), src: src.Data()}
+	p.dlo, p.dlen = byteSpan(shape, ds, int64(dst.DType().Size()))
+	p.slo, p.slen = byteSpan(shape, ss, int64(src.DType().Size()))
+	return p
+}
+
+func byteSpan(shape, strides []int64, size int64) (lo, n int64) {
+	var hi int64
+	for i, d := range shape {
+		if s := (d - 1) * strides[i]; s < 0 {
+			lo += s
+		} else {
+			hi += s
+		}
+	}
+	return lo * size, (hi - lo + 1) * size
+}
+
+// spans returns the two byte spans of the plan as slices of W, with the index of each first
+// element.
+func spans[W any](p plan) (dst, src []W, d0, s0 int64) {
+	var w W
+	size := int64(unsafe.Sizeof(w))
+	dst = unsafe.Slice((*W)(unsafe.Add(p.dst, p.dlo)), p.dlen/size)
+	src = unsafe.Slice((*W)(unsafe.Add(p.src, p.slo)), p.slen/size)
+	return dst, src, -p.dlo / size, -p.slo / size
+}
+
+// forEachRow calls row(d, s) with the span index of the first element of every innermost row,
+// walking the outer dimensions like an odometer.
+func forEachRow(p plan, d0, s0 int64, row func(d, s int64)) {
+	outer := len(p.shape) - 1
+	idx := make([]int64, outer)
+	d, s := d0, s0
+	for {
+		row(d, s)
+		k := outer - 1
+		for ; k >= 0; k-- {
+			idx[k]++
+			d += p.ds[k]
+			s += p.ss[k]
+			if idx[k] < p.shape[k] {
+				break
+			}
+			d -= p.ds[k] * p.shape[k]
+			s -= p.ss[k] * p.shape[k]
+			idx[k] = 0
+		}
+		if k < 0 {
+			return
+		}
+	}
+}
+
+type word interface {
+	uint8 | uint16 | uint32 | uint64 | [2]uint64
+}
+
+func copySame(p plan, size int) {
+	switch size {
+	case 1:
+		copyWords[uint8](p)
+	case 2:
+		copyWords[uint16](p)
+	case 4:
+		copyWords[uint32](p)
+	case 8:
+		copyWords[uint64](p)
+	case 16:
+		copyWords[[2]uint64](p)
+	default: // vector dtypes with odd sizes: move bytes
+		copyBytes(p, int64(size))
+	}
+}
+
+func copyWords[W word](p plan) {
+	dst, src, d0, s0 := spans[W](p)
+	last := len(p.shape) - 1
+	n, dstep, sstep := p.shape[last], p.ds[last], p.ss[last]
+	forEachRow(p, d0, s0, func(d, s int64) {
+		if dstep == 1 && sstep == 1 {
+			copy(dst[d:d+n], src[s:s+n])
+			return
+		}
+		for i := int64(0); i < n; i++ {
+			dst[d+i*dstep] = src[s+i*sstep]
+		}
+	})
+}
+
+func copyBytes(p plan, size int64) {
+	dst, src, _, _ := spans[byte](p)
+	last := len(p.shape) - 1
+	n, dstep, sstep := p.shape[last], p.ds[last], p.ss[last]
+	forEachRow(p, -p.dlo/size, -p.slo/size, func(d, s int64) {
+		for i := int64(0); i < n; i++ {
+			do, so := (d+i*dstep)*size, (s+i*sstep)*size
+			copy(dst[do:do+size], src[so:so+size])
+		}
+	})
+}

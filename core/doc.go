@@ -1,0 +1,73 @@
+// Package core is DLPack in Go: the dlpack.h v1.3 ABI, a Go-native Tensor that describes memory
+// the way DLPack does, validation of tensors that come from elsewhere, and the ownership rules
+// that let memory cross library and language boundaries without copies.
+//
+// It is pure Go and builds with CGO_ENABLED=0. The C side of the exchange (exporting a tensor as
+// a DLManagedTensorVersioned that C code may hold, importing one from a C pointer and calling its
+// deleter) lives in package core/cdlpack, which needs cgo. Conversions to and from other
+// libraries (Gonum, Gorgonia, NumPy files, ONNX Runtime) live in the adapter packages; the
+// strided-copy and cast kernels they share live in package adapters.
+//
+// This package is not an array library: it has no arithmetic. It describes, validates, views
+// and shares memory.
+//
+// # Overview
+//
+// A *Tensor is the address of its first element, a device (DLDevice), an element type
+// (DLDataType), a shape and strides counted in elements (as in DLPack: never bytes), and flags
+// (read-only, copied). It is made
+//
+//   - over a Go slice, without copying: FromSlice, FromSliceStrided, and non-generic twins such
+//     as FromFloat32s for callers that cannot use generics (gophernotes notebooks);
+//   - as a new zeroed allocation in Go memory, 64-byte aligned: New;
+//   - over foreign memory with a release function: Wrap, or ImportVersioned and ImportLegacy
+//     for DLPack managed tensors;
+//   - over memory another Go value owns: WrapKeep.
+//
+// Views share memory and never copy: Permute, Transpose, Slice (with steps, negative too),
+// Reverse, Index, Reshape (when the strides allow, else ErrNotViewable), BroadcastTo (stride 0),
+// AsReadOnly. Data, Span and At give typed access to host memory.
+//
+// # Invariants
+//
+//   - A Tensor's metadata never changes after construction; a view is a new Tensor.
+//   - Strides always have one entry per dimension (NULL strides of legacy producers become C
+//     order on import), and every element offset of a tensor fits in an int64.
+//   - A dimension of size 1 may carry any stride, and a tensor with a 0 in its shape is empty:
+//     contiguity queries ignore both, and empty tensors may have a nil data pointer.
+//   - On host and CUDA-like devices Data is the address of the first element (a foreign
+//     byte_offset is folded in); ByteOffset is non-zero only for devices whose data is an
+//     opaque handle (OpenCL, Vulkan, ...).
+//   - Everything that comes from outside Go (a DLTensor, a Desc given to Wrap) is untrusted: it
+//     is validated before its memory is touched, and every refusal is an error that wraps
+//     ErrInvalid and a more specific sentinel (ErrNdim, ErrShape, ErrStrides, ErrOverflow,
+//     ErrNullData, ErrDType, ErrDevice, ErrVersion, ErrBounds) and names the field and value.
+//     Nothing here panics on bad input.
+//
+// # Ownership
+//
+// Go memory (FromSlice, New) is kept alive by the tensors that point into it, like any slice.
+//
+// Foreign memory has an owner: a release function (for an import, the producer's deleter) that
+// runs exactly once. Every tensor over that memory, every view of it, and every value an adapter
+// attached to it (Attach) is a holder. The release runs when the last holder lets go, which a
+// holder does once: on Release, or when it becomes unreachable, whichever comes first (the
+// garbage collector's cleanups do the latter). So:
+//
+//   - Release frees early but never under a live view: it lets go of one holder only.
+//   - Forgetting Release leaks nothing: unreachable holders let go by themselves.
+//   - A failed import still runs the deleter, exactly once, before the error is returned.
+//   - LiveForeign counts foreign memory not yet released; tests assert it returns to zero.
+//
+// Holders are safe to use and release from any goroutine.
+//
+// # Aliasing
+//
+// Tensors and views over the same memory alias it: a write through one is seen through all.
+// Slices returned by Data and Span alias the tensor's memory, and are not holders: keep the
+// tensor reachable while using them (runtime.KeepAlive), or foreign memory may be released under
+// them. A read-only tensor (FlagReadOnly: an import so flagged, a memory-mapped file, a
+// broadcast view) refuses writable access (ErrReadOnly); ReadOnlyData and ReadOnlySpan read it,
+// and writing through them is a bug (for a memory map, a fault). Conversions that must copy say
+// so (see package adapters), and copies carry FlagIsCopied.
+package core

@@ -1,0 +1,78 @@
+package core
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// ValidateDLTensor reads a DLTensor that came from elsewhere, treating every field as untrusted:
+// ndim is checked before shape and strides are read, sizes and offsets are checked for overflow,
+// and NULL strides (legacy producers) become C-order strides. Data is never dereferenced. The
+// result is a Desc in Go memory, safe to keep after the descriptor is gone.
+func ValidateDLTensor(dl *DLTensor) (Desc, error) {
+	if dl == nil {
+		return Desc{}, fmt.Errorf("%w: DLTensor", ErrNil)
+	}
+	if dl.Ndim < 0 || dl.Ndim > MaxNdim {
+		return Desc{}, fmt.Errorf("%w: ndim = %d is outside [0, %d]", ErrNdim, dl.Ndim, MaxNdim)
+	}
+	d := Desc{Data: dl.Data, ByteOffset: dl.ByteOffset, Device: dl.Device, DType: dl.Dtype,
+		Shape: []int64{}}
+	if n := int(dl.Ndim); n > 0 {
+		if dl.Shape == nil {
+			return Desc{}, fmt.Errorf("%w: shape is NULL for ndim = %d", ErrShape, n)
+		}
+		d.Shape = append([]int64{}, unsafe.Slice(dl.Shape, n)...)
+		if dl.Strides != nil {
+			d.Strides = append([]int64{}, unsafe.Slice(dl.Strides, n)...)
+		}
+	}
+	return ValidateDesc(d)
+}
+
+// ImportVersioned makes a Tensor of a DLManagedTensorVersioned handed over by a producer, without
+// copying; the tensor now owns it. deleter must call the producer's deleter on m (the C bridge in
+// core/cdlpack does); it may be nil when m.Deleter is NULL.
+//
+// deleter runs exactly once: when the last holder of the tensor lets go (see Tensor.Release),
+// or before ImportVersioned returns an error. A tensor of another major version is refused
+// (ErrVersion) after reading nothing but the version. FlagReadOnly makes the tensor read-only.
+func ImportVersioned(m *DLManagedTensorVersioned, deleter func()) (*Tensor, error) {
+	if m == nil {
+		return nil, fmt.Errorf("%w: DLManagedTensorVersioned", ErrNil)
+	}
+	if m.Version.Major != Version.Major {
+		if deleter != nil {
+			deleter()
+		}
+		return nil, fmt.Errorf("%w: version %d.%d, this package speaks %d.x", ErrVersion,
+			m.Version.Major, m.Version.Minor, Version.Major)
+	}
+	return importDL(&m.DLTensor, m.Flags, deleter)
+}
+
+// ImportLegacy is ImportVersioned for the unversioned DLManagedTensor of DLPack < 1.0 (what
+// NumPy < 2.1 and PyTorch < 2.9 produce). It carries no flags, so the tensor is writable.
+func ImportLegacy(m *DLManagedTensor, deleter func()) (*Tensor, error) {
+	if m == nil {
+		return nil, fmt.Errorf("%w: DLManagedTensor", ErrNil)
+	}
+	return importDL(&m.DLTensor, 0, deleter)
+}
+
+func importDL(dl *DLTensor, flags Flags, deleter func()) (*Tensor, error) {
+	d, err := ValidateDLTensor(dl)
+	if err != nil {
+		if deleter != nil {
+			deleter()
+		}
+		return nil, err
+	}
+	d.Flags = flags
+	if deleter == nil {
+		// Nothing to free, but the tensor still counts as foreign memory with a no-op release,
+		// so that its lifetime is accounted like any other import.
+		deleter = func() {}
+	}
+	return Wrap(d, deleter)
+}

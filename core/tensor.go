@@ -1,0 +1,254 @@
+package core
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+)
+
+// Tensor is an n-dimensional array described the way DLPack describes one: the address of its
+// first element, a device, an element type, a shape and strides counted in elements. It does not
+// own a copy of its elements: it refers to memory that is either a Go allocation (kept alive by
+// the Tensor itself) or foreign memory held through an owner whose release runs exactly once.
+//
+// A Tensor's metadata is immutable; views (Permute, Slice, Reshape, ...) are new Tensors over
+// the same memory. See the package documentation for the ownership and aliasing rules.
+type Tensor struct {
+	data       unsafe.Pointer // first element (ByteOffset folded in on addressable devices)
+	byteOffset uint64         // kept only for devices whose Data is an opaque handle
+	device     DLDevice
+	dtype      DLDataType
+	shape      []int64
+	strides    []int64
+	flags      Flags
+	hold       *hold
+	keep       any // a Go value that owns or keeps the memory alive (WrapKeep)
+}
+
+// Desc describes memory to wrap as a Tensor: the fields of a DLTensor, in Go form.
+type Desc struct {
+	// Data is the base address (or opaque handle) of the memory.
+	Data unsafe.Pointer
+	// ByteOffset is added to Data to reach the first element.
+	ByteOffset uint64
+	// Device is where the memory lives.
+	Device DLDevice
+	// DType is the element type.
+	DType DLDataType
+	// Shape is the size of each dimension; len(Shape) is the number of dimensions.
+	Shape []int64
+	// Strides, in elements, one per dimension; nil means compact row-major (C order).
+	Strides []int64
+	// Flags carries FlagReadOnly, FlagIsCopied and FlagIsSubbyteTypePadded.
+	Flags Flags
+}
+
+// Wrap makes a Tensor over memory that Go did not allocate: C memory, a memory map, device
+// memory, a buffer another library owns. It validates d as untrusted input (see ValidateDesc).
+// release, if not nil, is called exactly once: when the last holder of the memory (the tensor,
+// its views and the values attached to them) is released or becomes unreachable, or before
+// Wrap returns an error. With a nil release the caller keeps the memory alive itself.
+func Wrap(d Desc, release func()) (*Tensor, error) {
+	t, err := fromDesc(d)
+	if err != nil {
+		if release != nil {
+			release()
+		}
+		return nil, err
+	}
+	if release != nil {
+		t.hold = newHold(newOwner(release))
+		runtime.AddCleanup(t, func(h *hold) { h.let() }, t.hold)
+	}
+	return t, nil
+}
+
+// WrapKeep makes a Tensor over memory that a Go value owns or keeps alive (a *mat.Dense's slice,
+// a *tensor.Dense's array, an ORT value): the tensor and all its views hold keep, so the memory
+// lives as long as any of them is reachable. If keep itself holds foreign memory through Attach,
+// the chain is complete: foreign memory outlives every tensor and value built over it. d is
+// validated like Wrap's.
+func WrapKeep(d Desc, keep any) (*Tensor, error) {
+	t, err := fromDesc(d)
+	if err != nil {
+		return nil, err
+	}
+	t.keep = keep
+	return t, nil
+}
+
+// fromDesc validates d and builds a tensor with a hold on no owner.
+func fromDesc(d Desc) (*Tensor, error) {
+	d, err := ValidateDesc(d)
+	if err != nil {
+		return nil, err
+	}
+	return &Tensor{data: d.Data, byteOffset: d.ByteOffset, device: d.Device, dtype: d.DType,
+		shape: d.Shape, strides: d.Strides, flags: d.Flags, hold: &hold{}}, nil
+}
+
+// ValidateDesc checks a description of memory as untrusted input and returns it normalised:
+// strides filled in (C order when nil), ByteOffset folded into Data on devices whose Data is an
+// address, shapes and slices copied. It refuses, with errors wrapping ErrInvalid that name the
+// field and value: too many dimensions, negative sizes, sizes or element offsets that overflow
+// int64, unknown dtypes or devices, strides of the wrong length, NULL data with elements, and
+// memory ranges that wrap around the address space.
+func ValidateDesc(d Desc) (Desc, error) {
+	if len(d.Shape) > MaxNdim {
+		return d, fmt.Errorf("%w: ndim = %d exceeds %d", ErrNdim, len(d.Shape), MaxNdim)
+	}
+	if err := d.DType.Validate(); err != nil {
+		return d, err
+	}
+	if !d.Device.DeviceType.Known() {
+		return d, fmt.Errorf("%w: device_type = %d is not a DLPack device", ErrDevice, d.Device.DeviceType)
+	}
+	if d.Device.DeviceID < 0 {
+		return d, fmt.Errorf("%w: device_id = %d is negative", ErrDevice, d.Device.DeviceID)
+	}
+	n, err := numElements(d.Shape)
+	if err != nil {
+		return d, err
+	}
+	shape := append([]int64{}, d.Shape...)
+	var strides []int64
+	if d.Strides == nil {
+		strides = cStrides(shape)
+	} else {
+		if len(d.Strides) != len(shape) {
+			return d, fmt.Errorf("%w: %d strides for ndim = %d", ErrStrides, len(d.Strides), len(shape))
+		}
+		strides = append([]int64{}, d.Strides...)
+	}
+	d.Shape, d.Strides = shape, strides
+	if n == 0 {
+		return d, nil // empty: data and strides are irrelevant
+	}
+	if d.Data == nil {
+		return d, fmt.Errorf("%w: data is NULL for %d elements", ErrNullData, n)
+	}
+	if d.DType.SubByte() {
+		if !contiguous(shape, strides, false) {
+			return d, fmt.Errorf("%w: sub-byte dtype %s needs compact C-order strides, got %v", ErrStrides, d.DType, strides)
+		}
+		if _, ok := mul(n, int64(d.DType.Bits)*int64(d.DType.Lanes)); !ok {
+			return d, fmt.Errorf("%w: %d elements of %s", ErrOverflow, n, d.DType)
+		}
+	} else {
+		lo, hi, err := extent(shape, strides)
+		if err != nil {
+			return d, err
+		}
+		size := int64(d.DType.Size())
+		blo, ok1 := mul(lo, size)
+		bhi, ok2 := mul(hi, size)
+		bhi, ok3 := add(bhi, size)
+		if !ok1 || !ok2 || !ok3 {
+			return d, fmt.Errorf("%w: byte extent of shape %v, strides %v, itemsize %d", ErrOverflow, shape, strides, size)
+		}
+		if d.Device.DeviceType.addressable() {
+			base := uint64(uintptr(d.Data))
+			first := base + d.ByteOffset
+			if first < base || (blo < 0 && uint64(-blo) > first) || first+uint64(bhi) < first {
+				return d, fmt.Errorf("%w: data %#x + byte_offset %d with byte extent [%d, %d) wraps around the address space",
+					ErrBounds, base, d.ByteOffset, blo, bhi)
+			}
+		}
+	}
+	if d.Device.DeviceType.addressable() && d.ByteOffset != 0 {
+		d.Data = unsafe.Add(d.Data, d.ByteOffset)
+		d.ByteOffset = 0
+	}
+	return d, nil
+}
+
+// Data returns the address of the first element (for device memory, a device address; for
+// devices whose memory is an opaque handle, that handle, with ByteOffset beside it).
+func (t *Tensor) Data() unsafe.Pointer { return t.data }
+
+// ByteOffset is 0 except on devices whose Data is an opaque handle (OpenCL, Vulkan, ...), where
+// the first element lies ByteOffset bytes into the buffer.
+func (t *Tensor) ByteOffset() uint64 { return t.byteOffset }
+
+// Device returns where the memory lives.
+func (t *Tensor) Device() DLDevice { return t.device }
+
+// DType returns the element type.
+func (t *Tensor) DType() DLDataType { return t.dtype }
+
+// Ndim returns the number of dimensions (0 for a scalar).
+func (t *Tensor) Ndim() int { return len(t.shape) }
+
+// Shape returns a copy of the sizes of the dimensions.
+func (t *Tensor) Shape() []int64 { return append([]int64{}, t.shape...) }
+
+// Strides returns a copy of the strides, in elements.
+func (t *Tensor) Strides() []int64 { return append([]int64{}, t.strides...) }
+
+// Dim returns the size of dimension i.
+func (t *Tensor) Dim(i int) int64 { return t.shape[i] }
+
+// Stride returns the stride of dimension i, in elements.
+func (t *Tensor) Stride(i int) int64 { return t.strides[i] }
+
+// Flags returns the DLPack flags (FlagReadOnly, FlagIsCopied, FlagIsSubbyteTypePadded).
+func (t *Tensor) Flags() Flags { return t.flags }
+
+// ReadOnly reports whether the memory must not be written through this tensor.
+func (t *Tensor) ReadOnly() bool { return t.flags&FlagReadOnly != 0 }
+
+// Len returns the number of elements (1 for a scalar, 0 for an empty tensor).
+func (t *Tensor) Len() int64 {
+	n := int64(1)
+	for _, d := range t.shape {
+		n *= d
+	}
+	return n
+}
+
+// Empty reports whether the tensor has no elements.
+func (t *Tensor) Empty() bool { return t.Len() == 0 }
+
+// IsContiguous reports whether the elements are compact in row-major (C) order. Dimensions of
+// size 1 may carry any stride; an empty tensor is always contiguous.
+func (t *Tensor) IsContiguous() bool { return contiguous(t.shape, t.strides, false) }
+
+// IsFortranContiguous reports whether the elements are compact in column-major (Fortran) order.
+func (t *Tensor) IsFortranContiguous() bool { return contiguous(t.shape, t.strides, true) }
+
+// NumBytes returns the bytes the elements occupy when compact: Len times the element size, or
+// the packed size for sub-byte dtypes.
+func (t *Tensor) NumBytes() int64 {
+	return (t.Len()*int64(t.dtype.Bits)*int64(t.dtype.Lanes) + 7) / 8
+}
+
+// HostAccessible reports whether the CPU can address the elements directly.
+func (t *Tensor) HostAccessible() bool { return t.device.DeviceType.HostAccessible() }
+
+// Released reports whether Release was called on this tensor.
+func (t *Tensor) Released() bool { return t.hold.dropped.Load() }
+
+// Foreign reports whether the memory came from outside Go (Wrap, Import, a memory map, a device)
+// rather than from a Go allocation.
+func (t *Tensor) Foreign() bool { return t.hold.owner != nil }
+
+// Release lets go of this tensor's hold on its memory. Foreign memory is freed (its producer's
+// release or deleter runs) once every holder, this tensor's views and attached values included,
+// has let go. Release is idempotent and safe to call from any goroutine; after it, the typed
+// accessors return ErrReleased. Tensors that are not released are let go when unreachable.
+func (t *Tensor) Release() { t.hold.let() }
+
+// String describes the tensor in one line, like "Tensor(float32, [2 3], cpu:0)".
+func (t *Tensor) String() string {
+	s := fmt.Sprintf("Tensor(%s, %v, %s", t.dtype, t.shape, t.device)
+	if !t.IsContiguous() {
+		s += fmt.Sprintf(", strides=%v", t.strides)
+	}
+	if t.ReadOnly() {
+		s += ", read-only"
+	}
+	if t.Released() {
+		s += ", released"
+	}
+	return s + ")"
+}

@@ -1,0 +1,295 @@
+package core
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"unsafe"
+)
+
+// view returns a tensor over t's memory, its first element off elements from t's first, with a
+// hold of its own on t's owner.
+func (t *Tensor) view(off int64, shape, strides []int64) (*Tensor, error) {
+	if t.Released() {
+		return nil, ErrReleased
+	}
+	v := &Tensor{data: t.data, byteOffset: t.byteOffset, device: t.device, dtype: t.dtype,
+		shape: shape, strides: strides, flags: t.flags, hold: &hold{}, keep: t.keep}
+	if off != 0 && v.Len() > 0 {
+		if t.dtype.SubByte() {
+			return nil, fmt.Errorf("%w: a view that moves the first element", ErrSubByte)
+		}
+		b := off * int64(t.dtype.Size())
+		if t.device.DeviceType.addressable() {
+			v.data = unsafe.Add(t.data, b)
+		} else {
+			v.byteOffset = uint64(int64(t.byteOffset) + b)
+		}
+	}
+	if o := t.hold.owner; o != nil {
+		if !o.tryRetain() {
+			return nil, ErrReleased
+		}
+		v.hold.owner = o
+		runtime.AddCleanup(v, func(h *hold) { h.let() }, v.hold)
+	}
+	return v, nil
+}
+
+// Permute returns a view whose dimension i is t's dimension axes[i]; axes must be a permutation
+// of 0..Ndim-1.
+func (t *Tensor) Permute(axes ...int) (*Tensor, error) {
+	if len(axes) != len(t.shape) {
+		return nil, fmt.Errorf("%w: %d axes to permute %d dimensions", ErrArgument, len(axes), len(t.shape))
+	}
+	seen := make([]bool, len(axes))
+	shape, strides := make([]int64, len(axes)), make([]int64, len(axes))
+	for i, a := range axes {
+		if a < 0 || a >= len(axes) || seen[a] {
+			return nil, fmt.Errorf("%w: axes %v is not a permutation of 0..%d", ErrArgument, axes, len(axes)-1)
+		}
+		seen[a] = true
+		shape[i], strides[i] = t.shape[a], t.strides[a]
+	}
+	return t.view(0, shape, strides)
+}
+
+// Transpose returns the view with all dimensions reversed (NumPy's a.T); for a matrix, the
+// transpose.
+func (t *Tensor) Transpose() (*Tensor, error) {
+	axes := make([]int, len(t.shape))
+	for i := range axes {
+		axes[i] = len(axes) - 1 - i
+	}
+	return t.Permute(axes...)
+}
+
+// Begin and End stand for Python's omitted slice bounds: Slice(axis, Begin, End, 1) is a[:] and
+// Slice(axis, End, Begin, -1) is a[::-1].
+const (
+	Begin int64 = math.MinInt64
+	End   int64 = math.MaxInt64
+)
+
+// Slice returns the view of elements start, start+step, ... before stop along axis, with Python's
+// rules: negative start and stop count from the end, out-of-range bounds are clamped, step may be
+// negative but not zero. The other dimensions are kept whole.
+func (t *Tensor) Slice(axis int, start, stop, step int64) (*Tensor, error) {
+	if axis < 0 || axis >= len(t.shape) {
+		return nil, fmt.Errorf("%w: axis %d for ndim = %d", ErrArgument, axis, len(t.shape))
+	}
+	if step == 0 || step == math.MinInt64 {
+		return nil, fmt.Errorf("%w: slice step %d", ErrArgument, step)
+	}
+	n := t.shape[axis]
+	clamp := func(i int64) int64 {
+		if i < 0 {
+			i += n
+			if i < 0 {
+				if step < 0 {
+					return -1
+				}
+				return 0
+			}
+		}
+		if i >= n {
+			if step < 0 {
+				return n - 1
+			}
+			return n
+		}
+		return i
+	}
+	start, stop = clamp(start), clamp(stop)
+	var count int64
+	if step > 0 && stop > start {
+		count = (stop - start + step - 1) / step
+	} else if step < 0 && start > stop {
+		count = (start - stop + (-step) - 1) / (-step)
+	}
+	shape, strides := t.Shape(), t.Strides()
+	shape[axis] = count
+	off := int64(0)
+	if count > 0 {
+		off = start * t.strides[axis]
+		if count > 1 {
+			strides[axis] = t.strides[axis] * step // |step| < n here, so it cannot overflow the extent
+		}
+	}
+	return t.view(off, shape, strides)
+}
+
+// Reverse returns the view with axis in reverse order (a[::-1] along that axis).
+func (t *Tensor) Reverse(axis int) (*Tensor, error) { return t.Slice(axis, End, Begin, -1) }
+
+// Index returns the view at position i of axis, with that dimension removed (a[i] for axis 0).
+// A negative i counts from the end.
+func (t *Tensor) Index(axis int, i int64) (*Tensor, error) {
+	if axis < 0 || axis >= len(t.shape) {
+		return nil, fmt.Errorf("%w: axis %d for ndim = %d", ErrArgument, axis, len(t.shape))
+	}
+	n := t.shape[axis]
+	if i < 0 {
+		i += n
+	}
+	if i < 0 || i >= n {
+		return nil, fmt.Errorf("%w: index %d out of range for dimension %d of size %d", ErrArgument, i, axis, n)
+	}
+	shape := append(t.Shape()[:axis:axis], t.shape[axis+1:]...)
+	strides := append(t.Strides()[:axis:axis], t.strides[axis+1:]...)
+	return t.view(i*t.strides[axis], shape, strides)
+}
+
+// Reshape returns a view with the given shape and the same elements in C order. One dimension
+// may be -1, inferred from the others. It fails with ErrNotViewable when the strides do not allow
+// the new shape without a copy (as NumPy would copy); copy with adapters.Contiguous first then.
+func (t *Tensor) Reshape(shape ...int64) (*Tensor, error) {
+	if len(shape) > MaxNdim {
+		return nil, fmt.Errorf("%w: ndim = %d exceeds %d", ErrNdim, len(shape), MaxNdim)
+	}
+	shape = append([]int64{}, shape...)
+	n := t.Len()
+	infer := -1
+	known := int64(1)
+	for i, d := range shape {
+		switch {
+		case d == -1 && infer < 0:
+			infer = i
+		case d < 0:
+			return nil, fmt.Errorf("%w: shape[%d] = %d in reshape", ErrShape, i, d)
+		default:
+			var ok bool
+			if known, ok = mul(known, d); !ok {
+				return nil, fmt.Errorf("%w: reshape to %v", ErrOverflow, shape)
+			}
+		}
+	}
+	if infer >= 0 {
+		if known == 0 || n%known != 0 {
+			return nil, fmt.Errorf("%w: cannot reshape %d elements into %v", ErrShape, n, shape)
+		}
+		shape[infer] = n / known
+		known = n
+	}
+	if known != n {
+		return nil, fmt.Errorf("%w: cannot reshape %d elements into %v", ErrShape, n, shape)
+	}
+	strides, ok := reshapeStrides(t.shape, t.strides, shape)
+	if !ok {
+		return nil, fmt.Errorf("%w: shape %v with strides %v cannot be viewed as %v", ErrNotViewable, t.shape, t.strides, shape)
+	}
+	return t.view(0, shape, strides)
+}
+
+// reshapeStrides finds strides that present the elements of (shape, strides), in C order, with
+// newShape, without moving them; it is NumPy's no-copy reshape. Sizes must match.
+func reshapeStrides(shape, strides, newShape []int64) ([]int64, bool) {
+	out := make([]int64, len(newShape))
+	for _, d := range shape {
+		if d == 0 {
+			return cStrides(newShape), true
+		}
+	}
+	// drop size-1 dimensions of the old layout: their strides mean nothing
+	var os, ost []int64
+	for i, d := range shape {
+		if d != 1 {
+			os, ost = append(os, d), append(ost, strides[i])
+		}
+	}
+	oi, ni := 0, 0
+	for ni < len(newShape) || oi < len(os) {
+		if ni < len(newShape) && newShape[ni] == 1 {
+			out[ni] = 1
+			ni++
+			continue
+		}
+		if oi >= len(os) || ni >= len(newShape) {
+			return nil, false
+		}
+		// grow a group of old dims and a group of new dims until their products agree
+		oj, nj := oi+1, ni+1
+		op, np := os[oi], newShape[ni]
+		for op != np {
+			if op < np {
+				if oj >= len(os) {
+					return nil, false
+				}
+				op *= os[oj]
+				oj++
+			} else {
+				if nj >= len(newShape) {
+					return nil, false
+				}
+				np *= newShape[nj]
+				nj++
+			}
+		}
+		// the old group must be contiguous within itself
+		for k := oi; k < oj-1; k++ {
+			if ost[k] != ost[k+1]*os[k+1] {
+				return nil, false
+			}
+		}
+		// new strides from the last old stride, growing leftwards
+		st := ost[oj-1]
+		for k := nj - 1; k >= ni; k-- {
+			out[k] = st
+			st *= newShape[k]
+		}
+		oi, ni = oj, nj
+	}
+	return out, true
+}
+
+// BroadcastTo returns a view with the given shape in which t's dimensions of size 1 (and missing
+// leading dimensions) repeat with stride 0, following NumPy's broadcasting rules. The view is
+// read-only, since its elements alias each other.
+func (t *Tensor) BroadcastTo(shape ...int64) (*Tensor, error) {
+	if len(shape) < len(t.shape) || len(shape) > MaxNdim {
+		return nil, fmt.Errorf("%w: cannot broadcast %v to %v", ErrShape, t.shape, shape)
+	}
+	if _, err := numElements(shape); err != nil {
+		return nil, err
+	}
+	lead := len(shape) - len(t.shape)
+	strides := make([]int64, len(shape))
+	for i := range shape {
+		if i < lead {
+			continue
+		}
+		d, s := t.shape[i-lead], t.strides[i-lead]
+		switch {
+		case d == shape[i]:
+			strides[i] = s
+		case d == 1:
+			strides[i] = 0
+		default:
+			return nil, fmt.Errorf("%w: cannot broadcast %v to %v", ErrShape, t.shape, shape)
+		}
+	}
+	v, err := t.view(0, append([]int64{}, shape...), strides)
+	if err != nil {
+		return nil, err
+	}
+	v.flags |= FlagReadOnly
+	return v, nil
+}
+
+// AsReadOnly returns a view of the same elements that refuses writable access.
+func (t *Tensor) AsReadOnly() (*Tensor, error) { return t.WithFlags(FlagReadOnly) }
+
+// WithFlags returns a view of the same elements with the given flags added (FlagReadOnly to
+// make it read-only, FlagIsCopied to say that nothing else aliases the memory).
+func (t *Tensor) WithFlags(set Flags) (*Tensor, error) {
+	v, err := t.view(0, t.Shape(), t.Strides())
+	if err != nil {
+		return nil, err
+	}
+	v.flags |= set
+	return v, nil
+}
+
+// View returns a new tensor over the same elements with a hold of its own: releasing one does
+// not affect the other.
+func (t *Tensor) View() (*Tensor, error) { return t.view(0, t.Shape(), t.Strides()) }
