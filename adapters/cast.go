@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"fmt"
+	"math"
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/core"
@@ -30,12 +31,90 @@ func init() {
 	fromReal[float32]()
 	fromReal[float64]()
 	// float16 and bfloat16 have direct float32 kernels; the rest go through a general path
-	register(core.Float32, core.Float16, func(p plan) {
-		mapWords(p, func(f float32) float16.Float16 { return float16.Fromfloat32(f) })
-	})
+	register(core.Float32, core.Float16, castFloat32ToFloat16)
 	register(core.Float16, core.Float32, func(p plan) { mapWords(p, float16.Float16.Float32) })
 	register(core.Float32, core.BFloat16, func(p plan) { mapWords(p, core.BF16FromFloat32) })
 	register(core.BFloat16, core.Float32, func(p plan) { mapWords(p, core.BF16.Float32) })
+	// from float64, round once: to odd in float32 first, which the final rounding cannot undo
+	register(core.Float64, core.Float16, func(p plan) {
+		mapWords(p, func(f float64) float16.Float16 { return toFloat16(roundToOdd32(f)) })
+	})
+	register(core.Float64, core.BFloat16, func(p plan) {
+		mapWords(p, func(f float64) core.BF16 { return core.BF16FromFloat32(roundToOdd32(f)) })
+	})
+}
+
+// toFloat16 converts f to the nearest float16, ties to even, with the same bits as
+// float16.Fromfloat32 (NaNs keep their sign and top payload bits and become quiet), but without
+// loops or calls, so that it inlines into the kernel's loop.
+func toFloat16(f float32) float16.Float16 {
+	u := math.Float32bits(f)
+	sign := uint16(u>>16) & 0x8000
+	a := u & 0x7fffffff
+	switch {
+	case a >= 0x47800000: // |f| ≥ 65536, Inf or NaN
+		if a > 0x7f800000 {
+			return float16.Frombits(sign | 0x7e00 | uint16(a>>13)&0x3ff)
+		}
+		return float16.Frombits(sign | 0x7c00)
+	case a < 0x38800000: // below the smallest normal float16, 2^-14
+		// Adding 0.5 aligns |f| to float32's unit at 0.5, 2^-24, which is the float16 subnormal
+		// unit: the float32 addition rounds to nearest even, and the low bits are the result.
+		r := math.Float32frombits(a) + 0.5
+		return float16.Frombits(sign | uint16(math.Float32bits(r)-0x3f000000))
+	}
+	// normal: rebias the exponent from 127 to 15 and round off 13 mantissa bits to nearest
+	// even; a carry out of the mantissa bumps the exponent, and past 65504 reaches Inf (0x7c00)
+	a = a - (127-15)<<23 + 0xfff + (a>>13)&1
+	return float16.Frombits(sign | uint16(a>>13))
+}
+
+// roundToOdd32 converts f to float32, rounding toward zero and setting the last bit when the
+// result is inexact ("round to odd"). Rounding that again to a format with at least two bits
+// fewer (float16, bfloat16) gives the correctly rounded result of f, which float32(f) followed by
+// a second rounding to nearest does not always.
+func roundToOdd32(f float64) float32 {
+	r := float32(f)
+	if float64(r) == f || f != f {
+		return r
+	}
+	u := math.Float32bits(r)
+	if math.Abs(float64(r)) > math.Abs(f) {
+		u-- // r was rounded away from zero (possibly to Inf): step back toward zero
+	}
+	return math.Float32frombits(u | 1)
+}
+
+// castFloat32ToFloat16 is the float32 → float16 kernel, with toFloat16 inlined in tight loops.
+func castFloat32ToFloat16(p plan) {
+	dst, src, d0, s0 := spansOf[uint16, float32](p)
+	last := len(p.shape) - 1
+	n, dstep, sstep := p.shape[last], p.ds[last], p.ss[last]
+	forEachRow(p, d0, s0, func(d, s int64) {
+		if dstep == 1 && sstep == 1 {
+			dr, sr := dst[d:d+n], src[s:s+n]
+			for i, f := range sr {
+				dr[i] = toFloat16(f).Bits()
+			}
+			return
+		}
+		for range n {
+			dst[d] = toFloat16(src[s]).Bits()
+			d += dstep
+			s += sstep
+		}
+	})
+}
+
+// spansOf returns the plan's destination and source spans as slices of D and S, with the index
+// of each first element.
+func spansOf[D, S any](p plan) (dst []D, src []S, d0, s0 int64) {
+	var d D
+	var s S
+	dsize, ssize := int64(unsafe.Sizeof(d)), int64(unsafe.Sizeof(s))
+	dst = unsafe.Slice((*D)(unsafe.Add(p.dst, p.dlo)), p.dlen/dsize)
+	src = unsafe.Slice((*S)(unsafe.Add(p.src, p.slo)), p.slen/ssize)
+	return dst, src, -p.dlo / dsize, -p.slo / ssize
 }
 
 func register(src, dst core.DLDataType, f castFunc) { casts[[2]core.DLDataType{src, dst}] = f }
@@ -176,8 +255,8 @@ var storers = map[core.DLDataType]func([]byte, scalar){
 	core.Uint16:     func(b []byte, s scalar) { *ptr[uint16](b) = uint16(s.u) },
 	core.Uint32:     func(b []byte, s scalar) { *ptr[uint32](b) = uint32(s.u) },
 	core.Uint64:     func(b []byte, s scalar) { *ptr[uint64](b) = s.u },
-	core.Float16:    func(b []byte, s scalar) { *ptr[float16.Float16](b) = float16.Fromfloat32(float32(real(s.c))) },
-	core.BFloat16:   func(b []byte, s scalar) { *ptr[core.BF16](b) = core.BF16FromFloat32(float32(real(s.c))) },
+	core.Float16:    func(b []byte, s scalar) { *ptr[float16.Float16](b) = toFloat16(roundToOdd32(real(s.c))) },
+	core.BFloat16:   func(b []byte, s scalar) { *ptr[core.BF16](b) = core.BF16FromFloat32(roundToOdd32(real(s.c))) },
 	core.Float32:    func(b []byte, s scalar) { *ptr[float32](b) = float32(real(s.c)) },
 	core.Float64:    func(b []byte, s scalar) { *ptr[float64](b) = real(s.c) },
 	core.Complex64:  func(b []byte, s scalar) { *ptr[complex64](b) = complex64(s.c) },

@@ -71,7 +71,7 @@ func Copy(dst, src *core.Tensor) error {
 		return fmt.Errorf("adapters: copy destination: %w", err)
 	}
 	if !sameShape(dst.Shape(), src.Shape()) {
-		return fmt.Errorf("%w: copy of shape %v into shape %v", core.ErrShape, src.Shape(), dst.Shape())
+		return fmt.Errorf("adapters: copy of shape %v into shape %v: %w", src.Shape(), dst.Shape(), core.ErrShape)
 	}
 	if src.Len() == 0 {
 		return nil
@@ -173,12 +173,16 @@ func spans[W any](p plan) (dst, src []W, d0, s0 int64) {
 
 // forEachRow calls row(d, s) with the span index of the first element of every innermost row,
 // walking the outer dimensions like an odometer.
-func forEachRow(p plan, d0, s0 int64, row func(d, s int64)) {
-	outer := len(p.shape) - 1
+func forEachRow(p plan, d0, s0 int64, row func(d, s int64)) { forEachOuter(p, 1, d0, s0, row) }
+
+// forEachOuter calls f(d, s) with the span index of the first element of every block of the
+// innermost `inner` dimensions, walking the dimensions outside them like an odometer.
+func forEachOuter(p plan, inner int, d0, s0 int64, f func(d, s int64)) {
+	outer := len(p.shape) - inner
 	idx := make([]int64, outer)
 	d, s := d0, s0
 	for {
-		row(d, s)
+		f(d, s)
 		k := outer - 1
 		for ; k >= 0; k-- {
 			idx[k]++
@@ -220,17 +224,83 @@ func copySame(p plan, size int) {
 
 func copyWords[W word](p plan) {
 	dst, src, d0, s0 := spans[W](p)
+	if tiled(p) {
+		a, b := len(p.shape)-2, len(p.shape)-1
+		rows, cols := p.shape[a], p.shape[b]
+		dr, dc, sr, sc := p.ds[a], p.ds[b], p.ss[a], p.ss[b]
+		forEachOuter(p, 2, d0, s0, func(d, s int64) {
+			transpose(dst, src, d, s, rows, cols, dr, dc, sr, sc)
+		})
+		return
+	}
 	last := len(p.shape) - 1
 	n, dstep, sstep := p.shape[last], p.ds[last], p.ss[last]
-	forEachRow(p, d0, s0, func(d, s int64) {
-		if dstep == 1 && sstep == 1 {
-			copy(dst[d:d+n], src[s:s+n])
-			return
+	if dstep == 1 && sstep == 1 {
+		forEachRow(p, d0, s0, func(d, s int64) { copy(dst[d:d+n], src[s:s+n]) })
+		return
+	}
+	forEachRow(p, d0, s0, func(d, s int64) { strided(dst, src, d, s, n, dstep, sstep) })
+}
+
+// strided copies n elements from src[s], src[s+sstep], ... to dst[d], dst[d+dstep], ....
+func strided[W word](dst, src []W, d, s, n, dstep, sstep int64) {
+	if dstep == 1 {
+		dr := dst[d : d+n]
+		for i := range dr {
+			dr[i] = src[s]
+			s += sstep
 		}
-		for i := int64(0); i < n; i++ {
-			dst[d+i*dstep] = src[s+i*sstep]
+		return
+	}
+	for range n {
+		dst[d] = src[s]
+		d += dstep
+		s += sstep
+	}
+}
+
+// minTiled is the smallest size of both innermost dimensions for which the tiled path pays.
+const minTiled = 16
+
+// tiled reports whether the innermost two dimensions of the plan are a transpose: one tensor is
+// compact along the last dimension and the other along the one before, so that a plain row walk
+// would stride through memory on one side. Copying in square tiles keeps both sides in cache.
+func tiled(p plan) bool {
+	if len(p.shape) < 2 {
+		return false
+	}
+	a, b := len(p.shape)-2, len(p.shape)-1
+	if p.shape[a] < minTiled || p.shape[b] < minTiled {
+		return false
+	}
+	return (p.ds[b] == 1 && p.ss[a] == 1 && p.ss[b] != 1) || (p.ss[b] == 1 && p.ds[a] == 1 && p.ds[b] != 1)
+}
+
+// tileBytes is the width in bytes of a tile's row: a tile of tileBytes/size square elements
+// touches tileBytes/size cache-line-sized runs on each side.
+const tileBytes = 128
+
+// transpose copies a rows×cols block, dst[d+i*dr+j*dc] = src[s+i*sr+j*sc], tile by tile.
+func transpose[W word](dst, src []W, d, s, rows, cols, dr, dc, sr, sc int64) {
+	var w W
+	t := max(tileBytes/int64(unsafe.Sizeof(w)), 8)
+	for i0 := int64(0); i0 < rows; i0 += t {
+		i1 := min(i0+t, rows)
+		for j0 := int64(0); j0 < cols; j0 += t {
+			j1 := min(j0+t, cols)
+			if dc == 1 {
+				// walk the tile along dst's rows: sequential writes, strided reads
+				for i := i0; i < i1; i++ {
+					strided(dst, src, d+i*dr+j0, s+i*sr+j0*sc, j1-j0, 1, sc)
+				}
+			} else {
+				// dst is compact along i: walk the tile along its columns
+				for j := j0; j < j1; j++ {
+					strided(dst, src, d+i0*dr+j*dc, s+i0*sr+j*sc, i1-i0, dr, sr)
+				}
+			}
 		}
-	})
+	}
 }
 
 func copyBytes(p plan, size int64) {

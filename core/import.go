@@ -41,12 +41,13 @@ func ImportVersioned(m *DLManagedTensorVersioned, deleter func()) (*Tensor, erro
 	if m == nil {
 		return nil, fmt.Errorf("%w: DLManagedTensorVersioned", ErrNil)
 	}
-	if m.Version.Major != Version.Major {
+	if v := m.Version; v.Major != Version.Major {
+		// v is a copy: the deleter may free m.
 		if deleter != nil {
 			deleter()
 		}
 		return nil, fmt.Errorf("%w: version %d.%d, this package speaks %d.x", ErrVersion,
-			m.Version.Major, m.Version.Minor, Version.Major)
+			v.Major, v.Minor, Version.Major)
 	}
 	return importDL(&m.DLTensor, m.Flags, deleter)
 }

@@ -102,10 +102,11 @@ func (t *Tensor) Slice(axis int, start, stop, step int64) (*Tensor, error) {
 	}
 	start, stop = clamp(start), clamp(stop)
 	var count int64
+	// ceil(distance / |step|), written so that a huge step cannot overflow
 	if step > 0 && stop > start {
-		count = (stop - start + step - 1) / step
+		count = (stop-start-1)/step + 1
 	} else if step < 0 && start > stop {
-		count = (start - stop + (-step) - 1) / (-step)
+		count = (start-stop-1)/(-step) + 1
 	}
 	shape, strides := t.Shape(), t.Strides()
 	shape[axis] = count

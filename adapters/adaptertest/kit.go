@@ -1,0 +1,523 @@
+// Package adaptertest is the conformance kit every adapter runs: one call, Run, converts a
+// generated set of tensors to the adapter's ecosystem and back and checks that the adapter keeps
+// the promises of package adapters — the right elements for every stride pattern, memory shared
+// exactly when the adapter says so (proved by pointer identity and by writes that show through),
+// copies when it must, ZeroCopyOnly and AlwaysCopy honoured, read-only memory never handed back
+// writable, honest ReportCopy, and foreign memory kept alive as long as the converted value is
+// reachable and released once it is not.
+//
+// It plays the part that gonum's blas/testblas plays for BLAS implementations: an adapter
+// package wires it with a test of a few lines,
+//
+//	func TestConformance(t *testing.T) {
+//		adaptertest.Run(t, adaptertest.Adapter{
+//			Name:      "gonum",
+//			DTypes:    []core.DLDataType{core.Float64},
+//			MinNdim:   2, MaxNdim: 2,
+//			RoundTrip: roundTrip, // tensor → *mat.Dense → tensor
+//			ZeroCopy:  func(t *core.Tensor) bool { return t.IsContiguous() && !t.ReadOnly() },
+//		})
+//	}
+//
+// # What the kit generates
+//
+// Cases lists the inputs: every declared dtype × rank (0-d, empty [0] and [3 0], 1-d to 5-d with
+// small sizes and dimensions of size 1) × layout (C order, Fortran order, a view at an offset, a
+// step-2 slice, negative strides, a zero-stride broadcast, transposed and permuted axes,
+// read-only, and foreign memory wrapped with core.Wrap whose release function flips a flag and
+// overwrites the memory). Element values are deterministic and distinct.
+//
+// # What the kit checks
+//
+// For each case, each as a subtest:
+//
+//   - values: RoundTrip with default options succeeds and gives back the dtype, shape and
+//     elements (compared as bytes of C-order copies, so NaNs compare equal).
+//   - zero-copy: when ZeroCopy(case) is true, every element of the result sits at the address of
+//     the input's, a write through either is seen through the other, and RoundTrip with
+//     adapters.ZeroCopyOnly succeeds (or, for a read-only input, may refuse with
+//     core.ErrReadOnly). When it is false, ZeroCopyOnly fails with adapters.ErrCopyRequired and
+//     the default result shares no memory with the input.
+//   - always-copy: with adapters.AlwaysCopy the result shares no memory with the input.
+//   - read-only: the result of a read-only input is never writable while it shares memory.
+//   - report-copy: adapters.ReportCopy reports exactly whether the result shares memory.
+//   - lifetime (foreign memory): releasing the input and collecting garbage does not release
+//     the memory while the result is reachable, and the result still reads the right values;
+//     once the result is dropped, the release runs and core.LiveForeign returns to its baseline.
+//
+// "Shares memory" means the byte ranges of the elements overlap. The kit reads and writes
+// elements through their addresses, so it needs host tensors; it does not run its cases in
+// parallel, and the lifetime check assumes no other test in the process creates or drops foreign
+// memory at the same time (core.LiveForeign is global).
+package adaptertest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/core"
+)
+
+// Adapter describes an adapter under test.
+type Adapter struct {
+	// Name names the adapter in failure messages.
+	Name string
+	// DTypes are the element types the adapter converts; the kit generates cases of each.
+	DTypes []core.DLDataType
+	// MinNdim and MaxNdim bound the ranks the adapter accepts (MaxNdim 0 means up to 5).
+	MinNdim, MaxNdim int
+	// RoundTrip converts t to the ecosystem's value and back to a tensor, passing opts to the
+	// conversions. With a copy policy, it must honour it as a whole (ZeroCopyOnly fails if either
+	// direction would copy) and ReportCopy must report whether the result shares t's memory.
+	RoundTrip func(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error)
+	// ZeroCopy says whether the adapter promises to share memory for input t under the default
+	// policy (and so to succeed under ZeroCopyOnly). When it returns false the adapter must copy.
+	// Nil means the adapter never shares memory.
+	ZeroCopy func(t *core.Tensor) bool
+}
+
+func (a Adapter) zeroCopy(t *core.Tensor) bool { return a.ZeroCopy != nil && a.ZeroCopy(t) }
+
+// check is one conformance check of one case: it builds its own fresh input.
+type check struct {
+	name string
+	run  func(a Adapter, s spec) error
+	// only, if set, restricts the check to some layouts.
+	only string
+}
+
+var checks = []check{
+	{name: "values", run: checkValues},
+	{name: "zero-copy", run: checkZeroCopy},
+	{name: "always-copy", run: checkAlwaysCopy},
+	{name: "read-only", run: checkReadOnly},
+	{name: "report-copy", run: checkReportCopy},
+	{name: "lifetime", run: checkLifetime, only: layoutForeign},
+}
+
+// Run runs the conformance checks on a, one subtest per case and check (named like
+// "float32/2d[3 4]/fortran/zero-copy").
+func Run(t *testing.T, a Adapter) {
+	t.Helper()
+	if a.RoundTrip == nil {
+		t.Fatalf("adaptertest: adapter %q has no RoundTrip", a.Name)
+	}
+	if len(a.DTypes) == 0 {
+		t.Fatalf("adaptertest: adapter %q declares no dtypes", a.Name)
+	}
+	for _, s := range specs(a.DTypes, a.MinNdim, a.MaxNdim) {
+		t.Run(s.name(), func(t *testing.T) {
+			for _, c := range checks {
+				if c.only != "" && c.only != s.layout {
+					continue
+				}
+				t.Run(c.name, func(t *testing.T) {
+					if err := c.run(a, s); err != nil {
+						t.Errorf("%s: %v", a.Name, err)
+					}
+				})
+			}
+		})
+	}
+}
+
+// runAll runs every check on every case and returns the failures; the kit's own tests use it
+// to show that broken adapters are caught.
+func runAll(a Adapter) map[string]error {
+	fails := map[string]error{}
+	for _, s := range specs(a.DTypes, a.MinNdim, a.MaxNdim) {
+		for _, c := range checks {
+			if c.only != "" && c.only != s.layout {
+				continue
+			}
+			if err := c.run(a, s); err != nil {
+				fails[s.name()+"/"+c.name] = err
+			}
+		}
+	}
+	return fails
+}
+
+// roundTrip calls the adapter, turning a panic into an error.
+func roundTrip(a Adapter, t *core.Tensor, opts ...adapters.Option) (back *core.Tensor, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("RoundTrip panicked: %v", r)
+		}
+	}()
+	back, err = a.RoundTrip(t, opts...)
+	if err == nil && back == nil {
+		err = errors.New("RoundTrip returned a nil tensor and no error")
+	}
+	return back, err
+}
+
+// contiguousBytes returns the elements of t in C order as bytes.
+func contiguousBytes(t *core.Tensor) ([]byte, error) {
+	c, err := adapters.Contiguous(t)
+	if err != nil {
+		return nil, err
+	}
+	b, err := c.ReadOnlyBytes()
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte{}, b...), nil
+}
+
+// sameElements checks back against the input's dtype, shape and C-order bytes.
+func sameElements(in *core.Tensor, want []byte, back *core.Tensor) error {
+	if back.DType() != in.DType() {
+		return fmt.Errorf("dtype %s came back as %s", in.DType(), back.DType())
+	}
+	if fmt.Sprint(back.Shape()) != fmt.Sprint(in.Shape()) {
+		return fmt.Errorf("shape %v came back as %v", in.Shape(), back.Shape())
+	}
+	got, err := contiguousBytes(back)
+	if err != nil {
+		return fmt.Errorf("reading the result: %w", err)
+	}
+	if !bytes.Equal(got, want) {
+		return fmt.Errorf("elements differ: sent % x, got back % x", want, got)
+	}
+	return nil
+}
+
+func checkValues(a Adapter, s spec) error {
+	c := s.build()
+	defer c.Tensor.Release()
+	want, err := contiguousBytes(c.Tensor)
+	if err != nil {
+		return err
+	}
+	back, err := roundTrip(a, c.Tensor)
+	if err != nil {
+		return fmt.Errorf("RoundTrip of %s: %w", c.Tensor, err)
+	}
+	return sameElements(c.Tensor, want, back)
+}
+
+// addresses returns the address of every element of t, in C order of its indices.
+func addresses(t *core.Tensor) []uintptr {
+	shape, strides := t.Shape(), t.Strides()
+	n := t.Len()
+	if n == 0 {
+		return nil
+	}
+	size := int64(t.DType().Size())
+	base := uintptr(t.Data())
+	out := make([]uintptr, 0, n)
+	idx := make([]int64, len(shape))
+	for {
+		var off int64
+		for i, x := range idx {
+			off += x * strides[i]
+		}
+		out = append(out, base+uintptr(off*size))
+		k := len(idx) - 1
+		for ; k >= 0; k-- {
+			if idx[k]++; idx[k] < shape[k] {
+				break
+			}
+			idx[k] = 0
+		}
+		if k < 0 {
+			return out
+		}
+	}
+}
+
+// byteRange returns the first and one-past-last byte address of t's elements (empty for none).
+func byteRange(t *core.Tensor) (lo, hi uintptr) {
+	if t.Len() == 0 || t.DType().Size() == 0 {
+		return 0, 0
+	}
+	size := int64(t.DType().Size())
+	var l, h int64
+	for i, d := range t.Shape() {
+		if s := (d - 1) * t.Stride(i); s < 0 {
+			l += s
+		} else {
+			h += s
+		}
+	}
+	base := uintptr(t.Data())
+	return base + uintptr(l*size), base + uintptr((h+1)*size)
+}
+
+// aliases reports whether the elements of a and b share any byte of memory.
+func aliases(a, b *core.Tensor) bool {
+	alo, ahi := byteRange(a)
+	blo, bhi := byteRange(b)
+	return alo < ahi && blo < bhi && alo < bhi && blo < ahi
+}
+
+// flipFirst toggles the lowest bit of the first byte of element k (C order) of t: for every
+// dtype that is another valid value (false↔true for bool). It writes through t's own address.
+func flipFirst(t *core.Tensor, k int) {
+	addr := addresses(t)[k]
+	p := (*byte)(unsafe.Add(t.Data(), int(addr-uintptr(t.Data()))))
+	*p ^= 1
+}
+
+// visible flips element k of `through` and reports whether the C-order contents of `seen`
+// changed accordingly, then flips it back.
+func visible(through, seen *core.Tensor, k int) (bool, error) {
+	before, err := contiguousBytes(seen)
+	if err != nil {
+		return false, err
+	}
+	flipFirst(through, k)
+	after, err := contiguousBytes(seen)
+	flipFirst(through, k)
+	if err != nil {
+		return false, err
+	}
+	return !bytes.Equal(before, after), nil
+}
+
+func checkZeroCopy(a Adapter, s spec) error {
+	c := s.build()
+	defer c.Tensor.Release()
+	in := c.Tensor
+	want, err := contiguousBytes(in)
+	if err != nil {
+		return err
+	}
+	if !a.zeroCopy(in) {
+		if _, err := roundTrip(a, in, adapters.ZeroCopyOnly()); !errors.Is(err, adapters.ErrCopyRequired) {
+			return fmt.Errorf("ZeroCopy says %s must be copied, yet RoundTrip with ZeroCopyOnly returned %v, not ErrCopyRequired", in, err)
+		}
+		back, err := roundTrip(a, in)
+		if err != nil {
+			return fmt.Errorf("RoundTrip of %s: %w", in, err)
+		}
+		if aliases(in, back) {
+			return fmt.Errorf("ZeroCopy says %s is copied, but the result %s shares its memory", in, back)
+		}
+		if !in.ReadOnly() && in.Len() > 0 {
+			if seen, err := visible(in, back, 0); err != nil || seen {
+				return fmt.Errorf("a write to input %s showed through the copy %s (err %v)", in, back, err)
+			}
+		}
+		return nil
+	}
+	back, err := roundTrip(a, in)
+	if err != nil {
+		return fmt.Errorf("RoundTrip of %s: %w", in, err)
+	}
+	if err := sameElements(in, want, back); err != nil {
+		return err
+	}
+	if err := sameAddresses(in, back); err != nil {
+		return fmt.Errorf("ZeroCopy promised shared memory: %w", err)
+	}
+	if n := int(in.Len()); n > 0 {
+		if !in.ReadOnly() {
+			if seen, err := visible(in, back, 0); err != nil || !seen {
+				return fmt.Errorf("a write to input %s did not show through the result %s (err %v)", in, back, err)
+			}
+		}
+		if !back.ReadOnly() {
+			if seen, err := visible(back, in, n-1); err != nil || !seen {
+				return fmt.Errorf("a write to result %s did not show through the input %s (err %v)", back, in, err)
+			}
+		}
+	}
+	only, err := roundTrip(a, in, adapters.ZeroCopyOnly())
+	switch {
+	case err != nil && in.ReadOnly() && errors.Is(err, core.ErrReadOnly):
+		return nil // refusing to share read-only memory is allowed
+	case err != nil:
+		return fmt.Errorf("ZeroCopy promised shared memory, yet RoundTrip with ZeroCopyOnly failed: %w", err)
+	}
+	if err := sameAddresses(in, only); err != nil {
+		return fmt.Errorf("RoundTrip with ZeroCopyOnly: %w", err)
+	}
+	runtime.KeepAlive(back)
+	return nil
+}
+
+// sameAddresses checks that every element of back lies at the address of the same element of in.
+func sameAddresses(in, back *core.Tensor) error {
+	if fmt.Sprint(back.Shape()) != fmt.Sprint(in.Shape()) {
+		return fmt.Errorf("shape %v came back as %v", in.Shape(), back.Shape())
+	}
+	ia, ba := addresses(in), addresses(back)
+	for k := range ia {
+		if ia[k] != ba[k] {
+			return fmt.Errorf("element %d of %s is at %#x in the input but at %#x in the result %s", k, in, ia[k], ba[k], back)
+		}
+	}
+	return nil
+}
+
+func checkAlwaysCopy(a Adapter, s spec) error {
+	c := s.build()
+	defer c.Tensor.Release()
+	in := c.Tensor
+	want, err := contiguousBytes(in)
+	if err != nil {
+		return err
+	}
+	back, err := roundTrip(a, in, adapters.AlwaysCopy())
+	if err != nil {
+		return fmt.Errorf("RoundTrip of %s with AlwaysCopy: %w", in, err)
+	}
+	if err := sameElements(in, want, back); err != nil {
+		return fmt.Errorf("with AlwaysCopy: %w", err)
+	}
+	if aliases(in, back) {
+		return fmt.Errorf("with AlwaysCopy the result %s shares memory with the input %s", back, in)
+	}
+	if !in.ReadOnly() && in.Len() > 0 {
+		if seen, err := visible(in, back, 0); err != nil || seen {
+			return fmt.Errorf("with AlwaysCopy a write to input %s showed through the result %s (err %v)", in, back, err)
+		}
+	}
+	return nil
+}
+
+func checkReadOnly(a Adapter, s spec) error {
+	c := s.build()
+	defer c.Tensor.Release()
+	in := c.Tensor
+	if !in.ReadOnly() {
+		return nil
+	}
+	for _, o := range []struct {
+		name string
+		opts []adapters.Option
+	}{{"default options", nil}, {"ZeroCopyOnly", []adapters.Option{adapters.ZeroCopyOnly()}}} {
+		back, err := roundTrip(a, in, o.opts...)
+		if err != nil {
+			continue // refusals are judged by the zero-copy check
+		}
+		if aliases(in, back) && !back.ReadOnly() {
+			return fmt.Errorf("with %s, read-only input %s came back writable and sharing its memory: %s", o.name, in, back)
+		}
+	}
+	return nil
+}
+
+func checkReportCopy(a Adapter, s spec) error {
+	c := s.build()
+	defer c.Tensor.Release()
+	in := c.Tensor
+	share := a.zeroCopy(in)
+	for _, o := range []struct {
+		name   string
+		policy adapters.Option
+		copied bool // what must be reported
+	}{{"default options", nil, !share}, {"AlwaysCopy", adapters.AlwaysCopy(), true}} {
+		copied := !o.copied // start from the wrong answer, to catch an adapter that never reports
+		back, err := roundTrip(a, in, o.policy, adapters.ReportCopy(&copied))
+		if err != nil {
+			return fmt.Errorf("RoundTrip of %s with %s and ReportCopy: %w", in, o.name, err)
+		}
+		if copied != o.copied {
+			return fmt.Errorf("with %s ReportCopy said copied=%v for %s (ZeroCopy: %v)", o.name, copied, in, share)
+		}
+		if in.Len() > 0 && aliases(in, back) == copied {
+			return fmt.Errorf("with %s ReportCopy said copied=%v, but sharing memory with the result %s is %v", o.name, copied, back, aliases(in, back))
+		}
+	}
+	if share {
+		copied := true
+		if _, err := roundTrip(a, in, adapters.ZeroCopyOnly(), adapters.ReportCopy(&copied)); err == nil && copied {
+			return fmt.Errorf("with ZeroCopyOnly ReportCopy said copied=true for %s", in)
+		}
+	}
+	return nil
+}
+
+// eventually polls cond, collecting garbage between tries, for up to two seconds.
+func eventually(cond func() bool) bool {
+	for i := 0; i < 200; i++ {
+		runtime.GC()
+		if cond() {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}
+
+// settledLiveForeign collects garbage until the count of live foreign memory stops falling
+// (earlier checks leave unreachable foreign tensors whose cleanups are still to run) and
+// returns it.
+func settledLiveForeign() int64 {
+	n := core.LiveForeign()
+	for i := 0; i < 100; i++ {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+		m := core.LiveForeign()
+		if m == n {
+			return m
+		}
+		n = m
+	}
+	return n
+}
+
+func checkLifetime(a Adapter, s spec) error {
+	base := settledLiveForeign()
+	released, err := lifetimeRoundTrip(a, s)
+	if err != nil {
+		return err
+	}
+	if !eventually(released.Load) {
+		return errors.New("the foreign memory was never released after the input was released and the result dropped")
+	}
+	if !eventually(func() bool { return core.LiveForeign() == base }) {
+		return fmt.Errorf("core.LiveForeign() = %d, want the baseline %d: foreign memory leaked", core.LiveForeign(), base)
+	}
+	return nil
+}
+
+// lifetimeRoundTrip converts a foreign tensor, releases the input, and checks that the result
+// still holds the memory. It returns with no reference to the result left, so that the caller
+// can check that the memory is released afterwards.
+func lifetimeRoundTrip(a Adapter, s spec) (*atomic.Bool, error) {
+	c := s.build()
+	in, released := c.Tensor, c.released
+	c = Case{}
+	want, err := contiguousBytes(in)
+	if err != nil {
+		return nil, err
+	}
+	back, err := roundTrip(a, in)
+	if err != nil {
+		in.Release()
+		return nil, fmt.Errorf("RoundTrip of %s: %w", in, err)
+	}
+	shares := aliases(in, back)
+	in.Release()
+	in = nil
+	for i := 0; i < 3; i++ {
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	if shares && released.Load() {
+		return nil, fmt.Errorf("the foreign memory was released while the result %s, which shares it, was reachable", back)
+	}
+	got, err := contiguousBytes(back)
+	if err != nil {
+		return nil, fmt.Errorf("reading the result after releasing the input: %w", err)
+	}
+	if !bytes.Equal(got, want) {
+		return nil, fmt.Errorf("after releasing the input and collecting garbage the result reads % x, want % x", got, want)
+	}
+	if shares && released.Load() {
+		return nil, fmt.Errorf("the foreign memory was released while the result %s, which shares it, was reachable", back)
+	}
+	runtime.KeepAlive(back)
+	return released, nil
+}

@@ -1,0 +1,204 @@
+package adaptertest
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/core"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var allDTypes = []core.DLDataType{
+	core.Bool, core.Int8, core.Int16, core.Int32, core.Int64,
+	core.Uint8, core.Uint16, core.Uint32, core.Uint64,
+	core.Float16, core.BFloat16, core.Float32, core.Float64, core.Complex64, core.Complex128,
+}
+
+// identity is the simplest honest adapter: the "ecosystem value" is a view of the tensor when
+// it is C-contiguous, and a C-order copy otherwise.
+func identity(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+	copy, err := adapters.Apply(opts...).Decide(t.IsContiguous(), "not C-contiguous")
+	if err != nil {
+		return nil, err
+	}
+	if copy {
+		return adapters.Contiguous(t)
+	}
+	return t.View()
+}
+
+func identityAdapter() Adapter {
+	return Adapter{
+		Name:      "identity",
+		DTypes:    allDTypes,
+		RoundTrip: identity,
+		ZeroCopy:  (*core.Tensor).IsContiguous,
+	}
+}
+
+// anyLayout shares memory whatever the strides.
+func anyLayout(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+	copy, err := adapters.Apply(opts...).Decide(true, "")
+	if err != nil {
+		return nil, err
+	}
+	if copy {
+		return adapters.Contiguous(t)
+	}
+	return t.View()
+}
+
+func TestIdentityConforms(t *testing.T) {
+	Run(t, identityAdapter())
+}
+
+func TestAnyLayoutConforms(t *testing.T) {
+	Run(t, Adapter{
+		Name:      "any-layout",
+		DTypes:    []core.DLDataType{core.Float64, core.Bool, core.Complex64},
+		RoundTrip: anyLayout,
+		ZeroCopy:  func(*core.Tensor) bool { return true },
+	})
+}
+
+func TestCopyOnlyConforms(t *testing.T) {
+	Run(t, Adapter{
+		Name:    "copy-only",
+		DTypes:  []core.DLDataType{core.Int32, core.Float16},
+		MinNdim: 1, MaxNdim: 3,
+		RoundTrip: func(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+			if _, err := adapters.Apply(opts...).Decide(false, "this adapter always copies"); err != nil {
+				return nil, err
+			}
+			return adapters.Clone(t, adapters.FortranOrder)
+		},
+	})
+}
+
+// aliasUnchecked returns a tensor over t's memory that holds nothing and drops every flag: it
+// neither keeps foreign memory alive nor keeps read-only memory read-only.
+func aliasUnchecked(t *core.Tensor) (*core.Tensor, error) {
+	return core.WrapKeep(core.Desc{Data: t.Data(), Device: t.Device(), DType: t.DType(),
+		Shape: t.Shape(), Strides: t.Strides()}, nil)
+}
+
+func TestKitCatchesBrokenAdapters(t *testing.T) {
+	few := []core.DLDataType{core.Float32, core.Bool}
+	tests := []struct {
+		name  string
+		a     Adapter
+		check string // every failure expected comes from this check
+	}{
+		{"false zero-copy claim", Adapter{DTypes: few, RoundTrip: identity,
+			ZeroCopy: func(*core.Tensor) bool { return true }}, "zero-copy"},
+		{"undeclared sharing", Adapter{DTypes: few, RoundTrip: anyLayout,
+			ZeroCopy: (*core.Tensor).IsContiguous}, "zero-copy"},
+		{"wrong values", Adapter{DTypes: few, ZeroCopy: (*core.Tensor).IsContiguous,
+			RoundTrip: func(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+				back, err := identity(t, opts...)
+				if err == nil && back.Len() > 1 && !back.ReadOnly() && back.Foreign() {
+					flipFirst(back, 1) // corrupts foreign memory: seen by every check
+				}
+				return back, err
+			}}, "values"},
+		{"read-only comes back writable", Adapter{DTypes: few, ZeroCopy: (*core.Tensor).IsContiguous,
+			RoundTrip: func(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+				back, err := identity(t, opts...)
+				if err != nil || back.Flags()&core.FlagIsCopied != 0 {
+					return back, err
+				}
+				return aliasUnchecked(t)
+			}}, "read-only"},
+		{"copy reported as shared", Adapter{DTypes: few, ZeroCopy: (*core.Tensor).IsContiguous,
+			RoundTrip: func(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+				back, err := identity(t, opts...)
+				adapters.Apply(opts...).Report(false)
+				return back, err
+			}}, "report-copy"},
+		{"view that does not hold foreign memory", Adapter{DTypes: few, ZeroCopy: (*core.Tensor).IsContiguous,
+			RoundTrip: func(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+				back, err := identity(t, opts...)
+				if err != nil || back.Flags()&core.FlagIsCopied != 0 || !t.Foreign() {
+					return back, err
+				}
+				return aliasUnchecked(t)
+			}}, "lifetime"},
+		{"panics", Adapter{DTypes: few, RoundTrip: func(*core.Tensor, ...adapters.Option) (*core.Tensor, error) {
+			panic("boom")
+		}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fails := runAll(tt.a)
+			require.NotEmpty(t, fails, "the kit passed a broken adapter")
+			found := false
+			for name, err := range fails {
+				require.Error(t, err)
+				if tt.check == "" || strings.HasSuffix(name, "/"+tt.check) {
+					found = true
+				}
+			}
+			assert.True(t, found, "no failure from the %q check among %v", tt.check, fails)
+		})
+	}
+}
+
+func TestCases(t *testing.T) {
+	cs := Cases([]core.DLDataType{core.Float32}, 0, 0)
+	names := map[string]bool{}
+	layouts := map[string]bool{}
+	for _, c := range cs {
+		require.NotNil(t, c.Tensor, c.Name)
+		assert.False(t, names[c.Name], "duplicate case %s", c.Name)
+		names[c.Name] = true
+		layouts[c.Name[strings.LastIndex(c.Name, "/")+1:]] = true
+		assert.LessOrEqual(t, c.Tensor.Ndim(), 5)
+	}
+	for _, l := range []string{layoutC, layoutFortran, layoutOffset, layoutStep2, layoutNegative,
+		layoutBroadcast, layoutTranspose, layoutPermuted, layoutReadOnly, layoutForeign} {
+		assert.True(t, layouts[l], "no %s case", l)
+	}
+	assert.True(t, names["float32/0d[]/c"])
+	assert.True(t, names["float32/2d[3 0]/c"])
+	assert.True(t, names["float32/5d[2 2 1 3 2]/permuted"])
+
+	// the layouts are what they say
+	byName := map[string]*core.Tensor{}
+	for _, c := range cs {
+		byName[c.Name] = c.Tensor
+	}
+	assert.True(t, byName["float32/2d[3 4]/fortran"].IsFortranContiguous())
+	assert.False(t, byName["float32/2d[3 4]/fortran"].IsContiguous())
+	assert.Equal(t, []int64{-4, -1}, byName["float32/2d[3 4]/negative"].Strides())
+	assert.Equal(t, []int64{0, 1}, byName["float32/2d[3 4]/broadcast"].Strides())
+	assert.True(t, byName["float32/2d[3 4]/broadcast"].ReadOnly())
+	assert.Equal(t, []int64{8, 2}, byName["float32/2d[3 4]/step2"].Strides())
+	assert.True(t, byName["float32/2d[3 4]/readonly"].ReadOnly())
+	assert.True(t, byName["float32/2d[3 4]/foreign"].Foreign())
+	assert.Equal(t, []int64{1, 3}, byName["float32/2d[3 4]/transposed"].Strides())
+
+	// ranks are filtered
+	for _, c := range Cases([]core.DLDataType{core.Int8, core.Uint64}, 2, 3) {
+		assert.Contains(t, []int{2, 3}, c.Tensor.Ndim(), c.Name)
+	}
+}
+
+func TestCaseValuesDistinct(t *testing.T) {
+	for _, dt := range allDTypes {
+		if dt == core.Bool {
+			continue
+		}
+		c := spec{dtype: dt, shape: []int64{2, 2, 1, 3, 2}, layout: layoutStep2}.build()
+		b, err := contiguousBytes(c.Tensor)
+		require.NoError(t, err)
+		size := dt.Size()
+		seen := map[string]bool{}
+		for k := 0; k*size < len(b); k++ {
+			e := string(b[k*size : (k+1)*size])
+			assert.False(t, seen[e], "%s: element %d repeats", dt, k)
+			seen[e] = true
+		}
+	}
+}

@@ -1,0 +1,140 @@
+package adapters_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/core"
+	"github.com/x448/float16"
+)
+
+const side = 4096 // 4096×4096 float32 = 64 MiB
+
+// BenchmarkCopy64MiB is the peer of BenchmarkTransposeMaterialize4096: Go's copy of the same
+// 64 MiB, the bandwidth a transpose can hope to approach.
+func BenchmarkCopy64MiB(b *testing.B) {
+	src := make([]float32, side*side)
+	dst := make([]float32, side*side)
+	b.SetBytes(side * side * 4)
+	for b.Loop() {
+		copy(dst, src)
+	}
+}
+
+// BenchmarkTransposeMaterialize4096 is adapters.Contiguous of a transposed 4096×4096 float32
+// view (without the allocation: Copy into a preallocated tensor, as Contiguous does after New).
+func BenchmarkTransposeMaterialize4096(b *testing.B) {
+	x := core.MustNew(core.Float32, side, side)
+	xt, err := x.Transpose()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dst := core.MustNew(core.Float32, side, side)
+	b.SetBytes(side * side * 4)
+	for b.Loop() {
+		if err := adapters.Copy(dst, xt); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkContiguousTransposed4096 is the same with Contiguous's allocation included.
+func BenchmarkContiguousTransposed4096(b *testing.B) {
+	x := core.MustNew(core.Float32, side, side)
+	xt, err := x.Transpose()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(side * side * 4)
+	for b.Loop() {
+		if _, err := adapters.Contiguous(xt); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+const castN = 1 << 20
+
+func castSource() []float32 {
+	r := rand.New(rand.NewPCG(5, 6))
+	src := make([]float32, castN)
+	for i := range src {
+		src[i] = float32(r.NormFloat64() * 100)
+	}
+	return src
+}
+
+// BenchmarkCastFloat32ToFloat16 casts 1 Mi float32 (4 MiB read) to float16 with Copy.
+func BenchmarkCastFloat32ToFloat16(b *testing.B) {
+	src := core.MustFromSlice(castSource())
+	dst := core.MustNew(core.Float16, castN)
+	b.SetBytes(castN * 4)
+	for b.Loop() {
+		if err := adapters.Copy(dst, src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCastFloat32ToFloat16Peer is the peer: a loop over float16.Fromfloat32.
+func BenchmarkCastFloat32ToFloat16Peer(b *testing.B) {
+	src := castSource()
+	dst := make([]float16.Float16, castN)
+	b.SetBytes(castN * 4)
+	for b.Loop() {
+		for i, f := range src {
+			dst[i] = float16.Fromfloat32(f)
+		}
+	}
+}
+
+// BenchmarkClone clones 1 Mi float64 (8 MiB) views with a few stride patterns.
+func BenchmarkClone(b *testing.B) {
+	base := core.MustNew(core.Float64, 1024, 1024)
+	big := core.MustNew(core.Float64, 1024, 2048)
+	cases := []struct {
+		name string
+		view func() (*core.Tensor, error)
+	}{
+		{"contiguous", func() (*core.Tensor, error) { return base, nil }},
+		{"reversed", func() (*core.Tensor, error) { return base.Reverse(1) }},
+		{"step2", func() (*core.Tensor, error) { return big.Slice(1, core.Begin, core.End, 2) }},
+		{"transposed", func() (*core.Tensor, error) { return base.Transpose() }},
+		{"broadcast", func() (*core.Tensor, error) {
+			row, err := base.Slice(0, 0, 1, 1)
+			if err != nil {
+				return nil, err
+			}
+			return row.BroadcastTo(1024, 1024)
+		}},
+		{"permuted4d", func() (*core.Tensor, error) {
+			r, err := base.Reshape(16, 64, 32, 32)
+			if err != nil {
+				return nil, err
+			}
+			return r.Permute(0, 3, 1, 2)
+		}},
+		{"permuted5d-small-inner", func() (*core.Tensor, error) {
+			r, err := base.Reshape(4, 8, 32, 256, 4)
+			if err != nil {
+				return nil, err
+			}
+			return r.Permute(3, 1, 0, 2, 4)
+		}},
+	}
+	for _, c := range cases {
+		v, err := c.view()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(1024 * 1024 * 8)
+			for b.Loop() {
+				if _, err := adapters.Clone(v, adapters.COrder); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,94 @@
+/*
+ * dlpack_abi.h: the DLPack v1.3 structures and enumerations, declared for this project from the
+ * DLPack specification (dlpack.h v1.3). Only what the Go bridge and its tests need is declared.
+ */
+#ifndef DLPACKGO_DLPACK_ABI_H
+#define DLPACKGO_DLPACK_ABI_H
+
+#include <stdint.h>
+
+typedef struct {
+	uint32_t major;
+	uint32_t minor;
+} dlpg_version;
+
+typedef enum {
+	dlpg_kDLCPU = 1,
+	dlpg_kDLCUDA = 2,
+	dlpg_kDLCUDAHost = 3,
+	dlpg_kDLOpenCL = 4,
+	dlpg_kDLVulkan = 7,
+	dlpg_kDLMetal = 8,
+	dlpg_kDLVPI = 9,
+	dlpg_kDLROCM = 10,
+	dlpg_kDLROCMHost = 11,
+	dlpg_kDLExtDev = 12,
+	dlpg_kDLCUDAManaged = 13,
+	dlpg_kDLOneAPI = 14,
+	dlpg_kDLWebGPU = 15,
+	dlpg_kDLHexagon = 16,
+	dlpg_kDLMAIA = 17,
+	dlpg_kDLTrn = 18
+} dlpg_device_type;
+
+typedef struct {
+	int32_t device_type; /* a dlpg_device_type; the enum's storage is int32 in dlpack.h */
+	int32_t device_id;
+} dlpg_device;
+
+typedef enum {
+	dlpg_kDLInt = 0,
+	dlpg_kDLUInt = 1,
+	dlpg_kDLFloat = 2,
+	dlpg_kDLOpaqueHandle = 3,
+	dlpg_kDLBfloat = 4,
+	dlpg_kDLComplex = 5,
+	dlpg_kDLBool = 6,
+	dlpg_kDLFloat8_e3m4 = 7,
+	dlpg_kDLFloat8_e4m3 = 8,
+	dlpg_kDLFloat8_e4m3b11fnuz = 9,
+	dlpg_kDLFloat8_e4m3fn = 10,
+	dlpg_kDLFloat8_e4m3fnuz = 11,
+	dlpg_kDLFloat8_e5m2 = 12,
+	dlpg_kDLFloat8_e5m2fnuz = 13,
+	dlpg_kDLFloat8_e8m0fnu = 14,
+	dlpg_kDLFloat6_e2m3fn = 15,
+	dlpg_kDLFloat6_e3m2fn = 16,
+	dlpg_kDLFloat4_e2m1fn = 17
+} dlpg_dtype_code;
+
+typedef struct {
+	uint8_t code;
+	uint8_t bits;
+	uint16_t lanes;
+} dlpg_dtype;
+
+typedef struct {
+	void *data;
+	dlpg_device device;
+	int32_t ndim;
+	dlpg_dtype dtype;
+	int64_t *shape;
+	int64_t *strides;
+	uint64_t byte_offset;
+} dlpg_tensor;
+
+typedef struct dlpg_managed {
+	dlpg_tensor dl_tensor;
+	void *manager_ctx;
+	void (*deleter)(struct dlpg_managed *self);
+} dlpg_managed;
+
+#define DLPG_FLAG_READ_ONLY (UINT64_C(1) << 0)
+#define DLPG_FLAG_IS_COPIED (UINT64_C(1) << 1)
+#define DLPG_FLAG_IS_SUBBYTE_TYPE_PADDED (UINT64_C(1) << 2)
+
+typedef struct dlpg_managed_versioned {
+	dlpg_version version;
+	void *manager_ctx;
+	void (*deleter)(struct dlpg_managed_versioned *self);
+	uint64_t flags;
+	dlpg_tensor dl_tensor;
+} dlpg_managed_versioned;
+
+#endif

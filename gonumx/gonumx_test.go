@@ -1,0 +1,565 @@
+package gonumx_test
+
+import (
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/blas/cblas128"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/adapters/adaptertest"
+	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/gonumx"
+)
+
+func seq(n int) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = float64(i + 1)
+	}
+	return s
+}
+
+func at(t *testing.T, x *core.Tensor, idx ...int64) float64 {
+	t.Helper()
+	v, err := core.At[float64](x, idx...)
+	require.NoError(t, err)
+	return v
+}
+
+func TestFromDenseSharesMemory(t *testing.T) {
+	m := mat.NewDense(3, 4, seq(12))
+	x := gonumx.FromDense(m)
+	assert.Equal(t, []int64{3, 4}, x.Shape())
+	assert.Equal(t, []int64{4, 1}, x.Strides())
+	assert.Equal(t, core.Float64, x.DType())
+	assert.Equal(t, unsafe.Pointer(&m.RawMatrix().Data[0]), x.Data(), "pointer identity")
+	for i := range 3 {
+		for j := range 4 {
+			assert.Equal(t, m.At(i, j), at(t, x, int64(i), int64(j)))
+		}
+	}
+	m.Set(2, 3, -7)
+	assert.Equal(t, -7.0, at(t, x, 2, 3), "Gonum write seen through the tensor")
+	require.NoError(t, core.Set(x, 42.0, 1, 2))
+	assert.Equal(t, 42.0, m.At(1, 2), "tensor write seen through Gonum")
+}
+
+func TestFromDenseSliced(t *testing.T) {
+	m := mat.NewDense(4, 5, seq(20))
+	s := m.Slice(1, 3, 2, 5).(*mat.Dense) // 2×3, stride 5
+	x := gonumx.FromDense(s)
+	assert.Equal(t, []int64{2, 3}, x.Shape())
+	assert.Equal(t, []int64{5, 1}, x.Strides())
+	for i := range 2 {
+		for j := range 3 {
+			assert.Equal(t, s.At(i, j), at(t, x, int64(i), int64(j)))
+		}
+	}
+	require.NoError(t, core.Set(x, 99.0, 1, 0))
+	assert.Equal(t, 99.0, m.At(2, 2))
+}
+
+func TestFromVecDenseColumnView(t *testing.T) {
+	m := mat.NewDense(3, 4, seq(12))
+	col := m.ColView(2).(*mat.VecDense) // Inc 4
+	x := gonumx.FromVecDense(col)
+	assert.Equal(t, []int64{3}, x.Shape())
+	assert.Equal(t, []int64{4}, x.Strides())
+	assert.Equal(t, []float64{3, 7, 11}, []float64{at(t, x, 0), at(t, x, 1), at(t, x, 2)})
+	require.NoError(t, core.Set(x, -1.0, 1))
+	assert.Equal(t, -1.0, m.At(1, 2))
+}
+
+func TestFromOtherStorage(t *testing.T) {
+	c := mat.NewCDense(2, 2, []complex128{1 + 1i, 2, 3, 4 - 1i})
+	xc := gonumx.FromCDense(c)
+	assert.Equal(t, core.Complex128, xc.DType())
+	v, err := core.At[complex128](xc, 1, 1)
+	require.NoError(t, err)
+	assert.Equal(t, 4-1i, v)
+	require.NoError(t, core.Set(xc, 9i, 0, 1))
+	assert.Equal(t, 9i, c.At(0, 1))
+
+	g32 := &blas32.General{Rows: 2, Cols: 2, Stride: 3, Data: []float32{1, 2, 0, 3, 4}}
+	x32, err := gonumx.FromGeneral32(g32)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{3, 1}, x32.Strides())
+	f, err := core.At[float32](x32, 1, 0)
+	require.NoError(t, err)
+	assert.Equal(t, float32(3), f)
+	assert.Equal(t, unsafe.Pointer(&g32.Data[0]), x32.Data())
+
+	v32, err := gonumx.FromVector32(&blas32.Vector{N: 2, Inc: 2, Data: []float32{5, 0, 6}})
+	require.NoError(t, err)
+	f, err = core.At[float32](v32, 1)
+	require.NoError(t, err)
+	assert.Equal(t, float32(6), f)
+
+	cv, err := gonumx.FromCVector(&cblas128.Vector{N: 2, Inc: 1, Data: []complex128{1, 2i}})
+	require.NoError(t, err)
+	assert.Equal(t, []int64{2}, cv.Shape())
+
+	g, err := gonumx.FromGeneral(&blas64.General{Rows: 1, Cols: 2, Stride: 2, Data: []float64{1, 2}})
+	require.NoError(t, err)
+	assert.Equal(t, 2.0, at(t, g, 0, 1))
+	v64, err := gonumx.FromVector(&blas64.Vector{N: 3, Inc: 1, Data: []float64{1, 2, 3}})
+	require.NoError(t, err)
+	assert.Equal(t, 3.0, at(t, v64, 2))
+}
+
+func TestFromBadStorage(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		make func() (*core.Tensor, error)
+	}{
+		{"stride below cols", core.ErrStrides, func() (*core.Tensor, error) {
+			return gonumx.FromGeneral(&blas64.General{Rows: 2, Cols: 3, Stride: 2, Data: seq(6)})
+		}},
+		{"data too short", core.ErrBounds, func() (*core.Tensor, error) {
+			return gonumx.FromGeneral(&blas64.General{Rows: 2, Cols: 3, Stride: 4, Data: seq(6)})
+		}},
+		{"negative rows", core.ErrShape, func() (*core.Tensor, error) {
+			return gonumx.FromGeneral32(&blas32.General{Rows: -1, Cols: 3, Stride: 3})
+		}},
+		{"huge stride", core.ErrOverflow, func() (*core.Tensor, error) {
+			return gonumx.FromCGeneral(&cblas128.General{Rows: 3, Cols: 1, Stride: 1 << 62, Data: make([]complex128, 1)})
+		}},
+		{"zero increment", core.ErrStrides, func() (*core.Tensor, error) {
+			return gonumx.FromVector(&blas64.Vector{N: 2, Inc: 0, Data: seq(2)})
+		}},
+		{"negative increment", core.ErrStrides, func() (*core.Tensor, error) {
+			return gonumx.FromVector32(&blas32.Vector{N: 2, Inc: -1, Data: []float32{1, 2}})
+		}},
+		{"vector too short", core.ErrBounds, func() (*core.Tensor, error) {
+			return gonumx.FromCVector(&cblas128.Vector{N: 3, Inc: 2, Data: make([]complex128, 4)})
+		}},
+		{"nil", core.ErrNil, func() (*core.Tensor, error) { return gonumx.FromGeneral(nil) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			x, err := tc.make()
+			require.ErrorIs(t, err, tc.err)
+			require.ErrorIs(t, err, core.ErrInvalid)
+			assert.Contains(t, err.Error(), "gonumx: ")
+			assert.Nil(t, x)
+		})
+	}
+	bad := &mat.Dense{}
+	bad.SetRawMatrix(blas64.General{Rows: 2, Cols: 2, Stride: 2, Data: seq(3)})
+	assert.Panics(t, func() { gonumx.FromDense(bad) }, "a Dense corrupted through SetRawMatrix")
+}
+
+func TestFromEmpty(t *testing.T) {
+	assert.Equal(t, []int64{0, 0}, gonumx.FromDense(&mat.Dense{}).Shape())
+	assert.Equal(t, []int64{0, 0}, gonumx.FromDense(nil).Shape())
+	assert.Equal(t, []int64{0}, gonumx.FromVecDense(&mat.VecDense{}).Shape())
+	assert.Equal(t, []int64{0, 0}, gonumx.FromCDense(nil).Shape())
+}
+
+func TestStructuredStorage(t *testing.T) {
+	sym := mat.NewSymDense(3, []float64{1, 2, 3, 0, 4, 5, 0, 0, 6})
+	xs, uplo := gonumx.FromSymDense(sym)
+	assert.Equal(t, blas.Upper, uplo)
+	for i := range 3 {
+		for j := i; j < 3; j++ {
+			assert.Equal(t, sym.At(i, j), at(t, xs, int64(i), int64(j)), "upper triangle is the matrix")
+		}
+	}
+	require.NoError(t, core.Set(xs, 8.0, 0, 2))
+	assert.Equal(t, 8.0, sym.At(2, 0), "shared: the write is the symmetric element")
+
+	tri := mat.NewTriDense(2, mat.Lower, []float64{1, 99, 2, 3})
+	xt, uplo, diag := gonumx.FromTriDense(tri)
+	assert.Equal(t, blas.Lower, uplo)
+	assert.Equal(t, blas.NonUnit, diag)
+	assert.Equal(t, 2.0, at(t, xt, 1, 0))
+	assert.Equal(t, 99.0, at(t, xt, 0, 1), "the other triangle is storage, not the matrix")
+	assert.Equal(t, 0.0, tri.At(0, 1))
+
+	// 4×4 band with kl=1, ku=1: storage rows min(4, 4+1)=4 of width 3.
+	band := mat.NewBandDense(4, 4, 1, 1, []float64{
+		0, 1, 2,
+		3, 4, 5,
+		6, 7, 8,
+		9, 10, 0,
+	})
+	xb, kl, ku := gonumx.FromBandDense(band)
+	assert.Equal(t, []int64{4, 3}, xb.Shape())
+	assert.Equal(t, 1, kl)
+	assert.Equal(t, 1, ku)
+	for i := range 4 {
+		for j := max(0, i-kl); j <= min(3, i+ku); j++ {
+			assert.Equal(t, band.At(i, j), at(t, xb, int64(i), int64(j-i+kl)), "(%d,%d)", i, j)
+		}
+	}
+
+	d := mat.NewDiagDense(3, []float64{7, 8, 9})
+	xd := gonumx.FromDiagDense(d)
+	assert.Equal(t, 8.0, at(t, xd, 1))
+	require.NoError(t, core.Set(xd, 5.0, 2))
+	assert.Equal(t, 5.0, d.At(2, 2))
+
+	full := gonumx.Materialize(sym)
+	assert.True(t, full.Flags()&core.FlagIsCopied != 0)
+	assert.Equal(t, 8.0, at(t, full, 2, 0))
+	assert.Equal(t, 0.0, at(t, gonumx.Materialize(tri), 0, 1))
+}
+
+func TestFromMatrix(t *testing.T) {
+	m := mat.NewDense(2, 3, seq(6))
+	var copied bool
+	x, err := gonumx.FromMatrix(m.T(), adapters.ReportCopy(&copied))
+	require.NoError(t, err)
+	assert.False(t, copied)
+	assert.Equal(t, []int64{3, 2}, x.Shape())
+	assert.Equal(t, []int64{1, 3}, x.Strides())
+	assert.True(t, x.IsFortranContiguous())
+	assert.Equal(t, m.At(1, 2), at(t, x, 2, 1))
+
+	v := mat.NewVecDense(3, []float64{1, 2, 3})
+	xv, err := gonumx.FromMatrix(v, adapters.ZeroCopyOnly())
+	require.NoError(t, err)
+	assert.Equal(t, []int64{3, 1}, xv.Shape())
+	assert.Equal(t, unsafe.Pointer(&v.RawVector().Data[0]), xv.Data())
+
+	sym := mat.NewSymDense(2, []float64{1, 2, 2, 3})
+	_, err = gonumx.FromMatrix(sym, adapters.ZeroCopyOnly())
+	require.ErrorIs(t, err, adapters.ErrCopyRequired)
+	xs, err := gonumx.FromMatrix(sym, adapters.ReportCopy(&copied))
+	require.NoError(t, err)
+	assert.True(t, copied)
+	assert.Equal(t, 2.0, at(t, xs, 1, 0))
+
+	xa, err := gonumx.FromMatrix(m, adapters.AlwaysCopy())
+	require.NoError(t, err)
+	assert.NotEqual(t, unsafe.Pointer(&m.RawMatrix().Data[0]), xa.Data())
+	_, err = gonumx.FromMatrix(nil)
+	require.ErrorIs(t, err, core.ErrNil)
+}
+
+// layouts are tensors of every layout ToDense meets, with whether it can share them.
+func layouts(t *testing.T) []struct {
+	name   string
+	x      *core.Tensor
+	shared bool
+} {
+	t.Helper()
+	base := core.MustFromSlice(seq(20), 4, 5)
+	sliced, err := base.Slice(1, 1, 4, 1) // [4 3] strides [5 1]
+	require.NoError(t, err)
+	fortran, err := adapters.Clone(base, adapters.FortranOrder)
+	require.NoError(t, err)
+	fortran, err = fortran.WithFlags(0)
+	require.NoError(t, err)
+	negative, err := base.Reverse(0)
+	require.NoError(t, err)
+	bcast, err := core.MustFromSlice(seq(5), 1, 5).BroadcastTo(3, 5)
+	require.NoError(t, err)
+	ro, err := base.AsReadOnly()
+	require.NoError(t, err)
+	step, err := base.Slice(1, 0, 5, 2)
+	require.NoError(t, err)
+	return []struct {
+		name   string
+		x      *core.Tensor
+		shared bool
+	}{
+		{"c-order", base, true},
+		{"sliced rows (stride > cols)", sliced, true},
+		{"row vector", core.MustFromSlice(seq(3), 1, 3), true},
+		{"fortran", fortran, false},
+		{"negative strides", negative, false},
+		{"broadcast", bcast, false},
+		{"read-only", ro, false},
+		{"column step 2", step, false},
+		{"float32", core.MustFromSlice([]float32{1, 2, 3, 4}, 2, 2), false},
+	}
+}
+
+func TestToDenseLayouts(t *testing.T) {
+	for _, tc := range layouts(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.x.DType() == core.Float64 && tc.name != "fortran" { // ToMatrix shares Fortran order
+				assert.Equal(t, tc.shared, gonumx.ZeroCopy(tc.x))
+			}
+			var copied bool
+			m, err := gonumx.ToDense(tc.x, adapters.ReportCopy(&copied))
+			require.NoError(t, err)
+			assert.Equal(t, !tc.shared, copied)
+			want, err := adapters.Cast(tc.x, core.Float64)
+			require.NoError(t, err)
+			r, c := m.Dims()
+			require.Equal(t, []int64{int64(r), int64(c)}, tc.x.Shape())
+			for i := range r {
+				for j := range c {
+					assert.Equal(t, at(t, want, int64(i), int64(j)), m.At(i, j))
+				}
+			}
+			_, err = gonumx.ToDense(tc.x, adapters.ZeroCopyOnly())
+			if tc.shared {
+				require.NoError(t, err)
+				assert.Equal(t, tc.x.Data(), unsafe.Pointer(&m.RawMatrix().Data[0]), "pointer identity")
+				m.Set(r-1, c-1, -5)
+				assert.Equal(t, -5.0, at(t, tc.x, int64(r-1), int64(c-1)), "Gonum write seen through the tensor")
+				require.NoError(t, core.Set(tc.x, -6.0, 0, 0))
+				assert.Equal(t, -6.0, m.At(0, 0), "tensor write seen through Gonum")
+			} else {
+				require.ErrorIs(t, err, adapters.ErrCopyRequired)
+				assert.Contains(t, err.Error(), "gonumx: ")
+			}
+			ma, err := gonumx.ToDense(tc.x, adapters.AlwaysCopy(), adapters.ReportCopy(&copied))
+			require.NoError(t, err)
+			assert.True(t, copied)
+			assert.NotEqual(t, tc.x.Data(), unsafe.Pointer(&ma.RawMatrix().Data[0]))
+		})
+	}
+}
+
+func TestToMatrixFortranIsATransposeOverTheSameMemory(t *testing.T) {
+	cbuf := core.MustFromSlice(seq(6), 3, 2) // memory of a 2×3 matrix in column-major order
+	f, err := cbuf.Transpose()               // [2 3] strides [1 2]
+	require.NoError(t, err)
+	m, err := gonumx.ToMatrix(f, adapters.ZeroCopyOnly())
+	require.NoError(t, err)
+	tr, ok := m.(mat.Transpose)
+	require.True(t, ok, "got %T", m)
+	d := tr.Matrix.(*mat.Dense)
+	assert.Equal(t, f.Data(), unsafe.Pointer(&d.RawMatrix().Data[0]))
+	for i := range 2 {
+		for j := range 3 {
+			assert.Equal(t, at(t, f, int64(i), int64(j)), m.At(i, j))
+		}
+	}
+	d.Set(2, 1, 100) // element (1, 2) of the transpose
+	assert.Equal(t, 100.0, at(t, f, 1, 2))
+
+	// Through FromMatrix it comes back as the same Fortran-order view.
+	back, err := gonumx.FromMatrix(m)
+	require.NoError(t, err)
+	assert.Equal(t, f.Strides(), back.Strides())
+	assert.Equal(t, f.Data(), back.Data())
+
+	// Row-major tensors are plain Dense.
+	m2, err := gonumx.ToMatrix(cbuf)
+	require.NoError(t, err)
+	assert.IsType(t, &mat.Dense{}, m2)
+}
+
+func TestToVectorsAndOthers(t *testing.T) {
+	base := core.MustFromSlice(seq(10), 10)
+	step, err := base.Slice(0, 1, 10, 3) // [3] stride 3
+	require.NoError(t, err)
+	v, err := gonumx.ToVecDense(step, adapters.ZeroCopyOnly())
+	require.NoError(t, err)
+	assert.Equal(t, 3, v.RawVector().Inc)
+	assert.Equal(t, []float64{2, 5, 8}, []float64{v.AtVec(0), v.AtVec(1), v.AtVec(2)})
+	v.SetVec(2, 0)
+	assert.Equal(t, 0.0, at(t, base, 7))
+
+	rev, err := base.Reverse(0)
+	require.NoError(t, err)
+	_, err = gonumx.ToVecDense(rev, adapters.ZeroCopyOnly())
+	require.ErrorIs(t, err, adapters.ErrCopyRequired)
+	vr, err := gonumx.ToVecDense(rev)
+	require.NoError(t, err)
+	assert.Equal(t, 10.0, vr.AtVec(0))
+
+	cx := core.MustFromSlice([]complex128{1, 2, 3, 4i}, 2, 2)
+	cd, err := gonumx.ToCDense(cx, adapters.ZeroCopyOnly())
+	require.NoError(t, err)
+	cd.Set(0, 0, 7i)
+	c0, _ := core.At[complex128](cx, 0, 0)
+	assert.Equal(t, 7i, c0)
+	cv, err := gonumx.ToCVector(core.MustFromSlice([]complex128{1, 2}), adapters.ZeroCopyOnly())
+	require.NoError(t, err)
+	assert.Equal(t, 2, cv.N)
+
+	fx := core.MustFromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3)
+	g, err := gonumx.ToGeneral32(fx, adapters.ZeroCopyOnly())
+	require.NoError(t, err)
+	g.Data[5] = 60
+	f5, _ := core.At[float32](fx, 1, 2)
+	assert.Equal(t, float32(60), f5)
+	v32, err := gonumx.ToVector32(core.MustFromSlice([]float32{1, 2}), adapters.ZeroCopyOnly())
+	require.NoError(t, err)
+	assert.Equal(t, 2, v32.N)
+	// A float64 tensor rounds to float32 in a copy.
+	var copied bool
+	g64, err := gonumx.ToGeneral32(core.MustFromSlice([]float64{0.5, 1.5}, 1, 2), adapters.ReportCopy(&copied))
+	require.NoError(t, err)
+	assert.True(t, copied)
+	assert.Equal(t, []float32{0.5, 1.5}, g64.Data)
+}
+
+func TestToErrors(t *testing.T) {
+	_, err := gonumx.ToDense(core.MustFromSlice(seq(8), 2, 2, 2))
+	require.ErrorIs(t, err, adapters.ErrUnsupported)
+	_, err = gonumx.ToVecDense(core.MustFromSlice(seq(4), 2, 2))
+	require.ErrorIs(t, err, adapters.ErrUnsupported)
+	_, err = gonumx.ToDense(nil)
+	require.ErrorIs(t, err, core.ErrNil)
+	x := core.MustFromSlice(seq(4), 2, 2)
+	x.Release()
+	_, err = gonumx.ToDense(x)
+	require.ErrorIs(t, err, core.ErrReleased)
+	assert.False(t, gonumx.ZeroCopy(x))
+
+	// Device memory: never touched, refused (it cannot be copied by the CPU either).
+	var fake [4]float64
+	dev, err := core.Wrap(core.Desc{Data: unsafe.Pointer(&fake[0]), Device: core.DLDevice{DeviceType: core.CUDA},
+		DType: core.Float64, Shape: []int64{2, 2}}, nil)
+	require.NoError(t, err)
+	assert.False(t, gonumx.ZeroCopy(dev))
+	_, err = gonumx.ToDense(dev)
+	require.ErrorIs(t, err, core.ErrNotHost)
+	_, err = gonumx.ToDense(dev, adapters.ZeroCopyOnly())
+	require.ErrorIs(t, err, adapters.ErrCopyRequired)
+	// A dtype nothing can cast to float64.
+	_, err = gonumx.ToDense(core.MustNew(core.DLDataType{Code: core.CodeFloat8E4M3FN, Bits: 8, Lanes: 1}, 2, 2))
+	require.Error(t, err)
+}
+
+func TestToEmpty(t *testing.T) {
+	m, err := gonumx.ToDense(core.MustNew(core.Float64, 0, 3), adapters.ZeroCopyOnly())
+	require.NoError(t, err)
+	r, c := m.Dims()
+	assert.Equal(t, []int{0, 3}, []int{r, c})
+	assert.Equal(t, []int64{0, 3}, gonumx.FromDense(m).Shape())
+	m, err = gonumx.ToDense(core.MustNew(core.Float64, 0, 0))
+	require.NoError(t, err)
+	assert.True(t, m.IsEmpty())
+	v, err := gonumx.ToVecDense(core.MustNew(core.Float64, 0))
+	require.NoError(t, err)
+	assert.Equal(t, 0, v.Len())
+}
+
+// foreign wraps a copy of data as foreign memory whose release flips the returned flag.
+func foreign(t *testing.T, data []float64, shape ...int64) (*core.Tensor, *atomic.Bool) {
+	t.Helper()
+	mem := append([]float64{}, data...)
+	var released atomic.Bool
+	x, err := core.Wrap(core.Desc{Data: unsafe.Pointer(&mem[0]), Device: core.CPUDevice, DType: core.Float64, Shape: shape},
+		func() { released.Store(true); runtime.KeepAlive(mem) })
+	require.NoError(t, err)
+	return x, &released
+}
+
+func gcUntil(cond func() bool) bool {
+	for range 100 {
+		runtime.GC()
+		if cond() {
+			return true
+		}
+		runtime.Gosched()
+	}
+	return false
+}
+
+func TestLifetimeGonumValueKeepsForeignMemory(t *testing.T) {
+	base := core.LiveForeign()
+	x, released := foreign(t, seq(6), 2, 3)
+	m, err := gonumx.ToDense(x, adapters.ZeroCopyOnly())
+	require.NoError(t, err)
+	x.Release()
+	x = nil
+	for range 5 {
+		runtime.GC()
+	}
+	assert.False(t, released.Load(), "released while the *mat.Dense is reachable")
+	assert.Equal(t, 6.0, m.At(1, 2))
+
+	// A tensor made over the Dense keeps the Dense, and so the memory, alive.
+	back := gonumx.FromDense(m)
+	m = nil
+	for range 5 {
+		runtime.GC()
+	}
+	assert.False(t, released.Load(), "released while a tensor over the Dense is reachable")
+	assert.Equal(t, 6.0, at(t, back, 1, 2))
+	runtime.KeepAlive(back)
+	back = nil
+	assert.True(t, gcUntil(released.Load), "never released after the last holder was dropped")
+	assert.True(t, gcUntil(func() bool { return core.LiveForeign() == base }))
+}
+
+func TestLifetimeBlas32(t *testing.T) {
+	mem := []float32{1, 2, 3, 4}
+	var released atomic.Bool
+	x, err := core.Wrap(core.Desc{Data: unsafe.Pointer(&mem[0]), Device: core.CPUDevice, DType: core.Float32, Shape: []int64{2, 2}},
+		func() { released.Store(true) })
+	require.NoError(t, err)
+	g, err := gonumx.ToGeneral32(x)
+	require.NoError(t, err)
+	x.Release()
+	for range 5 {
+		runtime.GC()
+	}
+	assert.False(t, released.Load())
+	assert.Equal(t, float32(4), g.Data[3])
+	runtime.KeepAlive(g)
+	g = nil
+	assert.True(t, gcUntil(released.Load))
+	runtime.KeepAlive(mem)
+}
+
+// roundTrip is tensor → Gonum value → tensor with the Gonum type for the dtype and rank.
+func roundTrip(x *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+	switch {
+	case x.DType() == core.Float64 && x.Ndim() == 2:
+		m, err := gonumx.ToMatrix(x, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return gonumx.FromMatrix(m)
+	case x.DType() == core.Float64:
+		v, err := gonumx.ToVecDense(x, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return gonumx.FromVecDense(v), nil
+	case x.DType() == core.Complex128 && x.Ndim() == 2:
+		m, err := gonumx.ToCDense(x, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return gonumx.FromCDense(m), nil
+	case x.DType() == core.Complex128:
+		v, err := gonumx.ToCVector(x, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return gonumx.FromCVector(v)
+	case x.Ndim() == 2:
+		g, err := gonumx.ToGeneral32(x, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return gonumx.FromGeneral32(g)
+	default:
+		v, err := gonumx.ToVector32(x, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return gonumx.FromVector32(v)
+	}
+}
+
+func TestConformance(t *testing.T) {
+	adaptertest.Run(t, adaptertest.Adapter{
+		Name:      "gonum",
+		DTypes:    []core.DLDataType{core.Float64, core.Float32, core.Complex128},
+		MinNdim:   1,
+		MaxNdim:   2,
+		RoundTrip: roundTrip,
+		ZeroCopy:  gonumx.ZeroCopy,
+	})
+}

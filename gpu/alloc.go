@@ -1,0 +1,180 @@
+package gpu
+
+import (
+	"fmt"
+	"math/bits"
+	"unsafe"
+
+	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/gpu/cuda"
+)
+
+// nbytes validates dtype and shape the way core.New does and returns the bytes the elements
+// occupy when compact.
+func nbytes(dtype core.DLDataType, shape []int64) (int64, error) {
+	if err := dtype.Validate(); err != nil {
+		return 0, err
+	}
+	if len(shape) > core.MaxNdim {
+		return 0, fmt.Errorf("%w: ndim = %d exceeds %d", core.ErrNdim, len(shape), core.MaxNdim)
+	}
+	n := uint64(1)
+	for i, d := range shape {
+		if d < 0 {
+			return 0, fmt.Errorf("%w: shape[%d] = %d is negative", core.ErrShape, i, d)
+		}
+		hi, lo := bits.Mul64(n, uint64(d))
+		if hi != 0 || lo > 1<<62 {
+			return 0, fmt.Errorf("%w: shape %v", core.ErrOverflow, shape)
+		}
+		n = lo
+	}
+	hi, b := bits.Mul64(n, uint64(dtype.Bits)*uint64(dtype.Lanes))
+	if hi != 0 || b > 1<<62 {
+		return 0, fmt.Errorf("%w: %d elements of %s", core.ErrOverflow, n, dtype)
+	}
+	return int64((b + 7) / 8), nil
+}
+
+// Alloc allocates a zeroed, C-order tensor in the memory of CUDA device dev (kDLCUDA). Its Data
+// is a device address: the CPU must not touch it (core's accessors refuse with core.ErrNotHost);
+// move it with To or Copy. The memory is freed (cuMemFree in the device's primary context) when
+// the last holder lets go, as for any foreign memory in core.
+func Alloc(dtype core.DLDataType, dev int, shape ...int64) (*core.Tensor, error) {
+	n, err := nbytes(dtype, shape)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: alloc: %w", err)
+	}
+	d := core.Desc{Device: core.DLDevice{DeviceType: core.CUDA, DeviceID: int32(dev)}, DType: dtype, Shape: shape}
+	if dev < 0 || dev > 1<<30 {
+		return nil, fmt.Errorf("gpu: alloc: %w: device ordinal %d", ErrNoDevice, dev)
+	}
+	if n == 0 {
+		if _, err := cuda.DeviceCount(); err != nil {
+			return nil, fmt.Errorf("gpu: alloc: %w", err)
+		}
+		return core.Wrap(d, nil)
+	}
+	p, err := cuda.MemAlloc(dev, n)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: alloc %d bytes on cuda:%d: %w", n, dev, err)
+	}
+	if err := cuda.Memset(dev, p, 0, n, cuda.StreamLegacy, false); err != nil {
+		cuda.MemFree(dev, p) //nolint:errcheck // the Memset error is the one to report
+		return nil, fmt.Errorf("gpu: alloc: %w", err)
+	}
+	d.Data = devicePointer(p)
+	return core.Wrap(d, func() { cuda.MemFree(dev, p) }) //nolint:errcheck // nothing to report to
+}
+
+// AllocPinned allocates a zeroed, C-order tensor in page-locked host memory (kDLCUDAHost,
+// device 0): host memory that the CPU reads and writes like any other (Data, Span, ... work) and
+// that copies to and from any device at full speed, asynchronously on a stream. It is freed with
+// cuMemFreeHost when the last holder lets go.
+func AllocPinned(dtype core.DLDataType, shape ...int64) (*core.Tensor, error) {
+	n, err := nbytes(dtype, shape)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: alloc pinned: %w", err)
+	}
+	d := core.Desc{Device: core.DLDevice{DeviceType: core.CUDAHost}, DType: dtype, Shape: shape}
+	if n == 0 {
+		if _, err := cuda.DeviceCount(); err != nil {
+			return nil, fmt.Errorf("gpu: alloc pinned: %w", err)
+		}
+		return core.Wrap(d, nil)
+	}
+	p, err := cuda.MemAllocHost(n)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: alloc %d pinned bytes: %w", n, err)
+	}
+	clear(unsafe.Slice((*byte)(p), n))
+	d.Data = p
+	return core.Wrap(d, func() { cuda.MemFreeHost(p) }) //nolint:errcheck // nothing to report to
+}
+
+// AllocManaged allocates a zeroed, C-order tensor in CUDA managed memory (kDLCUDAManaged)
+// attached to device dev: one address that the host and every device can use. The host may read
+// it (core's accessors work) once the device work that wrote it has completed (synchronise the
+// stream, or use ToHost, which synchronises). It is freed with cuMemFree.
+func AllocManaged(dtype core.DLDataType, dev int, shape ...int64) (*core.Tensor, error) {
+	n, err := nbytes(dtype, shape)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: alloc managed: %w", err)
+	}
+	if dev < 0 || dev > 1<<30 {
+		return nil, fmt.Errorf("gpu: alloc managed: %w: device ordinal %d", ErrNoDevice, dev)
+	}
+	d := core.Desc{Device: core.DLDevice{DeviceType: core.CUDAManaged, DeviceID: int32(dev)}, DType: dtype, Shape: shape}
+	if n == 0 {
+		if _, err := cuda.DeviceCount(); err != nil {
+			return nil, fmt.Errorf("gpu: alloc managed: %w", err)
+		}
+		return core.Wrap(d, nil)
+	}
+	p, err := cuda.MemAllocManaged(dev, n)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: alloc %d managed bytes on cuda:%d: %w", n, dev, err)
+	}
+	if err := cuda.Memset(dev, p, 0, n, cuda.StreamLegacy, false); err != nil {
+		cuda.MemFree(dev, p) //nolint:errcheck // the Memset error is the one to report
+		return nil, fmt.Errorf("gpu: alloc managed: %w", err)
+	}
+	if err := cuda.Synchronize(dev); err != nil {
+		cuda.MemFree(dev, p) //nolint:errcheck // the Synchronize error is the one to report
+		return nil, fmt.Errorf("gpu: alloc managed: %w", err)
+	}
+	d.Data = devicePointer(p)
+	return core.Wrap(d, func() { cuda.MemFree(dev, p) }) //nolint:errcheck // nothing to report to
+}
+
+// Wrap makes a tensor over CUDA memory another library hands over (a device pointer from a C
+// library, a cudaMallocHost buffer, managed memory): release is its owner's deleter, called
+// exactly once when the last holder lets go, or before Wrap returns an error. Besides core's
+// validation of d (see core.Wrap), Wrap asks the driver what the address is and refuses (with
+// ErrDevice) memory that is not what d.Device claims: kDLCUDA must be device (or managed) memory
+// of that device, kDLCUDAHost pinned host memory, kDLCUDAManaged managed memory. Other device
+// types are refused with ErrDevice; without a driver the error matches ErrNoDevice.
+func Wrap(d core.Desc, release func()) (*core.Tensor, error) {
+	fail := func(err error) (*core.Tensor, error) {
+		if release != nil {
+			release()
+		}
+		return nil, fmt.Errorf("gpu: wrap: %w", err)
+	}
+	dt := d.Device.DeviceType
+	if dt != core.CUDA && dt != core.CUDAHost && dt != core.CUDAManaged {
+		return fail(fmt.Errorf("%w: %s (want cuda, cuda_host or cuda_managed)", ErrDevice, d.Device))
+	}
+	if _, err := cuda.DeviceCount(); err != nil {
+		return fail(err)
+	}
+	if d.Data != nil {
+		addr := uintptr(d.Data) + uintptr(d.ByteOffset)
+		info, err := cuda.Pointer(addr)
+		if err != nil {
+			return fail(fmt.Errorf("%w: %#x is not CUDA memory: %w", ErrDevice, addr, err))
+		}
+		switch {
+		case dt == core.CUDA && (info.Kind != cuda.Device || info.Device != int(d.Device.DeviceID)):
+			return fail(fmt.Errorf("%w: %#x is %s memory of device %d, not %s memory", ErrDevice, addr, info.Kind, info.Device, d.Device))
+		case dt == core.CUDAHost && info.Kind != cuda.Host:
+			return fail(fmt.Errorf("%w: %#x is %s memory, not pinned host memory", ErrDevice, addr, info.Kind))
+		case dt == core.CUDAManaged && !info.Managed:
+			return fail(fmt.Errorf("%w: %#x is %s memory, not managed memory", ErrDevice, addr, info.Kind))
+		}
+	}
+	t, err := core.Wrap(d, release)
+	if err != nil {
+		return nil, fmt.Errorf("gpu: wrap: %w", err)
+	}
+	return t, nil
+}
+
+// devicePointer turns a device address into the unsafe.Pointer a core.Desc carries. The
+// address is not Go memory: the garbage collector ignores it, and Go code never dereferences it.
+func devicePointer(p uintptr) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&p))
+}
+
+// address returns the address of t's first element.
+func address(t *core.Tensor) uintptr { return uintptr(t.Data()) }

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Builds the artefacts devicecheck.sh runs, into .devicebuild/ at the repository root, on a
+# linux/amd64 machine with Go and gcc (no GPU, no CUDA SDK needed):
+#   cuda.test, gpu.test   the tests of gpu/cuda and gpu (CGO_ENABLED=0: purego opens libcuda.so.1)
+#   libdlpackgpu.so       gpu/cuda/internal/pyexport as a C shared library (cgo, for core/cdlpack)
+# Then carry .devicebuild/ to the GPU machine and run: bash gpu/cuda/devicecheck.sh
+set -eu
+cd "$(dirname "$0")/../.."
+mkdir -p .devicebuild
+CGO_ENABLED=0 go test -c -o .devicebuild/cuda.test ./gpu/cuda
+CGO_ENABLED=0 go test -c -o .devicebuild/gpu.test ./gpu
+CGO_ENABLED=1 go build -buildmode=c-shared -o .devicebuild/libdlpackgpu.so ./gpu/cuda/internal/pyexport
+rm -f .devicebuild/libdlpackgpu.h
+ls -l .devicebuild

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Device check of packages gpu and gpu/cuda on a Linux machine with an NVIDIA GPU and its
+# driver, and Python with PyTorch, CuPy and NumPy. It needs no Go toolchain, no CUDA SDK and no
+# network: it runs the artefacts gpu/cuda/devicebuild.sh put in .devicebuild/ (carry that
+# folder along):
+#   1. the GPU tests of gpu/cuda and gpu, with DLPACK_REQUIRE_GPU=1 so that they fail rather
+#      than skip, and a short transfer benchmark;
+#   2. devicecheck.py: PyTorch and CuPy exchanging CUDA tensors with Go through DLPack capsules,
+#      and Go's H2D/D2H bandwidth next to torch's.
+# Usage (from anywhere): bash gpu/cuda/devicecheck.sh     Expected run time: about 1 minute;
+# every step has a timeout, 5 minutes in all at worst.
+# Exit status: 0 everything passed, 1 something failed, 2 no GPU ("NO GPU: device checks not run").
+set -u
+cd "$(dirname "$0")/../.."
+ROOT=$(pwd)
+B="$ROOT/.devicebuild"
+LOG=$(mktemp -d)
+status=0
+summary=()
+
+for f in cuda.test gpu.test libdlpackgpu.so; do
+	if [ ! -f "$B/$f" ]; then
+		echo "FAIL missing $B/$f: run gpu/cuda/devicebuild.sh on a machine with Go, and carry .devicebuild/"
+		exit 1
+	fi
+done
+chmod +x "$B/cuda.test" "$B/gpu.test" 2>/dev/null
+
+PY=""
+for c in ${PYTHON:-} python3 python /usr/bin/python3; do
+	if command -v "$c" >/dev/null 2>&1 && "$c" -c 'import torch' >/dev/null 2>&1; then PY=$c; break; fi
+done
+
+# Is there a device at all? Ask the driver exactly as the tests do.
+probe=$(cd gpu/cuda && DLPACK_REQUIRE_GPU=0 timeout 60 "$B/cuda.test" -test.run '^TestGPUDeviceInfo$' -test.v 2>&1)
+if echo "$probe" | grep -q -- '--- SKIP'; then
+	echo "$probe" | grep -m1 'no CUDA device'
+	if [ -n "$PY" ]; then timeout 60 "$PY" gpu/cuda/devicecheck.py; fi
+	echo "NO GPU: device checks not run"
+	exit 2
+fi
+command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+
+export DLPACK_REQUIRE_GPU=1
+
+# run_tests NAME DIR TIMEOUT BINARY ARGS...: runs a test binary in its package directory, shows
+# each test's result and log lines, and fails on a failure, a timeout or a skipped GPU test.
+run_tests() {
+	local name=$1 dir=$2 limit=$3 bin=$4
+	shift 4
+	local t0=$(date +%s)
+	(cd "$dir" && timeout "$limit" "$bin" -test.v -test.count=1 "$@") >"$LOG/$name.txt" 2>&1
+	local rc=$?
+	grep -E '^(--- |    --- |ok|FAIL|PASS|panic:)|_test.go:[0-9]+: |^Benchmark' "$LOG/$name.txt" | grep -v -- '^    --- PASS' | head -150
+	local pass fail skip
+	pass=$(grep -c -- '--- PASS: TestGPU' "$LOG/$name.txt")
+	fail=$(grep -c -- '--- FAIL' "$LOG/$name.txt")
+	skip=$(grep -c -- '--- SKIP: TestGPU' "$LOG/$name.txt")
+	local dt=$(($(date +%s) - t0))
+	if [ $rc -ne 0 ] || [ "$skip" -ne 0 ] || [ "$fail" -ne 0 ]; then
+		[ $rc -eq 124 ] && echo "FAIL $name: timed out after ${limit}s"
+		tail -40 "$LOG/$name.txt"
+		echo "FAIL $name (exit $rc, $fail failed, $skip GPU tests skipped, ${dt}s)"
+		summary+=("FAIL $name")
+		status=1
+	else
+		echo "PASS $name ($pass GPU tests passed, ${dt}s)"
+		summary+=("PASS $name ($pass GPU tests)")
+	fi
+}
+
+run_tests "go test ./gpu/cuda" gpu/cuda 60 "$B/cuda.test"
+run_tests "go test ./gpu" gpu 90 "$B/gpu.test"
+run_tests "go test -bench Transfer ./gpu" gpu 40 "$B/gpu.test" -test.run '^$' -test.bench Transfer -test.benchtime 20x
+
+if [ -z "$PY" ]; then
+	echo "FAIL python exchange: no Python with torch found (set PYTHON=...)"
+	summary+=("FAIL python exchange: no torch")
+	status=1
+else
+	t0=$(date +%s)
+	DLPACK_GPU_LIB="$B/libdlpackgpu.so" timeout 100 "$PY" gpu/cuda/devicecheck.py
+	rc=$?
+	dt=$(($(date +%s) - t0))
+	if [ $rc -eq 0 ]; then
+		summary+=("PASS python exchange (${dt}s)")
+	else
+		[ $rc -eq 124 ] && echo "FAIL python exchange: timed out"
+		summary+=("FAIL python exchange (exit $rc, ${dt}s)")
+		status=1
+	fi
+fi
+
+echo
+echo "==== device check summary ===="
+for s in "${summary[@]}"; do echo "$s"; done
+if [ $status -eq 0 ]; then echo "ALL PASSED"; else echo "SOME CHECKS FAILED (logs in $LOG)"; fi
+exit $status

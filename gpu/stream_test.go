@@ -1,0 +1,220 @@
+package gpu
+
+import (
+	"os"
+	"testing"
+	"unsafe"
+
+	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/gpu/cuda"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// requireGPU skips t, with the reason, where CUDA cannot be used; with DLPACK_REQUIRE_GPU=1
+// (set by the device check) it fails instead.
+func requireGPU(t testing.TB) {
+	t.Helper()
+	if err := cuda.Available(); err != nil {
+		require.ErrorIs(t, err, ErrNoDevice)
+		if os.Getenv("DLPACK_REQUIRE_GPU") == "1" {
+			t.Fatalf("DLPACK_REQUIRE_GPU=1 but %v", err)
+		}
+		t.Skipf("no CUDA device: %v", err)
+	}
+}
+
+// requireNoGPU skips tests of the no-device paths where a device exists.
+func requireNoGPU(t *testing.T) {
+	t.Helper()
+	if cuda.Available() == nil {
+		t.Skip("a CUDA device is present: the no-device paths cannot be observed here")
+	}
+}
+
+func TestStreamFromProtocol(t *testing.T) {
+	cases := []struct {
+		v      int64
+		handle uintptr
+		noSync bool
+		str    string
+		errIs  error
+	}{
+		{v: 1, handle: 1, str: "legacy"},
+		{v: 2, handle: 2, str: "per-thread"},
+		{v: -1, handle: 0, noSync: true, str: "no-sync"},
+		{v: 3, handle: 3, str: "stream 0x3"},
+		{v: 0x7f00dead0000, handle: 0x7f00dead0000, str: "stream 0x7f00dead0000"},
+		{v: 0, errIs: ErrStream},
+		{v: -2, errIs: ErrStream},
+		{v: -1 << 63, errIs: ErrStream},
+	}
+	for _, c := range cases {
+		s, err := StreamFromProtocol(c.v)
+		if c.errIs != nil {
+			require.ErrorIs(t, err, c.errIs, "v=%d", c.v)
+			assert.Contains(t, err.Error(), "gpu: bad stream")
+			continue
+		}
+		require.NoError(t, err, "v=%d", c.v)
+		assert.Equal(t, c.handle, s.Handle(), "v=%d", c.v)
+		assert.Equal(t, c.noSync, s.IsNoSync(), "v=%d", c.v)
+		assert.Equal(t, c.str, s.String(), "v=%d", c.v)
+		assert.Equal(t, c.v, s.Protocol(), "v=%d round trip", c.v)
+		assert.NoError(t, s.Close(), "closing a stream one does not own does nothing")
+	}
+	// The zero Stream is the legacy default stream.
+	var z Stream
+	assert.Equal(t, int64(1), z.Protocol())
+	assert.Equal(t, uintptr(1), z.Handle())
+	assert.Equal(t, "legacy", z.String())
+	assert.Equal(t, int64(2), PerThreadStream.Protocol())
+	assert.Equal(t, int64(-1), NoSync.Protocol())
+	fs := ForeignStream(0x1234, 0)
+	assert.Equal(t, int64(0x1234), fs.Protocol())
+	assert.NoError(t, fs.Close())
+	assert.NoError(t, NoSync.Synchronize())
+}
+
+func TestReadyForWithoutDevice(t *testing.T) {
+	host := core.MustFromSlice([]float32{1, 2, 3}, 3)
+	assert.NoError(t, ReadyFor(host, LegacyStream, 1), "None on the host")
+	assert.NoError(t, ReadyFor(host, LegacyStream, -1))
+	assert.ErrorIs(t, ReadyFor(host, LegacyStream, 5), ErrStream)
+	assert.ErrorIs(t, ReadyFor(host, LegacyStream, 0), ErrStream)
+
+	buf := make([]float32, 3)
+	dev, err := core.WrapKeep(core.Desc{Data: unsafe.Pointer(&buf[0]), Device: Device(0), DType: core.Float32, Shape: []int64{3}}, buf)
+	require.NoError(t, err)
+	assert.NoError(t, ReadyFor(dev, LegacyStream, -1), "-1: no synchronisation, no driver call")
+	assert.NoError(t, ReadyFor(dev, LegacyStream, 1), "the same stream: nothing to do")
+	assert.ErrorIs(t, ReadyFor(dev, LegacyStream, 0), ErrStream)
+	rocm, err := core.WrapKeep(core.Desc{Data: unsafe.Pointer(&buf[0]), Device: core.DLDevice{DeviceType: core.ROCM}, DType: core.Float32, Shape: []int64{3}}, buf)
+	require.NoError(t, err)
+	assert.ErrorIs(t, ReadyFor(rocm, LegacyStream, 1), ErrDevice)
+	if cuda.Available() != nil {
+		assert.ErrorIs(t, ReadyFor(dev, LegacyStream, 2), ErrNoDevice)
+	}
+}
+
+func TestNoDevice(t *testing.T) {
+	requireNoGPU(t)
+	_, err := Alloc(core.Float32, 0, 2, 3)
+	require.ErrorIs(t, err, ErrNoDevice)
+	assert.Contains(t, err.Error(), "gpu: alloc")
+	_, err = Alloc(core.Float32, 0, 0)
+	require.ErrorIs(t, err, ErrNoDevice, "even empty tensors need a device")
+	_, err = AllocPinned(core.Float32, 4)
+	require.ErrorIs(t, err, ErrNoDevice)
+	_, err = AllocManaged(core.Float32, 0, 4)
+	require.ErrorIs(t, err, ErrNoDevice)
+	_, err = NewStream(0)
+	require.ErrorIs(t, err, ErrNoDevice)
+	_, err = To(core.MustFromSlice([]float32{1}, 1), Device(0))
+	require.ErrorIs(t, err, ErrNoDevice)
+
+	released := 0
+	_, err = Wrap(core.Desc{Data: addr(0x1000), Device: Device(0), DType: core.Float32, Shape: []int64{4}}, func() { released++ })
+	require.ErrorIs(t, err, ErrNoDevice)
+	assert.Equal(t, 1, released, "the owner's deleter runs once on failure")
+
+	// A copy that needs the driver says so, without touching the memory.
+	buf := make([]float32, 4)
+	dev, err := core.WrapKeep(core.Desc{Data: unsafe.Pointer(&buf[0]), Device: Device(0), DType: core.Float32, Shape: []int64{4}}, buf)
+	require.NoError(t, err)
+	require.ErrorIs(t, Copy(core.MustNew(core.Float32, 4), dev), ErrNoDevice)
+	_, err = ToHost(dev)
+	require.ErrorIs(t, err, ErrNoDevice)
+}
+
+func TestCopyErrors(t *testing.T) {
+	buf := make([]float32, 6)
+	dev, err := core.WrapKeep(core.Desc{Data: unsafe.Pointer(&buf[0]), Device: Device(0), DType: core.Float32, Shape: []int64{2, 3}}, buf)
+	require.NoError(t, err)
+	host := core.MustNew(core.Float32, 2, 3)
+
+	require.ErrorIs(t, Copy(core.MustNew(core.Float32, 3, 2), dev), core.ErrShape)
+	ro, err := host.AsReadOnly()
+	require.NoError(t, err)
+	require.ErrorIs(t, Copy(ro, dev), core.ErrReadOnly)
+	rocm, err := core.WrapKeep(core.Desc{Data: unsafe.Pointer(&buf[0]), Device: core.DLDevice{DeviceType: core.ROCM}, DType: core.Float32, Shape: []int64{2, 3}}, buf)
+	require.NoError(t, err)
+	require.ErrorIs(t, Copy(host, rocm), ErrDevice)
+	_, err = To(host, core.DLDevice{DeviceType: core.Vulkan})
+	require.ErrorIs(t, err, ErrDevice)
+	require.ErrorIs(t, CopyOn(host, dev, NoSync), ErrStream)
+	_, err = ToOn(host, Device(0), NoSync)
+	require.ErrorIs(t, err, ErrStream)
+	_, err = To(nil, Device(0))
+	require.ErrorIs(t, err, core.ErrNil)
+	require.ErrorIs(t, Copy(nil, host), core.ErrNil)
+	v, err := host.View()
+	require.NoError(t, err)
+	v.Release()
+	require.ErrorIs(t, Copy(v, dev), core.ErrReleased)
+
+	// Host to host needs no device: it is adapters.Copy, casts included.
+	src := core.MustFromSlice([]float64{1, 2, 3, 4, 5, 6}, 2, 3)
+	require.NoError(t, Copy(host, src))
+	got, err := core.Data[float32](host)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{1, 2, 3, 4, 5, 6}, got)
+
+	// Sub-byte dtypes only as raw, C-contiguous copies of the same dtype.
+	i4 := core.DLDataType{Code: core.CodeInt, Bits: 4, Lanes: 1}
+	sb, err := core.WrapKeep(core.Desc{Data: unsafe.Pointer(&buf[0]), Device: Device(0), DType: i4, Shape: []int64{8}}, buf)
+	require.NoError(t, err)
+	require.ErrorIs(t, Copy(core.MustNew(core.Int8, 8), sb), adapters.ErrUnsupported)
+
+	_, err = Alloc(core.Float32, 0, -1)
+	require.ErrorIs(t, err, core.ErrShape)
+	_, err = Alloc(core.Float32, 0, 1<<40, 1<<40)
+	require.ErrorIs(t, err, core.ErrOverflow)
+	_, err = AllocPinned(core.DLDataType{Code: 99, Bits: 8, Lanes: 1}, 1)
+	require.ErrorIs(t, err, core.ErrDType)
+	_, err = Alloc(core.Float32, -1, 1)
+	require.ErrorIs(t, err, ErrNoDevice)
+
+	released := 0
+	_, err = Wrap(core.Desc{Device: core.DLDevice{DeviceType: core.ROCM}, DType: core.Float32, Shape: []int64{0}}, func() { released++ })
+	require.ErrorIs(t, err, ErrDevice)
+	assert.Equal(t, 1, released)
+}
+
+func TestToHostPolicies(t *testing.T) {
+	host := core.MustFromSlice([]float32{1, 2}, 2)
+	got, err := ToHost(host)
+	require.NoError(t, err)
+	assert.Same(t, host, got, "a host tensor needs no copy")
+	var copied bool
+	got, err = ToHost(host, adapters.AlwaysCopy(), adapters.ReportCopy(&copied))
+	require.NoError(t, err)
+	assert.True(t, copied)
+	assert.NotEqual(t, host.Data(), got.Data())
+
+	buf := make([]float32, 2)
+	dev, err := core.WrapKeep(core.Desc{Data: unsafe.Pointer(&buf[0]), Device: Device(0), DType: core.Float32, Shape: []int64{2}}, buf)
+	require.NoError(t, err)
+	_, err = ToHost(dev, adapters.ZeroCopyOnly())
+	require.ErrorIs(t, err, adapters.ErrCopyRequired)
+	require.ErrorIs(t, err, core.ErrNotHost)
+	assert.Contains(t, err.Error(), "cuda:0")
+	_, err = ToHost(nil)
+	require.ErrorIs(t, err, core.ErrNil)
+
+	// With copies done in host memory in place of the missing device, the move itself.
+	withHostCopies(t, func() {
+		buf[0], buf[1] = 7, 8
+		var copied bool
+		h, err := ToHost(dev, adapters.ReportCopy(&copied))
+		require.NoError(t, err)
+		assert.True(t, copied)
+		assert.Equal(t, core.CPUDevice, h.Device())
+		assert.Equal(t, core.FlagIsCopied, h.Flags()&core.FlagIsCopied)
+		assert.Equal(t, []float32{7, 8}, values(t, h))
+		same, err := To(dev, Device(0))
+		require.NoError(t, err)
+		assert.Equal(t, dev.Data(), same.Data(), "already there: a view, no copy")
+	})
+}

@@ -1,0 +1,54 @@
+package numpyx_test
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/adapters/adaptertest"
+	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/numpyx"
+)
+
+// TestConformance runs the adapters conformance kit over a .npy round trip: every dtype, rank
+// and layout the kit generates is written and read back. A file round trip always copies.
+func TestConformance(t *testing.T) {
+	adaptertest.Run(t, adaptertest.Adapter{
+		Name:   "numpyx.Write+Read",
+		DTypes: allDTypes,
+		RoundTrip: func(x *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+			if _, err := adapters.Apply(opts...).Decide(false, "a .npy round trip writes and reads bytes"); err != nil {
+				return nil, err
+			}
+			var buf bytes.Buffer
+			if err := numpyx.Write(&buf, x); err != nil {
+				return nil, err
+			}
+			return numpyx.Read(&buf)
+		},
+	})
+}
+
+// TestConformanceMap does the same through a file and a memory map (zero-copy from the file,
+// but never sharing the input's memory).
+func TestConformanceMap(t *testing.T) {
+	dir := t.TempDir()
+	adaptertest.Run(t, adaptertest.Adapter{
+		Name:   "numpyx.WriteFile+Map",
+		DTypes: allDTypes,
+		RoundTrip: func(x *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+			o := adapters.Apply(opts...)
+			if _, err := o.Decide(false, "a file round trip writes the elements to disk"); err != nil {
+				return nil, err
+			}
+			path := filepath.Join(dir, "x.npy")
+			if err := numpyx.WriteFile(path, x); err != nil {
+				return nil, err
+			}
+			return numpyx.Map(path)
+		},
+	})
+}

@@ -1,0 +1,167 @@
+package numpyx_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/numpyx"
+)
+
+// TestMapSharesFileBytes proves the map is the file: a write to the file after Map is seen
+// through the tensor, the tensor is read-only, and Release unmaps it.
+func TestMapSharesFileBytes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.npy")
+	require.NoError(t, numpyx.WriteFile(path, core.MustFromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3)))
+	before := core.LiveForeign()
+	var copied bool
+	m, err := numpyx.Map(path, adapters.ZeroCopyOnly(), adapters.ReportCopy(&copied))
+	require.NoError(t, err)
+	assert.False(t, copied)
+	assert.True(t, m.ReadOnly())
+	assert.Equal(t, before+1, core.LiveForeign())
+	assert.Zero(t, uintptr(m.Data())%numpyx.Alignment, "data must start on a 64-byte boundary")
+	_, err = core.Data[float32](m)
+	require.ErrorIs(t, err, core.ErrReadOnly)
+
+	// mutate the file through an ordinary write: the shared mapping sees it
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteAt([]byte{0, 0, 0x80, 0x3f + 0x01}, 128) // element 0 := 4.0 (data at 128)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	v, err := core.At[float32](m, 0, 0)
+	require.NoError(t, err)
+	assert.Equal(t, float32(4), v)
+
+	view, err := m.Transpose()
+	require.NoError(t, err)
+	m.Release()
+	assert.Equal(t, before+1, core.LiveForeign(), "a live view keeps the map")
+	v, err = core.At[float32](view, 2, 1)
+	require.NoError(t, err)
+	assert.Equal(t, float32(6), v)
+	view.Release()
+	assert.Equal(t, before, core.LiveForeign())
+}
+
+// TestMapUnmapsWhenUnreachable: forgetting Release leaks nothing.
+func TestMapUnmapsWhenUnreachable(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.npy")
+	require.NoError(t, numpyx.WriteFile(path, core.MustFromSlice([]int64{1, 2, 3})))
+	before := core.LiveForeign()
+	func() {
+		m, err := numpyx.Map(path)
+		require.NoError(t, err)
+		require.True(t, m.Foreign())
+	}()
+	assert.Eventually(t, func() bool { runtime.GC(); return core.LiveForeign() == before }, 5*time.Second, 10*time.Millisecond)
+}
+
+// TestMapCopyPolicy: big-endian data cannot be mapped as it lies.
+func TestMapCopyPolicy(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "be.npy")
+	data := []byte{0x3f, 0x80, 0, 0, 0x40, 0, 0, 0} // 1.0, 2.0 big-endian float32
+	require.NoError(t, os.WriteFile(path, append(headerBlock(t, "{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }"), data...), 0o644))
+	_, err := numpyx.Map(path, adapters.ZeroCopyOnly())
+	require.ErrorIs(t, err, adapters.ErrCopyRequired)
+	var copied bool
+	m, err := numpyx.Map(path, adapters.ReportCopy(&copied))
+	require.NoError(t, err)
+	assert.True(t, copied)
+	got, err := core.Data[float32](m)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{1, 2}, got)
+
+	// AlwaysCopy reads a native file into Go memory
+	native := filepath.Join(t.TempDir(), "n.npy")
+	require.NoError(t, numpyx.WriteFile(native, core.MustFromSlice([]float32{1, 2})))
+	m, err = numpyx.Map(native, adapters.AlwaysCopy(), adapters.ReportCopy(&copied))
+	require.NoError(t, err)
+	assert.True(t, copied)
+	assert.False(t, m.Foreign())
+	assert.False(t, m.ReadOnly())
+}
+
+// TestMapFortran maps a Fortran-order file as a Fortran-strided tensor.
+func TestMapFortran(t *testing.T) {
+	src := core.MustFromSlice([]int32{1, 2, 3, 4, 5, 6}, 2, 3)
+	ft, err := src.Transpose() // 3x2, Fortran-contiguous
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "f.npy")
+	require.NoError(t, numpyx.WriteFile(path, ft))
+	for _, open := range []func(string) (*core.Tensor, error){numpyx.ReadFile, func(p string) (*core.Tensor, error) { return numpyx.Map(p) }} {
+		m, err := open(path)
+		require.NoError(t, err)
+		assert.Equal(t, []int64{3, 2}, m.Shape())
+		assert.Equal(t, []int64{1, 3}, m.Strides())
+		v, err := core.At[int32](m, 2, 0)
+		require.NoError(t, err)
+		assert.Equal(t, int32(3), v)
+	}
+}
+
+// headerBlock is a padded version 1.0 header around dict, like NumPy writes.
+func headerBlock(t *testing.T, dict string) []byte {
+	t.Helper()
+	pad := 64 - (10+len(dict)+1)%64
+	d := dict + string(bytes.Repeat([]byte{' '}, pad)) + "\n"
+	b := npyFile(d, nil)
+	require.Zero(t, len(b)%64)
+	return b
+}
+
+// TestWriteZeroCopy: a contiguous tensor's memory is handed to the writer as is.
+func TestWriteZeroCopy(t *testing.T) {
+	x := core.MustFromSlice(make([]float64, 1000), 10, 100)
+	var w capture
+	require.NoError(t, numpyx.Write(&w, x))
+	require.Len(t, w.calls, 2)
+	assert.Equal(t, x.Data(), unsafe.Pointer(unsafe.SliceData(w.calls[1])), "the data is written from the tensor's own memory")
+}
+
+// capture records every Write: the slice it was given (to compare addresses) and a copy of its
+// bytes (writers may reuse their buffers).
+type capture struct{ calls, copies [][]byte }
+
+func (c *capture) Write(p []byte) (int, error) {
+	c.calls, c.copies = append(c.calls, p), append(c.copies, bytes.Clone(p))
+	return len(p), nil
+}
+
+// TestWriteStreamsLargeStrided: a non-contiguous tensor larger than the scratch buffer is
+// written in C order in pieces no larger than 1 MiB.
+func TestWriteStreamsLargeStrided(t *testing.T) {
+	x := goTensor(t, core.Float64, 3, 300, 1000) // 7.2 MB
+	for i, mk := range []func() (*core.Tensor, error){
+		func() (*core.Tensor, error) { return x.Permute(1, 0, 2) },
+		func() (*core.Tensor, error) { return x.Permute(2, 1, 0) },
+		func() (*core.Tensor, error) { return x.Reverse(2) },
+	} {
+		v, err := mk()
+		require.NoError(t, err)
+		var w capture
+		require.NoError(t, numpyx.Write(&w, v))
+		var all []byte
+		h, err := numpyx.HeaderOf(v)
+		require.NoError(t, err)
+		for k, c := range w.copies {
+			if k > 0 && !h.Fortran { // Fortran-contiguous data is written whole, as it lies
+				assert.LessOrEqual(t, len(c), 1<<20)
+			}
+			all = append(all, c...)
+		}
+		back, err := numpyx.Read(bytes.NewReader(all))
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(contiguousBytes(t, v), contiguousBytes(t, back)), "layout %d", i)
+	}
+}

@@ -1,0 +1,254 @@
+package numpyx
+
+import (
+	"archive/zip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/dlpack-go/dlpack/core"
+)
+
+// NPZ is an .npz archive open for reading, member by member: opening reads only the zip
+// directory, and each array is read (inflated if it was compressed) when asked for. Keys are
+// the member names without their ".npy" suffix, as numpy.load gives them. An NPZ may be read
+// from several goroutines at once when its io.ReaderAt allows it (files do).
+type NPZ struct {
+	files  map[string]*zip.File
+	keys   []string
+	size   int64
+	closer io.Closer
+}
+
+// OpenNPZ opens the .npz file called name. Close it when done; the tensors it returned stay
+// valid after Close (they are in Go memory).
+func OpenNPZ(name string) (*NPZ, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("numpyx: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("numpyx: %w", err)
+	}
+	z, err := NewNPZ(f, fi.Size())
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	z.closer = f
+	return z, nil
+}
+
+// NewNPZ reads the directory of the .npz archive of size bytes in r. Members that do not end in
+// ".npy" keep their whole name as their key (numpy.load does the same); two members with the
+// same key are refused (ErrDuplicateKey).
+func NewNPZ(r io.ReaderAt, size int64) (*NPZ, error) {
+	zr, err := zip.NewReader(r, size)
+	if err != nil && !errors.Is(err, zip.ErrInsecurePath) { // names are keys here, never paths
+		return nil, fmt.Errorf("%w: not a zip archive: %v", ErrFormat, err)
+	}
+	z := &NPZ{files: map[string]*zip.File{}, size: size}
+	for _, f := range zr.File {
+		key := strings.TrimSuffix(f.Name, ".npy")
+		if _, dup := z.files[key]; dup {
+			return nil, fmt.Errorf("%w: %w: %q", ErrFormat, ErrDuplicateKey, key)
+		}
+		z.files[key] = f
+		z.keys = append(z.keys, key)
+	}
+	return z, nil
+}
+
+// Keys returns the keys of the arrays, in archive order.
+func (z *NPZ) Keys() []string { return slices.Clone(z.keys) }
+
+// Close closes the file OpenNPZ opened; it does nothing for an NPZ made by NewNPZ.
+func (z *NPZ) Close() error {
+	if z.closer == nil {
+		return nil
+	}
+	err := z.closer.Close()
+	z.closer = nil
+	return err
+}
+
+// member opens the member under key and reports how many bytes it holds, or -1 when that is
+// not known until it is inflated.
+func (z *NPZ) member(key string) (io.ReadCloser, int64, error) {
+	f, ok := z.files[key]
+	if !ok {
+		return nil, 0, fmt.Errorf("%w: %q", ErrNotFound, key)
+	}
+	avail := int64(-1)
+	if f.Method == zip.Store {
+		off, err := f.DataOffset()
+		if err != nil {
+			return nil, 0, fmt.Errorf("%w: member %q: %v", ErrFormat, f.Name, err)
+		}
+		if f.CompressedSize64 != f.UncompressedSize64 || f.CompressedSize64 > uint64(z.size) ||
+			off < 0 || off > z.size-int64(f.CompressedSize64) {
+			return nil, 0, fmt.Errorf("%w: stored member %q claims %d bytes at offset %d of a %d-byte archive",
+				ErrTruncated, f.Name, f.CompressedSize64, off, z.size)
+		}
+		avail = int64(f.UncompressedSize64)
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: member %q: %v", ErrFormat, f.Name, err)
+	}
+	return rc, avail, nil
+}
+
+// Header reads the .npy header of the array under key.
+func (z *NPZ) Header(key string) (Header, error) {
+	rc, _, err := z.member(key)
+	if err != nil {
+		return Header{}, err
+	}
+	defer rc.Close()
+	h, err := ReadHeader(rc)
+	if err != nil {
+		return Header{}, fmt.Errorf("member %q: %w", key, err)
+	}
+	return h, nil
+}
+
+// Read reads the array under key into a new tensor in Go memory (see Read). A stored member is
+// bounded by its size in the archive; a compressed one is inflated in growing chunks, so that a
+// member whose header promises more than it holds is refused (ErrTruncated) without costing
+// more than twice what it holds. The member's checksum is verified.
+func (z *NPZ) Read(key string) (*core.Tensor, error) {
+	rc, avail, err := z.member(key)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	h, err := ReadHeader(rc)
+	if err != nil {
+		return nil, fmt.Errorf("member %q: %w", key, err)
+	}
+	if avail >= 0 {
+		avail -= h.DataOffset
+	}
+	t, err := readData(rc, h, avail)
+	if err != nil {
+		return nil, fmt.Errorf("member %q: %w", key, err)
+	}
+	// reading to the end makes archive/zip verify the CRC-32; trailing bytes are ignored, as
+	// NumPy ignores them
+	if _, err := io.Copy(io.Discard, rc); err != nil {
+		return nil, fmt.Errorf("%w: member %q: %v", ErrFormat, key, err)
+	}
+	return t, nil
+}
+
+// ReadNPZ reads every array of the .npz file called name, keyed as numpy.load keys them
+// ("x.npy" is "x").
+func ReadNPZ(name string) (map[string]*core.Tensor, error) {
+	z, err := OpenNPZ(name)
+	if err != nil {
+		return nil, err
+	}
+	defer z.Close()
+	out := make(map[string]*core.Tensor, len(z.keys))
+	for _, k := range z.keys {
+		t, err := z.Read(k)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = t
+	}
+	return out, nil
+}
+
+// NPZWriter writes an .npz archive one array at a time, each streamed straight into the
+// archive.
+type NPZWriter struct {
+	zw       *zip.Writer
+	compress bool
+	seen     map[string]bool
+}
+
+// NewNPZWriter starts an .npz archive on w. Members are stored as they are, like numpy.savez,
+// or deflated when compress is true, like numpy.savez_compressed. Close finishes the archive.
+func NewNPZWriter(w io.Writer, compress bool) *NPZWriter {
+	return &NPZWriter{zw: zip.NewWriter(w), compress: compress, seen: map[string]bool{}}
+}
+
+// Write adds t under key, as the member key+".npy" (see Write for the format). Keys must be
+// non-empty and unique (ErrDuplicateKey).
+func (z *NPZWriter) Write(key string, t *core.Tensor) error {
+	if key == "" {
+		return fmt.Errorf("numpyx: empty npz key")
+	}
+	if z.seen[key] {
+		return fmt.Errorf("%w: %q", ErrDuplicateKey, key)
+	}
+	if _, err := HeaderOf(t); err != nil {
+		return fmt.Errorf("numpyx: array %q: %w", key, err)
+	}
+	z.seen[key] = true
+	fh := &zip.FileHeader{Name: key + ".npy", Method: zip.Store}
+	if z.compress {
+		fh.Method = zip.Deflate
+	}
+	w, err := z.zw.CreateHeader(fh)
+	if err != nil {
+		return fmt.Errorf("numpyx: array %q: %w", key, err)
+	}
+	if err := Write(w, t); err != nil {
+		return fmt.Errorf("array %q: %w", key, err)
+	}
+	return nil
+}
+
+// Close writes the archive's directory. It does not close the underlying writer.
+func (z *NPZWriter) Close() error {
+	if err := z.zw.Close(); err != nil {
+		return fmt.Errorf("numpyx: %w", err)
+	}
+	return nil
+}
+
+// WriteNPZ writes arrays to the file called name as an uncompressed .npz archive, like
+// numpy.savez, in key order; numpy.load reads each back under its key.
+func WriteNPZ(name string, arrays map[string]*core.Tensor) error {
+	return writeNPZ(name, arrays, false)
+}
+
+// WriteNPZCompressed is WriteNPZ with deflated members, like numpy.savez_compressed.
+func WriteNPZCompressed(name string, arrays map[string]*core.Tensor) error {
+	return writeNPZ(name, arrays, true)
+}
+
+func writeNPZ(name string, arrays map[string]*core.Tensor, compress bool) (err error) {
+	f, err := os.Create(name)
+	if err != nil {
+		return fmt.Errorf("numpyx: %w", err)
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("numpyx: %w", cerr)
+		}
+		if err != nil {
+			os.Remove(name)
+		}
+	}()
+	z := NewNPZWriter(f, compress)
+	keys := make([]string, 0, len(arrays))
+	for k := range arrays {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if err := z.Write(k, arrays[k]); err != nil {
+			return err
+		}
+	}
+	return z.Close()
+}

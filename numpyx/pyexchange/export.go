@@ -1,0 +1,143 @@
+package pyexchange
+
+import (
+	"fmt"
+
+	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/core/cdlpack"
+)
+
+// Shareable reports whether t can be handed to a Python consumer without copying, and if not,
+// why. Two things force a copy:
+//
+//   - negative strides: PyTorch 1.13 aborts the whole process on them, and NumPy's
+//     consumers are no better tested, so no export of this package ever carries one;
+//   - a read-only tensor for a legacy consumer: a legacy capsule cannot carry the read-only flag,
+//     and PyTorch would write through it (a fault, for a read-only memory map).
+//
+// Everything else is shared: any other strides (zero, Fortran order, steps), offsets (folded
+// into data; byte_offset is always 0), 0-d and empty tensors, every dtype (a consumer that does
+// not know one raises its own Python exception).
+func Shareable(t *core.Tensor, legacy bool) (ok bool, why string) {
+	if hasNegativeStride(t) {
+		return false, fmt.Sprintf("strides %v are negative", t.Strides())
+	}
+	if legacy && t.ReadOnly() {
+		return false, "the tensor is read-only and a legacy capsule cannot say so"
+	}
+	return true, ""
+}
+
+// hasNegativeStride reports whether a dimension that matters (size > 1, tensor not empty) runs
+// backwards.
+func hasNegativeStride(t *core.Tensor) bool {
+	if t.Empty() {
+		return false
+	}
+	for i := range t.Ndim() {
+		if t.Dim(i) > 1 && t.Stride(i) < 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// forConsumer returns the tensor to export to a consumer under the copy policy in opts: a view
+// of t, or a C-order copy of it (flagged core.FlagIsCopied), and whether it copied. A copy that
+// is needed but not allowed fails with adapters.ErrCopyRequired.
+func forConsumer(t *core.Tensor, legacy bool, opts ...adapters.Option) (*core.Tensor, bool, error) {
+	if t == nil {
+		return nil, false, fmt.Errorf("%w: tensor", core.ErrNil)
+	}
+	if t.Released() {
+		return nil, false, core.ErrReleased
+	}
+	o := adapters.Apply(opts...)
+	shareable, why := Shareable(t, legacy)
+	cp, err := o.Decide(shareable, why)
+	if err != nil {
+		return nil, false, err
+	}
+	if cp {
+		c, err := adapters.Contiguous(t)
+		if err != nil {
+			return nil, false, fmt.Errorf("%w: a copy for export: %w", adapters.ErrUnsupported, err)
+		}
+		return c, true, nil
+	}
+	v, err := tidyStrides(t)
+	return v, false, err
+}
+
+// tidyStrides returns a view of t whose strides have no negative entry: dimensions of size 1
+// (and every dimension of an empty tensor) may carry any stride, and a consumer that checks the
+// sign without looking at the size (PyTorch 1.13) must not see one. Other tensors are returned
+// as a plain view.
+func tidyStrides(t *core.Tensor) (*core.Tensor, error) {
+	strides := t.Strides()
+	tidy := true
+	for _, s := range strides {
+		if s < 0 {
+			tidy = false
+		}
+	}
+	if tidy {
+		return t.View()
+	}
+	shape := t.Shape()
+	acc := int64(1)
+	for i := len(shape) - 1; i >= 0; i-- {
+		if shape[i] <= 1 || t.Empty() {
+			strides[i] = acc
+		}
+		acc *= max(shape[i], 1)
+	}
+	hold, err := t.View() // keeps t's memory for as long as the new tensor is reachable
+	if err != nil {
+		return nil, err
+	}
+	return core.WrapKeep(core.Desc{Data: t.Data(), ByteOffset: t.ByteOffset(), Device: t.Device(),
+		DType: t.DType(), Shape: shape, Strides: strides, Flags: t.Flags()}, hold)
+}
+
+// ExportVersioned exports t as a DLPack 1.3 DLManagedTensorVersioned for a Python consumer that
+// passed max_version >= (1, 0), following the export policy of Shareable: a tensor that cannot
+// be shared is copied (flag IS_COPIED) under the default policy, and refused with
+// adapters.ErrCopyRequired under adapters.ZeroCopyOnly (Python's copy=False).
+// adapters.AlwaysCopy (copy=True) always copies; adapters.ReportCopy reports what happened.
+//
+// A shared export carries t's read-only flag and never IS_COPIED (Go still aliases the memory).
+// The export holds a view of its own: the caller may Release t at once, and the memory stays
+// valid until the consumer calls the deleter.
+func ExportVersioned(t *core.Tensor, opts ...adapters.Option) (*core.DLManagedTensorVersioned, error) {
+	v, copied, err := forConsumer(t, false, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("pyexchange: export: %w", err)
+	}
+	defer v.Release() // the export took its own view
+	m, err := cdlpack.ExportVersioned(v)
+	if err != nil {
+		return nil, fmt.Errorf("pyexchange: export: %w", err)
+	}
+	if !copied {
+		m.Flags &^= core.FlagIsCopied
+	}
+	return m, nil
+}
+
+// ExportLegacy is ExportVersioned for consumers of the legacy, unversioned DLManagedTensor:
+// NumPy < 2.1 and PyTorch < 2.9, which call __dlpack__() without max_version. A read-only
+// tensor is copied (or refused under ZeroCopyOnly), since the capsule cannot carry the flag.
+func ExportLegacy(t *core.Tensor, opts ...adapters.Option) (*core.DLManagedTensor, error) {
+	v, _, err := forConsumer(t, true, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("pyexchange: export: %w", err)
+	}
+	defer v.Release()
+	m, err := cdlpack.ExportLegacy(v)
+	if err != nil {
+		return nil, fmt.Errorf("pyexchange: export: %w", err)
+	}
+	return m, nil
+}

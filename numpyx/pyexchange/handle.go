@@ -1,0 +1,70 @@
+package pyexchange
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dlpack-go/dlpack/core"
+)
+
+// Handle names a Go tensor for C and Python code: an integer they pass back to the library's
+// exported functions. 0 is never a valid handle.
+//
+// Handles are not runtime/cgo.Handle values: cgo.Handle.Value panics on an integer it did not
+// issue, and Python code can pass any integer. Lookup and Release answer ErrHandle instead.
+type Handle uintptr
+
+var (
+	handles     sync.Map // Handle -> *core.Tensor
+	lastHandle  atomic.Uintptr
+	liveHandles atomic.Int64
+)
+
+// NewHandle registers a view of t (see core.Tensor.View) under a new handle and returns it. The
+// view holds t's memory until the handle is released, so the caller may Release t at once.
+// A released tensor is refused (core.ErrReleased).
+func NewHandle(t *core.Tensor) (Handle, error) {
+	if t == nil {
+		return 0, fmt.Errorf("pyexchange: new handle: %w: tensor", core.ErrNil)
+	}
+	v, err := t.View()
+	if err != nil {
+		return 0, fmt.Errorf("pyexchange: new handle: %w", err)
+	}
+	return register(v), nil
+}
+
+// register publishes v (which the registry now owns) under a new handle.
+func register(v *core.Tensor) Handle {
+	h := Handle(lastHandle.Add(1))
+	handles.Store(h, v)
+	liveHandles.Add(1)
+	return h
+}
+
+// Lookup returns the tensor registered under h. The registry owns it: use it, make views of it,
+// but do not Release it (release the handle instead).
+func Lookup(h Handle) (*core.Tensor, error) {
+	v, ok := handles.Load(h)
+	if !ok {
+		return nil, fmt.Errorf("%w: %d", ErrHandle, uintptr(h))
+	}
+	return v.(*core.Tensor), nil
+}
+
+// Release unregisters h and releases its tensor: the memory is freed once no other holder (an
+// export still held by NumPy or PyTorch, a view) is left. Releasing an unknown handle, or one
+// twice, returns ErrHandle.
+func Release(h Handle) error {
+	v, ok := handles.LoadAndDelete(h)
+	if !ok {
+		return fmt.Errorf("%w: %d", ErrHandle, uintptr(h))
+	}
+	liveHandles.Add(-1)
+	v.(*core.Tensor).Release()
+	return nil
+}
+
+// LiveHandles returns how many handles are registered and not yet released.
+func LiveHandles() int64 { return liveHandles.Load() }

@@ -1,0 +1,345 @@
+"""dlpackgo: live, zero-copy exchange of tensors between Python and a Go library, via DLPack.
+
+A Go library built with ``go build -buildmode=c-shared`` that imports the Go package
+``github.com/dlpack-go/dlpack/numpyx/pyexchange`` exports the C functions this module calls
+(``dlpackgo_*``). This module is pure Python: it uses ctypes only, and needs no compiler.
+
+Go to Python::
+
+    lib = dlpackgo.Library("./libexample.so")
+    t = lib.tensor(lib.cdll.example_linspace(...))   # adopt a handle a Go function returned
+    a = numpy.from_dlpack(t)                          # or torch.from_dlpack(t): no copy
+
+``Tensor`` implements the Python array API's DLPack protocol, ``__dlpack__(*, stream=None,
+max_version=None, dl_device=None, copy=None)`` and ``__dlpack_device__()``:
+
+* a consumer that passes ``max_version`` with major >= 1 gets a ``"dltensor_versioned"``
+  capsule (DLPack 1.3: flags READ_ONLY and IS_COPIED); ``max_version=None`` (NumPy < 2.1,
+  PyTorch < 2.9) gets a legacy ``"dltensor"`` capsule;
+* the capsule's destructor (in the Go library, written in C) calls the deleter only if no
+  consumer took the capsule (its name is still the unused one);
+* ``copy=True`` always copies (IS_COPIED), ``copy=False`` never does and raises
+  ``BufferError`` when sharing is impossible, ``copy=None`` copies only when needed;
+* sharing is impossible, and a C-order copy is exported instead, for a tensor with negative
+  strides (PyTorch 1.13 aborts the process on them) and for a read-only tensor asked for as a
+  legacy capsule (which cannot carry the read-only flag);
+* ``dl_device`` must be None or the tensor's own device, and ``stream`` must be None for a CPU
+  tensor (None or -1 elsewhere): otherwise ``BufferError``.
+
+The memory a consumer holds stays valid until the consumer frees its array, whatever happens
+to the ``Tensor`` (``release()`` or garbage collection only drop the handle).
+
+Python to Go::
+
+    t = lib.from_dlpack(numpy_array_or_torch_tensor)   # no copy
+    lib.cdll.example_scale(t.handle, 2.0)              # Go sees and writes the same memory
+
+``from_dlpack`` asks ``__dlpack__(max_version=(1, 3))`` first and falls back on
+``__dlpack__()`` when the producer raises ``TypeError``; it renames the capsule to
+``used_dltensor[_versioned]`` and hands the pointer to Go, which owns it from then on and runs
+the producer's deleter exactly once, with the GIL held, when the last Go holder lets go.
+
+Errors: ``BufferError`` when a tensor cannot be exchanged as asked (the Go error message says
+why), ``ValueError`` for a released or unknown handle, ``TypeError`` for an object that has no
+``__dlpack__`` or returns no DLPack capsule.
+
+One Go c-shared library per process: Go does not support two Go runtimes in one process.
+"""
+
+import atexit
+import ctypes
+import threading
+from ctypes import POINTER, c_char_p, c_int, c_int64, c_size_t, c_void_p, py_object
+
+__all__ = ["Library", "Tensor", "DLPACK_VERSION", "CPU", "FLAG_READ_ONLY", "FLAG_IS_COPIED"]
+
+DLPACK_VERSION = (1, 3)
+CPU = 1  # kDLCPU
+FLAG_READ_ONLY = 1
+FLAG_IS_COPIED = 2
+
+_ERRLEN = 1024
+
+# The Python C API, through prototypes of our own (never ctypes.pythonapi's shared function
+# objects, whose argtypes other code may set). PYFUNCTYPE keeps the GIL and raises any error the
+# call sets.
+_api = ctypes.pythonapi
+_capsule_new = ctypes.PYFUNCTYPE(py_object, c_void_p, c_void_p, c_void_p)(("PyCapsule_New", _api))
+_capsule_is_valid = ctypes.PYFUNCTYPE(c_int, py_object, c_void_p)(("PyCapsule_IsValid", _api))
+_capsule_get_pointer = ctypes.PYFUNCTYPE(c_void_p, py_object, c_void_p)(("PyCapsule_GetPointer", _api))
+_capsule_set_name = ctypes.PYFUNCTYPE(c_int, py_object, c_void_p)(("PyCapsule_SetName", _api))
+
+
+def _address(name):
+    return ctypes.cast(getattr(_api, name), c_void_p).value
+
+
+def _finalizing_address():
+    for name in ("Py_IsFinalizing", "_Py_IsFinalizing"):  # public from 3.13
+        try:
+            return _address(name)
+        except AttributeError:
+            pass
+    return 0
+
+
+class Library:
+    """A Go c-shared library that exports the pyexchange C functions.
+
+    ``path`` is the shared object's path (or an already loaded ``ctypes.CDLL``). The raw
+    library stays available as ``cdll`` for the library's own functions; pass them
+    ``Tensor.handle`` and adopt the handles they return with ``tensor``.
+    """
+
+    def __init__(self, path):
+        cdll = path if isinstance(path, ctypes.CDLL) else ctypes.CDLL(path)
+        self.cdll = cdll
+        f = cdll.dlpackgo_init
+        f.argtypes, f.restype = [c_void_p] * 8, c_int
+        rc = f(*(_address(n) for n in ("PyCapsule_IsValid", "PyCapsule_GetPointer", "PyErr_Fetch",
+                                        "PyErr_Restore", "PyGILState_Ensure", "PyGILState_Release",
+                                        "Py_IsInitialized")), _finalizing_address())
+        if rc != 0:
+            raise RuntimeError("dlpackgo: the library refused the Python C API addresses")
+        exiting = cdll.dlpackgo_python_exiting
+        exiting.argtypes, exiting.restype = [], None
+        atexit.register(exiting)
+
+        name = cdll.dlpackgo_capsule_name
+        name.argtypes, name.restype = [c_int], c_void_p
+        # static C strings in the library: they outlive every capsule, as names must
+        self._names = (name(0), name(1))          # unused: versioned, legacy
+        self._used_names = (name(2), name(3))     # used: versioned, legacy
+        d = cdll.dlpackgo_capsule_destructor
+        d.argtypes, d.restype = [], c_void_p
+        self._destructor = d()
+
+        self._export = cdll.dlpackgo_export
+        self._export.argtypes = [c_void_p, c_int, c_int, c_char_p, c_size_t]
+        self._export.restype = c_void_p
+        self._delete_export = cdll.dlpackgo_delete_export
+        self._delete_export.argtypes, self._delete_export.restype = [c_void_p, c_int], None
+        self._import = cdll.dlpackgo_import
+        self._import.argtypes = [c_void_p, c_int, c_char_p, c_size_t]
+        self._import.restype = c_void_p
+        self._release = cdll.dlpackgo_release
+        self._release.argtypes, self._release.restype = [c_void_p], c_int
+        self._describe = cdll.dlpackgo_describe
+        self._describe.argtypes = [c_void_p, POINTER(c_int64), POINTER(c_int64), POINTER(c_int64)]
+        self._describe.restype = c_int
+        self._live = cdll.dlpackgo_live
+        self._live.argtypes, self._live.restype = [c_int], c_int64
+        self._collect = cdll.dlpackgo_collect
+        self._collect.argtypes, self._collect.restype = [], None
+
+    # -- Go to Python ---------------------------------------------------------------------
+
+    def tensor(self, handle):
+        """Adopt a handle a Go function returned: the Tensor releases it when collected.
+
+        A handle of 0 (the Go function failed) or an unknown one raises ValueError.
+        """
+        if not handle:
+            raise ValueError("dlpackgo: handle 0: the Go function returned no tensor")
+        return Tensor(self, handle)
+
+    # -- Python to Go ---------------------------------------------------------------------
+
+    def from_dlpack(self, x):
+        """Hand x's memory to Go without copying and return the Go tensor over it.
+
+        x is any object with ``__dlpack__`` (a NumPy array, a torch tensor, another library's
+        array). Go owns the managed tensor from then on: the producer's deleter runs exactly
+        once, when the returned Tensor is released and no other Go holder is left.
+        """
+        method = getattr(x, "__dlpack__", None)
+        if method is None:
+            raise TypeError(f"dlpackgo: {type(x).__name__} has no __dlpack__ method")
+        try:
+            capsule = method(max_version=DLPACK_VERSION)
+        except TypeError:  # a producer that predates max_version (NumPy < 2.1, PyTorch < 2.9)
+            capsule = method()
+        return self.from_capsule(capsule)
+
+    def from_capsule(self, capsule):
+        """Take an unused DLPack capsule: rename it to used_..., hand its pointer to Go."""
+        if _capsule_is_valid(capsule, self._names[0]):
+            i = 0  # DLManagedTensorVersioned
+        elif _capsule_is_valid(capsule, self._names[1]):
+            i = 1  # legacy DLManagedTensor
+        else:
+            raise TypeError("dlpackgo: expected an unused 'dltensor' or 'dltensor_versioned' "
+                            f"capsule, got {capsule!r}")
+        ptr = _capsule_get_pointer(capsule, self._names[i])
+        if not ptr:
+            raise BufferError("dlpackgo: the capsule holds a NULL pointer")
+        if _capsule_set_name(capsule, self._used_names[i]) != 0:
+            raise RuntimeError("dlpackgo: could not rename the capsule")
+        # Go owns the managed tensor now; on failure it has already run the deleter.
+        buf = _errbuf()
+        h = self._import(ptr, 1 - i, buf, _ERRLEN)
+        if not h:
+            raise _error(buf)
+        return Tensor(self, h)
+
+    # -- accounting -----------------------------------------------------------------------
+
+    def live_handles(self):
+        """How many Go handles are registered and not released."""
+        return self._live(0)
+
+    def live_exports(self):
+        """How many tensors exported to consumers have not had their deleter run."""
+        return self._live(1)
+
+    def live_foreign(self):
+        """How many blocks of foreign memory (imports included) Go still holds."""
+        return self._live(2)
+
+    def collect(self):
+        """Run Go's garbage collector (cleanups of unreachable tensors follow shortly)."""
+        self._collect()
+
+
+_local = threading.local()
+
+
+def _errbuf():
+    """This thread's buffer for error messages from Go (the first byte is the error kind)."""
+    try:
+        return _local.buf
+    except AttributeError:
+        _local.buf = ctypes.create_string_buffer(_ERRLEN)
+        return _local.buf
+
+
+def _error(buf):
+    raw = buf.value
+    text = "dlpackgo: " + raw[1:].decode("utf-8", "replace")
+    return ValueError(text) if raw[:1] == b"V" else BufferError(text)
+
+
+class Tensor:
+    """A Go tensor seen from Python, through its handle.
+
+    It speaks the DLPack protocol, so ``numpy.from_dlpack(t)`` and ``torch.from_dlpack(t)``
+    share its memory. ``release()`` (or collection) drops the handle; arrays made from it keep
+    the memory alive on their own.
+    """
+
+    __slots__ = ("_lib", "_handle", "__weakref__")
+
+    def __init__(self, lib, handle):
+        self._lib = lib
+        self._handle = handle
+
+    @property
+    def handle(self):
+        """The Go handle, to pass to the library's own functions; ValueError once released."""
+        if not self._handle:
+            raise ValueError("dlpackgo: tensor was released")
+        return self._handle
+
+    def release(self):
+        """Release the handle now (idempotent)."""
+        h, self._handle = self._handle, 0
+        if h:
+            self._lib._release(h)
+
+    def __del__(self):
+        try:
+            self.release()
+        except Exception:  # interpreter shutdown: the library may be gone
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.release()
+
+    def _header(self, with_layout=False):
+        out = (c_int64 * 8)()
+        shape = strides = None
+        if with_layout:
+            shape, strides = (c_int64 * 64)(), (c_int64 * 64)()
+        if self._lib._describe(self.handle, out, shape, strides) != 0:
+            raise ValueError(f"dlpackgo: unknown handle {self._handle}")
+        return out, shape, strides
+
+    @property
+    def ndim(self):
+        return self._header()[0][0]
+
+    @property
+    def shape(self):
+        out, shape, _ = self._header(True)
+        return tuple(shape[: out[0]])
+
+    @property
+    def strides(self):
+        """Strides in elements (DLPack's unit), not bytes."""
+        out, _, strides = self._header(True)
+        return tuple(strides[: out[0]])
+
+    @property
+    def dtype(self):
+        """The DLPack dtype as (code, bits, lanes)."""
+        out = self._header()[0]
+        return (out[1], out[2], out[3])
+
+    @property
+    def flags(self):
+        return self._header()[0][6]
+
+    @property
+    def readonly(self):
+        return bool(self.flags & FLAG_READ_ONLY)
+
+    @property
+    def data_ptr(self):
+        """Address of the first element (to prove sharing by pointer identity)."""
+        return self._header()[0][7]
+
+    def __repr__(self):
+        if not self._handle:
+            return "dlpackgo.Tensor(released)"
+        return f"dlpackgo.Tensor(handle={self._handle}, dtype={self.dtype}, shape={self.shape})"
+
+    # -- the DLPack protocol --------------------------------------------------------------
+
+    def __dlpack_device__(self):
+        out = self._header()[0]
+        return (out[4], out[5])
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        h = self._handle
+        if not h:
+            raise ValueError("dlpackgo: tensor was released")
+        lib = self._lib
+        if stream is not None or dl_device is not None:
+            dev = self.__dlpack_device__()
+            if stream is not None and (dev[0] == CPU or stream != -1):
+                raise BufferError(f"dlpackgo: stream={stream!r} is not supported for a tensor on "
+                                  f"device {dev} (only None on CPU)")
+            if dl_device is not None and (int(dl_device[0]), int(dl_device[1])) != dev:
+                raise BufferError(f"dlpackgo: cannot export to device {tuple(dl_device)}: "
+                                  f"the tensor is on {dev} and is never moved")
+        versioned = 1 if max_version is not None and max_version[0] >= 1 else 0
+        if copy is None:
+            mode = 0
+        elif copy is True:
+            mode = 1
+        elif copy is False:
+            mode = 2
+        else:
+            raise ValueError(f"dlpackgo: copy must be None, True or False, not {copy!r}")
+        buf = _errbuf()
+        ptr = lib._export(h, versioned, mode, buf, _ERRLEN)
+        if not ptr:
+            raise _error(buf)
+        try:
+            return _capsule_new(ptr, lib._names[1 - versioned], lib._destructor)
+        except BaseException:
+            lib._delete_export(ptr, versioned)
+            raise

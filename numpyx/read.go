@@ -1,0 +1,254 @@
+package numpyx
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+	"os"
+	"unsafe"
+
+	"github.com/dlpack-go/dlpack/core"
+)
+
+// ReadHeader reads the magic, version, length field and header dict of a .npy file from r and
+// leaves r at the first data byte. It refuses bad magic and versions other than 1.0, 2.0 and
+// 3.0 (ErrVersion), header lengths over MaxHeaderLen, short input (ErrTruncated) and anything
+// ParseHeader refuses. The header is read as it arrives: a length field that lies costs no
+// more memory than the bytes present.
+func ReadHeader(r io.Reader) (Header, error) {
+	var pre [len(Magic) + 2]byte
+	if err := readFull(r, pre[:], "magic and version"); err != nil {
+		return Header{}, err
+	}
+	if string(pre[:len(Magic)]) != Magic {
+		return Header{}, fmt.Errorf("%w: bad magic %q, want %q", ErrFormat, pre[:len(Magic)], Magic)
+	}
+	h := Header{Version: Version{pre[6], pre[7]}}
+	var hlen int64
+	switch h.Version {
+	case Version{1, 0}:
+		var b [2]byte
+		if err := readFull(r, b[:], "header length"); err != nil {
+			return Header{}, err
+		}
+		hlen = int64(binary.LittleEndian.Uint16(b[:]))
+	case Version{2, 0}, Version{3, 0}:
+		var b [4]byte
+		if err := readFull(r, b[:], "header length"); err != nil {
+			return Header{}, err
+		}
+		hlen = int64(binary.LittleEndian.Uint32(b[:]))
+	default:
+		return Header{}, fmt.Errorf("%w: %s (want 1.0, 2.0 or 3.0)", ErrVersion, h.Version)
+	}
+	if hlen > MaxHeaderLen {
+		return Header{}, fmt.Errorf("%w: header length %d exceeds %d", ErrHeader, hlen, MaxHeaderLen)
+	}
+	var buf bytes.Buffer
+	if n, err := io.CopyN(&buf, r, hlen); err != nil {
+		if errors.Is(err, io.EOF) {
+			return Header{}, fmt.Errorf("%w: header promises %d bytes, only %d present", ErrTruncated, hlen, n)
+		}
+		return Header{}, fmt.Errorf("numpyx: reading the header: %w", err)
+	}
+	parsed, err := ParseHeader(buf.Bytes())
+	if err != nil {
+		return Header{}, err
+	}
+	parsed.Version = h.Version
+	parsed.DataOffset = int64(len(pre)) + hlen + 2
+	if h.Version.Major > 1 {
+		parsed.DataOffset += 2
+	}
+	return parsed, nil
+}
+
+// readFull is io.ReadFull with ErrTruncated for short input.
+func readFull(r io.Reader, b []byte, what string) error {
+	n, err := io.ReadFull(r, b)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%w: %s needs %d bytes, only %d present", ErrTruncated, what, len(b), n)
+	default:
+		return fmt.Errorf("numpyx: reading the %s: %w", what, err)
+	}
+}
+
+// Read reads a .npy array from r into a new tensor in Go memory: C order, or Fortran-strided
+// (without reordering) when the file says fortran_order, with multi-byte elements swapped to
+// this machine's byte order and bools normalised to 0 and 1. The tensor is writable.
+//
+// The data goes straight into the tensor's allocation. When r can tell how many bytes remain
+// (it has a Len method, like *bytes.Reader, or it is an io.Seeker, like *os.File), a header
+// that promises more than that is refused before anything is allocated; otherwise the data is
+// gathered in growing chunks until half of it has arrived, so that a lying header never
+// costs more than twice the bytes actually present.
+func Read(r io.Reader) (*core.Tensor, error) {
+	h, err := ReadHeader(r)
+	if err != nil {
+		return nil, err
+	}
+	return readData(r, h, remaining(r))
+}
+
+// ReadFile reads the .npy file called name (see Read). The file's size bounds what its header
+// may promise, and a read needs memory for the array only.
+func ReadFile(name string) (*core.Tensor, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("numpyx: %w", err)
+	}
+	defer f.Close()
+	return Read(f)
+}
+
+// remaining returns how many bytes r still holds, or -1 when it cannot tell.
+func remaining(r io.Reader) int64 {
+	switch r := r.(type) {
+	case interface{ Len() int }:
+		return int64(r.Len())
+	case io.Seeker:
+		cur, err := r.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return -1
+		}
+		end, err := r.Seek(0, io.SeekEnd)
+		if err != nil {
+			return -1
+		}
+		if _, err := r.Seek(cur, io.SeekStart); err != nil || end < cur {
+			return -1
+		}
+		return end - cur
+	}
+	return -1
+}
+
+// newFor allocates the tensor h describes: C order, or the transposed view of a C-order
+// allocation of the reversed shape when the file is in Fortran order. It returns the tensor to
+// hand out and the bytes to fill, in file order.
+func newFor(h Header) (*core.Tensor, []byte, error) {
+	shape := append([]int64{}, h.Shape...)
+	fortran := h.Fortran && len(shape) > 1
+	if fortran {
+		for i, j := 0, len(shape)-1; i < j; i, j = i+1, j-1 {
+			shape[i], shape[j] = shape[j], shape[i]
+		}
+	}
+	t, err := core.New(h.DType, shape...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("numpyx: %w", err)
+	}
+	b, err := t.Bytes()
+	if err != nil {
+		return nil, nil, fmt.Errorf("numpyx: %w", err)
+	}
+	if fortran {
+		if t, err = t.Transpose(); err != nil {
+			return nil, nil, fmt.Errorf("numpyx: %w", err)
+		}
+	}
+	return t, b, nil
+}
+
+// smallAlloc is the size up to which the data is allocated at once even from a reader that
+// cannot tell how much it holds.
+const smallAlloc = 64 << 10
+
+// readData reads the data h describes from r, which holds avail more bytes (-1: unknown).
+func readData(r io.Reader, h Header, avail int64) (*core.Tensor, error) {
+	n := h.DataLen()
+	if avail >= 0 && n > avail {
+		return nil, fmt.Errorf("%w: header promises %d data bytes (%s %v), only %d present", ErrTruncated, n, h.Descr, h.Shape, avail)
+	}
+	var (
+		chunks [][]byte
+		got    int64
+	)
+	if avail < 0 && n > smallAlloc {
+		// gather in growing chunks until half the data is here; only then allocate it all
+		size := int64(smallAlloc)
+		for got*2 < n {
+			c := make([]byte, min(size, n-got))
+			k, err := io.ReadFull(r, c)
+			got += int64(k)
+			chunks = append(chunks, c[:k])
+			if err != nil {
+				return nil, dataErr(err, h, got)
+			}
+			size = got
+		}
+	}
+	t, b, err := newFor(h)
+	if err != nil {
+		return nil, err
+	}
+	off := 0
+	for _, c := range chunks {
+		off += copy(b[off:], c)
+	}
+	chunks = nil
+	if k, err := io.ReadFull(r, b[off:]); err != nil {
+		return nil, dataErr(err, h, int64(off+k))
+	}
+	fixup(b, h)
+	return t, nil
+}
+
+func dataErr(err error, h Header, got int64) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%w: header promises %d data bytes (%s %v), only %d present", ErrTruncated, h.DataLen(), h.Descr, h.Shape, got)
+	}
+	return fmt.Errorf("numpyx: reading the data: %w", err)
+}
+
+// fixup brings data read from a file to what DLPack memory holds: native byte order, and bools
+// that are 0 or 1.
+func fixup(b []byte, h Header) {
+	if h.DType == core.Bool {
+		for i, v := range b {
+			if v > 1 {
+				b[i] = 1
+			}
+		}
+		return
+	}
+	if h.NeedsSwap() {
+		word := h.DType.Size()
+		if h.DType.Code == core.CodeComplex {
+			word /= 2 // real and imaginary parts swap separately
+		}
+		swap(b, word)
+	}
+}
+
+// swap reverses the bytes of every word-byte word of b. b is aligned for the word (it is the
+// start of a core.New allocation).
+func swap(b []byte, word int) {
+	if len(b) == 0 {
+		return
+	}
+	p := unsafe.Pointer(unsafe.SliceData(b))
+	switch word {
+	case 2:
+		s := unsafe.Slice((*uint16)(p), len(b)/2)
+		for i, v := range s {
+			s[i] = bits.ReverseBytes16(v)
+		}
+	case 4:
+		s := unsafe.Slice((*uint32)(p), len(b)/4)
+		for i, v := range s {
+			s[i] = bits.ReverseBytes32(v)
+		}
+	case 8:
+		s := unsafe.Slice((*uint64)(p), len(b)/8)
+		for i, v := range s {
+			s[i] = bits.ReverseBytes64(v)
+		}
+	}
+}

@@ -1,0 +1,119 @@
+package onnxx_test
+
+import (
+	"testing"
+
+	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/onnxx"
+	ort "github.com/yalue/onnxruntime_go"
+)
+
+// BenchmarkToValue: making an input is O(1) in the tensor's size (1 MiB and 256 MiB of float32),
+// beside the copying path (adapters.AlwaysCopy) at 1 MiB.
+func BenchmarkToValue(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		n    int64
+		opts []adapters.Option
+	}{
+		{"zerocopy/1MiB", 1 << 18, nil},
+		{"zerocopy/256MiB", 1 << 26, nil},
+		{"copy/1MiB", 1 << 18, []adapters.Option{adapters.AlwaysCopy()}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			x := core.MustNew(core.Float32, bc.n)
+			b.SetBytes(bc.n * 4)
+			b.ResetTimer()
+			for b.Loop() {
+				v, err := onnxx.ToValue(x, bc.opts...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				v.Destroy()
+			}
+		})
+	}
+}
+
+// BenchmarkSmallModel: end-to-end latency of Relu(X·W + B), X 1×64, through onnxx.Session.Run
+// beside plain onnxruntime_go (a tensor over the input slice and a pre-made output, per run).
+func BenchmarkSmallModel(b *testing.B) {
+	in := make([]float32, 64)
+	for i := range in {
+		in[i] = float32(i) / 64
+	}
+	b.Run("onnxx", func(b *testing.B) {
+		s, err := onnxx.NewSession(model("small"), nil, nil, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Destroy()
+		x := core.MustFromSlice(in, 1, 64)
+		for b.Loop() {
+			if _, err := s.Run(map[string]*core.Tensor{"X": x}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("onnxruntime_go", func(b *testing.B) {
+		s, err := ort.NewDynamicAdvancedSession(model("small"), []string{"X"}, []string{"Y"}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Destroy()
+		for b.Loop() {
+			x, err := ort.NewTensor(ort.NewShape(1, 64), in)
+			if err != nil {
+				b.Fatal(err)
+			}
+			y, err := ort.NewEmptyTensor[float32](ort.NewShape(1, 64))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := s.Run([]ort.Value{x}, []ort.Value{y}); err != nil {
+				b.Fatal(err)
+			}
+			x.Destroy()
+			y.Destroy()
+		}
+	})
+}
+
+// BenchmarkAdd64MiB: Z = X + Y over 64 MiB float32 inputs: onnxx sharing the inputs' memory
+// beside the copying path (inputs copied into C order first, as for a strided tensor).
+func BenchmarkAdd64MiB(b *testing.B) {
+	const n = 16 << 20
+	x, y := core.MustNew(core.Float32, n), core.MustNew(core.Float32, n)
+	s, err := onnxx.NewSession(model("add64m"), nil, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Destroy()
+	z := core.MustNew(core.Float32, n)
+	outs := map[string]*core.Tensor{"Z": z}
+	b.Run("zerocopy", func(b *testing.B) {
+		b.SetBytes(3 * 4 * n)
+		for b.Loop() {
+			if _, err := s.RunWith(map[string]*core.Tensor{"X": x, "Y": y}, outs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("copy", func(b *testing.B) {
+		b.SetBytes(3 * 4 * n)
+		for b.Loop() {
+			xc, err := adapters.Contiguous(x)
+			if err != nil {
+				b.Fatal(err)
+			}
+			yc, err := adapters.Contiguous(y)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := s.RunWith(map[string]*core.Tensor{"X": xc, "Y": yc}, outs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

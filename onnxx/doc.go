@@ -1,0 +1,50 @@
+// Package onnxx runs ONNX models on core tensors with ONNX Runtime, through
+// github.com/yalue/onnxruntime_go, without copying the tensors' elements.
+//
+// Any *core.Tensor (over a Go slice, a Gonum or Gorgonia array, a memory-mapped .npy file, memory
+// that Python handed over through DLPack) becomes an ORT input with ToValue, and ORT's outputs
+// become core tensors with FromValue. Session and Run put the two together: they take named core
+// tensors and return named core tensors.
+//
+// This package is not an ONNX Runtime binding: sessions, options and execution providers are
+// onnxruntime_go's. It only moves tensors in and out, and loads the library (Init).
+//
+// # The library
+//
+// onnxruntime_go ships no ONNX Runtime library for linux/amd64. Init loads $ONNXRUNTIME_LIB if it
+// is set, else the copy that the script onnxx/setup/fetch-ort.sh puts in the user's cache
+// (${XDG_CACHE_HOME:-$HOME/.cache}/dlpack-go/ort/1.30.0/libonnxruntime.so.1, taken from the npm
+// package onnxruntime-node@1.30.0). When neither exists it fails with ErrNoRuntime, saying how to
+// get one. Init may be called any number of times, from any goroutine.
+//
+// # Inputs
+//
+// ToValue shares memory with host tensors in C order of float32, float64, float16, bfloat16,
+// int8 to int64, uint8 to uint64, bool, complex64 and complex128: ORT reads the tensor's own
+// elements. Tensors in other layouts (Fortran order, slices with steps, negative or zero strides)
+// are copied once into C order with the adapters kernels; the adapters.Option values choose
+// (adapters.ZeroCopyOnly fails with adapters.ErrCopyRequired instead, adapters.AlwaysCopy always
+// copies, adapters.ReportCopy says what happened). Read-only tensors (memory maps, read-only
+// imports) are shared too: ORT never writes its inputs. Device tensors are refused (ErrDevice).
+// 0-d tensors of the native types are copied (one element; onnxruntime_go has no 0-d tensor
+// over foreign memory) and 0-d float16, bfloat16 and complex tensors are refused.
+//
+// # Outputs
+//
+// A Session allocates each output whose shape the model declares (or that an earlier run with
+// the same input shapes revealed) as a core tensor before the run, and ORT writes into it: no
+// copy. Outputs whose shape is not known in advance are allocated by ORT and copied once by
+// onnxruntime_go; that path cannot carry float16, bfloat16 or complex outputs (onnxruntime_go
+// copies too few bytes), so for those the Session finds the shape first (see Session.Run).
+// SessionRunWith writes outputs into tensors the caller supplies.
+//
+// # Ownership
+//
+// A value from ToValue holds the tensor's memory (core.Attach): the memory stays valid while the
+// value is reachable, even if the tensor is released. Destroy the value when done, as any
+// onnxruntime_go value; a value that becomes unreachable undestroyed is destroyed by the garbage
+// collector. Keep the value reachable while a session uses it.
+//
+// FromValue takes ownership of the value it converts: the ORT value is destroyed exactly once,
+// when the last tensor over it is released or becomes unreachable. Do not Destroy it yourself.
+package onnxx

@@ -1,0 +1,155 @@
+"""Builds the ONNX models the onnxx tests run, and their inputs and NumPy's expected outputs.
+
+Usage: python3 models.py OUTDIR. Writes OUTDIR/<case>.onnx, raw little-endian element files
+OUTDIR/<case>.<tensor>.bin, and OUTDIR/manifest.json describing every case:
+{"cases": [{"name", "model", "inputs": [{"name", "dtype", "shape", "file"}], "outputs": [...],
+"tol"}]}. Needs Debian's python3-onnx (opset <= 17) and python3-numpy.
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+out = sys.argv[1]
+rng = np.random.default_rng(7)
+cases = []
+
+ONNX = {
+    "float32": TensorProto.FLOAT, "float64": TensorProto.DOUBLE, "float16": TensorProto.FLOAT16,
+    "bfloat16": TensorProto.BFLOAT16, "int8": TensorProto.INT8, "int16": TensorProto.INT16,
+    "int32": TensorProto.INT32, "int64": TensorProto.INT64, "uint8": TensorProto.UINT8,
+    "uint16": TensorProto.UINT16, "uint32": TensorProto.UINT32, "uint64": TensorProto.UINT64,
+    "bool": TensorProto.BOOL,
+}
+
+
+def save(graph, name):
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="onnxx-test")
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    path = os.path.join(out, name + ".onnx")
+    onnx.save(model, path)
+    return path
+
+
+def write(case, tname, dtype, arr):
+    f = os.path.join(out, "%s.%s.bin" % (case, tname))
+    np.ascontiguousarray(arr).tofile(f)
+    return {"name": tname, "dtype": dtype, "shape": list(arr.shape), "file": f}
+
+
+def bf16_round(f32):
+    """float32 -> bfloat16 bits, round to nearest even (NaN not produced here)."""
+    u = f32.astype(np.float32).view(np.uint32).astype(np.uint64)
+    u = u + 0x7FFF + ((u >> 16) & 1)
+    return (u >> 16).astype(np.uint16)
+
+
+def bf16_float(bits):
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def sample(dtype, shape):
+    if dtype == "bool":
+        return rng.integers(0, 2, shape).astype(bool)
+    if dtype == "bfloat16":
+        return bf16_round(rng.uniform(-4, 4, shape).astype(np.float32))
+    if dtype.startswith("float"):
+        return rng.uniform(-4, 4, shape).astype(dtype)
+    info = np.iinfo(dtype)
+    lo, hi = max(info.min, -100), min(info.max, 100)
+    return rng.integers(lo, hi, shape, dtype=dtype, endpoint=True)
+
+
+# 1. Element-wise, every dtype: Z = X op Y (Add; Or for bool) and W = Identity(X).
+#    float16 and bfloat16 go through float32 (Cast) because ORT's CPU kernels lack them; the
+#    graph inputs and outputs keep the dtype.
+for dt in ONNX:
+    shape = (3, 4, 5)
+    x, y = sample(dt, shape), sample(dt, shape)
+    vi = lambda n: helper.make_tensor_value_info(n, ONNX[dt], list(shape))
+    if dt == "bool":
+        nodes = [helper.make_node("Or", ["X", "Y"], ["Z"])]
+        z = x | y
+    elif dt in ("float16", "bfloat16"):
+        nodes = [helper.make_node("Cast", ["X"], ["Xf"], to=TensorProto.FLOAT),
+                 helper.make_node("Cast", ["Y"], ["Yf"], to=TensorProto.FLOAT),
+                 helper.make_node("Add", ["Xf", "Yf"], ["Zf"]),
+                 helper.make_node("Cast", ["Zf"], ["Z"], to=ONNX[dt])]
+        if dt == "float16":
+            z = (x.astype(np.float32) + y.astype(np.float32)).astype(np.float16)
+        else:
+            z = bf16_round(bf16_float(x) + bf16_float(y))
+    else:
+        nodes = [helper.make_node("Add", ["X", "Y"], ["Z"])]
+        z = x + y
+    nodes.append(helper.make_node("Identity", ["X"], ["W"]))
+    name = "elementwise_" + dt
+    g = helper.make_graph(nodes, name, [vi("X"), vi("Y")], [vi("Z"), vi("W")])
+    cases.append({"name": name, "model": save(g, name), "tol": 0,
+                  "inputs": [write(name, "X", dt, x), write(name, "Y", dt, y)],
+                  "outputs": [write(name, "Z", dt, z), write(name, "W", dt, x)]})
+
+# 2. MatMul, float32 and float64.
+for dt in ("float32", "float64"):
+    a, b = sample(dt, (8, 16)), sample(dt, (16, 4))
+    name = "matmul_" + dt
+    g = helper.make_graph([helper.make_node("MatMul", ["A", "B"], ["C"])], name,
+                          [helper.make_tensor_value_info("A", ONNX[dt], [8, 16]),
+                           helper.make_tensor_value_info("B", ONNX[dt], [16, 4])],
+                          [helper.make_tensor_value_info("C", ONNX[dt], [8, 4])])
+    cases.append({"name": name, "model": save(g, name), "tol": 1e-4 if dt == "float32" else 1e-12,
+                  "inputs": [write(name, "A", dt, a), write(name, "B", dt, b)],
+                  "outputs": [write(name, "C", dt, a @ b)]})
+
+# 3. Dynamic axes: Y = X * 2 + 1 with X of shape [batch, 3]; S = ReduceSum(X, axis 1) of [batch];
+#    float32, and float16 (whose dynamic outputs onnxruntime_go cannot allocate).
+for dt in ("float32", "float16"):
+    name = "dynamic_" + dt
+    two = helper.make_tensor("two", ONNX[dt], [], [2.0])
+    one = helper.make_tensor("one", ONNX[dt], [], [1.0])
+    axes = helper.make_tensor("axes", TensorProto.INT64, [1], [1])
+    g = helper.make_graph([helper.make_node("Mul", ["X", "two"], ["X2"]),
+                           helper.make_node("Add", ["X2", "one"], ["Y"]),
+                           helper.make_node("ReduceSum", ["X", "axes"], ["S"], keepdims=0)], name,
+                          [helper.make_tensor_value_info("X", ONNX[dt], ["batch", 3])],
+                          [helper.make_tensor_value_info("Y", ONNX[dt], ["batch", 3]),
+                           helper.make_tensor_value_info("S", ONNX[dt], ["batch"])],
+                          initializer=[two, one, axes])
+    path = save(g, name)
+    for batch in (1, 5, 2):
+        x = sample(dt, (batch, 3))
+        if dt == "float16":
+            y = (x.astype(np.float32) * 2 + 1).astype(np.float16)
+            s = x.astype(np.float32).sum(axis=1).astype(np.float16)
+        else:
+            y, s = x * 2 + 1, x.sum(axis=1)
+        cname = "%s_b%d" % (name, batch)
+        cases.append({"name": cname, "model": path, "tol": 1e-2 if dt == "float16" else 1e-5,
+                      "inputs": [write(cname, "X", dt, x)],
+                      "outputs": [write(cname, "Y", dt, y), write(cname, "S", dt, s)]})
+
+# 4. A 64 MiB float32 Add (benchmarks): Z = X + Y of 16 Mi elements, no data files.
+n = 16 << 20
+vi = lambda nm: helper.make_tensor_value_info(nm, TensorProto.FLOAT, [n])
+save(helper.make_graph([helper.make_node("Add", ["X", "Y"], ["Z"])], "add64m", [vi("X"), vi("Y")], [vi("Z")]), "add64m")
+
+# 5. A small model for latency (benchmarks): Y = Relu(X @ W + B), X [1, 64], W [64, 64].
+w = helper.make_tensor("W", TensorProto.FLOAT, [64, 64], rng.uniform(-1, 1, 64 * 64).astype(np.float32).tolist())
+bb = helper.make_tensor("B", TensorProto.FLOAT, [64], rng.uniform(-1, 1, 64).astype(np.float32).tolist())
+save(helper.make_graph([helper.make_node("MatMul", ["X", "W"], ["XW"]), helper.make_node("Add", ["XW", "B"], ["XB"]),
+                        helper.make_node("Relu", ["XB"], ["Y"])], "small",
+                       [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 64])],
+                       [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 64])], initializer=[w, bb]), "small")
+
+# 6. A scalar (0-d) model: Y = X + 1 for float32 scalars.
+one = helper.make_tensor("one", TensorProto.FLOAT, [], [1.0])
+save(helper.make_graph([helper.make_node("Add", ["X", "one"], ["Y"])], "scalar",
+                       [helper.make_tensor_value_info("X", TensorProto.FLOAT, [])],
+                       [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [])], initializer=[one]), "scalar")
+
+with open(os.path.join(out, "manifest.json"), "w") as f:
+    json.dump({"cases": cases}, f, indent=1)

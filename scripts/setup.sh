@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what the tour and the tests need on a fresh Debian 12 machine with Go, and nothing that is
+# already there: Debian's NumPy, PyTorch and ONNX for Python (the real peers the tests talk to), a C
+# compiler for the cgo bridge, Jupyter for the notebook test, npm to fetch the ONNX Runtime library,
+# and that library itself (cached under ~/.cache/dlpack-go). Safe to run again; run as root or with sudo.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+pkgs=(gcc libc6-dev python3 python3-numpy python3-torch python3-onnx
+	python3-jupyter-client python3-nbclient python3-nbformat python3-ipykernel jupyter-nbconvert)
+command -v npm >/dev/null 2>&1 || pkgs+=(npm)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+	echo "setup: installing ${missing[*]}"
+	sudo=""
+	[ "$(id -u)" -eq 0 ] || sudo="sudo"
+	export DEBIAN_FRONTEND=noninteractive
+	$sudo apt-get update -qq
+	$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+bash onnxx/setup/fetch-ort.sh
+echo "setup: ready"
