@@ -45,28 +45,37 @@ func init() {
 }
 
 // toFloat16 converts f to the nearest float16, ties to even, with the same bits as
-// float16.Fromfloat32 (NaNs keep their sign and top payload bits and become quiet), but without
-// loops or calls, so that it inlines into the kernel's loop.
+// float16.Fromfloat32 (NaNs keep their sign and top payload bits and become quiet). The common
+// case, a float16 normal number, is a few integer operations that inline into the kernel's loop.
 func toFloat16(f float32) float16.Float16 {
 	u := math.Float32bits(f)
+	if a := u & 0x7fffffff; a-0x38800000 < 0x47800000-0x38800000 { // 2^-14 ≤ |f| < 65536
+		// rebias the exponent from 127 to 15 and round off 13 mantissa bits to nearest even; a
+		// carry out of the mantissa bumps the exponent, and past 65504 reaches Inf (0x7c00)
+		a = a - (127-15)<<23 + 0xfff + (a>>13)&1
+		return float16.Frombits(uint16(u>>16)&0x8000 | uint16(a>>13))
+	}
+	return toFloat16Rare(u)
+}
+
+// toFloat16Rare converts the float32 bits u outside float16's normal range: overflow, Inf,
+// NaN, subnormals and zero. It is kept out of line so that toFloat16 stays small enough to
+// inline.
+//
+//go:noinline
+func toFloat16Rare(u uint32) float16.Float16 {
 	sign := uint16(u>>16) & 0x8000
 	a := u & 0x7fffffff
 	switch {
-	case a >= 0x47800000: // |f| ≥ 65536, Inf or NaN
-		if a > 0x7f800000 {
-			return float16.Frombits(sign | 0x7e00 | uint16(a>>13)&0x3ff)
-		}
+	case a > 0x7f800000: // NaN
+		return float16.Frombits(sign | 0x7e00 | uint16(a>>13)&0x3ff)
+	case a >= 0x47800000: // |f| ≥ 65536 or Inf
 		return float16.Frombits(sign | 0x7c00)
-	case a < 0x38800000: // below the smallest normal float16, 2^-14
-		// Adding 0.5 aligns |f| to float32's unit at 0.5, 2^-24, which is the float16 subnormal
-		// unit: the float32 addition rounds to nearest even, and the low bits are the result.
-		r := math.Float32frombits(a) + 0.5
-		return float16.Frombits(sign | uint16(math.Float32bits(r)-0x3f000000))
 	}
-	// normal: rebias the exponent from 127 to 15 and round off 13 mantissa bits to nearest
-	// even; a carry out of the mantissa bumps the exponent, and past 65504 reaches Inf (0x7c00)
-	a = a - (127-15)<<23 + 0xfff + (a>>13)&1
-	return float16.Frombits(sign | uint16(a>>13))
+	// Below 2^-14. Adding 0.5 aligns |f| to float32's unit at 0.5, 2^-24, which is the float16
+	// subnormal unit: the float32 addition rounds to nearest even, and the low bits are the result.
+	r := math.Float32frombits(a) + 0.5
+	return float16.Frombits(sign | uint16(math.Float32bits(r)-0x3f000000))
 }
 
 // roundToOdd32 converts f to float32, rounding toward zero and setting the last bit when the

@@ -33,6 +33,11 @@ const (
 	reprThreshold = 1000 // more elements than this are summarised
 	reprEdgeItems = 3    // elements kept at each end of a summarised dimension
 	reprPrecision = 8    // most fraction digits a float shows
+
+	// reprMaxShown bounds the elements Repr writes. NumPy's summary keeps 6 per dimension, so
+	// a tensor with many dimensions (a broadcast view, say, which costs no memory) could still
+	// show billions; beyond this, Repr writes the one-line summary instead.
+	reprMaxShown = 1 << 20
 )
 
 // HTML shows at most htmlEdge*2 entries of a dimension (the first and last htmlEdge, with an
@@ -72,7 +77,8 @@ const imageMaxPixels = 1 << 26
 // device memory (CUDA managed or pinned memory) with "device='cuda_host:0'". Memory the CPU
 // cannot read is never touched: such a tensor (or a released one, or one whose dtype has no
 // decoding here: float8, sub-byte, opaque handles, vector lanes) is summarised in one line, as
-// in <cuda:0 tensor, shape=(2, 3), dtype=float32>.
+// in <cuda:0 tensor, shape=(2, 3), dtype=float32>; so is a tensor whose summary would still show
+// more than 2^20 elements (many dimensions: NumPy would print them all).
 func (t *Tensor) Repr() string {
 	var repr string
 	t.withElements(func(r *elemReader) { repr = t.reprLocked(r) })
@@ -199,8 +205,9 @@ func (p *pngImage) writeHTML(b *strings.Builder) {
 	if m := max(p.width, p.height); m < imageShowSide {
 		scale = imageShowSide / m
 	}
-	fmt.Fprintf(b, "\n<img alt=\"%d×%d image\" width=\"%d\" height=\"%d\" style=\"image-rendering:pixelated\" src=\"data:image/png;base64,%s\"/>",
+	fmt.Fprintf(b, "<img alt=\"%d×%d image\" width=\"%d\" height=\"%d\" style=\"image-rendering:pixelated\" src=\"data:image/png;base64,%s\"/>",
 		p.width, p.height, p.width*scale, p.height*scale, base64.StdEncoding.EncodeToString(p.data))
+	b.WriteString("\n")
 }
 
 // withElements calls f with a reader of t's elements while it holds t's memory, or with nil when
@@ -447,6 +454,21 @@ type window struct {
 
 func (w window) elided(n int64) bool { return w.summary && n > 2*w.edge }
 
+// shownCount returns how many elements w shows of a tensor of that shape, saturating at MaxInt64.
+func shownCount(shape []int64, w window) int64 {
+	c := int64(1)
+	for _, d := range shape {
+		if w.elided(d) {
+			d = 2 * w.edge
+		}
+		var ok bool
+		if c, ok = mul(c, d); !ok {
+			return math.MaxInt64
+		}
+	}
+	return c
+}
+
 func (w window) indices(n int64) []int64 {
 	if !w.elided(n) {
 		out := make([]int64, n)
@@ -568,6 +590,9 @@ func (r *elemReader) repr() string {
 	suffix := ")"
 	if len(kw) > 0 {
 		suffix = ","
+	}
+	if n > 0 && shownCount(t.shape, window{summary: n > reprThreshold, edge: reprEdgeItems}) > reprMaxShown {
+		return t.reprSummary()
 	}
 	var body string
 	switch {
@@ -987,7 +1012,7 @@ func (r *elemReader) htmlTable(b *strings.Builder, base int64, nd int, w window,
 		}
 		b.WriteString("</tr>\n")
 	}
-	b.WriteString("</tbody>\n</table>")
+	b.WriteString("</tbody>\n</table>\n")
 }
 
 // image draws the tensor (see Image).

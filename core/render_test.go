@@ -389,6 +389,30 @@ func TestReprExact(t *testing.T) {
 	}
 }
 
+func TestRenderHugeViews(t *testing.T) {
+	// broadcast views cost no memory, whatever their shape
+	one := core.MustFromSlice([]float32{1})
+	many, err := one.BroadcastTo(6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6)
+	require.NoError(t, err)
+	assert.Equal(t, "<cpu:0 tensor, shape=(6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6), dtype=float32, readonly=True>", many.Repr())
+	html := many.HTML()
+	assert.Contains(t, html, "<p>showing 4 of 101559956668416 2-D slices</p>")
+	assert.Equal(t, 4, strings.Count(html, "<table"))
+
+	wide, err := one.BroadcastTo(1<<20, 1<<20)
+	require.NoError(t, err)
+	assert.Equal(t, "array([[1., 1., 1., ..., 1., 1., 1.],\n"+
+		"       [1., 1., 1., ..., 1., 1., 1.],\n"+
+		"       [1., 1., 1., ..., 1., 1., 1.],\n"+
+		"       ...,\n"+
+		"       [1., 1., 1., ..., 1., 1., 1.],\n"+
+		"       [1., 1., 1., ..., 1., 1., 1.],\n"+
+		"       [1., 1., 1., ..., 1., 1., 1.]], dtype=float32, readonly=True)", wide.Repr())
+	_, err = wide.Image()
+	assert.ErrorIs(t, err, core.ErrNotImage)
+	assert.NotContains(t, wide.SimpleRender(), "image/png")
+}
+
 func TestReprReleasedDuringUse(t *testing.T) {
 	buf := []float64{1, 2, 3}
 	released := 0
@@ -429,7 +453,8 @@ func TestHTML(t *testing.T) {
 <tr><th>0</th><td>1.</td><td>2.5</td></tr>
 <tr><th>1</th><td>-3.</td><td>4.</td></tr>
 </tbody>
-</table></div>`
+</table>
+</div>`
 	assert.Equal(t, want, got)
 	wellFormed(t, got)
 

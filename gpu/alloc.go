@@ -59,8 +59,14 @@ func Alloc(dtype core.DLDataType, dev int, shape ...int64) (*core.Tensor, error)
 	if err != nil {
 		return nil, fmt.Errorf("gpu: alloc %d bytes on cuda:%d: %w", n, dev, err)
 	}
-	if err := cuda.Memset(dev, p, 0, n, cuda.StreamLegacy, false); err != nil {
-		cuda.MemFree(dev, p) //nolint:errcheck // the Memset error is the one to report
+	// the memset may return before the device is done: wait, so that work on any stream
+	// (non-blocking ones included) sees zeros
+	err = cuda.Memset(dev, p, 0, n, cuda.StreamLegacy, false)
+	if err == nil {
+		err = syncLegacy(dev)
+	}
+	if err != nil {
+		cuda.MemFree(dev, p) //nolint:errcheck // the first error is the one to report
 		return nil, fmt.Errorf("gpu: alloc: %w", err)
 	}
 	d.Data = devicePointer(p)

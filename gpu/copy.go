@@ -210,7 +210,9 @@ func (m *mover) copy(dst, src *core.Tensor, dside, sside side, async bool) error
 		if err := gather(m, h, src); err != nil {
 			return err
 		}
-		return scatter(m, dst, h)
+		err = scatter(m, dst, h)
+		runtime.KeepAlive(h)
+		return err
 	case sside == device:
 		return gather(m, dst, src)
 	default:
@@ -296,6 +298,7 @@ func scatter(m *mover, dst, src *core.Tensor) error {
 	if err := adapters.Copy(view, src); err != nil {
 		return err
 	}
+	defer runtime.KeepAlive(buf) // the driver reads it through an address only
 	first := uintptr(int64(address(buf)) - lo*size)
 	if exact {
 		p := rectPlan{width: span, height: 1, dpitch: span, spitch: span}

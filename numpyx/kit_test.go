@@ -2,10 +2,7 @@ package numpyx_test
 
 import (
 	"bytes"
-	"path/filepath"
 	"testing"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/adapters/adaptertest"
@@ -28,27 +25,6 @@ func TestConformance(t *testing.T) {
 				return nil, err
 			}
 			return numpyx.Read(&buf)
-		},
-	})
-}
-
-// TestConformanceMap does the same through a file and a memory map (zero-copy from the file,
-// but never sharing the input's memory).
-func TestConformanceMap(t *testing.T) {
-	dir := t.TempDir()
-	adaptertest.Run(t, adaptertest.Adapter{
-		Name:   "numpyx.WriteFile+Map",
-		DTypes: allDTypes,
-		RoundTrip: func(x *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
-			o := adapters.Apply(opts...)
-			if _, err := o.Decide(false, "a file round trip writes the elements to disk"); err != nil {
-				return nil, err
-			}
-			path := filepath.Join(dir, "x.npy")
-			if err := numpyx.WriteFile(path, x); err != nil {
-				return nil, err
-			}
-			return numpyx.Map(path)
 		},
 	})
 }

@@ -20,23 +20,26 @@
 // # Inputs
 //
 // ToValue shares memory with host tensors in C order of float32, float64, float16, bfloat16,
-// int8 to int64, uint8 to uint64, bool, complex64 and complex128: ORT reads the tensor's own
-// elements. Tensors in other layouts (Fortran order, slices with steps, negative or zero strides)
-// are copied once into C order with the adapters kernels; the adapters.Option values choose
-// (adapters.ZeroCopyOnly fails with adapters.ErrCopyRequired instead, adapters.AlwaysCopy always
-// copies, adapters.ReportCopy says what happened). Read-only tensors (memory maps, read-only
-// imports) are shared too: ORT never writes its inputs. Device tensors are refused (ErrDevice).
-// 0-d tensors of the native types are copied (one element; onnxruntime_go has no 0-d tensor
-// over foreign memory) and 0-d float16, bfloat16 and complex tensors are refused.
+// int8 to int64, uint8 to uint64 and bool: ORT reads the tensor's own elements (float16 and
+// bfloat16 through onnxruntime_go's custom-data tensors). Tensors in other layouts (Fortran
+// order, slices with steps, negative or zero strides) are copied once into C order with the
+// adapters kernels; the adapters.Option values choose (adapters.ZeroCopyOnly fails with
+// adapters.ErrCopyRequired instead, adapters.AlwaysCopy always copies, adapters.ReportCopy says
+// what happened). Read-only tensors (memory maps, read-only imports) are shared too: ORT never
+// writes its inputs. Device tensors are refused (ErrDevice), and so are other dtypes (ErrDType:
+// complex, which ORT 1.30 cannot make tensors of, float8, sub-byte types, vector lanes). 0-d
+// tensors are copied (one element; onnxruntime_go makes 0-d values only over its own copy), and
+// 0-d float16 and bfloat16 tensors are refused.
 //
 // # Outputs
 //
 // A Session allocates each output whose shape the model declares (or that an earlier run with
 // the same input shapes revealed) as a core tensor before the run, and ORT writes into it: no
-// copy. Outputs whose shape is not known in advance are allocated by ORT and copied once by
-// onnxruntime_go; that path cannot carry float16, bfloat16 or complex outputs (onnxruntime_go
-// copies too few bytes), so for those the Session finds the shape first (see Session.Run).
-// SessionRunWith writes outputs into tensors the caller supplies.
+// copy. Session.RunWith writes outputs into tensors the caller supplies (a Gonum matrix's memory,
+// a writable memory map). Outputs whose shape is not known before the run are allocated by ORT
+// and copied once by onnxruntime_go; that path cannot carry float16 or bfloat16 (onnxruntime_go
+// copies too few bytes of them), so for those Run fails with ErrModel until the shape is known:
+// give a destination to RunWith for the first run of each input shape.
 //
 // # Ownership
 //

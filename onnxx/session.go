@@ -132,7 +132,7 @@ func (s *Session) RunWith(inputs, outputs map[string]*core.Tensor) (map[string]*
 		}
 	}
 	inVals := make([]ort.Value, len(s.inputs))
-	var key strings.Builder
+	var key []byte // the input shapes, when some output shape depends on them
 	for i, info := range s.inputs {
 		t, ok := inputs[info.Name]
 		if !ok || t == nil {
@@ -147,15 +147,20 @@ func (s *Session) RunWith(inputs, outputs map[string]*core.Tensor) (map[string]*
 		}
 		made = append(made, b)
 		inVals[i] = b.value
-		for _, d := range t.Shape() {
-			key.WriteString(strconv.FormatInt(d, 10))
-			key.WriteByte(',')
+		if s.dynamic {
+			for d := range t.Ndim() {
+				key = strconv.AppendInt(key, t.Dim(d), 10)
+				key = append(key, ',')
+			}
+			key = append(key, ';')
 		}
-		key.WriteByte(';')
 	}
-	s.mu.Lock()
-	seen := s.shapes[key.String()]
-	s.mu.Unlock()
+	var seen [][]int64
+	if s.dynamic {
+		s.mu.Lock()
+		seen = s.shapes[string(key)]
+		s.mu.Unlock()
+	}
 
 	outVals := make([]ort.Value, len(s.outputs))
 	dynamic := s.dynamic
@@ -234,7 +239,7 @@ func (s *Session) RunWith(inputs, outputs map[string]*core.Tensor) (map[string]*
 		if len(s.shapes) >= maxShapeCache {
 			clear(s.shapes)
 		}
-		s.shapes[key.String()] = shapes
+		s.shapes[string(key)] = shapes
 		s.mu.Unlock()
 	}
 	return result, nil
@@ -283,14 +288,10 @@ func knownShape(info ort.InputOutputInfo, seen [][]int64, i int) ([]int64, bool)
 	return append([]int64{}, info.Dimensions...), true
 }
 
-// customType reports whether onnxruntime_go handles the type only as an ort.CustomDataTensor.
+// customType reports whether onnxruntime_go handles the type only as an ort.CustomDataTensor,
+// whose ORT-allocated outputs it copies too few bytes of.
 func customType(t ort.TensorElementDataType) bool {
-	switch t {
-	case ort.TensorElementDataTypeFloat16, ort.TensorElementDataTypeBFloat16,
-		ort.TensorElementDataTypeComplex64, ort.TensorElementDataTypeComplex128:
-		return true
-	}
-	return false
+	return t == ort.TensorElementDataTypeFloat16 || t == ort.TensorElementDataTypeBFloat16
 }
 
 // Run loads the model at path, runs it once on inputs and returns the named outputs (nil: all),

@@ -15,8 +15,8 @@ import (
 // (see the package documentation) the value is over t's own memory, without copying; other
 // layouts are copied once into C order, as opts allow (adapters.ZeroCopyOnly, AlwaysCopy,
 // ReportCopy). The value is an *ort.Tensor[T] for float32, float64, the integer types and bool,
-// an *ort.CustomDataTensor for float16, bfloat16 and complex types, and an *ort.Scalar[T] (a copy)
-// for a 0-d tensor.
+// an *ort.CustomDataTensor for float16 and bfloat16, and an *ort.Scalar[T] (a copy) for a 0-d
+// tensor. Other dtypes fail with ErrDType, device tensors with ErrDevice.
 //
 // The value keeps t's memory alive until it is destroyed or unreachable, even if t is released.
 // ORT does not write its inputs, so a read-only t is shared as well; do not write through the
@@ -115,7 +115,7 @@ func toValue(t *core.Tensor, o adapters.Options, public bool) (built, error) {
 		err = native[uint64](&b, shape, public)
 	case core.Bool:
 		err = native[bool](&b, shape, public)
-	default: // float16, bfloat16, complex: bytes with an ONNX type
+	default: // float16, bfloat16: bytes with an ONNX type
 		var data []byte
 		if n := src.NumBytes(); n > 0 {
 			data = unsafe.Slice((*byte)(src.Data()), n)
@@ -219,7 +219,7 @@ func scalarValue(t *core.Tensor, o adapters.Options) (built, error) {
 	case core.Bool:
 		v, err = scalar[bool](t)
 	default:
-		return built{}, fmt.Errorf("%w: 0-d %s tensors (onnxruntime_go makes 0-d values of Go number types only)", ErrDType, t.DType())
+		return built{}, fmt.Errorf("%w: 0-d %s tensor (onnxruntime_go makes 0-d values of Go number types only)", ErrDType, t.DType())
 	}
 	if err != nil {
 		return built{}, fmt.Errorf("onnxx: making an ORT value of %s: %w", t, err)
@@ -252,7 +252,7 @@ func scalar[T scalarElem](t *core.Tensor) (ort.Value, error) {
 // unreachable; do not Destroy v yourself. On error v is left as it was, still the caller's.
 //
 // It accepts *ort.Tensor[T] for float32, float64, the integer types and bool, and
-// *ort.CustomDataTensor of float16, bfloat16 and complex types; an *ort.Scalar[T] gives a 0-d
+// *ort.CustomDataTensor of those types, float16 and bfloat16; an *ort.Scalar[T] gives a 0-d
 // tensor (a copy; v is destroyed). Strings, sequences and maps fail with ErrValue.
 func FromValue(v ort.Value) (*core.Tensor, error) {
 	switch x := v.(type) {

@@ -209,7 +209,10 @@ func onDevice(dev int, f func() error) error {
 	return f()
 }
 
-// call is onDevice for a single driver call.
+// call is onDevice for a single driver call. Like invoke, it keeps pointers passed as
+// uintptr(unsafe.Pointer(p)) in the call expression on the heap and alive for the call.
+//
+//go:uintptrescapes
 func call(dev int, op string, sym int, args ...uintptr) error {
 	return onDevice(dev, func() error { return check(op, invoke(syms[sym], args...)) })
 }

@@ -50,8 +50,8 @@ var fallbackNames = map[Result]string{
 	ErrorNotReady: "CUDA_ERROR_NOT_READY", ErrorIllegalAddress: "CUDA_ERROR_ILLEGAL_ADDRESS",
 	ErrorNotSupported: "CUDA_ERROR_NOT_SUPPORTED", ErrorUnknown: "CUDA_ERROR_UNKNOWN",
 	ErrorStubLibrary: "CUDA_ERROR_STUB_LIBRARY", ErrorSystemNotReady: "CUDA_ERROR_SYSTEM_NOT_READY",
-	ErrorDriverMismatch: "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
-	ErrorCompatNotOnDev: "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
+	ErrorDriverMismatch:  "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+	ErrorCompatNotOnDev:  "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
 	ErrorInsufficientDrv: "CUDA_ERROR_INSUFFICIENT_DRIVER",
 }
 

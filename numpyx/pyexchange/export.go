@@ -1,5 +1,10 @@
 package pyexchange
 
+/*
+#include "pyexchange.h"
+*/
+import "C"
+
 import (
 	"fmt"
 
@@ -64,25 +69,31 @@ func forConsumer(t *core.Tensor, legacy bool, opts ...adapters.Option) (*core.Te
 		if err != nil {
 			return nil, false, fmt.Errorf("%w: a copy for export: %w", adapters.ErrUnsupported, err)
 		}
-		return c, true, nil
+		v, err := tidy(c)
+		return v, true, err
 	}
-	v, err := tidyStrides(t)
+	v, err := tidy(t)
 	return v, false, err
 }
 
-// tidyStrides returns a view of t whose strides have no negative entry: dimensions of size 1
-// (and every dimension of an empty tensor) may carry any stride, and a consumer that checks the
-// sign without looking at the size (PyTorch 1.13) must not see one. Other tensors are returned
-// as a plain view.
-func tidyStrides(t *core.Tensor) (*core.Tensor, error) {
+// tidy returns a view of t fit for any consumer. Dimensions of size 1 (and every dimension of an
+// empty tensor) may carry any stride, and a consumer that checks the sign without looking at the
+// size (PyTorch 1.13) must not see a negative one: those strides become C-order strides. An
+// empty host tensor with no data address gets a static one: PyTorch 1.13 never calls the
+// deleter of a tensor whose data is NULL. Other tensors are returned as a plain view.
+func tidy(t *core.Tensor) (*core.Tensor, error) {
 	strides := t.Strides()
-	tidy := true
+	data := t.Data()
+	plain := true
 	for _, s := range strides {
 		if s < 0 {
-			tidy = false
+			plain = false
 		}
 	}
-	if tidy {
+	if t.Empty() && data == nil && t.Device().DeviceType == core.CPU {
+		data, plain = C.pxg_empty_data(), false
+	}
+	if plain {
 		return t.View()
 	}
 	shape := t.Shape()
@@ -97,7 +108,7 @@ func tidyStrides(t *core.Tensor) (*core.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return core.WrapKeep(core.Desc{Data: t.Data(), ByteOffset: t.ByteOffset(), Device: t.Device(),
+	return core.WrapKeep(core.Desc{Data: data, ByteOffset: t.ByteOffset(), Device: t.Device(),
 		DType: t.DType(), Shape: shape, Strides: strides, Flags: t.Flags()}, hold)
 }
 

@@ -81,6 +81,12 @@ static void capsule_destructor(void *capsule) {
 
 uintptr_t pxg_capsule_destructor_addr(void) { return (uintptr_t)capsule_destructor; }
 
+/* The data address of every empty host tensor this package exports: PyTorch 1.13 never calls
+ * the deleter of a tensor whose data is NULL. Nothing is ever read or written there. */
+static _Alignas(64) unsigned char empty_data[64];
+
+void *pxg_empty_data(void) { return empty_data; }
+
 /* python_alive reports whether a producer deleter may still enter the interpreter. */
 static int python_alive(void) {
 	if (__atomic_load_n(&py_exiting, __ATOMIC_SEQ_CST)) return 0;

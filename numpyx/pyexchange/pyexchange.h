@@ -49,6 +49,7 @@ void pxg_python_exiting(void);
 int pxg_python_attached(void);
 const char *pxg_name(int which);
 uintptr_t pxg_capsule_destructor_addr(void);
+void *pxg_empty_data(void);
 pxg_managed_versioned *pxg_guard_versioned(pxg_managed_versioned *m);
 pxg_managed *pxg_guard_legacy(pxg_managed *m);
 void pxg_delete_guarded_versioned(pxg_managed_versioned *m);

@@ -138,6 +138,22 @@ func dlpackgo_test_broadcast(h C.uintptr_t, ndim C.int, shape *C.int64_t) C.uint
 	return 0
 }
 
+// dlpackgo_test_drop_view makes a view of h's tensor and drops it without releasing it: the
+// view holds the memory until the garbage collector's cleanup lets go, on a Go thread of its
+// own. It returns 0, or -1 for an unknown handle.
+//
+//export dlpackgo_test_drop_view
+func dlpackgo_test_drop_view(h C.uintptr_t) C.int {
+	t := lookup(h)
+	if t == nil {
+		return -1
+	}
+	if _, err := t.View(); err != nil {
+		return -1
+	}
+	return 0
+}
+
 var foreignReleased atomic.Int64
 
 // dlpackgo_test_foreign makes a float64 tensor of n elements 0..n-1 over C memory (malloc) that

@@ -1,0 +1,49 @@
+package adapters
+
+import (
+	"testing"
+
+	"github.com/dlpack-go/dlpack/core"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestPlanUsesTiles checks which copies take the tiled transpose path, after the plan has
+// dropped size-1 dimensions and merged contiguous neighbours.
+func TestPlanUsesTiles(t *testing.T) {
+	x := core.MustNew(core.Float32, 3, 64, 1, 80)
+	tests := []struct {
+		name  string
+		view  func() (*core.Tensor, error)
+		order Order
+		tiled bool
+		shape []int64
+	}{
+		{"contiguous", func() (*core.Tensor, error) { return x, nil }, COrder, false, []int64{3 * 64 * 80}},
+		{"inner pair swapped (n-d)", func() (*core.Tensor, error) { return x.Permute(0, 3, 2, 1) }, COrder, true, []int64{3, 80, 64}},
+		{"full transpose", func() (*core.Tensor, error) { return x.Transpose() }, COrder, true, []int64{80, 64, 3}},
+		{"C source into Fortran order", func() (*core.Tensor, error) { return x, nil }, FortranOrder, true, []int64{3, 64, 80}},
+		{"outer pair swapped", func() (*core.Tensor, error) { return x.Permute(1, 0, 2, 3) }, COrder, false, []int64{64, 3, 80}},
+		{"reversed rows", func() (*core.Tensor, error) { return x.Reverse(3) }, COrder, false, []int64{3 * 64, 80}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src, err := tt.view()
+			require.NoError(t, err)
+			dst := core.MustNew(core.Float32, src.Shape()...)
+			if tt.order == FortranOrder {
+				dst, err = CastOrder(core.MustNew(core.Float32, 0), core.Float32, COrder) // placeholder to keep types
+				require.NoError(t, err)
+				rs := src.Shape()
+				for i, j := 0, len(rs)-1; i < j; i, j = i+1, j-1 {
+					rs[i], rs[j] = rs[j], rs[i]
+				}
+				dst, err = core.MustNew(core.Float32, rs...).Transpose()
+				require.NoError(t, err)
+			}
+			p := newPlan(dst, src)
+			assert.Equal(t, tt.shape, p.shape)
+			assert.Equal(t, tt.tiled, tiled(p))
+		})
+	}
+}

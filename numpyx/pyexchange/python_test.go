@@ -1,0 +1,144 @@
+package pyexchange_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The Python side is tested with the real NumPy and PyTorch: the tests build the c-shared test
+// library (internal/testlib) once, without -race (a c-shared library cannot carry the race
+// detector into Python), and run the Python tests in ../python against it. A missing python3,
+// NumPy or PyTorch fails them: CI must install python3-numpy and python3-torch.
+
+var (
+	libOnce sync.Once
+	libDir  string
+	libPath string
+	libErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if libDir != "" {
+		os.RemoveAll(libDir)
+	}
+	os.Exit(code)
+}
+
+// goTool returns the go command that runs this test.
+func goTool() string {
+	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); fileExists(p) {
+		return p
+	}
+	return "go"
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// python returns the interpreter to test with: $PYTHON, or Debian's /usr/bin/python3.
+func python() string {
+	if p := os.Getenv("PYTHON"); p != "" {
+		return p
+	}
+	return "/usr/bin/python3"
+}
+
+// testLib builds the c-shared test library once per test binary and returns its path.
+func testLib(t testing.TB) string {
+	t.Helper()
+	libOnce.Do(func() {
+		libDir, libErr = os.MkdirTemp("", "pyexchange-test-")
+		if libErr != nil {
+			return
+		}
+		libPath = filepath.Join(libDir, "libdlpackgo_test.so")
+		cmd := exec.Command(goTool(), "build", "-buildmode=c-shared", "-o", libPath, "./internal/testlib")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			libErr = fmt.Errorf("building the test library: %w\n%s", err, out)
+		}
+	})
+	require.NoError(t, libErr)
+	return libPath
+}
+
+// runPython runs a script (or -m module) of ../python against the test library and returns its
+// combined output; it fails the test, with the output, if the script fails.
+func runPython(t testing.TB, args ...string) string {
+	t.Helper()
+	lib := testLib(t)
+	dir, err := filepath.Abs("../python")
+	require.NoError(t, err)
+	check := exec.Command(python(), "-c", "import numpy, torch")
+	out, err := check.CombinedOutput()
+	require.NoError(t, err, "%s must have NumPy and PyTorch (apt-get install python3-numpy python3-torch):\n%s", python(), out)
+
+	cmd := exec.Command(python(), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "DLPACKGO_TESTLIB="+lib, "PYTHONPATH="+dir, "PYTHONDONTWRITEBYTECODE=1")
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	start := time.Now()
+	err = cmd.Run()
+	require.NoError(t, err, "%s %v failed after %v:\n%s", python(), args, time.Since(start), buf.String())
+	return buf.String()
+}
+
+// TestPython runs test_dlpackgo.py: every dtype NumPy and PyTorch support, both directions, 0-d,
+// empty, strided views, mutation visibility, read-only handling, lifetimes, refusals as Python
+// exceptions, and the versioned protocol through a consumer and a producer written with ctypes.
+func TestPython(t *testing.T) {
+	out := runPython(t, "-m", "unittest", "-v", "test_dlpackgo")
+	require.Regexp(t, `(?m)^OK`, out)
+	require.NotContains(t, out, "skipped", "no Python test may be skipped here")
+	t.Log(out)
+}
+
+// TestPythonMemoryFlat runs 100 000 round trips Go -> NumPy, NumPy -> Go, Go -> PyTorch -> Go and
+// PyTorch -> Go, and checks that resident memory and the live counts stay flat.
+func TestPythonMemoryFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("100 000 round trips take a while; run without -short")
+	}
+	out := runPython(t, "-m", "unittest", "-v", "test_dlpackgo_memory")
+	require.Regexp(t, `(?m)^OK`, out)
+	t.Log(out)
+}
+
+// BenchmarkNumPyFromDLPack times numpy.from_dlpack of a Go tensor against numpy.from_dlpack of a
+// NumPy array of the same size, in one Python process (bench_dlpackgo.py). ns/op is the Go
+// tensor's time per call; numpy-ns/op the NumPy array's; ratio their quotient. Run with
+// -benchtime=1x: each run is one Python process that times many calls itself.
+func BenchmarkNumPyFromDLPack(b *testing.B) {
+	for _, size := range []int{1, 1000, 1000000} {
+		b.Run(fmt.Sprintf("size=%d", size), func(b *testing.B) {
+			var r struct {
+				GoNs    float64 `json:"go_ns"`
+				NumPyNs float64 `json:"numpy_ns"`
+				Ratio   float64 `json:"ratio"`
+			}
+			for range b.N {
+				out := runPython(b, "bench_dlpackgo.py", "--size", fmt.Sprint(size))
+				require.NoError(b, json.Unmarshal(bytes.TrimSpace(lastLine(out)), &r), out)
+			}
+			b.ReportMetric(r.GoNs, "ns/op")
+			b.ReportMetric(r.NumPyNs, "numpy-ns/op")
+			b.ReportMetric(r.Ratio, "ratio")
+		})
+	}
+}
+
+func lastLine(s string) []byte {
+	lines := bytes.Split(bytes.TrimSpace([]byte(s)), []byte("\n"))
+	return lines[len(lines)-1]
+}

@@ -1,0 +1,39 @@
+"""Times numpy.from_dlpack of a Go tensor against numpy.from_dlpack of a NumPy array.
+
+Run by BenchmarkNumPyFromDLPack in numpyx/pyexchange; prints one JSON line:
+
+    DLPACKGO_TESTLIB=/path/libdlpackgo_test.so python3 bench_dlpackgo.py --size 1000
+
+Both are timed in the same process, interleaved, best of several repeats, per call.
+"""
+
+import argparse
+import json
+import timeit
+
+import numpy as np
+
+from test_dlpackgo import arange
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--size", type=int, required=True, help="float64 elements")
+    p.add_argument("--number", type=int, default=20_000, help="calls per repeat")
+    p.add_argument("--repeat", type=int, default=7)
+    a = p.parse_args()
+
+    t = arange((a.size,))
+    x = np.arange(a.size, dtype=np.float64)
+    assert np.from_dlpack(t).ctypes.data == t.data_ptr  # zero-copy, or the timing means nothing
+    from_dlpack = np.from_dlpack
+    go, py = [], []
+    for _ in range(a.repeat):
+        go.append(timeit.timeit(lambda: from_dlpack(t), number=a.number) / a.number)
+        py.append(timeit.timeit(lambda: from_dlpack(x), number=a.number) / a.number)
+    g, n = min(go) * 1e9, min(py) * 1e9
+    print(json.dumps({"size": a.size, "go_ns": g, "numpy_ns": n, "ratio": g / n}))
+
+
+if __name__ == "__main__":
+    main()
