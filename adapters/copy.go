@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/core"
@@ -172,8 +173,30 @@ func spans[W any](p plan) (dst, src []W, d0, s0 int64) {
 }
 
 // forEachRow calls row(d, s) with the span index of the first element of every innermost row,
-// walking the outer dimensions like an odometer.
-func forEachRow(p plan, d0, s0 int64, row func(d, s int64)) { forEachOuter(p, 1, d0, s0, row) }
+// walking the outer dimensions like an odometer (the one next to the rows in a plain loop).
+func forEachRow(p plan, d0, s0 int64, row func(d, s int64)) {
+	if len(p.shape) < 2 {
+		row(d0, s0)
+		return
+	}
+	forEachBlock(p, d0, s0, func(d, s, m, da, sa int64) {
+		for range m {
+			row(d, s)
+			d += da
+			s += sa
+		}
+	})
+}
+
+// forEachBlock calls block(d, s, m, da, sa) for every block of the innermost two dimensions of
+// a plan with at least two: its m rows start at span indices d, d+da, ... and s, s+sa, ....
+// Kernels that loop over the rows themselves avoid a call per row, which matters when rows are
+// short.
+func forEachBlock(p plan, d0, s0 int64, block func(d, s, m, da, sa int64)) {
+	a := len(p.shape) - 2
+	m, da, sa := p.shape[a], p.ds[a], p.ss[a]
+	forEachOuter(p, 2, d0, s0, func(d, s int64) { block(d, s, m, da, sa) })
+}
 
 // forEachOuter calls f(d, s) with the span index of the first element of every block of the
 // innermost `inner` dimensions, walking the dimensions outside them like an odometer.
@@ -224,26 +247,38 @@ func copySame(p plan, size int) {
 
 func copyWords[W word](p plan) {
 	dst, src, d0, s0 := spans[W](p)
-	if tiled(p) {
+	if p, ok := tiledPlan(p); ok {
 		a, b := len(p.shape)-2, len(p.shape)-1
 		rows, cols := p.shape[a], p.shape[b]
 		dr, dc, sr, sc := p.ds[a], p.ds[b], p.ss[a], p.ss[b]
+		t := tileEdge[W]()
+		buf := make([]W, t*t)
 		forEachOuter(p, 2, d0, s0, func(d, s int64) {
-			transpose(dst, src, d, s, rows, cols, dr, dc, sr, sc)
+			transpose(dst, src, buf, d, s, rows, cols, dr, dc, sr, sc)
 		})
 		return
 	}
 	last := len(p.shape) - 1
 	n, dstep, sstep := p.shape[last], p.ds[last], p.ss[last]
-	if dstep == 1 && sstep == 1 {
-		forEachRow(p, d0, s0, func(d, s int64) { copy(dst[d:d+n], src[s:s+n]) })
+	if last == 0 {
+		strided(dst, src, d0, s0, n, dstep, sstep)
 		return
 	}
-	forEachRow(p, d0, s0, func(d, s int64) { strided(dst, src, d, s, n, dstep, sstep) })
+	forEachBlock(p, d0, s0, func(d, s, m, da, sa int64) {
+		for range m {
+			strided(dst, src, d, s, n, dstep, sstep)
+			d += da
+			s += sa
+		}
+	})
 }
 
 // strided copies n elements from src[s], src[s+sstep], ... to dst[d], dst[d+dstep], ....
 func strided[W word](dst, src []W, d, s, n, dstep, sstep int64) {
+	if dstep == 1 && sstep == 1 {
+		copy(dst[d:d+n], src[s:s+n])
+		return
+	}
 	if dstep == 1 {
 		dr := dst[d : d+n]
 		for i := range dr {
@@ -262,41 +297,83 @@ func strided[W word](dst, src []W, d, s, n, dstep, sstep int64) {
 // minTiled is the smallest size of both innermost dimensions for which the tiled path pays.
 const minTiled = 16
 
-// tiled reports whether the innermost two dimensions of the plan are a transpose: one tensor is
-// compact along the last dimension and the other along the one before, so that a plain row walk
-// would stride through memory on one side. Copying in square tiles keeps both sides in cache.
-func tiled(p plan) bool {
-	if len(p.shape) < 2 {
-		return false
+// tiledPlan looks for a transpose in the plan: one tensor compact along the last dimension and
+// the other compact along another dimension k, so that a plain row walk would stride through
+// memory on one side. It then returns the plan with dimension k moved just inside the last (the
+// order in which a copy visits elements does not matter), so that the innermost two dimensions
+// can be copied in square tiles that keep both sides in cache.
+func tiledPlan(p plan) (plan, bool) {
+	b := len(p.shape) - 1
+	if b < 1 || p.shape[b] < minTiled {
+		return p, false
 	}
-	a, b := len(p.shape)-2, len(p.shape)-1
-	if p.shape[a] < minTiled || p.shape[b] < minTiled {
-		return false
+	k := -1
+	switch {
+	case p.ds[b] == 1 && p.ss[b] != 1:
+		k = slices.Index(p.ss, 1)
+	case p.ss[b] == 1 && p.ds[b] != 1:
+		k = slices.Index(p.ds, 1)
 	}
-	return (p.ds[b] == 1 && p.ss[a] == 1 && p.ss[b] != 1) || (p.ss[b] == 1 && p.ds[a] == 1 && p.ds[b] != 1)
+	if k < 0 || k == b || p.shape[k] < minTiled {
+		return p, false
+	}
+	move := func(x []int64) []int64 {
+		y := slices.Delete(slices.Clone(x), k, k+1)
+		return slices.Insert(y, b-1, x[k])
+	}
+	p.shape, p.ds, p.ss = move(p.shape), move(p.ds), move(p.ss)
+	return p, true
 }
 
-// tileBytes is the width in bytes of a tile's row: a tile of tileBytes/size square elements
-// touches tileBytes/size cache-line-sized runs on each side.
-const tileBytes = 128
+// lineBytes is the size of a cache line, and the width in bytes of a transpose tile.
+const lineBytes = 64
 
-// transpose copies a rows×cols block, dst[d+i*dr+j*dc] = src[s+i*sr+j*sc], tile by tile.
-func transpose[W word](dst, src []W, d, s, rows, cols, dr, dc, sr, sc int64) {
+// tileEdge returns the edge, in elements of W, of a square transpose tile: one cache line.
+func tileEdge[W word]() int64 {
 	var w W
-	t := max(tileBytes/int64(unsafe.Sizeof(w)), 8)
+	return max(lineBytes/int64(unsafe.Sizeof(w)), 4)
+}
+
+// transpose copies a rows×cols block, dst[d+i*dr+j*dc] = src[s+i*sr+j*sc], where one of dc and
+// dr is 1 and the other tensor is compact along the other index (sr or sc is 1). It goes tile by
+// tile through buf (tileEdge² elements): each tile is read one source cache line at a time and
+// written one destination cache line at a time, so that neither side strides through memory
+// (strides of a power of two would otherwise evict each other's lines from the same cache sets).
+func transpose[W word](dst, src, buf []W, d, s, rows, cols, dr, dc, sr, sc int64) {
+	t := tileEdge[W]()
 	for i0 := int64(0); i0 < rows; i0 += t {
-		i1 := min(i0+t, rows)
+		ni := min(t, rows-i0)
 		for j0 := int64(0); j0 < cols; j0 += t {
-			j1 := min(j0+t, cols)
-			if dc == 1 {
-				// walk the tile along dst's rows: sequential writes, strided reads
-				for i := i0; i < i1; i++ {
-					strided(dst, src, d+i*dr+j0, s+i*sr+j0*sc, j1-j0, 1, sc)
+			nj := min(t, cols-j0)
+			if dc == 1 { // src compact along i, dst along j: buf[j][i]
+				for j := range nj {
+					o := s + i0 + (j0+j)*sc
+					b := buf[j*t : j*t+ni]
+					for i, v := range src[o : o+ni] {
+						b[i] = v
+					}
 				}
-			} else {
-				// dst is compact along i: walk the tile along its columns
-				for j := j0; j < j1; j++ {
-					strided(dst, src, d+i0*dr+j*dc, s+i0*sr+j*sc, i1-i0, dr, sr)
+				for i := range ni {
+					o := d + (i0+i)*dr + j0
+					r := dst[o : o+nj]
+					for j := range r {
+						r[j] = buf[int64(j)*t+i]
+					}
+				}
+			} else { // src compact along j, dst along i: buf[i][j]
+				for i := range ni {
+					o := s + (i0+i)*sr + j0
+					b := buf[i*t : i*t+nj]
+					for j, v := range src[o : o+nj] {
+						b[j] = v
+					}
+				}
+				for j := range nj {
+					o := d + i0 + (j0+j)*dc
+					r := dst[o : o+ni]
+					for i := range r {
+						r[i] = buf[int64(i)*t+j]
+					}
 				}
 			}
 		}

@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -182,4 +183,36 @@ func TestImportVersionedDeleterOnce(t *testing.T) {
 	_, err = core.ImportVersioned(nil, nil)
 	assert.ErrorIs(t, err, core.ErrNil)
 	assert.Equal(t, base, core.LiveForeign())
+}
+
+// TestConcurrentHolders has goroutines take views, attach values and release, on one wrapped
+// tensor, while the tensor itself is released: run with -race; the release runs once, last.
+func TestConcurrentHolders(t *testing.T) {
+	base := core.LiveForeign()
+	b := &foreignBlock{}
+	x := b.wrap(t)
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				v, err := x.Index(1, int64((w+i)%4))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if err := core.Attach(&dense{}, v); err != nil {
+					t.Error(err)
+				}
+				if _, err := core.At[float64](v, 0); err != nil {
+					t.Error(err)
+				}
+				v.Release()
+			}
+		})
+	}
+	wg.Wait()
+	assert.Zero(t, b.released.Load())
+	x.Release()
+	gcUntil(t, func() bool { return b.released.Load() == 1 })
+	gcUntil(t, func() bool { return core.LiveForeign() == base })
 }

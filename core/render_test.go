@@ -664,3 +664,28 @@ func ExampleTensor_Image() {
 	// Output:
 	// (0,0)-(2,2) {85} {255}
 }
+
+func BenchmarkRender(b *testing.B) {
+	small := core.MustFromSlice(f32s(seq(30*30, func(i int) float64 { return math.Sin(float64(i)) })), 30, 30)
+	big := core.MustFromSlice(f32s(seq(1000*1000, func(i int) float64 { return math.Sin(float64(i)) })), 1000, 1000)
+	for _, c := range []struct {
+		name string
+		x    *core.Tensor
+	}{{"30x30", small}, {"1000x1000", big}} {
+		b.Run("Repr/"+c.name, func(b *testing.B) {
+			for b.Loop() {
+				_ = c.x.Repr()
+			}
+		})
+		b.Run("HTML/"+c.name, func(b *testing.B) {
+			for b.Loop() {
+				_ = c.x.HTML()
+			}
+		})
+		b.Run("SimpleRender/"+c.name, func(b *testing.B) {
+			for b.Loop() {
+				_ = c.x.SimpleRender()
+			}
+		})
+	}
+}

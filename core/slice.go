@@ -82,8 +82,12 @@ func New(dtype DLDataType, shape ...int64) (*Tensor, error) {
 	if !ok || nbits > 1<<62 {
 		return nil, fmt.Errorf("%w: %d elements of %s", ErrOverflow, n, dtype)
 	}
+	nbytes := (nbits + 7) / 8
+	if nbytes > maxAlloc {
+		return nil, fmt.Errorf("%w: %d bytes for %d elements of %s exceed what Go can allocate", ErrOverflow, nbytes, n, dtype)
+	}
 	d := Desc{Device: CPUDevice, DType: dtype, Shape: shape}
-	if nbytes := (nbits + 7) / 8; nbytes > 0 {
+	if nbytes > 0 {
 		d.Data = alignedAlloc(nbytes)
 	}
 	return fromDesc(d)
@@ -100,6 +104,10 @@ func MustNew(dtype DLDataType, shape ...int64) *Tensor {
 
 // Alignment is the byte alignment of memory that New allocates.
 const Alignment = 64
+
+// maxAlloc bounds what New asks of the Go allocator (whose own limit on 64-bit platforms is 2^48
+// bytes; asking for more panics instead of failing).
+const maxAlloc = 1<<47 - Alignment
 
 // alignedAlloc returns n zeroed bytes of Go memory at a 64-byte boundary. The memory holds no Go
 // pointers, so the collector does not scan it.

@@ -122,7 +122,12 @@ func ValidateDesc(d Desc) (Desc, error) {
 	}
 	d.Shape, d.Strides = shape, strides
 	if n == 0 {
-		return d, nil // empty: data and strides are irrelevant
+		// empty: data and strides are irrelevant; an offset is dropped rather than folded, so
+		// that no address is computed from a pointer that need not point anywhere
+		if d.Device.DeviceType.addressable() {
+			d.ByteOffset = 0
+		}
+		return d, nil
 	}
 	if d.Data == nil {
 		return d, fmt.Errorf("%w: data is NULL for %d elements", ErrNullData, n)

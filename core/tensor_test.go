@@ -105,6 +105,8 @@ func TestNewAlignment(t *testing.T) {
 	assert.ErrorIs(t, err, core.ErrDType)
 	_, err = core.New(core.Float64, math.MaxInt64/4, 2)
 	assert.ErrorIs(t, err, core.ErrOverflow)
+	_, err = core.New(core.Float64, 1<<50)
+	assert.ErrorIs(t, err, core.ErrOverflow, "more than Go can allocate is an error, not a panic")
 	_, err = core.New(core.Float64, -1)
 	assert.ErrorIs(t, err, core.ErrShape)
 }

@@ -66,8 +66,10 @@ func TestValidateErrorsNameFieldAndValue(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, p, d.Data, "an opaque handle keeps its offset beside it")
 	assert.Equal(t, uint64(8), d.ByteOffset)
-	_, err = core.ValidateDesc(core.Desc{Device: core.CPUDevice, DType: core.Float32, Shape: []int64{0, 3}})
-	assert.NoError(t, err, "empty tensors may have NULL data")
+	d, err = core.ValidateDesc(core.Desc{Device: core.CPUDevice, DType: core.Float32, Shape: []int64{0, 3}, ByteOffset: 12})
+	require.NoError(t, err, "empty tensors may have NULL data")
+	assert.Zero(t, d.ByteOffset, "ByteOffset is 0 on the host, empty tensors too")
+	assert.Nil(t, d.Data)
 }
 
 func TestValidateDLTensor(t *testing.T) {

@@ -16,7 +16,8 @@
 //   - *mat.CDense, cblas128.General: complex128 [Rows, Cols], strides [Stride, 1];
 //     cblas128.Vector: complex128 [N], strides [Inc];
 //   - blas32.General and blas32.Vector (Gonum's only float32 storage): float32, as above;
-//   - mat.Transpose of any of the above (FromMatrix): the transposed view, strides [1, Stride].
+//   - a mat.Transpose of a *mat.Dense or *mat.VecDense (FromMatrix): the transposed view, strides
+//     [1, Stride].
 //
 // The structured matrices export the array they store, not the matrix they mean; the godoc of
 // each function says how to read the elements: FromSymDense and FromTriDense (an N×N array of

@@ -90,6 +90,10 @@ func FuzzReadNPZ(f *testing.F) {
 		f.Add(rawNPZ(f, deflate, "a.npy", s[5], "b.npy", s[len(s)-1]))
 		f.Add(rawNPZ(f, deflate, "x.npy", s[9][:40]))
 	}
+	// a deflated member whose data is not deflate (found by this fuzzer)
+	bad := rawNPZ(f, true, "00001", []byte("0000"))
+	f.Add(bytes.Replace(bad, []byte{0x32, 0x30, 0x30, 0x00, 0x00}, []byte("00000"), 1))
+	f.Add(append(bytes.Clone(rawNPZ(f, true, "a.npy", s[3]))[:30], rawNPZ(f, false, "b", nil)...))
 	f.Fuzz(func(t *testing.T, archive []byte) {
 		z, err := numpyx.NewNPZ(bytes.NewReader(archive), int64(len(archive)))
 		checkErr(t, err)

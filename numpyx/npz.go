@@ -101,7 +101,22 @@ func (z *NPZ) member(key string) (io.ReadCloser, int64, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: member %q: %v", ErrFormat, f.Name, err)
 	}
-	return rc, avail, nil
+	return memberReader{rc, f.Name}, avail, nil
+}
+
+// memberReader reports what goes wrong inside a member (corrupt deflate data, a checksum that
+// does not match) as ErrFormat.
+type memberReader struct {
+	io.ReadCloser
+	name string
+}
+
+func (m memberReader) Read(p []byte) (int, error) {
+	n, err := m.ReadCloser.Read(p)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		err = fmt.Errorf("%w: member %q: %v", ErrFormat, m.name, err)
+	}
+	return n, err
 }
 
 // Header reads the .npy header of the array under key.
@@ -113,7 +128,7 @@ func (z *NPZ) Header(key string) (Header, error) {
 	defer rc.Close()
 	h, err := ReadHeader(rc)
 	if err != nil {
-		return Header{}, fmt.Errorf("member %q: %w", key, err)
+		return Header{}, fmt.Errorf("%w (in member %q)", err, key)
 	}
 	return h, nil
 }
@@ -130,19 +145,19 @@ func (z *NPZ) Read(key string) (*core.Tensor, error) {
 	defer rc.Close()
 	h, err := ReadHeader(rc)
 	if err != nil {
-		return nil, fmt.Errorf("member %q: %w", key, err)
+		return nil, fmt.Errorf("%w (in member %q)", err, key)
 	}
 	if avail >= 0 {
 		avail -= h.DataOffset
 	}
 	t, err := readData(rc, h, avail)
 	if err != nil {
-		return nil, fmt.Errorf("member %q: %w", key, err)
+		return nil, fmt.Errorf("%w (in member %q)", err, key)
 	}
 	// reading to the end makes archive/zip verify the CRC-32; trailing bytes are ignored, as
 	// NumPy ignores them
 	if _, err := io.Copy(io.Discard, rc); err != nil {
-		return nil, fmt.Errorf("%w: member %q: %v", ErrFormat, key, err)
+		return nil, err
 	}
 	return t, nil
 }
@@ -202,7 +217,7 @@ func (z *NPZWriter) Write(key string, t *core.Tensor) error {
 		return fmt.Errorf("numpyx: array %q: %w", key, err)
 	}
 	if err := Write(w, t); err != nil {
-		return fmt.Errorf("array %q: %w", key, err)
+		return fmt.Errorf("%w (array %q)", err, key)
 	}
 	return nil
 }

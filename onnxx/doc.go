@@ -49,5 +49,5 @@
 // collector. Keep the value reachable while a session uses it.
 //
 // FromValue takes ownership of the value it converts: the ORT value is destroyed exactly once,
-// when the last tensor over it is released or becomes unreachable. Do not Destroy it yourself.
+// when no tensor over it is reachable any more. Do not Destroy it yourself.
 package onnxx

@@ -443,9 +443,8 @@ func TestFromValue(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int32(42), sv)
 
-	assert.Equal(t, before+5, core.LiveForeign())
 	for _, x := range []*core.Tensor{ft, it, bt, ht, bft} {
-		x.Release()
+		assert.False(t, x.Foreign(), "the elements are Go memory")
 	}
 	assert.Equal(t, before, core.LiveForeign())
 
@@ -501,7 +500,6 @@ func TestSessionOutputsInPlace(t *testing.T) {
 	out, err := s.Run(map[string]*core.Tensor{"A": a, "B": b})
 	require.NoError(t, err)
 	c := out["C"]
-	assert.False(t, c.Foreign(), "a declared-shape output is allocated in Go memory before the run")
 	v, err := core.At[float32](c, 7, 3)
 	require.NoError(t, err)
 	assert.Equal(t, float32(48), v)
@@ -612,10 +610,8 @@ func TestDynamicShapeCache(t *testing.T) {
 	in := map[string]*core.Tensor{"X": core.MustFromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3)}
 	first, err := s.Run(in)
 	require.NoError(t, err)
-	assert.True(t, first["Y"].Foreign(), "the first run's output is ORT's (copied by onnxruntime_go)")
 	second, err := s.Run(in)
 	require.NoError(t, err)
-	assert.False(t, second["Y"].Foreign(), "the second run's output was allocated before the run")
 	for _, out := range []map[string]*core.Tensor{first, second} {
 		y, err := core.ReadOnlyData[float32](out["Y"])
 		require.NoError(t, err)

@@ -248,8 +248,10 @@ func scalar[T scalarElem](t *core.Tensor) (ort.Value, error) {
 
 // FromValue makes a core tensor of an ONNX Runtime tensor value, without copying: the tensor is
 // over the value's memory, with its dtype and shape. It takes ownership of v: the ORT value is
-// destroyed exactly once, when the last tensor over it (views included) is released or becomes
-// unreachable; do not Destroy v yourself. On error v is left as it was, still the caller's.
+// destroyed exactly once, when no tensor over it (views included) is reachable any more; do not
+// Destroy v yourself. The memory is Go memory (onnxruntime_go's values are over Go slices, or
+// over a tensor ToValue shared, which the value keeps alive), so the tensor is not Foreign and
+// Release does not free it early. On error v is left as it was, still the caller's.
 //
 // It accepts *ort.Tensor[T] for float32, float64, the integer types and bool, and
 // *ort.CustomDataTensor of those types, float16 and bfloat16; an *ort.Scalar[T] gives a 0-d
@@ -350,14 +352,22 @@ func fromCustom(x *ort.CustomDataTensor) (*core.Tensor, error) {
 	return wrapValue(d, x)
 }
 
-// wrapValue makes the tensor that owns v.
+// wrapValue makes the tensor that owns v. The elements are Go memory (onnxruntime_go's
+// values are over Go slices, or over what ToValue shared, which that value keeps alive), so the
+// tensor holds a token whose cleanup destroys v once no tensor over it is reachable.
 func wrapValue(d core.Desc, v ort.Value) (*core.Tensor, error) {
-	t, err := core.Wrap(d, func() { v.Destroy() })
+	tok := &valueToken{}
+	t, err := core.WrapKeep(d, tok)
 	if err != nil {
 		return nil, fmt.Errorf("onnxx: %w", err)
 	}
+	runtime.AddCleanup(tok, func(v ort.Value) { v.Destroy() }, v)
 	return t, nil
 }
+
+// valueToken stands for an ORT value that tensors hold; the value is destroyed when the token is
+// unreachable. (It has a field so that it is not a zero-size allocation, which cleanups skip.)
+type valueToken struct{ _ int }
 
 func fromScalar[T scalarElem](x *ort.Scalar[T]) (*core.Tensor, error) {
 	t := core.Scalar(x.GetData())

@@ -49,17 +49,18 @@ run_tests() {
 	local name=$1 dir=$2 limit=$3 bin=$4
 	shift 4
 	local t0=$(date +%s)
-	(cd "$dir" && timeout "$limit" "$bin" -test.v -test.count=1 "$@") >"$LOG/$name.txt" 2>&1
+	local log="$LOG/$(echo "$name" | tr -c 'A-Za-z0-9\n' '_').txt"
+	(cd "$dir" && timeout "$limit" "$bin" -test.v -test.count=1 "$@") >"$log" 2>&1
 	local rc=$?
-	grep -E '^(--- |    --- |ok|FAIL|PASS|panic:)|_test.go:[0-9]+: |^Benchmark' "$LOG/$name.txt" | grep -v -- '^    --- PASS' | head -150
+	grep -E '^(--- |    --- |ok|FAIL|PASS|panic:)|_test.go:[0-9]+: |^Benchmark' "$log" | grep -v -- '^    --- PASS' | head -150
 	local pass fail skip
-	pass=$(grep -c -- '--- PASS: TestGPU' "$LOG/$name.txt")
-	fail=$(grep -c -- '--- FAIL' "$LOG/$name.txt")
-	skip=$(grep -c -- '--- SKIP: TestGPU' "$LOG/$name.txt")
+	pass=$(grep -c -- '--- PASS: TestGPU' "$log")
+	fail=$(grep -c -- '--- FAIL' "$log")
+	skip=$(grep -c -- '--- SKIP: TestGPU' "$log")
 	local dt=$(($(date +%s) - t0))
 	if [ $rc -ne 0 ] || [ "$skip" -ne 0 ] || [ "$fail" -ne 0 ]; then
 		[ $rc -eq 124 ] && echo "FAIL $name: timed out after ${limit}s"
-		tail -40 "$LOG/$name.txt"
+		tail -40 "$log"
 		echo "FAIL $name (exit $rc, $fail failed, $skip GPU tests skipped, ${dt}s)"
 		summary+=("FAIL $name")
 		status=1

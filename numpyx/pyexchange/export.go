@@ -48,8 +48,9 @@ func hasNegativeStride(t *core.Tensor) bool {
 	return false
 }
 
-// forConsumer returns the tensor to export to a consumer under the copy policy in opts: a view
-// of t, or a C-order copy of it (flagged core.FlagIsCopied), and whether it copied. A copy that
+// forConsumer returns the tensor to export to a consumer under the copy policy in opts: t, a
+// tidied view of it, or a C-order copy of it (flagged core.FlagIsCopied), and whether it copied.
+// The caller must not Release the result (it may be t). A copy that
 // is needed but not allowed fails with adapters.ErrCopyRequired.
 func forConsumer(t *core.Tensor, legacy bool, opts ...adapters.Option) (*core.Tensor, bool, error) {
 	if t == nil {
@@ -80,7 +81,8 @@ func forConsumer(t *core.Tensor, legacy bool, opts ...adapters.Option) (*core.Te
 // empty tensor) may carry any stride, and a consumer that checks the sign without looking at the
 // size (PyTorch 1.13) must not see a negative one: those strides become C-order strides. An
 // empty host tensor with no data address gets a static one: PyTorch 1.13 never calls the
-// deleter of a tensor whose data is NULL. Other tensors are returned as a plain view.
+// deleter of a tensor whose data is NULL. Other tensors are returned as they are (the export
+// takes a view of its own).
 func tidy(t *core.Tensor) (*core.Tensor, error) {
 	strides := t.Strides()
 	data := t.Data()
@@ -94,7 +96,7 @@ func tidy(t *core.Tensor) (*core.Tensor, error) {
 		data, plain = C.pxg_empty_data(), false
 	}
 	if plain {
-		return t.View()
+		return t, nil
 	}
 	shape := t.Shape()
 	acc := int64(1)
@@ -126,8 +128,7 @@ func ExportVersioned(t *core.Tensor, opts ...adapters.Option) (*core.DLManagedTe
 	if err != nil {
 		return nil, fmt.Errorf("pyexchange: export: %w", err)
 	}
-	defer v.Release() // the export took its own view
-	m, err := cdlpack.ExportVersioned(v)
+	m, err := cdlpack.ExportVersioned(v) // takes a view of its own
 	if err != nil {
 		return nil, fmt.Errorf("pyexchange: export: %w", err)
 	}
@@ -145,7 +146,6 @@ func ExportLegacy(t *core.Tensor, opts ...adapters.Option) (*core.DLManagedTenso
 	if err != nil {
 		return nil, fmt.Errorf("pyexchange: export: %w", err)
 	}
-	defer v.Release()
 	m, err := cdlpack.ExportLegacy(v)
 	if err != nil {
 		return nil, fmt.Errorf("pyexchange: export: %w", err)

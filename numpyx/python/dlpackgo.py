@@ -227,11 +227,12 @@ class Tensor:
     the memory alive on their own.
     """
 
-    __slots__ = ("_lib", "_handle", "__weakref__")
+    __slots__ = ("_lib", "_handle", "_device", "__weakref__")
 
     def __init__(self, lib, handle):
         self._lib = lib
         self._handle = handle
+        self._device = None  # a handle's device never changes: asked once, on first use
 
     @property
     def handle(self):
@@ -309,8 +310,11 @@ class Tensor:
     # -- the DLPack protocol --------------------------------------------------------------
 
     def __dlpack_device__(self):
-        out = self._header()[0]
-        return (out[4], out[5])
+        dev = self._device
+        if dev is None:
+            out = self._header()[0]
+            dev = self._device = (out[4], out[5])
+        return dev
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         h = self._handle
