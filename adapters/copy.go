@@ -325,20 +325,22 @@ func tiledPlan(p plan) (plan, bool) {
 	return p, true
 }
 
-// lineBytes is the size of a cache line, and the width in bytes of a transpose tile.
-const lineBytes = 64
+// chunkBytes is how much of one row of either side a transpose tile covers: a few cache lines,
+// so that each visit to a row (often a different memory page: a TLB miss) moves enough bytes.
+const chunkBytes = 256
 
-// tileEdge returns the edge, in elements of W, of a square transpose tile: one cache line.
+// tileEdge returns the edge, in elements of W, of a square transpose tile: chunkBytes, within
+// 16 to 64 elements (a float32 tile is 64×64, 16 KiB, and fits in the L1 cache).
 func tileEdge[W word]() int64 {
 	var w W
-	return max(lineBytes/int64(unsafe.Sizeof(w)), 4)
+	return min(max(chunkBytes/int64(unsafe.Sizeof(w)), 16), 64)
 }
 
 // transpose copies a rows×cols block, dst[d+i*dr+j*dc] = src[s+i*sr+j*sc], where one of dc and
 // dr is 1 and the other tensor is compact along the other index (sr or sc is 1). It goes tile by
-// tile through buf (tileEdge² elements): each tile is read one source cache line at a time and
-// written one destination cache line at a time, so that neither side strides through memory
-// (strides of a power of two would otherwise evict each other's lines from the same cache sets).
+// tile through buf (tileEdge² elements): each tile is read one source row chunk at a time and
+// written one destination row chunk at a time, so that neither side strides through memory
+// element by element (which costs a cache miss, and often a TLB miss, per element).
 func transpose[W word](dst, src, buf []W, d, s, rows, cols, dr, dc, sr, sc int64) {
 	t := tileEdge[W]()
 	for i0 := int64(0); i0 < rows; i0 += t {

@@ -157,6 +157,9 @@ func (z *NPZ) Read(key string) (*core.Tensor, error) {
 	// reading to the end makes archive/zip verify the CRC-32; trailing bytes are ignored, as
 	// NumPy ignores them
 	if _, err := io.Copy(io.Discard, rc); err != nil {
+		if !errors.Is(err, ErrFormat) {
+			err = fmt.Errorf("%w: member %q ends early: %v", ErrTruncated, key, err)
+		}
 		return nil, err
 	}
 	return t, nil

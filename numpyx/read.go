@@ -49,7 +49,7 @@ func ReadHeader(r io.Reader) (Header, error) {
 	}
 	var buf bytes.Buffer
 	if n, err := io.CopyN(&buf, r, hlen); err != nil {
-		if errors.Is(err, io.EOF) {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			return Header{}, fmt.Errorf("%w: header promises %d bytes, only %d present", ErrTruncated, hlen, n)
 		}
 		return Header{}, fmt.Errorf("numpyx: reading the header: %w", err)

@@ -7,7 +7,8 @@ A Go library built with ``go build -buildmode=c-shared`` that imports the Go pac
 Go to Python::
 
     lib = dlpackgo.Library("./libexample.so")
-    t = lib.tensor(lib.cdll.example_linspace(...))   # adopt a handle a Go function returned
+    lib.cdll.example_matrix.restype = ctypes.c_void_p  # handles are uintptr_t
+    t = lib.tensor(lib.cdll.example_matrix(2, 3))    # adopt a handle a Go function returned
     a = numpy.from_dlpack(t)                          # or torch.from_dlpack(t): no copy
 
 ``Tensor`` implements the Python array API's DLPack protocol, ``__dlpack__(*, stream=None,

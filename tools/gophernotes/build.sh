@@ -52,7 +52,12 @@ else
 	trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 	cp -R "$src" "$work/gophernotes"
 	chmod -R u+w "$work/gophernotes"
-	patch --quiet --directory="$work/gophernotes" --strip=1 --forward <"$here/jsoner.patch"
+	# git is there wherever the repository was cloned; patch(1) may not be
+	if command -v git >/dev/null; then
+		(cd "$work/gophernotes" && git apply -p1 "$here/jsoner.patch")
+	else
+		patch --quiet --directory="$work/gophernotes" --strip=1 --forward <"$here/jsoner.patch"
+	fi
 	grep -q 'JSON() map\[string\]interface{}' "$work/gophernotes/x_package.go" ||
 		{ echo "build.sh: jsoner.patch did not apply" >&2; exit 1; }
 
