@@ -251,8 +251,8 @@ func copyWords[W word](p plan) {
 		a, b := len(p.shape)-2, len(p.shape)-1
 		rows, cols := p.shape[a], p.shape[b]
 		dr, dc, sr, sc := p.ds[a], p.ds[b], p.ss[a], p.ss[b]
-		t := tileEdge[W]()
-		buf := make([]W, t*t)
+		ti, tj := tileSize[W]()
+		buf := make([]W, ti*tj)
 		forEachOuter(p, 2, d0, s0, func(d, s int64) {
 			transpose(dst, src, buf, d, s, rows, cols, dr, dc, sr, sc)
 		})
@@ -325,32 +325,32 @@ func tiledPlan(p plan) (plan, bool) {
 	return p, true
 }
 
-// chunkBytes is how much of one row of either side a transpose tile covers: a few cache lines,
-// so that each visit to a row (often a different memory page: a TLB miss) moves enough bytes.
-const chunkBytes = 256
-
-// tileEdge returns the edge, in elements of W, of a square transpose tile: chunkBytes, within
-// 16 to 64 elements (a float32 tile is 64×64, 16 KiB, and fits in the L1 cache).
-func tileEdge[W word]() int64 {
+// tileSize returns the extent, in elements of W, of a transpose tile: ti along the index that
+// the outer loop walks in strips (1 KiB of each row touched in the strip) and tj along the other
+// (256 bytes). Each visit to a row of the strided side (usually another memory page: a TLB miss
+// and a fresh prefetch) then moves a whole KiB, while the rows of the other side stay few enough
+// to remain in the TLB and cache during the strip. The tile is 64 KiB or less.
+func tileSize[W word]() (ti, tj int64) {
 	var w W
-	return min(max(chunkBytes/int64(unsafe.Sizeof(w)), 16), 64)
+	size := int64(unsafe.Sizeof(w))
+	return min(max(1024/size, 64), 512), min(max(256/size, 16), 64)
 }
 
 // transpose copies a rows×cols block, dst[d+i*dr+j*dc] = src[s+i*sr+j*sc], where one of dc and
 // dr is 1 and the other tensor is compact along the other index (sr or sc is 1). It goes tile by
-// tile through buf (tileEdge² elements): each tile is read one source row chunk at a time and
-// written one destination row chunk at a time, so that neither side strides through memory
-// element by element (which costs a cache miss, and often a TLB miss, per element).
+// tile through buf (ti×tj elements, see tileSize): each tile is read one source row chunk at a
+// time and written one destination row chunk at a time, so that neither side strides through
+// memory element by element (which costs a cache miss, and often a TLB miss, per element).
 func transpose[W word](dst, src, buf []W, d, s, rows, cols, dr, dc, sr, sc int64) {
-	t := tileEdge[W]()
-	for i0 := int64(0); i0 < rows; i0 += t {
-		ni := min(t, rows-i0)
-		for j0 := int64(0); j0 < cols; j0 += t {
-			nj := min(t, cols-j0)
+	ti, tj := tileSize[W]()
+	for i0 := int64(0); i0 < rows; i0 += ti {
+		ni := min(ti, rows-i0)
+		for j0 := int64(0); j0 < cols; j0 += tj {
+			nj := min(tj, cols-j0)
 			if dc == 1 { // src compact along i, dst along j: buf[j][i]
 				for j := range nj {
 					o := s + i0 + (j0+j)*sc
-					b := buf[j*t : j*t+ni]
+					b := buf[j*ti : j*ti+ni]
 					for i, v := range src[o : o+ni] {
 						b[i] = v
 					}
@@ -359,13 +359,13 @@ func transpose[W word](dst, src, buf []W, d, s, rows, cols, dr, dc, sr, sc int64
 					o := d + (i0+i)*dr + j0
 					r := dst[o : o+nj]
 					for j := range r {
-						r[j] = buf[int64(j)*t+i]
+						r[j] = buf[int64(j)*ti+i]
 					}
 				}
 			} else { // src compact along j, dst along i: buf[i][j]
 				for i := range ni {
 					o := s + (i0+i)*sr + j0
-					b := buf[i*t : i*t+nj]
+					b := buf[i*tj : i*tj+nj]
 					for j, v := range src[o : o+nj] {
 						b[j] = v
 					}
@@ -374,7 +374,7 @@ func transpose[W word](dst, src, buf []W, d, s, rows, cols, dr, dc, sr, sc int64
 					o := d + i0 + (j0+j)*dc
 					r := dst[o : o+ni]
 					for i := range r {
-						r[i] = buf[int64(i)*t+j]
+						r[i] = buf[int64(i)*tj+j]
 					}
 				}
 			}

@@ -3,6 +3,7 @@ package onnxx
 import (
 	"fmt"
 	"runtime"
+	"sync"
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/adapters"
@@ -176,8 +177,10 @@ func own[X any, P destroyer[X]](v P, b *built) error {
 		return err
 	}
 	pin := b.pin
+	made.Store(any(v), b.src)
 	// Destroy is idempotent in onnxruntime_go (it releases the OrtValue and forgets it).
 	runtime.SetFinalizer((*X)(v), func(x *X) {
+		made.Delete(any(P(x)))
 		P(x).Destroy()
 		if pin != nil {
 			pin.Unpin()
@@ -186,6 +189,10 @@ func own[X any, P destroyer[X]](v P, b *built) error {
 	})
 	return nil
 }
+
+// made maps each reachable value ToValue made to the tensor it is over, so that FromValue of it
+// gives a view of that tensor: the same memory, flags and owner, with no chain of holders between.
+var made sync.Map
 
 // scalarValue copies a 0-d tensor into an *ort.Scalar[T]: onnxruntime_go makes 0-d values only
 // over their own one-element copy.
@@ -251,12 +258,19 @@ func scalar[T scalarElem](t *core.Tensor) (ort.Value, error) {
 // destroyed exactly once, when no tensor over it (views included) is reachable any more; do not
 // Destroy v yourself. The memory is Go memory (onnxruntime_go's values are over Go slices, or
 // over a tensor ToValue shared, which the value keeps alive), so the tensor is not Foreign and
-// Release does not free it early. On error v is left as it was, still the caller's.
+// Release does not free it early. For a value ToValue made, the result is a view of the tensor
+// the value is over (same memory, flags and owner). On error v is left as it was, still the
+// caller's.
 //
 // It accepts *ort.Tensor[T] for float32, float64, the integer types and bool, and
 // *ort.CustomDataTensor of those types, float16 and bfloat16; an *ort.Scalar[T] gives a 0-d
 // tensor (a copy; v is destroyed). Strings, sequences and maps fail with ErrValue.
 func FromValue(v ort.Value) (*core.Tensor, error) {
+	if src, ok := made.Load(v); ok {
+		if t, err := src.(*core.Tensor).View(); err == nil {
+			return t, nil // v is destroyed when it becomes unreachable (see own)
+		}
+	}
 	switch x := v.(type) {
 	case nil:
 		return nil, fmt.Errorf("%w: nil value", ErrValue)
