@@ -55,6 +55,8 @@ var views = []view{
 	{"transposed 2-d", []int64{5, 7}, permute(1, 0)},
 	{"transposed 37x53 (tile remainders)", []int64{37, 53}, permute(1, 0)},
 	{"transposed 130x70", []int64{130, 70}, permute(1, 0)},
+	{"transposed 600x90 (full tiles and remainders)", []int64{600, 90}, permute(1, 0)},
+	{"transposed 90x600", []int64{90, 600}, permute(1, 0)},
 	{"transposed column window", []int64{70, 90}, func(b *core.Tensor) (*core.Tensor, error) {
 		s, err := b.Slice(1, 5, 80, 1)
 		if err != nil {

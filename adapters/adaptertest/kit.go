@@ -450,17 +450,19 @@ func eventually(cond func() bool) bool {
 	return false
 }
 
-// settledLiveForeign collects garbage until the count of live foreign memory stops falling
-// (earlier checks leave unreachable foreign tensors whose cleanups are still to run) and
-// returns it.
+// settledLiveForeign collects garbage until the count of live foreign memory has stopped
+// falling for a few rounds (earlier checks leave unreachable foreign tensors whose cleanups are
+// still to run) and returns it.
 func settledLiveForeign() int64 {
-	n := core.LiveForeign()
-	for i := 0; i < 100; i++ {
+	n, stable := core.LiveForeign(), 0
+	for i := 0; i < 200 && stable < 3; i++ {
 		runtime.GC()
 		time.Sleep(time.Millisecond)
 		m := core.LiveForeign()
 		if m == n {
-			return m
+			stable++
+		} else {
+			stable = 0
 		}
 		n = m
 	}
@@ -476,7 +478,8 @@ func checkLifetime(a Adapter, s spec) error {
 	if !eventually(released.Load) {
 		return errors.New("the foreign memory was never released after the input was released and the result dropped")
 	}
-	if !eventually(func() bool { return core.LiveForeign() == base }) {
+	// at most the baseline: cleanups of other tests' garbage may still lower the count
+	if !eventually(func() bool { return core.LiveForeign() <= base }) {
 		return fmt.Errorf("core.LiveForeign() = %d, want the baseline %d: foreign memory leaked", core.LiveForeign(), base)
 	}
 	return nil
