@@ -2,6 +2,7 @@ package onnxx
 
 import (
 	"fmt"
+	"reflect"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -177,10 +178,10 @@ func own[X any, P destroyer[X]](v P, b *built) error {
 		return err
 	}
 	pin := b.pin
-	made.Store(any(v), b.src)
+	made.Store(uintptr(unsafe.Pointer(v)), b.src) // by address: the key must not keep v alive
 	// Destroy is idempotent in onnxruntime_go (it releases the OrtValue and forgets it).
 	runtime.SetFinalizer((*X)(v), func(x *X) {
-		made.Delete(any(P(x)))
+		made.Delete(uintptr(unsafe.Pointer(x)))
 		P(x).Destroy()
 		if pin != nil {
 			pin.Unpin()
@@ -188,6 +189,14 @@ func own[X any, P destroyer[X]](v P, b *built) error {
 		runtime.KeepAlive(a)
 	})
 	return nil
+}
+
+// addr is the address a value's dynamic pointer holds (0 if it holds none).
+func addr(v ort.Value) uintptr {
+	if r := reflect.ValueOf(v); r.Kind() == reflect.Pointer {
+		return r.Pointer()
+	}
+	return 0
 }
 
 // made maps each reachable value ToValue made to the tensor it is over, so that FromValue of it
@@ -266,7 +275,7 @@ func scalar[T scalarElem](t *core.Tensor) (ort.Value, error) {
 // *ort.CustomDataTensor of those types, float16 and bfloat16; an *ort.Scalar[T] gives a 0-d
 // tensor (a copy; v is destroyed). Strings, sequences and maps fail with ErrValue.
 func FromValue(v ort.Value) (*core.Tensor, error) {
-	if src, ok := made.Load(v); ok {
+	if src, ok := made.Load(addr(v)); ok {
 		if t, err := src.(*core.Tensor).View(); err == nil {
 			return t, nil // v is destroyed when it becomes unreachable (see own)
 		}

@@ -3,6 +3,8 @@
 # linux/amd64 machine with Go and gcc (no GPU, no CUDA SDK needed):
 #   cuda.test, gpu.test   the tests of gpu/cuda and gpu (CGO_ENABLED=0: purego opens libcuda.so.1)
 #   libdlpackgpu.so       gpu/cuda/internal/pyexport as a C shared library (cgo, for core/cdlpack)
+#   libdlpackgo_test.so   numpyx/pyexchange/internal/testlib, for numpyx/python's tests on the
+#                         newer NumPy and PyTorch there (versioned capsules from real producers)
 # Then carry .devicebuild/ to the GPU machine and run: bash gpu/cuda/devicecheck.sh
 set -eu
 cd "$(dirname "$0")/../.."
@@ -10,5 +12,7 @@ mkdir -p .devicebuild
 CGO_ENABLED=0 go test -c -o .devicebuild/cuda.test ./gpu/cuda
 CGO_ENABLED=0 go test -c -o .devicebuild/gpu.test ./gpu
 CGO_ENABLED=1 go build -buildmode=c-shared -o .devicebuild/libdlpackgpu.so ./gpu/cuda/internal/pyexport
-rm -f .devicebuild/libdlpackgpu.h
+# the host-side Python exchange tests, run there against NumPy 2.x and PyTorch 2.x
+CGO_ENABLED=1 go build -buildmode=c-shared -o .devicebuild/libdlpackgo_test.so ./numpyx/pyexchange/internal/testlib
+rm -f .devicebuild/libdlpackgpu.h .devicebuild/libdlpackgo_test.h
 ls -l .devicebuild

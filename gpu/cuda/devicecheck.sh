@@ -92,6 +92,23 @@ else
 	fi
 fi
 
+# numpyx/python's host tests against the NumPy and PyTorch of this machine (2.x: versioned
+# capsules from real producers and consumers).
+if [ -n "$PY" ] && [ -f "$B/libdlpackgo_test.so" ]; then
+	"$PY" -c 'import numpy, torch; print("host exchange with numpy", numpy.__version__, "torch", torch.__version__)'
+	t0=$(date +%s)
+	(cd numpyx/python && DLPACKGO_TESTLIB="$B/libdlpackgo_test.so" PYTHONDONTWRITEBYTECODE=1 timeout 120 "$PY" -m unittest test_dlpackgo) >"$LOG/pyhost.txt" 2>&1
+	rc=$?
+	dt=$(($(date +%s) - t0))
+	grep -E '^(FAIL|ERROR):|Error|^Ran |^OK|^FAILED' "$LOG/pyhost.txt" | head -60
+	if [ $rc -eq 0 ]; then
+		summary+=("PASS host python exchange, numpy/torch 2.x (${dt}s)")
+	else
+		summary+=("FAIL host python exchange, numpy/torch 2.x (exit $rc, ${dt}s)")
+		status=1
+	fi
+fi
+
 echo
 echo "==== device check summary ===="
 for s in "${summary[@]}"; do echo "$s"; done

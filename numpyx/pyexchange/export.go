@@ -18,8 +18,10 @@ import (
 //
 //   - negative strides: PyTorch 1.13 aborts the whole process on them, and NumPy's
 //     consumers are no better tested, so no export of this package ever carries one;
-//   - a read-only tensor for a legacy consumer: a legacy capsule cannot carry the read-only flag,
-//     and PyTorch would write through it (a fault, for a read-only memory map).
+//   - a read-only tensor (a memory-mapped file, a broadcast view): a legacy capsule cannot carry
+//     the read-only flag, and real versioned consumers do not all honour it (PyTorch 2.11 shares
+//     the memory and lets Python write through it: a fault, for a read-only memory map), so a
+//     read-only tensor is exported as a copy to every consumer.
 //
 // Everything else is shared: any other strides (zero, Fortran order, steps), offsets (folded
 // into data; byte_offset is always 0), 0-d and empty tensors, every dtype (a consumer that does
@@ -28,8 +30,11 @@ func Shareable(t *core.Tensor, legacy bool) (ok bool, why string) {
 	if hasNegativeStride(t) {
 		return false, fmt.Sprintf("strides %v are negative", t.Strides())
 	}
-	if legacy && t.ReadOnly() {
-		return false, "the tensor is read-only and a legacy capsule cannot say so"
+	if t.ReadOnly() {
+		if legacy {
+			return false, "the tensor is read-only and a legacy capsule cannot say so"
+		}
+		return false, "the tensor is read-only and consumers such as PyTorch ignore DLPack's READ_ONLY flag"
 	}
 	return true, ""
 }

@@ -22,8 +22,9 @@ max_version=None, dl_device=None, copy=None)`` and ``__dlpack_device__()``:
 * ``copy=True`` always copies (IS_COPIED), ``copy=False`` never does and raises
   ``BufferError`` when sharing is impossible, ``copy=None`` copies only when needed;
 * sharing is impossible, and a C-order copy is exported instead, for a tensor with negative
-  strides (PyTorch 1.13 aborts the process on them) and for a read-only tensor asked for as a
-  legacy capsule (which cannot carry the read-only flag);
+  strides (PyTorch 1.13 aborts the process on them) and for a read-only tensor (a legacy
+  capsule cannot carry the read-only flag, and PyTorch 2.x ignores it in a versioned one and
+  would write into the memory: a fault, for a memory-mapped file);
 * ``dl_device`` must be None or the tensor's own device, and ``stream`` must be None for a CPU
   tensor (None or -1 elsewhere): otherwise ``BufferError``.
 
