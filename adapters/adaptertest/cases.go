@@ -20,8 +20,9 @@ type Case struct {
 	// deterministic.
 	Tensor *core.Tensor
 
-	// released is set by the release function of the foreign-memory case; nil otherwise.
-	released *atomic.Bool
+	// releases counts the calls of the foreign-memory case's release function (core promises
+	// exactly one, once the memory is unreachable); nil for the other layouts.
+	releases *atomic.Int32
 }
 
 // Layouts the kit generates. Each is applied to every dtype and to the ranks it makes sense for.
@@ -207,7 +208,7 @@ func (s spec) tryBuild() (Case, error) {
 			t, err = t.Permute(axes...)
 		}
 	case layoutForeign:
-		t, c.released, err = foreign(s.dtype, sh)
+		t, c.releases, err = foreign(s.dtype, sh)
 	default:
 		err = fmt.Errorf("unknown layout %q", s.layout)
 	}
@@ -239,8 +240,8 @@ func filled(dt core.DLDataType, shape []int64) (*core.Tensor, error) {
 const poison = 0xA5
 
 // foreign wraps a Go buffer with core.Wrap, as if it came from elsewhere. The release function
-// sets the flag and overwrites the memory.
-func foreign(dt core.DLDataType, shape []int64) (*core.Tensor, *atomic.Bool, error) {
+// overwrites the memory and counts its calls.
+func foreign(dt core.DLDataType, shape []int64) (*core.Tensor, *atomic.Int32, error) {
 	n := int64(1)
 	for _, d := range shape {
 		n *= d
@@ -249,7 +250,7 @@ func foreign(dt core.DLDataType, shape []int64) (*core.Tensor, *atomic.Bool, err
 	words := make([]uint64, (size+7)/8) // 8-byte aligned, like any allocator's memory
 	buf := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(words))), len(words)*8)[:size]
 	fill(buf, dt)
-	released := new(atomic.Bool)
+	releases := new(atomic.Int32)
 	d := core.Desc{Device: core.CPUDevice, DType: dt, Shape: shape}
 	if size > 0 {
 		d.Data = unsafe.Pointer(unsafe.SliceData(words))
@@ -258,9 +259,9 @@ func foreign(dt core.DLDataType, shape []int64) (*core.Tensor, *atomic.Bool, err
 		for i := range buf {
 			buf[i] = poison
 		}
-		released.Store(true)
+		releases.Add(1)
 	})
-	return t, released, err
+	return t, releases, err
 }
 
 // fill gives every element of a compact buffer of dtype dt a distinct value depending on its

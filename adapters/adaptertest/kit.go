@@ -41,14 +41,17 @@
 //   - always-copy: with adapters.AlwaysCopy the result shares no memory with the input.
 //   - read-only: the result of a read-only input is never writable while it shares memory.
 //   - report-copy: adapters.ReportCopy reports exactly whether the result shares memory.
-//   - lifetime (foreign memory): releasing the input and collecting garbage does not release
-//     the memory while the result is reachable, and the result still reads the right values;
-//     once the result is dropped, the release runs and core.LiveForeign returns to its baseline.
+//   - lifetime (foreign memory): releasing the input and collecting garbage several times does
+//     not run the case's release function while a result that shares the memory is reachable,
+//     and the result still reads the right values; once the result is dropped, the release
+//     function runs exactly once (the kit counts its calls, collecting garbage until it has run,
+//     for up to 10 s), and core.LiveForeign comes back to at most its settled baseline.
 //
 // "Shares memory" means the byte ranges of the elements overlap. The kit reads and writes
 // elements through their addresses, so it needs host tensors; it does not run its cases in
-// parallel, and the lifetime check assumes no other test in the process creates or drops foreign
-// memory at the same time (core.LiveForeign is global).
+// parallel. The lifetime verdict rests on the case's own release function, so garbage other
+// tests leave behind cannot sway it; its core.LiveForeign check (which is process-wide) only
+// assumes that no other test holds on to newly created foreign memory while the kit runs.
 package adaptertest
 
 import (
@@ -438,59 +441,92 @@ func checkReportCopy(a Adapter, s spec) error {
 	return nil
 }
 
-// eventually polls cond, collecting garbage between tries, for up to two seconds.
-func eventually(cond func() bool) bool {
-	for i := 0; i < 200; i++ {
+// Timing of the lifetime check. Cleanups run on the runtime's cleanup goroutine after the
+// collection that finds their object unreachable, and a chain of them (a value attached to a
+// tensor attached to another value) needs one collection per link, so the check collects
+// garbage in a loop rather than once.
+const (
+	// lifetimeTimeout bounds the wait for the release; generous, for -race and loaded machines.
+	lifetimeTimeout = 10 * time.Second
+	// pollInterval is the pause between collections, for the cleanup goroutine to run.
+	pollInterval = 2 * time.Millisecond
+	// stablePasses is how many consecutive collections must leave core.LiveForeign unchanged
+	// before the kit takes it as settled.
+	stablePasses = 5
+	// reachablePasses is how many collections the result must survive while reachable.
+	reachablePasses = 5
+)
+
+// eventually collects garbage and polls cond until it holds or the timeout passes.
+func eventually(timeout time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(timeout); ; {
 		runtime.GC()
 		if cond() {
 			return true
 		}
-		time.Sleep(10 * time.Millisecond)
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(pollInterval)
 	}
-	return false
 }
 
-// settledLiveForeign collects garbage until the count of live foreign memory has stopped
-// falling for a few rounds (earlier checks leave unreachable foreign tensors whose cleanups are
-// still to run) and returns it.
+// settledLiveForeign collects garbage until core.LiveForeign has stayed the same over
+// stablePasses consecutive collections (earlier checks and tests leave unreachable foreign
+// tensors whose cleanups, some chained, are still to run) and returns it. If it never settles
+// within the timeout it returns the last count, which can only be higher than a settled one.
 func settledLiveForeign() int64 {
 	n, stable := core.LiveForeign(), 0
-	for i := 0; i < 200 && stable < 3; i++ {
-		runtime.GC()
-		time.Sleep(time.Millisecond)
+	eventually(lifetimeTimeout, func() bool {
 		m := core.LiveForeign()
 		if m == n {
 			stable++
 		} else {
-			stable = 0
+			n, stable = m, 0
 		}
-		n = m
-	}
+		return stable >= stablePasses
+	})
 	return n
 }
 
+// checkLifetime asserts on the case's own release function, which the kit owns and which
+// counts its calls: it must not have run while the result that shares the memory is reachable,
+// and once the result is dropped it must run exactly once. Counting this case's calls, rather
+// than reading the process-wide core.LiveForeign, makes the verdict independent of garbage that
+// earlier checks and tests leave behind.
+//
+// core.LiveForeign is checked too, in a form garbage cannot break: after the release, the count
+// must come back to at most a baseline taken after it had settled. That catches an adapter that
+// leaks foreign memory of its own making (a mapping, a wrap around an ecosystem buffer) that
+// the case's counter cannot see; other tests' late cleanups can only lower the count.
 func checkLifetime(a Adapter, s spec) error {
 	base := settledLiveForeign()
-	released, err := lifetimeRoundTrip(a, s)
+	releases, err := lifetimeRoundTrip(a, s)
 	if err != nil {
 		return err
 	}
-	if !eventually(released.Load) {
-		return errors.New("the foreign memory was never released after the input was released and the result dropped")
+	if !eventually(lifetimeTimeout, func() bool { return releases.Load() != 0 }) {
+		return fmt.Errorf("the foreign memory was never released within %v after the input was released and the result dropped", lifetimeTimeout)
 	}
-	// at most the baseline: cleanups of other tests' garbage may still lower the count
-	if !eventually(func() bool { return core.LiveForeign() <= base }) {
-		return fmt.Errorf("core.LiveForeign() = %d, want the baseline %d: foreign memory leaked", core.LiveForeign(), base)
+	for i := 0; i < reachablePasses; i++ {
+		runtime.GC()
+		time.Sleep(pollInterval)
+	}
+	if n := releases.Load(); n != 1 {
+		return fmt.Errorf("the foreign memory's release function ran %d times, want exactly once", n)
+	}
+	if !eventually(lifetimeTimeout, func() bool { return core.LiveForeign() <= base }) {
+		return fmt.Errorf("core.LiveForeign() = %d, want at most the settled baseline %d: foreign memory leaked", core.LiveForeign(), base)
 	}
 	return nil
 }
 
 // lifetimeRoundTrip converts a foreign tensor, releases the input, and checks that the result
-// still holds the memory. It returns with no reference to the result left, so that the caller
-// can check that the memory is released afterwards.
-func lifetimeRoundTrip(a Adapter, s spec) (*atomic.Bool, error) {
+// still holds the memory. It returns the case's release counter with no reference to the
+// result left, so that the caller can check that the memory is released afterwards.
+func lifetimeRoundTrip(a Adapter, s spec) (*atomic.Int32, error) {
 	c := s.build()
-	in, released := c.Tensor, c.released
+	in, releases := c.Tensor, c.releases
 	c = Case{}
 	want, err := contiguousBytes(in)
 	if err != nil {
@@ -504,12 +540,18 @@ func lifetimeRoundTrip(a Adapter, s spec) (*atomic.Bool, error) {
 	shares := aliases(in, back)
 	in.Release()
 	in = nil
-	for i := 0; i < 3; i++ {
-		runtime.GC()
-		time.Sleep(time.Millisecond)
+	early := func() error {
+		if n := releases.Load(); shares && n != 0 {
+			return fmt.Errorf("the foreign memory was released (%d calls) while the result %s, which shares it, was reachable", n, back)
+		}
+		return nil
 	}
-	if shares && released.Load() {
-		return nil, fmt.Errorf("the foreign memory was released while the result %s, which shares it, was reachable", back)
+	for i := 0; i < reachablePasses; i++ {
+		runtime.GC()
+		time.Sleep(pollInterval)
+		if err := early(); err != nil {
+			return nil, err
+		}
 	}
 	got, err := contiguousBytes(back)
 	if err != nil {
@@ -518,9 +560,9 @@ func lifetimeRoundTrip(a Adapter, s spec) (*atomic.Bool, error) {
 	if !bytes.Equal(got, want) {
 		return nil, fmt.Errorf("after releasing the input and collecting garbage the result reads % x, want % x", got, want)
 	}
-	if shares && released.Load() {
-		return nil, fmt.Errorf("the foreign memory was released while the result %s, which shares it, was reachable", back)
+	if err := early(); err != nil {
+		return nil, err
 	}
 	runtime.KeepAlive(back)
-	return released, nil
+	return releases, nil
 }
