@@ -2,6 +2,8 @@ package numpyx_test
 
 import (
 	"bytes"
+	"fmt"
+	"path/filepath"
 	"testing"
 
 	"github.com/dlpack-go/dlpack/adapters"
@@ -25,6 +27,29 @@ func TestConformance(t *testing.T) {
 				return nil, err
 			}
 			return numpyx.Read(&buf)
+		},
+	})
+}
+
+// TestConformanceMap runs the kit over a file and a memory map: the result is zero-copy from
+// the file but never shares the input's memory, and each result owns a mapping of its own, so
+// the kit's lifetime check also sees the mappings come and go.
+func TestConformanceMap(t *testing.T) {
+	dir := t.TempDir()
+	n := 0
+	adaptertest.Run(t, adaptertest.Adapter{
+		Name:   "numpyx.WriteFile+Map",
+		DTypes: allDTypes,
+		RoundTrip: func(x *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+			if _, err := adapters.Apply(opts...).Decide(false, "a file round trip writes the elements to disk"); err != nil {
+				return nil, err
+			}
+			n++ // a fresh file each time: earlier results may still map theirs
+			path := filepath.Join(dir, fmt.Sprintf("x%d.npy", n))
+			if err := numpyx.WriteFile(path, x); err != nil {
+				return nil, err
+			}
+			return numpyx.Map(path)
 		},
 	})
 }

@@ -2,32 +2,102 @@ package onnxx
 
 import (
 	"fmt"
-	"strconv"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	ort "github.com/yalue/onnxruntime_go"
 )
 
-// Session runs an ONNX model on named core tensors. It wraps an ort.DynamicAdvancedSession and
-// the model's input and output descriptions. Each run makes ORT values over the input tensors
-// (zero-copy, see ToValue) and allocates every output whose shape is known before the run as a
-// core tensor that ORT writes into. A Session is safe for concurrent use; Destroy it when done.
+// Session runs an ONNX model on core tensors. It wraps an ort.DynamicAdvancedSession and the
+// model's input and output descriptions. Each run hands ORT values over the input tensors
+// (zero-copy, see ToValue) and over output tensors that ORT writes into. The session remembers
+// the values it made over the tensors the caller passed (by tensor, data address and shape), so
+// that a later run with the same tensors reuses them instead of making new ones: repeated
+// inference with RunInto and the same tensors allocates nothing. A Session is safe for
+// concurrent use (a run that finds another one using the remembered values makes its own); Destroy
+// it when done.
 type Session struct {
 	s       *ort.DynamicAdvancedSession
 	inputs  []ort.InputOutputInfo
 	outputs []ort.InputOutputInfo
+	inDT    []dtypeOf // the core dtype of each input
+	outDT   []dtypeOf // and of each output
 
 	dynamic bool // some output has a dynamic dimension
 
+	b *bindings
+
 	mu     sync.Mutex
-	shapes map[string][][]int64 // output shapes seen, by input shapes
+	shapes map[uint64]shapeEntry // output shapes seen, by a hash of the input shapes
+}
+
+// dtypeOf is a model dtype in core's terms, or why there is none.
+type dtypeOf struct {
+	dt  core.DLDataType
+	err error
+}
+
+// shapeEntry is what a run with some input shapes revealed: the input shapes (to tell hash
+// collisions apart) and the output shapes.
+type shapeEntry struct {
+	in  []int64 // each input's rank, then its dimensions
+	out [][]int64
 }
 
 // maxShapeCache bounds how many input-shape combinations a Session remembers output shapes for.
 const maxShapeCache = 256
+
+// bindings are the ORT values a Session made over the caller's tensors, kept for the next run.
+// Whoever holds mu uses them.
+type bindings struct {
+	mu      sync.Mutex
+	in, out []slot
+	inVals  []ort.Value // scratch for the run that holds mu
+	outVals []ort.Value
+}
+
+// slot is one remembered value: built over t, whose data address was data.
+type slot struct {
+	t    *core.Tensor
+	data unsafe.Pointer
+	b    built
+}
+
+// matches reports whether the slot's value is over t's current memory, shape and dtype.
+func (sl *slot) matches(t *core.Tensor) bool {
+	if sl.t != t || sl.b.value == nil || t.Released() || t.Data() != sl.data {
+		return false
+	}
+	shape := sl.b.shape
+	if len(shape) != t.Ndim() {
+		return false
+	}
+	for d, n := range shape {
+		if t.Dim(d) != n {
+			return false
+		}
+	}
+	return true
+}
+
+func (sl *slot) drop() {
+	sl.b.release()
+	*sl = slot{}
+}
+
+func (b *bindings) drop() {
+	for i := range b.in {
+		b.in[i].drop()
+	}
+	for i := range b.out {
+		b.out[i].drop()
+	}
+}
 
 // NewSession loads the model at path for running with the named inputs and outputs (nil means all
 // of the model's, in the model's order). options may be nil (ORT's defaults). It calls Init.
@@ -39,13 +109,14 @@ func NewSession(path string, inputNames, outputNames []string, options *ort.Sess
 	if err != nil {
 		return nil, fmt.Errorf("onnxx: reading model %s: %w", path, err)
 	}
-	s := &Session{shapes: map[string][][]int64{}}
+	s := &Session{shapes: map[uint64]shapeEntry{}}
 	if s.inputs, err = pick("input", ins, inputNames); err != nil {
 		return nil, err
 	}
 	if s.outputs, err = pick("output", outs, outputNames); err != nil {
 		return nil, err
 	}
+	s.inDT, s.outDT = coreDTypes(s.inputs), coreDTypes(s.outputs)
 	for _, info := range s.outputs {
 		if _, ok := knownShape(info, nil, 0); !ok {
 			s.dynamic = true
@@ -54,7 +125,25 @@ func NewSession(path string, inputNames, outputNames []string, options *ort.Sess
 	if s.s, err = ort.NewDynamicAdvancedSession(path, names(s.inputs), names(s.outputs), options); err != nil {
 		return nil, fmt.Errorf("onnxx: loading model %s: %w", path, err)
 	}
+	s.b = &bindings{
+		in: make([]slot, len(s.inputs)), out: make([]slot, len(s.outputs)),
+		inVals: make([]ort.Value, len(s.inputs)), outVals: make([]ort.Value, len(s.outputs)),
+	}
+	// A Session dropped without Destroy still unpins and destroys the values it kept.
+	runtime.AddCleanup(s, func(b *bindings) {
+		b.mu.Lock()
+		b.drop()
+		b.mu.Unlock()
+	}, s.b)
 	return s, nil
+}
+
+func coreDTypes(infos []ort.InputOutputInfo) []dtypeOf {
+	out := make([]dtypeOf, len(infos))
+	for i, info := range infos {
+		out[i].dt, out[i].err = DType(info.DataType)
+	}
+	return out
 }
 
 func pick(kind string, infos []ort.InputOutputInfo, want []string) ([]ort.InputOutputInfo, error) {
@@ -94,16 +183,21 @@ func (s *Session) Outputs() []ort.InputOutputInfo {
 	return append([]ort.InputOutputInfo{}, s.outputs...)
 }
 
-// Destroy frees the ORT session. Tensors the session returned stay valid.
-func (s *Session) Destroy() error { return s.s.Destroy() }
+// Destroy frees the ORT session and the values it kept. Tensors the session returned stay valid.
+func (s *Session) Destroy() error {
+	s.b.mu.Lock()
+	s.b.drop()
+	s.b.mu.Unlock()
+	return s.s.Destroy()
+}
 
 // Run runs the model on inputs (one tensor per input name) and returns the outputs by name.
-// Outputs of a known shape are core tensors in Go memory that ORT wrote into; others are over
-// the values ORT allocated, which onnxruntime_go copied once (see FromValue); the session
-// remembers their shapes, so that later runs with the same input shapes write into tensors
-// allocated before the run. A float16 or bfloat16 output whose shape is not known before the run
-// cannot come back that way (onnxruntime_go copies too few bytes of it): Run fails with ErrModel,
-// and RunWith with a destination for it works (and teaches the session its shape).
+// Outputs of a known shape are core tensors in Go memory, allocated for this run, that ORT wrote
+// into; others are over the values ORT allocated, which onnxruntime_go copied once (see
+// FromValue); the session remembers their shapes, so that later runs with the same input shapes
+// write into tensors allocated before the run. A float16 or bfloat16 output whose shape is not
+// known before the run cannot come back that way (see the package documentation): Run fails with
+// ErrModel, and RunWith with a destination for it works (and teaches the session its shape).
 func (s *Session) Run(inputs map[string]*core.Tensor) (map[string]*core.Tensor, error) {
 	return s.RunWith(inputs, nil)
 }
@@ -111,14 +205,9 @@ func (s *Session) Run(inputs map[string]*core.Tensor) (map[string]*core.Tensor, 
 // RunWith is Run with destinations: ORT writes each output named in outputs into that tensor,
 // which must be a writable host tensor in C order with the output's dtype and shape (memory of a
 // Gonum matrix, a memory-mapped file, ...). The result holds every output, the given tensors
-// among them.
+// among them. For repeated inference into the same destinations, RunInto does the same without
+// the maps.
 func (s *Session) RunWith(inputs, outputs map[string]*core.Tensor) (map[string]*core.Tensor, error) {
-	var made []built
-	defer func() {
-		for _, b := range made {
-			b.release()
-		}
-	}()
 	if len(inputs) != len(s.inputs) {
 		for n := range inputs {
 			if !has(s.inputs, n) {
@@ -131,118 +220,256 @@ func (s *Session) RunWith(inputs, outputs map[string]*core.Tensor) (map[string]*
 			return nil, fmt.Errorf("%w: no output %q in the session (it gives %s)", ErrModel, n, strings.Join(names(s.outputs), ", "))
 		}
 	}
-	inVals := make([]ort.Value, len(s.inputs))
-	var key []byte // the input shapes, when some output shape depends on them
+	ins := make([]*core.Tensor, len(s.inputs))
 	for i, info := range s.inputs {
-		t, ok := inputs[info.Name]
-		if !ok || t == nil {
-			return nil, fmt.Errorf("%w: input %q is missing", ErrModel, info.Name)
-		}
-		if err := fits("input", info, t); err != nil {
-			return nil, err
-		}
-		b, err := toValue(t, adapters.Options{}, false)
-		if err != nil {
-			return nil, fmt.Errorf("onnxx: input %q: %w", info.Name, err)
-		}
-		made = append(made, b)
-		inVals[i] = b.value
-		if s.dynamic {
-			for d := range t.Ndim() {
-				key = strconv.AppendInt(key, t.Dim(d), 10)
-				key = append(key, ',')
-			}
-			key = append(key, ';')
-		}
+		ins[i] = inputs[info.Name]
 	}
-	var seen [][]int64
-	if s.dynamic {
-		s.mu.Lock()
-		seen = s.shapes[string(key)]
-		s.mu.Unlock()
+	outs := make([]*core.Tensor, len(s.outputs))
+	for i, info := range s.outputs {
+		outs[i] = outputs[info.Name]
 	}
-
-	outVals := make([]ort.Value, len(s.outputs))
-	dynamic := s.dynamic
+	if err := s.run(ins, outs, true); err != nil {
+		return nil, err
+	}
 	result := make(map[string]*core.Tensor, len(s.outputs))
 	for i, info := range s.outputs {
-		t := outputs[info.Name]
+		result[info.Name] = outs[i]
+	}
+	return result, nil
+}
+
+// RunInto runs the model on inputs, one tensor per input in the order of Inputs, and writes the
+// outputs into outputs, one writable host tensor in C order per output in the order of Outputs,
+// with the output's dtype and its shape for these inputs. It is the path for repeated inference:
+// when the tensors are the ones of the previous run (same tensors, memory and shapes), the ORT
+// values made for that run are used again, and RunInto allocates nothing.
+func (s *Session) RunInto(inputs, outputs []*core.Tensor) error {
+	if len(inputs) != len(s.inputs) || len(outputs) != len(s.outputs) {
+		return fmt.Errorf("%w: RunInto got %d inputs and %d outputs, the session takes %d and gives %d",
+			ErrModel, len(inputs), len(outputs), len(s.inputs), len(s.outputs))
+	}
+	for i, t := range outputs {
 		if t == nil {
-			shape, ok := knownShape(info, seen, i)
+			return fmt.Errorf("%w: RunInto needs a destination for output %q", ErrModel, s.outputs[i].Name)
+		}
+	}
+	return s.run(inputs, outputs, false)
+}
+
+// run runs the model. outs[i] nil means the output is allocated here (known shape) or by ORT;
+// run fills it in. With fill unset every output is a destination.
+func (s *Session) run(ins, outs []*core.Tensor, fill bool) error {
+	b := s.b
+	cached := b.mu.TryLock()
+	var inVals, outVals []ort.Value
+	if cached {
+		defer b.mu.Unlock()
+		inVals, outVals = b.inVals, b.outVals
+		clear(outVals)
+	} else {
+		inVals, outVals = make([]ort.Value, len(ins)), make([]ort.Value, len(outs))
+	}
+	var temps []built // values made for this run only
+	defer func() {
+		for _, t := range temps {
+			t.release()
+		}
+	}()
+	for i, t := range ins {
+		info := &s.inputs[i]
+		if t == nil {
+			return fmt.Errorf("%w: input %q is missing", ErrModel, info.Name)
+		}
+		if err := s.fits("input", info, s.inDT[i], t); err != nil {
+			return err
+		}
+		if cached && b.in[i].matches(t) {
+			inVals[i] = b.in[i].b.value
+			continue
+		}
+		v, err := toValue(t, adapters.Options{}, false)
+		if err != nil {
+			return fmt.Errorf("onnxx: input %q: %w", info.Name, err)
+		}
+		if cached && v.src == t && t.Ndim() > 0 {
+			b.in[i].drop()
+			b.in[i] = slot{t: t, data: t.Data(), b: v}
+		} else {
+			temps = append(temps, v)
+		}
+		inVals[i] = v.value
+	}
+
+	var key uint64
+	var seen *shapeEntry
+	if fill && s.dynamic && slices.Contains(outs, nil) {
+		key = shapeKey(ins)
+		s.mu.Lock()
+		if e, ok := s.shapes[key]; ok && e.matches(ins) {
+			seen = &e
+		}
+		s.mu.Unlock()
+	}
+	given := 0 // outputs the caller passed: the first ones of scalarOut and fromORT are not set
+	var scalarDst []int
+	for i, t := range outs {
+		info := &s.outputs[i]
+		mine := t == nil
+		if mine {
+			var out [][]int64
+			if seen != nil {
+				out = seen.out
+			}
+			shape, ok := knownShape(*info, out, i)
 			if !ok {
 				if customType(info.DataType) {
-					return nil, fmt.Errorf("%w: output %q is %s of dynamic shape %v, not known before this run; onnxruntime_go cannot allocate it (it copies too few bytes): pass a destination to RunWith",
+					return fmt.Errorf("%w: output %q is %s of dynamic shape %v, not known before this run; onnxruntime_go cannot allocate it (it copies too few bytes): pass a destination to RunWith",
 						ErrModel, info.Name, info.DataType, info.Dimensions)
 				}
 				continue // ORT allocates it, onnxruntime_go copies it
 			}
-			dt, err := DType(info.DataType)
-			if err != nil {
-				return nil, fmt.Errorf("onnxx: output %q: %w", info.Name, err)
+			if err := s.outDT[i].err; err != nil {
+				return fmt.Errorf("onnxx: output %q: %w", info.Name, err)
 			}
-			if t, err = core.New(dt, shape...); err != nil {
-				return nil, fmt.Errorf("onnxx: output %q: %w", info.Name, err)
+			var err error
+			if t, err = core.New(s.outDT[i].dt, shape...); err != nil {
+				return fmt.Errorf("onnxx: output %q: %w", info.Name, err)
 			}
 		} else {
-			if err := fits("output", info, t); err != nil {
-				return nil, err
+			given++
+			if err := s.fits("output", info, s.outDT[i], t); err != nil {
+				return err
 			}
 			if t.ReadOnly() {
-				return nil, fmt.Errorf("onnxx: output %q: %w", info.Name, core.ErrReadOnly)
+				return fmt.Errorf("onnxx: output %q: %w", info.Name, core.ErrReadOnly)
+			}
+			if cached && b.out[i].matches(t) {
+				outVals[i] = b.out[i].b.value
+				continue
 			}
 		}
 		o := adapters.Options{Policy: adapters.CopyNever}
 		if t.Ndim() == 0 {
 			o.Policy = adapters.CopyIfNeeded // a 0-d output lands in an ort.Scalar, copied after the run
 		}
-		b, err := toValue(t, o, false)
+		v, err := toValue(t, o, false)
 		if err != nil {
-			return nil, fmt.Errorf("onnxx: output %q: %w", info.Name, err)
+			return fmt.Errorf("onnxx: output %q: %w", info.Name, err)
 		}
-		made = append(made, b)
-		outVals[i] = b.value
-		if t.Ndim() > 0 {
-			result[info.Name] = t // ORT writes into t itself
+		outVals[i] = v.value
+		switch {
+		case t.Ndim() == 0:
+			temps = append(temps, v)
+			scalarDst = append(scalarDst, i)
+			if mine {
+				outs[i] = nil // made from the ort.Scalar after the run
+			}
+			continue
+		case cached && !mine:
+			b.out[i].drop()
+			b.out[i] = slot{t: t, data: t.Data(), b: v}
+		default:
+			temps = append(temps, v)
 		}
+		outs[i] = t // ORT writes into t itself
 	}
 	if err := s.s.Run(inVals, outVals); err != nil {
-		return nil, fmt.Errorf("onnxx: running the model: %w", err)
+		return fmt.Errorf("onnxx: running the model: %w", err)
 	}
-	shapes := make([][]int64, len(s.outputs))
+	learn := fill && s.dynamic
+	if given == len(outs) && scalarDst == nil && !learn {
+		return nil // every output is in the caller's tensors
+	}
 	var firstErr error
 	for i, info := range s.outputs {
-		t, ok := result[info.Name]
-		if !ok { // ORT allocated it (onnxruntime_go copied it), or it is 0-d, in an ort.Scalar
-			var err error
-			if t, err = FromValue(outVals[i]); err != nil {
-				outVals[i].Destroy()
-				if firstErr == nil {
-					firstErr = fmt.Errorf("onnxx: output %q: %w", info.Name, err)
-				}
-				continue
-			}
-			if dst := outputs[info.Name]; dst != nil { // a 0-d destination: copy the one element in
-				if err := adapters.Copy(dst, t); err != nil && firstErr == nil {
-					firstErr = fmt.Errorf("onnxx: output %q: %w", info.Name, err)
-				}
-				t = dst
-			}
-			result[info.Name] = t
+		if outs[i] != nil && !slices.Contains(scalarDst, i) {
+			continue
 		}
-		shapes[i] = t.Shape()
+		// ORT allocated it (onnxruntime_go copied it), or it is 0-d, in an ort.Scalar.
+		t, err := FromValue(outVals[i])
+		if err != nil {
+			if !slices.Contains(scalarDst, i) {
+				outVals[i].Destroy()
+			}
+			if firstErr == nil {
+				firstErr = fmt.Errorf("onnxx: output %q: %w", info.Name, err)
+			}
+			continue
+		}
+		if dst := outs[i]; dst != nil { // a 0-d destination: copy the one element in
+			if err := adapters.Copy(dst, t); err != nil && firstErr == nil {
+				firstErr = fmt.Errorf("onnxx: output %q: %w", info.Name, err)
+			}
+			continue
+		}
+		outs[i] = t
 	}
 	if firstErr != nil {
-		return nil, firstErr
+		return firstErr
 	}
-	if dynamic {
+	if learn {
+		e := shapeEntry{out: make([][]int64, len(outs))}
+		for i, t := range outs {
+			e.out[i] = t.Shape()
+		}
+		e.in = flatShapes(ins)
+		if key == 0 {
+			key = shapeKey(ins)
+		}
 		s.mu.Lock()
 		if len(s.shapes) >= maxShapeCache {
 			clear(s.shapes)
 		}
-		s.shapes[string(key)] = shapes
+		s.shapes[key] = e
 		s.mu.Unlock()
 	}
-	return result, nil
+	return nil
+}
+
+// shapeKey hashes the ranks and dimensions of ts (FNV-1a over 64-bit words), without allocating.
+func shapeKey(ts []*core.Tensor) uint64 {
+	h := uint64(14695981039346656037)
+	mix := func(x int64) {
+		h ^= uint64(x)
+		h *= 1099511628211
+	}
+	for _, t := range ts {
+		mix(int64(t.Ndim()))
+		for d := range t.Ndim() {
+			mix(t.Dim(d))
+		}
+	}
+	return h | 1 // never 0, which run uses for "not computed"
+}
+
+// flatShapes lists each tensor's rank followed by its dimensions.
+func flatShapes(ts []*core.Tensor) []int64 {
+	var out []int64
+	for _, t := range ts {
+		out = append(out, int64(t.Ndim()))
+		for d := range t.Ndim() {
+			out = append(out, t.Dim(d))
+		}
+	}
+	return out
+}
+
+// matches reports whether e was recorded for the shapes of ts (and not for others of the same hash).
+func (e *shapeEntry) matches(ts []*core.Tensor) bool {
+	j := 0
+	for _, t := range ts {
+		if j >= len(e.in) || e.in[j] != int64(t.Ndim()) {
+			return false
+		}
+		j++
+		for d := range t.Ndim() {
+			if j >= len(e.in) || e.in[j] != t.Dim(d) {
+				return false
+			}
+			j++
+		}
+	}
+	return j == len(e.in)
 }
 
 func has(infos []ort.InputOutputInfo, name string) bool {
@@ -254,22 +481,21 @@ func has(infos []ort.InputOutputInfo, name string) bool {
 	return false
 }
 
-// fits checks a tensor against the model's description of an input or output.
-func fits(kind string, info ort.InputOutputInfo, t *core.Tensor) error {
-	want, err := DType(info.DataType)
-	if err != nil {
-		return fmt.Errorf("onnxx: %s %q: %w", kind, info.Name, err)
+// fits checks a tensor against the model's description of an input or output, without
+// allocating unless it fails.
+func (s *Session) fits(kind string, info *ort.InputOutputInfo, want dtypeOf, t *core.Tensor) error {
+	if want.err != nil {
+		return fmt.Errorf("onnxx: %s %q: %w", kind, info.Name, want.err)
 	}
-	if t.DType() != want {
-		return fmt.Errorf("%w: %s %q is %s, the model wants %s", ErrModel, kind, info.Name, t.DType(), want)
+	if t.DType() != want.dt {
+		return fmt.Errorf("%w: %s %q is %s, the model wants %s", ErrModel, kind, info.Name, t.DType(), want.dt)
 	}
-	shape := t.Shape()
-	ok := len(shape) == len(info.Dimensions)
-	for i := 0; ok && i < len(shape); i++ {
-		ok = info.Dimensions[i] < 0 || info.Dimensions[i] == shape[i]
+	ok := t.Ndim() == len(info.Dimensions)
+	for i := 0; ok && i < len(info.Dimensions); i++ {
+		ok = info.Dimensions[i] < 0 || info.Dimensions[i] == t.Dim(i)
 	}
 	if !ok {
-		return fmt.Errorf("%w: %s %q has shape %v, the model wants %v (-1: any)", ErrModel, kind, info.Name, shape, info.Dimensions)
+		return fmt.Errorf("%w: %s %q has shape %v, the model wants %v (-1: any)", ErrModel, kind, info.Name, t.Shape(), info.Dimensions)
 	}
 	return nil
 }

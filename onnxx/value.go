@@ -38,6 +38,7 @@ type built struct {
 	value ort.Value
 	src   *core.Tensor
 	pin   *runtime.Pinner
+	shape []int64 // src's shape (a Session compares it on reuse)
 }
 
 // release destroys the value and unpins its memory; the Session uses it for the values it makes
@@ -94,6 +95,7 @@ func toValue(t *core.Tensor, o adapters.Options, public bool) (built, error) {
 		b.pin.Pin(src.Data()) // a no-op for memory Go did not allocate
 	}
 	shape := ort.Shape(src.Shape())
+	b.shape = shape
 	switch src.DType() {
 	case core.Float32:
 		err = native[float32](&b, shape, public)

@@ -2,7 +2,9 @@ package adaptertest
 
 import (
 	"strings"
+	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
@@ -117,6 +119,18 @@ func TestKitCatchesBrokenAdapters(t *testing.T) {
 				adapters.Apply(opts...).Report(false)
 				return back, err
 			}}, "report-copy"},
+		{"chain that does not hold foreign memory", Adapter{DTypes: few, ZeroCopy: (*core.Tensor).IsContiguous,
+			RoundTrip: func(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+				back, err := identity(t, opts...)
+				if err != nil || back.Flags()&core.FlagIsCopied != 0 || !t.Foreign() {
+					return back, err
+				}
+				loose, err := aliasUnchecked(t)
+				if err != nil {
+					return nil, err
+				}
+				return chainedView(loose, 3) // the chain holds a tensor that holds nothing
+			}}, "lifetime"},
 		{"view that does not hold foreign memory", Adapter{DTypes: few, ZeroCopy: (*core.Tensor).IsContiguous,
 			RoundTrip: func(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
 				back, err := identity(t, opts...)
@@ -201,4 +215,69 @@ func TestCaseValuesDistinct(t *testing.T) {
 			seen[e] = true
 		}
 	}
+}
+
+// chainedView returns a view of t's memory held through depth Go values, each attached to a
+// tensor over the memory and kept by the next: releasing the memory after the view is dropped
+// takes one collection (and one cleanup run) per link.
+func chainedView(t *core.Tensor, depth int) (*core.Tensor, error) {
+	d := core.Desc{Data: t.Data(), Device: t.Device(), DType: t.DType(), Shape: t.Shape(), Strides: t.Strides()}
+	cur := t
+	for i := 0; i < depth; i++ {
+		link := new([16]byte) // big enough not to be a tiny-allocator object
+		if err := core.Attach(link, cur); err != nil {
+			return nil, err
+		}
+		next, err := core.WrapKeep(d, link)
+		if err != nil {
+			return nil, err
+		}
+		cur = next
+	}
+	return cur, nil
+}
+
+// chained shares C-contiguous memory through a chain of holders.
+func chained(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+	back, err := identity(t, opts...)
+	if err != nil || back.Flags()&core.FlagIsCopied != 0 || !t.Foreign() || t.ReadOnly() {
+		return back, err
+	}
+	return chainedView(t, 4)
+}
+
+// TestLifetimeWaitsForChainedCleanups: memory held through a chain of values is released only
+// after several collections; the kit must wait for it rather than call it a leak.
+func TestLifetimeWaitsForChainedCleanups(t *testing.T) {
+	Run(t, Adapter{
+		Name:      "chained",
+		DTypes:    []core.DLDataType{core.Float32, core.Int8},
+		RoundTrip: chained,
+		ZeroCopy:  (*core.Tensor).IsContiguous,
+	})
+}
+
+// TestLifetimeIgnoresOtherGarbage: foreign memory that other code dropped earlier, whose
+// (chained) cleanups run while the kit works, lowers core.LiveForeign under the kit's feet; the
+// verdict must not change.
+func TestLifetimeIgnoresOtherGarbage(t *testing.T) {
+	released := 0
+	var mu sync.Mutex
+	for i := 0; i < 200; i++ {
+		buf := make([]float32, 8)
+		x, err := core.Wrap(core.Desc{Data: unsafe.Pointer(&buf[0]), Device: core.CPUDevice,
+			DType: core.Float32, Shape: []int64{8}}, func() { mu.Lock(); released++; mu.Unlock() })
+		require.NoError(t, err)
+		_, err = chainedView(x, i%8) // dropped at once: garbage whose release takes i%8 collections
+		require.NoError(t, err)
+	}
+	Run(t, Adapter{
+		Name:      "identity-among-garbage",
+		DTypes:    []core.DLDataType{core.Float64, core.Uint16},
+		RoundTrip: identity,
+		ZeroCopy:  (*core.Tensor).IsContiguous,
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, 200, released, "the garbage was all released by the end")
 }
