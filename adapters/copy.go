@@ -251,10 +251,8 @@ func copyWords[W word](p plan) {
 		a, b := len(p.shape)-2, len(p.shape)-1
 		rows, cols := p.shape[a], p.shape[b]
 		dr, dc, sr, sc := p.ds[a], p.ds[b], p.ss[a], p.ss[b]
-		ti, tj := tileSize[W]()
-		buf := make([]W, ti*tj)
 		forEachOuter(p, 2, d0, s0, func(d, s int64) {
-			transpose(dst, src, buf, d, s, rows, cols, dr, dc, sr, sc)
+			transpose(dst, src, d, s, rows, cols, dr, dc, sr, sc)
 		})
 		return
 	}
@@ -325,62 +323,71 @@ func tiledPlan(p plan) (plan, bool) {
 	return p, true
 }
 
-// tileSize returns the extent, in elements of W, of a transpose tile: ti along the index that
-// the outer loop walks in strips (1 KiB of each row touched in the strip) and tj along the other
-// (256 bytes). Each visit to a row of the strided side (usually another memory page: a TLB miss
-// and a fresh prefetch) then moves a whole KiB, while the rows of the other side stay few enough
-// to remain in the TLB and cache during the strip. The tile is 64 KiB or less.
-func tileSize[W word]() (ti, tj int64) {
-	var w W
-	size := int64(unsafe.Sizeof(w))
-	return min(max(1024/size, 64), 512), min(max(256/size, 16), 64)
+// transpose copies a rows×cols block, dst[d+i*dr+j*dc] = src[s+i*sr+j*sc], where tiledPlan
+// has made one tensor compact along i and the other along j: either dc and sr are 1, or dr and
+// sc are. Swapping the names of i and j turns the second form into the first, so one kernel,
+// transposeBlocks, does both.
+func transpose[W word](dst, src []W, d, s, rows, cols, dr, dc, sr, sc int64) {
+	if dc != 1 { // sc == 1 and dr == 1: name j the rows
+		rows, cols, dr, sc = cols, rows, dc, sr
+	}
+	// the block's corners lie inside the spans (the plan was built from valid tensors), which
+	// these index expressions check once before the kernel drops to pointers
+	_, _ = dst[d+cols-1], dst[d+(rows-1)*dr]
+	_, _ = src[s+rows-1], src[s+(cols-1)*sc]
+	_, _ = dst[d+(rows-1)*dr+cols-1], src[s+rows-1+(cols-1)*sc]
+	transposeBlocks[W](unsafe.Pointer(&dst[d]), unsafe.Pointer(&src[s]), int(rows), int(cols), int(dr), int(sc))
 }
 
-// transpose copies a rows×cols block, dst[d+i*dr+j*dc] = src[s+i*sr+j*sc], where one of dc and
-// dr is 1 and the other tensor is compact along the other index (sr or sc is 1). It goes tile by
-// tile through buf (ti×tj elements, see tileSize): each tile is read one source row chunk at a
-// time and written one destination row chunk at a time, so that neither side strides through
-// memory element by element (which costs a cache miss, and often a TLB miss, per element).
-func transpose[W word](dst, src, buf []W, d, s, rows, cols, dr, dc, sr, sc int64) {
-	ti, tj := tileSize[W]()
-	for i0 := int64(0); i0 < rows; i0 += ti {
-		ni := min(ti, rows-i0)
-		for j0 := int64(0); j0 < cols; j0 += tj {
-			nj := min(tj, cols-j0)
-			if dc == 1 { // src compact along i, dst along j: buf[j][i]
-				for j := range nj {
-					o := s + i0 + (j0+j)*sc
-					b := buf[j*ti : j*ti+ni]
-					for i, v := range src[o : o+ni] {
-						b[i] = v
-					}
+// transposeBlocks copies a rows×cols block of W words, dst[r*ldd+c] = src[r+c*lds] (indices
+// in words from the given addresses; the leading strides may have any sign). It goes through
+// square blocks of tileWords words a side (half that for 8- and 16-byte words, so that a block
+// is at most 32 KiB on each side), small enough that the block's cache lines on both
+// sides (and, with the long strides of big tensors, its memory pages) stay in the L1 cache and
+// the TLB while the block is copied, and within a block through micro-tiles of 4 rows: four
+// consecutive source words (one load each, from one cache line) go to the same column of four
+// destination rows. The pointer arithmetic has no bounds checks; the caller checks the corners.
+func transposeBlocks[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds int) {
+	var w W
+	size := int(unsafe.Sizeof(w))
+	b := tileWords // block side in words, a multiple of the micro-tile
+	if size > 4 {
+		b /= 2
+	}
+	dRow, sCol := ldd*size, lds*size // byte steps
+	for r0 := 0; r0 < rows; r0 += b {
+		r1 := min(r0+b, rows)
+		for c0 := 0; c0 < cols; c0 += b {
+			c1 := min(c0+b, cols)
+			r := r0
+			for ; r+4 <= r1; r += 4 {
+				dp := unsafe.Add(dst, r*dRow+c0*size)
+				sp := unsafe.Add(src, r*size+c0*sCol)
+				for range c1 - c0 {
+					q := (*[4]W)(sp)
+					*(*W)(dp) = q[0]
+					*(*W)(unsafe.Add(dp, dRow)) = q[1]
+					*(*W)(unsafe.Add(dp, 2*dRow)) = q[2]
+					*(*W)(unsafe.Add(dp, 3*dRow)) = q[3]
+					dp = unsafe.Add(dp, size)
+					sp = unsafe.Add(sp, sCol)
 				}
-				for i := range ni {
-					o := d + (i0+i)*dr + j0
-					r := dst[o : o+nj]
-					for j := range r {
-						r[j] = buf[int64(j)*ti+i]
-					}
-				}
-			} else { // src compact along j, dst along i: buf[i][j]
-				for i := range ni {
-					o := s + (i0+i)*sr + j0
-					b := buf[i*tj : i*tj+nj]
-					for j, v := range src[o : o+nj] {
-						b[j] = v
-					}
-				}
-				for j := range nj {
-					o := d + i0 + (j0+j)*dc
-					r := dst[o : o+ni]
-					for i := range r {
-						r[i] = buf[int64(i)*tj+j]
-					}
+			}
+			for ; r < r1; r++ {
+				dp := unsafe.Add(dst, r*dRow+c0*size)
+				sp := unsafe.Add(src, r*size+c0*sCol)
+				for range c1 - c0 {
+					*(*W)(dp) = *(*W)(sp)
+					dp = unsafe.Add(dp, size)
+					sp = unsafe.Add(sp, sCol)
 				}
 			}
 		}
 	}
 }
+
+// tileWords is the side of a transpose block in words.
+const tileWords = 64
 
 func copyBytes(p plan, size int64) {
 	dst, src, _, _ := spans[byte](p)

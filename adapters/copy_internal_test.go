@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/stretchr/testify/assert"
@@ -71,4 +72,68 @@ func lastIndex(t *core.Tensor) []int64 {
 		idx[i]--
 	}
 	return idx
+}
+
+// TestTransposeKernel compares the blocked transpose kernel with the plain definition for every
+// word size, both forms (destination or source compact along the inner index), sizes that are
+// not multiples of the micro-tile or the block, padded rows and negative leading strides.
+func TestTransposeKernel(t *testing.T) {
+	t.Run("1", func(t *testing.T) { testTransposeKernel[uint8](t) })
+	t.Run("2", func(t *testing.T) { testTransposeKernel[uint16](t) })
+	t.Run("4", func(t *testing.T) { testTransposeKernel[uint32](t) })
+	t.Run("8", func(t *testing.T) { testTransposeKernel[uint64](t) })
+	t.Run("16", func(t *testing.T) { testTransposeKernel[[2]uint64](t) })
+}
+
+func testTransposeKernel[W word](t *testing.T) {
+	val := func(k int64) W { // a distinct pattern in every byte of the word
+		var w W
+		b := unsafe.Slice((*byte)(unsafe.Pointer(&w)), unsafe.Sizeof(w))
+		for i := range b {
+			b[i] = byte(k*7 + int64(i)*131 + k>>8)
+		}
+		return w
+	}
+	for _, rows := range []int64{1, 3, 4, 5, 63, 64, 65, 130} {
+		for _, cols := range []int64{1, 2, 7, 32, 33, 129} {
+			for _, pad := range []int64{0, 3} {
+				for _, neg := range []bool{false, true} {
+					for _, dstCompactJ := range []bool{true, false} {
+						// form 1: dst[d+i*dr+j], src[s+i+j*sc]; form 2: dst[d+i+j*dc], src[s+i*sr+j]
+						var dr, dc, sr, sc int64
+						if dstCompactJ {
+							dr, dc, sr, sc = cols+pad, 1, 1, rows+pad
+						} else {
+							dr, dc, sr, sc = 1, rows+pad, cols+pad, 1
+						}
+						n := (rows + pad) * (cols + pad)
+						src := make([]W, n)
+						for k := range src {
+							src[k] = val(int64(k))
+						}
+						dst := make([]W, n)
+						var d, s int64
+						if neg { // walk the leading (non-unit) strides backwards
+							if dstCompactJ {
+								d, dr = (rows-1)*dr, -dr
+								s, sc = (cols-1)*sc, -sc
+							} else {
+								d, dc = (cols-1)*dc, -dc
+								s, sr = (rows-1)*sr, -sr
+							}
+						}
+						want := make([]W, n)
+						for i := range rows {
+							for j := range cols {
+								want[d+i*dr+j*dc] = src[s+i*sr+j*sc]
+							}
+						}
+						transpose(dst, src, d, s, rows, cols, dr, dc, sr, sc)
+						require.Equal(t, want, dst, "rows %d cols %d pad %d negative %v dst compact along j %v",
+							rows, cols, pad, neg, dstCompactJ)
+					}
+				}
+			}
+		}
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/leakcheck"
 )
 
 // foreignBlock is memory "from elsewhere": a Go array the test keeps alive, wrapped with a
@@ -34,7 +35,7 @@ func gcUntil(t *testing.T, cond func() bool) {
 }
 
 func TestWrapReleaseExplicit(t *testing.T) {
-	base := core.LiveForeign()
+	base := leakcheck.Settle()
 	b := &foreignBlock{}
 	x := b.wrap(t)
 	assert.True(t, x.Foreign())
@@ -58,7 +59,7 @@ func TestWrapReleaseExplicit(t *testing.T) {
 }
 
 func TestWrapReleaseGC(t *testing.T) {
-	base := core.LiveForeign()
+	base := leakcheck.Settle()
 	b := &foreignBlock{}
 	var v *core.Tensor
 	func() {
@@ -82,7 +83,7 @@ func TestWrapReleaseGC(t *testing.T) {
 type dense struct{ data []float64 }
 
 func TestAttachKeepsAlive(t *testing.T) {
-	base := core.LiveForeign()
+	base := leakcheck.Settle()
 	b := &foreignBlock{}
 	var d *dense
 	func() {
@@ -147,7 +148,7 @@ func TestWrapKeep(t *testing.T) {
 }
 
 func TestImportVersionedDeleterOnce(t *testing.T) {
-	base := core.LiveForeign()
+	base := leakcheck.Settle()
 	shape := []int64{3}
 	data := []int16{1, 2, 3}
 	m := &core.DLManagedTensorVersioned{Version: core.Version, Flags: core.FlagReadOnly,
@@ -188,7 +189,7 @@ func TestImportVersionedDeleterOnce(t *testing.T) {
 // TestConcurrentHolders has goroutines take views, attach values and release, on one wrapped
 // tensor, while the tensor itself is released: run with -race; the release runs once, last.
 func TestConcurrentHolders(t *testing.T) {
-	base := core.LiveForeign()
+	base := leakcheck.Settle()
 	b := &foreignBlock{}
 	x := b.wrap(t)
 	var wg sync.WaitGroup

@@ -18,6 +18,7 @@ import (
 	"github.com/dlpack-go/dlpack/adapters/adaptertest"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gonumx"
+	"github.com/dlpack-go/dlpack/internal/leakcheck"
 )
 
 func seq(n int) []float64 {
@@ -465,7 +466,7 @@ func gcUntil(cond func() bool) bool {
 }
 
 func TestLifetimeGonumValueKeepsForeignMemory(t *testing.T) {
-	base := core.LiveForeign()
+	base := leakcheck.Settle()
 	x, released := foreign(t, seq(6), 2, 3)
 	m, err := gonumx.ToDense(x, adapters.ZeroCopyOnly())
 	require.NoError(t, err)

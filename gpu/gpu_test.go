@@ -10,6 +10,7 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gpu/cuda"
+	"github.com/dlpack-go/dlpack/internal/leakcheck"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -26,7 +27,7 @@ func waitForeign(t *testing.T, want int64) {
 
 func TestGPUAllocAndMove(t *testing.T) {
 	requireGPU(t)
-	live := core.LiveForeign()
+	live := leakcheck.Settle()
 	d, err := Alloc(core.Float32, 0, 2, 3)
 	require.NoError(t, err)
 	assert.Equal(t, Device(0), d.Device())
@@ -197,7 +198,7 @@ func values32(t *testing.T, v *core.Tensor) []int32 {
 
 func TestGPUWrapForeign(t *testing.T) {
 	requireGPU(t)
-	live := core.LiveForeign()
+	live := leakcheck.Settle()
 	p, err := cuda.MemAlloc(0, 64)
 	require.NoError(t, err)
 	freed := 0

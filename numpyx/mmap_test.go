@@ -14,6 +14,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/leakcheck"
 	"github.com/dlpack-go/dlpack/numpyx"
 )
 
@@ -22,7 +23,7 @@ import (
 func TestMapSharesFileBytes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.npy")
 	require.NoError(t, numpyx.WriteFile(path, core.MustFromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3)))
-	before := core.LiveForeign()
+	before := leakcheck.Settle()
 	var copied bool
 	m, err := numpyx.Map(path, adapters.ZeroCopyOnly(), adapters.ReportCopy(&copied))
 	require.NoError(t, err)
@@ -58,7 +59,7 @@ func TestMapSharesFileBytes(t *testing.T) {
 func TestMapUnmapsWhenUnreachable(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.npy")
 	require.NoError(t, numpyx.WriteFile(path, core.MustFromSlice([]int64{1, 2, 3})))
-	before := core.LiveForeign()
+	before := leakcheck.Settle()
 	func() {
 		m, err := numpyx.Map(path)
 		require.NoError(t, err)

@@ -36,32 +36,85 @@ func BenchmarkToValue(b *testing.B) {
 	}
 }
 
-// BenchmarkSmallModel: end-to-end latency of Relu(X·W + B), X 1×64, through onnxx.Session.Run
-// beside plain onnxruntime_go (a tensor over the input slice and a pre-made output, per run).
+// BenchmarkSmallModel: end-to-end latency of Relu(X·W + B), X 1×64, side by side:
+//
+//   - onnxruntime_go: plain onnxruntime_go as it is used for repeated inference, an input and an
+//     output tensor made once and passed to every run (the baseline);
+//   - onnxx/RunInto: the same with core tensors, which the session makes ORT values of once;
+//   - onnxx/RunWith: the map API with a preallocated destination;
+//   - onnxx/Run: the convenience path, a new output tensor per run;
+//   - onnxruntime_go/fresh: onnxruntime_go making both values anew for every run, for reference.
 func BenchmarkSmallModel(b *testing.B) {
 	in := make([]float32, 64)
 	for i := range in {
 		in[i] = float32(i) / 64
 	}
-	b.Run("onnxx", func(b *testing.B) {
+	session := func(b *testing.B) *onnxx.Session {
 		s, err := onnxx.NewSession(model("small"), nil, nil, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer s.Destroy()
-		x := core.MustFromSlice(in, 1, 64)
-		for b.Loop() {
-			if _, err := s.Run(map[string]*core.Tensor{"X": x}); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("onnxruntime_go", func(b *testing.B) {
+		b.Cleanup(func() { s.Destroy() })
+		return s
+	}
+	plain := func(b *testing.B) *ort.DynamicAdvancedSession {
 		s, err := ort.NewDynamicAdvancedSession(model("small"), []string{"X"}, []string{"Y"}, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer s.Destroy()
+		b.Cleanup(func() { s.Destroy() })
+		return s
+	}
+	b.Run("onnxruntime_go", func(b *testing.B) {
+		s := plain(b)
+		x, err := ort.NewTensor(ort.NewShape(1, 64), in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer x.Destroy()
+		y, err := ort.NewEmptyTensor[float32](ort.NewShape(1, 64))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer y.Destroy()
+		ins, outs := []ort.Value{x}, []ort.Value{y}
+		for b.Loop() {
+			if err := s.Run(ins, outs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("onnxx/RunInto", func(b *testing.B) {
+		s := session(b)
+		ins := []*core.Tensor{core.MustFromSlice(in, 1, 64)}
+		outs := []*core.Tensor{core.MustNew(core.Float32, 1, 64)}
+		for b.Loop() {
+			if err := s.RunInto(ins, outs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("onnxx/RunWith", func(b *testing.B) {
+		s := session(b)
+		ins := map[string]*core.Tensor{"X": core.MustFromSlice(in, 1, 64)}
+		outs := map[string]*core.Tensor{"Y": core.MustNew(core.Float32, 1, 64)}
+		for b.Loop() {
+			if _, err := s.RunWith(ins, outs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("onnxx/Run", func(b *testing.B) {
+		s := session(b)
+		ins := map[string]*core.Tensor{"X": core.MustFromSlice(in, 1, 64)}
+		for b.Loop() {
+			if _, err := s.Run(ins); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("onnxruntime_go/fresh", func(b *testing.B) {
+		s := plain(b)
 		for b.Loop() {
 			x, err := ort.NewTensor(ort.NewShape(1, 64), in)
 			if err != nil {

@@ -36,10 +36,29 @@
 // A Session allocates each output whose shape the model declares (or that an earlier run with
 // the same input shapes revealed) as a core tensor before the run, and ORT writes into it: no
 // copy. Session.RunWith writes outputs into tensors the caller supplies (a Gonum matrix's memory,
-// a writable memory map). Outputs whose shape is not known before the run are allocated by ORT
-// and copied once by onnxruntime_go; that path cannot carry float16 or bfloat16 (onnxruntime_go
-// copies too few bytes of them), so for those Run fails with ErrModel until the shape is known:
-// give a destination to RunWith for the first run of each input shape.
+// a writable memory map), and Session.RunInto does the same with slices instead of maps.
+//
+// Outputs whose shape is not known before the run are allocated by ORT; onnxruntime_go copies
+// each into a value over Go memory and releases ORT's. That path cannot carry float16 or
+// bfloat16: onnxruntime_go v1.27 copies such an output as shape-size bytes rather than
+// shape-size elements and then refuses its own too-short copy ("not enough space"), and it
+// releases ORT's value inside DynamicAdvancedSession.Run, so the correct bytes are gone before
+// this package sees them. Reading them ourselves would take ORT's C API (GetTensorMutableData,
+// GetTensorTypeAndShape) on the session and value pointers, which onnxruntime_go keeps in
+// unexported fields: that needs cgo or purego bindings of our own against its private layout, and
+// this package does not do that. So for such outputs Run fails with ErrModel until the shape is
+// known: give a destination to RunWith (or RunInto) for the first run of each input shape, which
+// also teaches the session that shape.
+//
+// # Repeated inference
+//
+// A Session keeps the ORT values it made over the tensors the caller passed (inputs, and
+// destinations of RunWith and RunInto), with the tensor, its data address and its shape. When the
+// next run gets the same tensor with the same data address and shape, it hands ORT the same value
+// instead of making a new one (a tensor released since is refused, never read through the old
+// value). RunInto on the same tensors therefore allocates nothing beyond what onnxruntime_go's Run
+// allocates itself. The values are destroyed, and their memory unpinned, when replaced, by
+// Destroy, or when the Session is collected.
 //
 // # Ownership
 //
@@ -48,6 +67,11 @@
 // onnxruntime_go value; a value that becomes unreachable undestroyed is destroyed by the garbage
 // collector. Keep the value reachable while a session uses it.
 //
-// FromValue takes ownership of the value it converts: the ORT value is destroyed exactly once,
-// when no tensor over it is reachable any more. Do not Destroy it yourself.
+// FromValue takes ownership of the value it converts. For a value of onnxruntime_go's (an output
+// ORT allocated, or one made with ort.NewTensor), the tensor is made with core.Wrap and the
+// value's Destroy as the release function: the value is destroyed exactly once, when the last
+// tensor over it (views included) is released, or collected unreleased. Such tensors are Foreign
+// and count in core.LiveForeign until then. Do not Destroy the value yourself, and do not use it
+// after the last Release. For a value ToValue made, FromValue gives a view of the tensor the value
+// is over, and the value stays under the rule above (destroyed by Destroy or the collector).
 package onnxx

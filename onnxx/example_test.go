@@ -77,3 +77,33 @@ func ExampleFromValue() {
 	fmt.Println(t, e)
 	// Output: Tensor(int64, [2 3], cpu:0) 6
 }
+
+// RunInto is the path for repeated inference: the outputs go into the caller's tensors, and a run
+// on the same tensors reuses the ORT values made for the previous one.
+func ExampleSession_RunInto() {
+	if err := onnxx.Init(); err != nil {
+		fmt.Println(err)
+		return
+	}
+	s, err := onnxx.NewSession(model("dynamic_float32"), nil, nil, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Destroy()
+	data := []float32{1, 2, 3, 4, 5, 6}
+	ins := []*core.Tensor{core.MustFromSlice(data, 2, 3)}
+	outs := []*core.Tensor{core.MustNew(core.Float32, 2, 3), core.MustNew(core.Float32, 2)}
+	for step := range 2 {
+		data[0] = float32(10 * step) // ORT reads the input's memory as it is now
+		if err := s.RunInto(ins, outs); err != nil {
+			fmt.Println(err)
+			return
+		}
+		sum, _ := core.ReadOnlyData[float32](outs[1])
+		fmt.Println(sum)
+	}
+	// Output:
+	// [5 15]
+	// [15 15]
+}

@@ -443,10 +443,32 @@ func TestFromValue(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int32(42), sv)
 
+	// Each tensor owns its value: the value lives while a tensor over it (a view too) is held,
+	// and is destroyed exactly once, by the last Release.
 	for _, x := range []*core.Tensor{ft, it, bt, ht, bft} {
-		assert.False(t, x.Foreign(), "the elements are Go memory")
+		assert.True(t, x.Foreign(), "the tensor owns the ORT value")
 	}
+	assert.Equal(t, before+5, core.LiveForeign())
+	view, err := ft.Transpose()
+	require.NoError(t, err)
+	ft.Release()
+	assert.Equal(t, ort.Shape{2, 2}, f32.GetShape(), "a view still holds the value")
+	v, err = core.At[float32](view, 0, 1)
+	require.NoError(t, err)
+	assert.Equal(t, float32(3), v)
+	view.Release()
+	assert.Empty(t, f32.GetShape(), "the last Release destroyed the value")
+	view.Release() // releasing again does nothing
+	for _, x := range []*core.Tensor{it, bt, ht, bft} {
+		x.Release()
+	}
+	assert.Empty(t, i8.GetShape())
+	assert.Empty(t, b.GetShape())
+	assert.Empty(t, f16.GetShape())
+	assert.Empty(t, bf16.GetShape())
 	assert.Equal(t, before, core.LiveForeign())
+	runtime.KeepAlive(h)
+	runtime.KeepAlive(bf)
 
 	// a value that onnxruntime_go cannot describe is refused and left to its owner
 	str, err := ort.NewStringTensor(ort.NewShape(1))
@@ -694,4 +716,100 @@ func TestDTypes(t *testing.T) {
 	}
 	_, err := onnxx.DType(ort.TensorElementDataTypeString)
 	require.ErrorIs(t, err, onnxx.ErrDType)
+}
+
+// TestRunInto: positional runs into the caller's tensors reuse the values made for the same
+// tensors, see changes of the inputs' elements, and make new values for other tensors.
+func TestRunInto(t *testing.T) {
+	s, err := onnxx.NewSession(model("dynamic_float32"), nil, nil, nil)
+	require.NoError(t, err)
+	defer s.Destroy()
+	xs := []float32{1, 2, 3, 4, 5, 6}
+	x := core.MustFromSlice(xs, 2, 3)
+	y, sum := core.MustNew(core.Float32, 2, 3), core.MustNew(core.Float32, 2)
+	require.NoError(t, s.RunInto([]*core.Tensor{x}, []*core.Tensor{y, sum}))
+	got, _ := core.ReadOnlyData[float32](y)
+	assert.Equal(t, []float32{3, 5, 7, 9, 11, 13}, got)
+
+	xs[0] = 10 // the same tensor again: ORT reads its current elements
+	require.NoError(t, s.RunInto([]*core.Tensor{x}, []*core.Tensor{y, sum}))
+	assert.Equal(t, []float32{21, 5, 7, 9, 11, 13}, got)
+	sums, _ := core.ReadOnlyData[float32](sum)
+	assert.Equal(t, []float32{15, 15}, sums)
+
+	// other tensors, of another shape, with the same session
+	x2 := core.MustFromSlice([]float32{0, 0, 0}, 1, 3)
+	y2, sum2 := core.MustNew(core.Float32, 1, 3), core.MustNew(core.Float32, 1)
+	require.NoError(t, s.RunInto([]*core.Tensor{x2}, []*core.Tensor{y2, sum2}))
+	got2, _ := core.ReadOnlyData[float32](y2)
+	assert.Equal(t, []float32{1, 1, 1}, got2)
+
+	// a view of the same memory with another shape is a different tensor: no stale value
+	flat, err := x.Reshape(1, 6)
+	require.NoError(t, err)
+	_, err = s.Run(map[string]*core.Tensor{"X": flat})
+	require.ErrorIs(t, err, onnxx.ErrModel, "the model wants 3 columns")
+
+	// a released input is refused, not read through the value kept for it
+	x.Release()
+	err = s.RunInto([]*core.Tensor{x}, []*core.Tensor{y, sum})
+	require.ErrorIs(t, err, core.ErrReleased)
+
+	for _, tc := range []struct {
+		name    string
+		in, out []*core.Tensor
+		want    error
+	}{
+		{"count", []*core.Tensor{x2}, []*core.Tensor{y2}, onnxx.ErrModel},
+		{"nil output", []*core.Tensor{x2}, []*core.Tensor{y2, nil}, onnxx.ErrModel},
+		{"nil input", []*core.Tensor{nil}, []*core.Tensor{y2, sum2}, onnxx.ErrModel},
+		{"wrong shape", []*core.Tensor{x2}, []*core.Tensor{y, sum2}, nil},
+		{"read-only", []*core.Tensor{x2}, []*core.Tensor{must(y2.AsReadOnly()), sum2}, core.ErrReadOnly},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := s.RunInto(tc.in, tc.out)
+			require.Error(t, err)
+			if tc.want != nil {
+				require.ErrorIs(t, err, tc.want)
+			}
+		})
+	}
+}
+
+func must(t *core.Tensor, err error) *core.Tensor {
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// TestRunIntoAllocs: repeated inference on the same tensors allocates nothing in onnxx (the
+// allocations left are onnxruntime_go's own, two slices of C pointers per run).
+func TestRunIntoAllocs(t *testing.T) {
+	s, err := onnxx.NewSession(model("small"), nil, nil, nil)
+	require.NoError(t, err)
+	defer s.Destroy()
+	x, y := core.MustNew(core.Float32, 1, 64), core.MustNew(core.Float32, 1, 64)
+	ins, outs := []*core.Tensor{x}, []*core.Tensor{y}
+	require.NoError(t, s.RunInto(ins, outs))
+	ours := testing.AllocsPerRun(100, func() {
+		if err := s.RunInto(ins, outs); err != nil {
+			panic(err)
+		}
+	})
+	in, err := ort.NewTensor(ort.NewShape(1, 64), make([]float32, 64))
+	require.NoError(t, err)
+	defer in.Destroy()
+	out, err := ort.NewEmptyTensor[float32](ort.NewShape(1, 64))
+	require.NoError(t, err)
+	defer out.Destroy()
+	plain, err := ort.NewDynamicAdvancedSession(model("small"), []string{"X"}, []string{"Y"}, nil)
+	require.NoError(t, err)
+	defer plain.Destroy()
+	theirs := testing.AllocsPerRun(100, func() {
+		if err := plain.Run([]ort.Value{in}, []ort.Value{out}); err != nil {
+			panic(err)
+		}
+	})
+	assert.Equal(t, theirs, ours, "RunInto adds no allocation to onnxruntime_go's")
 }

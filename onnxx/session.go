@@ -220,13 +220,13 @@ func (s *Session) RunWith(inputs, outputs map[string]*core.Tensor) (map[string]*
 			return nil, fmt.Errorf("%w: no output %q in the session (it gives %s)", ErrModel, n, strings.Join(names(s.outputs), ", "))
 		}
 	}
-	ins := make([]*core.Tensor, len(s.inputs))
-	for i, info := range s.inputs {
-		ins[i] = inputs[info.Name]
+	var inBuf, outBuf [4]*core.Tensor // most models have few inputs and outputs: no allocation
+	ins, outs := inBuf[:0], outBuf[:0]
+	for _, info := range s.inputs {
+		ins = append(ins, inputs[info.Name])
 	}
-	outs := make([]*core.Tensor, len(s.outputs))
-	for i, info := range s.outputs {
-		outs[i] = outputs[info.Name]
+	for _, info := range s.outputs {
+		outs = append(outs, outputs[info.Name])
 	}
 	if err := s.run(ins, outs, true); err != nil {
 		return nil, err
@@ -323,7 +323,7 @@ func (s *Session) run(ins, outs []*core.Tensor, fill bool) error {
 			shape, ok := knownShape(*info, out, i)
 			if !ok {
 				if customType(info.DataType) {
-					return fmt.Errorf("%w: output %q is %s of dynamic shape %v, not known before this run; onnxruntime_go cannot allocate it (it copies too few bytes): pass a destination to RunWith",
+					return fmt.Errorf("%w: output %q is %s of dynamic shape %v, not known before this run; onnxruntime_go cannot return it (it copies too few bytes of ORT's output): pass a destination to RunWith or RunInto",
 						ErrModel, info.Name, info.DataType, info.Dimensions)
 				}
 				continue // ORT allocates it, onnxruntime_go copies it

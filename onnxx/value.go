@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/adapters"
@@ -265,13 +266,12 @@ func scalar[T scalarElem](t *core.Tensor) (ort.Value, error) {
 }
 
 // FromValue makes a core tensor of an ONNX Runtime tensor value, without copying: the tensor is
-// over the value's memory, with its dtype and shape. It takes ownership of v: the ORT value is
-// destroyed exactly once, when no tensor over it (views included) is reachable any more; do not
-// Destroy v yourself. The memory is Go memory (onnxruntime_go's values are over Go slices, or
-// over a tensor ToValue shared, which the value keeps alive), so the tensor is not Foreign and
-// Release does not free it early. For a value ToValue made, the result is a view of the tensor
-// the value is over (same memory, flags and owner). On error v is left as it was, still the
-// caller's.
+// over the value's memory, with its dtype and shape. It takes ownership of v: the tensor owns the
+// value (core.Wrap with v's Destroy as the release function), so v is destroyed exactly once, by
+// the last Release of a tensor over it (views included) or when the last one is collected; do not
+// Destroy or use v yourself afterwards. For a value ToValue made, the result is instead a view of
+// the tensor the value is over (same memory, flags and owner), and v stays destroyed by Destroy
+// or the collector, as ToValue says. On error v is left as it was, still the caller's.
 //
 // It accepts *ort.Tensor[T] for float32, float64, the integer types and bool, and
 // *ort.CustomDataTensor of those types, float16 and bfloat16; an *ort.Scalar[T] gives a 0-d
@@ -377,22 +377,23 @@ func fromCustom(x *ort.CustomDataTensor) (*core.Tensor, error) {
 	return wrapValue(d, x)
 }
 
-// wrapValue makes the tensor that owns v. The elements are Go memory (onnxruntime_go's
-// values are over Go slices, or over what ToValue shared, which that value keeps alive), so the
-// tensor holds a token whose cleanup destroys v once no tensor over it is reachable.
+// wrapValue makes the tensor that owns v: core.Wrap with v.Destroy as the release function, so
+// that v is destroyed exactly once, when the last tensor over it (views included) is released or
+// collected. The release function holds v, and v holds the Go slice its elements are in, so the
+// memory stays valid for as long as some tensor over it is unreleased.
 func wrapValue(d core.Desc, v ort.Value) (*core.Tensor, error) {
-	tok := &valueToken{}
-	t, err := core.WrapKeep(d, tok)
+	var owned atomic.Bool // core.Wrap runs release when it fails, but then v stays the caller's
+	t, err := core.Wrap(d, func() {
+		if owned.Load() {
+			v.Destroy()
+		}
+	})
 	if err != nil {
 		return nil, fmt.Errorf("onnxx: %w", err)
 	}
-	runtime.AddCleanup(tok, func(v ort.Value) { v.Destroy() }, v)
+	owned.Store(true)
 	return t, nil
 }
-
-// valueToken stands for an ORT value that tensors hold; the value is destroyed when the token is
-// unreachable. (It has a field so that it is not a zero-size allocation, which cleanups skip.)
-type valueToken struct{ _ int }
 
 func fromScalar[T scalarElem](x *ort.Scalar[T]) (*core.Tensor, error) {
 	t := core.Scalar(x.GetData())

@@ -13,6 +13,7 @@ import (
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/core/cdlpack"
 	"github.com/dlpack-go/dlpack/core/cdlpack/internal/ctest"
+	"github.com/dlpack-go/dlpack/internal/leakcheck"
 )
 
 // churn runs the collector and allocates, so that Go memory nobody holds gets freed and reused.
@@ -43,7 +44,7 @@ func sumOf(n int) float64 { return float64(n*(n-1)) / 2 }
 
 func TestExportVersionedCConsumer(t *testing.T) {
 	base := cdlpack.LiveExports()
-	foreign := core.LiveForeign()
+	foreign := leakcheck.Settle()
 
 	m := func() *core.DLManagedTensorVersioned {
 		tt, err := core.FromSlice(iota64(24), 2, 3, 4)
@@ -200,7 +201,7 @@ func TestExportRefusesReleased(t *testing.T) {
 // to pin) and one over an opaque OpenCL handle (byte_offset kept).
 func TestExportDeviceMemory(t *testing.T) {
 	base := cdlpack.LiveExports()
-	foreign := core.LiveForeign()
+	foreign := leakcheck.Settle()
 	released := 0
 	const devAddr = 0x7f0000001000 // a device address: never dereferenced on the host
 	cu, err := core.Wrap(core.Desc{Data: fakeAddr(devAddr), Device: core.DLDevice{DeviceType: core.CUDA, DeviceID: 1},
@@ -276,7 +277,7 @@ func TestExportSharesMemory(t *testing.T) {
 
 func TestExportDeleterIdempotent(t *testing.T) {
 	base := cdlpack.LiveExports()
-	foreign := core.LiveForeign()
+	foreign := leakcheck.Settle()
 	c := ctest.NewCounter()
 	in, err := cdlpack.ImportVersioned(ctest.ProduceVersioned(c, 0, 3))
 	require.NoError(t, err)

@@ -16,6 +16,7 @@ import (
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/core/cdlpack"
 	"github.com/dlpack-go/dlpack/core/cdlpack/internal/ctest"
+	"github.com/dlpack-go/dlpack/internal/leakcheck"
 )
 
 // eventuallyCalled collects garbage until c's deleter ran once, and checks it never runs twice.
@@ -28,7 +29,7 @@ func eventuallyCalled(t *testing.T, c ctest.Counter) {
 }
 
 func TestImportVersionedExplicitRelease(t *testing.T) {
-	foreign := core.LiveForeign()
+	foreign := leakcheck.Settle()
 	c := ctest.NewCounter()
 	m := ctest.ProduceVersioned(c, 0, 2, 3)
 	x, err := cdlpack.ImportVersioned(m)
@@ -61,7 +62,7 @@ func TestImportVersionedExplicitRelease(t *testing.T) {
 }
 
 func TestImportLegacyGCPath(t *testing.T) {
-	foreign := core.LiveForeign()
+	foreign := leakcheck.Settle()
 	c := ctest.NewCounter()
 	var keep *core.Tensor
 	func() {
@@ -109,7 +110,7 @@ func TestImportAttachKeepsAlive(t *testing.T) {
 }
 
 func TestImportNullDeleter(t *testing.T) {
-	foreign := core.LiveForeign()
+	foreign := leakcheck.Settle()
 	c := ctest.NewCounter()
 	m := ctest.ProduceVersioned(c, 0, 3)
 	fn := m.Deleter
@@ -164,7 +165,7 @@ func TestImportNullStridesAndOffset(t *testing.T) {
 // TestImportHostile feeds malformed descriptors: each must be refused with the right sentinel,
 // without a panic, and the producer's deleter must still run exactly once.
 func TestImportHostile(t *testing.T) {
-	foreign := core.LiveForeign()
+	foreign := leakcheck.Settle()
 	type mutate func(m *core.DLManagedTensorVersioned)
 	shapeAt := func(m *core.DLManagedTensorVersioned, i int) *int64 {
 		return (*int64)(unsafe.Add(unsafe.Pointer(m.DLTensor.Shape), 8*i))
@@ -242,7 +243,7 @@ func TestImportHostile(t *testing.T) {
 // to them and release them, while the original is released too; the deleter runs once, after
 // the last of them.
 func TestImportConcurrentViews(t *testing.T) {
-	foreign := core.LiveForeign()
+	foreign := leakcheck.Settle()
 	c := ctest.NewCounter()
 	x, err := cdlpack.ImportVersioned(ctest.ProduceVersioned(c, 0, 16, 16))
 	require.NoError(t, err)
@@ -299,7 +300,7 @@ func TestImportConcurrentViews(t *testing.T) {
 // TestRoundTrip exports a Go tensor and imports it back: same memory, and both deleters run.
 func TestRoundTrip(t *testing.T) {
 	base := cdlpack.LiveExports()
-	foreign := core.LiveForeign()
+	foreign := leakcheck.Settle()
 	data := []float32{1, 2, 3, 4, 5, 6}
 	x := core.MustFromSlice(data, 3, 2)
 	tr, err := x.Transpose()

@@ -23,7 +23,7 @@ func TestTour(t *testing.T) {
 		regexp.MustCompile(`Gorgonia wrote X\[1,1\] = -50, Gonum reads -50\n`),
 		regexp.MustCompile(`2 core → ONNX Runtime .*\d+ bytes of ONNX written in Go`),
 		regexp.MustCompile(`input X: copied: no, ORT's input tensor is at Gonum's address: true`),
-		regexp.MustCompile(`output Y: .*copied: no: true; Y = \[4\.5 4 10\.5 0\], equals Gonum's .*: true`),
+		regexp.MustCompile(`output Y: .*\*mat\.Dense \(RunWith\), copied: no; Y = \[4\.5 4 10\.5 0\] = Gonum's .*: true`),
 		regexp.MustCompile(`3 core → \.npy → NumPy .*NumPy \d+\.\d+\.\d+ np\.load: \[4\.5 4 10\.5 0\], equal: true`),
 		regexp.MustCompile(`numpyx\.Map, copied: no .*read-only: true, equal: true`),
 		regexp.MustCompile(`4 core → GPU (.*no GPU here: skipped the GPU hop \(errors\.Is\(err, gpu\.ErrNoDevice\)\)|→ core .*equal: true)`),
@@ -33,4 +33,18 @@ func TestTour(t *testing.T) {
 	assert.NotContains(t, text, ": false")
 	lines := strings.Count(text, "\n")
 	assert.True(t, lines >= 9 && lines <= 25, "the tour should stay short: %d lines", lines)
+}
+
+// Without NumPy the tour stops at the NumPy hop with an error that says what to run, instead of
+// pretending; the hops before it still ran and said so.
+func TestTourSaysWhatIsMissing(t *testing.T) {
+	defer func(p string) { python = p }(python)
+	python = "/nonexistent/python3"
+	var out bytes.Buffer
+	err := tour(&out)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "NumPy not found — run scripts/setup.sh")
+	assert.Contains(t, out.String(), "2 core → ONNX Runtime")
+	assert.NotContains(t, out.String(), "3 core → .npy")
+	assert.NotContains(t, out.String(), "done:")
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/dlpack-go/dlpack/adapters/adaptertest"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/core/cdlpack"
+	"github.com/dlpack-go/dlpack/internal/leakcheck"
 	"github.com/dlpack-go/dlpack/numpyx/pyexchange"
 )
 
@@ -277,7 +278,7 @@ func TestHandles(t *testing.T) {
 // Foreign memory exported and held by a consumer stays valid after every Go holder let go, and
 // is released once the consumer calls the deleter.
 func TestExportForeignLifetime(t *testing.T) {
-	foreign := core.LiveForeign()
+	foreign := leakcheck.Settle()
 	buf := []float64{1, 2, 3}
 	released := false
 	in, err := core.Wrap(core.Desc{Data: unsafe.Pointer(&buf[0]), Device: core.CPUDevice,
@@ -391,5 +392,5 @@ func ExampleShareable() {
 	// c-order: shared
 	// reversed: copied, strides [3 -1] are negative
 	// read-only, legacy: copied, the tensor is read-only and a legacy capsule cannot say so
-	// read-only, versioned: shared
+	// read-only, versioned: copied, the tensor is read-only and consumers such as PyTorch ignore DLPack's READ_ONLY flag
 }

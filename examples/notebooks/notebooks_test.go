@@ -1,0 +1,68 @@
+// Package notebooks holds the example notebooks; its test checks the rules of README.md that a
+// notebook can break without failing to run (tools/notebooks/run.sh runs them).
+package notebooks
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+type notebook struct {
+	Cells []struct {
+		Type           string          `json:"cell_type"`
+		Source         []string        `json:"source"`
+		Outputs        []any           `json:"outputs"`
+		ExecutionCount json.RawMessage `json:"execution_count"`
+	} `json:"cells"`
+	Metadata struct {
+		Kernelspec struct {
+			Name string `json:"name"`
+		} `json:"kernelspec"`
+	} `json:"metadata"`
+	Format int `json:"nbformat"`
+}
+
+var importCell = regexp.MustCompile(`(?m)^import\s*[("]`)
+
+func TestNotebooksFollowTheRules(t *testing.T) {
+	names, err := filepath.Glob("*.ipynb")
+	require.NoError(t, err)
+	require.NotEmpty(t, names)
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			assert.Regexp(t, `^\d\d-[a-z0-9-]+\.ipynb$`, name)
+			assert.Contains(t, string(readme), "`"+name+"`", "listed in README.md")
+			b, err := os.ReadFile(name)
+			require.NoError(t, err)
+			var nb notebook
+			require.NoError(t, json.Unmarshal(b, &nb))
+			assert.Equal(t, 4, nb.Format)
+			assert.Equal(t, "go-dlpack", nb.Metadata.Kernelspec.Name)
+			code := 0
+			for i, c := range nb.Cells {
+				if c.Type != "code" {
+					continue
+				}
+				src := strings.Join(c.Source, "")
+				assert.Empty(t, c.Outputs, "cell %d: committed with outputs", i)
+				assert.Equal(t, "null", string(c.ExecutionCount), "cell %d: committed executed", i)
+				if code == 0 {
+					assert.Regexp(t, `^import \(`, src, "the first code cell holds the imports")
+				} else {
+					assert.NotRegexp(t, importCell, src, "cell %d: imports belong in the first code cell", i)
+				}
+				code++
+			}
+			assert.Greater(t, code, 1)
+		})
+	}
+}
