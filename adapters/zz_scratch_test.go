@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"time"
 	"fmt"
 	"testing"
 	"unsafe"
@@ -90,6 +91,16 @@ func tb44(dst, src unsafe.Pointer, rows, cols, ldd, lds, br, bc int) {
 	}
 }
 
+
+func tbS(dst, src unsafe.Pointer, rows, cols, ldd, lds, sb, b int, k func(dst, src unsafe.Pointer, rows, cols, ldd, lds, br, bc int)) {
+	const size = 4
+	for R := 0; R < rows; R += sb {
+		for C := 0; C < cols; C += sb {
+			k(unsafe.Add(dst, (R*ldd+C)*size), unsafe.Add(src, (R+C*lds)*size), min(sb, rows-R), min(sb, cols-C), ldd, lds, b, b)
+		}
+	}
+}
+
 func BenchmarkZZ(b *testing.B) {
 	const n = 4096
 	src := make([]uint32, n*n)
@@ -105,24 +116,58 @@ func BenchmarkZZ(b *testing.B) {
 			copy(dst, src)
 		}
 	})
-	for _, bs := range [][2]int{{64, 64}, {16, 16}, {16, 8}, {8, 16}, {8, 8}, {32, 8}, {8, 32}, {16, 4096}, {8, 4096}, {32, 16}, {16, 32}} {
-		b.Run(fmt.Sprintf("m4/%dx%d", bs[0], bs[1]), func(b *testing.B) {
-			b.SetBytes(n * n * 4)
-			for b.Loop() {
-				tbP[uint32](dp, sp, n, n, n, n, bs[0], bs[1])
-			}
-		})
-		b.Run(fmt.Sprintf("m8/%dx%d", bs[0], bs[1]), func(b *testing.B) {
-			b.SetBytes(n * n * 4)
-			for b.Loop() {
-				tb8[uint32](dp, sp, n, n, n, n, bs[0], bs[1])
-			}
-		})
-		b.Run(fmt.Sprintf("m44/%dx%d", bs[0], bs[1]), func(b *testing.B) {
-			b.SetBytes(n * n * 4)
-			for b.Loop() {
-				tb44(dp, sp, n, n, n, n, bs[0], bs[1])
-			}
-		})
+	for _, sb := range []int{128, 256, 512, 1024, 4096} {
+		for _, bs := range []int{16, 32, 64} {
+			b.Run(fmt.Sprintf("m4/%d/%d", sb, bs), func(b *testing.B) {
+				b.SetBytes(n * n * 4)
+				for b.Loop() {
+					tbS(dp, sp, n, n, n, n, sb, bs, tbP[uint32])
+				}
+			})
+			b.Run(fmt.Sprintf("m44/%d/%d", sb, bs), func(b *testing.B) {
+				b.SetBytes(n * n * 4)
+				for b.Loop() {
+					tbS(dp, sp, n, n, n, n, sb, bs, tb44)
+				}
+			})
+		}
 	}
+}
+
+func TestZZMin(t *testing.T) {
+	const n = 4096
+	src := make([]uint32, n*n)
+	dst := make([]uint32, n*n)
+	for i := range src {
+		src[i] = uint32(i)
+		dst[i] = 1
+	}
+	sp, dp := unsafe.Pointer(&src[0]), unsafe.Pointer(&dst[0])
+	best := func(f func()) time.Duration {
+		m := time.Hour
+		for range 12 {
+			t0 := time.Now()
+			f()
+			m = min(m, time.Since(t0))
+		}
+		return m
+	}
+	cp := best(func() { copy(dst, src) })
+	t.Logf("copy %v", cp)
+	type v struct {
+		name string
+		f    func()
+	}
+	var vs []v
+	for _, sb := range []int{256, 512, 4096} {
+		for _, bs := range []int{16, 32, 64} {
+			vs = append(vs, v{fmt.Sprintf("m4/%d/%d", sb, bs), func() { tbS(dp, sp, n, n, n, n, sb, bs, tbP[uint32]) }})
+			vs = append(vs, v{fmt.Sprintf("m44/%d/%d", sb, bs), func() { tbS(dp, sp, n, n, n, n, sb, bs, tb44) }})
+		}
+	}
+	for _, x := range vs {
+		d := best(x.f)
+		t.Logf("%-14s %v  ratio %.2f", x.name, d, float64(cp)/float64(d))
+	}
+	t.Logf("copy %v", best(func() { copy(dst, src) }))
 }

@@ -3,6 +3,7 @@ package gpu
 import (
 	"fmt"
 	"runtime"
+	"slices"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
@@ -136,7 +137,7 @@ func copyChecked(dst, src *core.Tensor, s Stream, async bool) error {
 		return core.ErrReleased
 	case dst.ReadOnly():
 		return core.ErrReadOnly
-	case !sameShape(dst.Shape(), src.Shape()):
+	case !slices.Equal(dst.Shape(), src.Shape()):
 		return fmt.Errorf("%w: shape %v into shape %v", core.ErrShape, src.Shape(), dst.Shape())
 	}
 	dside, ddev, err := classify(dst)
@@ -328,16 +329,4 @@ func overlaps(t *core.Tensor) bool {
 		}
 	}
 	return false
-}
-
-func sameShape(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -244,29 +244,19 @@ func WriteNPZCompressed(name string, arrays map[string]*core.Tensor) error {
 	return writeNPZ(name, arrays, true)
 }
 
-func writeNPZ(name string, arrays map[string]*core.Tensor, compress bool) (err error) {
-	f, err := os.Create(name)
-	if err != nil {
-		return fmt.Errorf("numpyx: %w", err)
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("numpyx: %w", cerr)
+func writeNPZ(name string, arrays map[string]*core.Tensor, compress bool) error {
+	return createFile(name, func(f *os.File) error {
+		z := NewNPZWriter(f, compress)
+		keys := make([]string, 0, len(arrays))
+		for k := range arrays {
+			keys = append(keys, k)
 		}
-		if err != nil {
-			os.Remove(name)
+		slices.Sort(keys)
+		for _, k := range keys {
+			if err := z.Write(k, arrays[k]); err != nil {
+				return err
+			}
 		}
-	}()
-	z := NewNPZWriter(f, compress)
-	keys := make([]string, 0, len(arrays))
-	for k := range arrays {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		if err := z.Write(k, arrays[k]); err != nil {
-			return err
-		}
-	}
-	return z.Close()
+		return z.Close()
+	})
 }

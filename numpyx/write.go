@@ -59,7 +59,13 @@ func Write(w io.Writer, t *core.Tensor) error {
 
 // WriteFile writes t to the file called name (see Write), replacing it. A file left half
 // written by an error is removed.
-func WriteFile(name string, t *core.Tensor) (err error) {
+func WriteFile(name string, t *core.Tensor) error {
+	return createFile(name, func(f *os.File) error { return Write(f, t) })
+}
+
+// createFile creates (or truncates) the file called name, lets write fill it, and closes it;
+// if anything fails, the half-written file is removed and the first error returned.
+func createFile(name string, write func(f *os.File) error) (err error) {
 	f, err := os.Create(name)
 	if err != nil {
 		return fmt.Errorf("numpyx: %w", err)
@@ -72,7 +78,7 @@ func WriteFile(name string, t *core.Tensor) (err error) {
 			os.Remove(name)
 		}
 	}()
-	return Write(f, t)
+	return write(f)
 }
 
 func writeData(w io.Writer, t *core.Tensor, fortran bool) error {
