@@ -813,3 +813,29 @@ func TestRunIntoAllocs(t *testing.T) {
 	})
 	assert.Equal(t, theirs, ours, "RunInto adds no allocation to onnxruntime_go's")
 }
+
+// TestRunIntoKeepsNoHold: the values a session keeps for reuse do not hold the caller's memory:
+// releasing a wrapped input frees it at once, and the session then refuses the released tensor.
+func TestRunIntoKeepsNoHold(t *testing.T) {
+	s, err := onnxx.NewSession(model("small"), nil, nil, nil)
+	require.NoError(t, err)
+	defer s.Destroy()
+	mem := make([]float32, 64)
+	released := 0
+	x, err := core.Wrap(core.Desc{Data: unsafe.Pointer(&mem[0]), Device: core.CPUDevice, DType: core.Float32,
+		Shape: []int64{1, 64}}, func() { released++ })
+	require.NoError(t, err)
+	y := core.MustNew(core.Float32, 1, 64)
+	for range 3 {
+		require.NoError(t, s.RunInto([]*core.Tensor{x}, []*core.Tensor{y}))
+	}
+	assert.Equal(t, 0, released)
+	x.Release()
+	assert.Equal(t, 1, released, "the session does not delay the release")
+	err = s.RunInto([]*core.Tensor{x}, []*core.Tensor{y})
+	require.ErrorIs(t, err, core.ErrReleased)
+	_, err = s.Run(map[string]*core.Tensor{"X": x})
+	require.ErrorIs(t, err, core.ErrReleased)
+	assert.Equal(t, 1, released)
+	runtime.KeepAlive(mem)
+}

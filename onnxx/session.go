@@ -215,18 +215,25 @@ func (s *Session) RunWith(inputs, outputs map[string]*core.Tensor) (map[string]*
 			}
 		}
 	}
-	for n := range outputs {
-		if !has(s.outputs, n) {
-			return nil, fmt.Errorf("%w: no output %q in the session (it gives %s)", ErrModel, n, strings.Join(names(s.outputs), ", "))
-		}
-	}
 	var inBuf, outBuf [4]*core.Tensor // most models have few inputs and outputs: no allocation
 	ins, outs := inBuf[:0], outBuf[:0]
 	for _, info := range s.inputs {
 		ins = append(ins, inputs[info.Name])
 	}
+	found := 0
 	for _, info := range s.outputs {
-		outs = append(outs, outputs[info.Name])
+		t, ok := outputs[info.Name]
+		if ok {
+			found++
+		}
+		outs = append(outs, t)
+	}
+	if found != len(outputs) { // some name is not an output: say which
+		for n := range outputs {
+			if !has(s.outputs, n) {
+				return nil, fmt.Errorf("%w: no output %q in the session (it gives %s)", ErrModel, n, strings.Join(names(s.outputs), ", "))
+			}
+		}
 	}
 	if err := s.run(ins, outs, true); err != nil {
 		return nil, err
@@ -248,44 +255,51 @@ func (s *Session) RunInto(inputs, outputs []*core.Tensor) error {
 		return fmt.Errorf("%w: RunInto got %d inputs and %d outputs, the session takes %d and gives %d",
 			ErrModel, len(inputs), len(outputs), len(s.inputs), len(s.outputs))
 	}
-	for i, t := range outputs {
-		if t == nil {
-			return fmt.Errorf("%w: RunInto needs a destination for output %q", ErrModel, s.outputs[i].Name)
-		}
-	}
-	return s.run(inputs, outputs, false)
+	return s.run(inputs, outputs, false) // which refuses nil outputs, as fill is unset
 }
 
 // run runs the model. outs[i] nil means the output is allocated here (known shape) or by ORT;
-// run fills it in. With fill unset every output is a destination.
+// run fills it in. With fill unset every output is a destination. (The work is in runLocked:
+// run has few returns, so that its defers stay open-coded and cheap.)
 func (s *Session) run(ins, outs []*core.Tensor, fill bool) error {
+	var temps temps
+	defer temps.release()
 	b := s.b
-	cached := b.mu.TryLock()
-	var inVals, outVals []ort.Value
-	if cached {
-		defer b.mu.Unlock()
-		inVals, outVals = b.inVals, b.outVals
-		clear(outVals)
-	} else {
-		inVals, outVals = make([]ort.Value, len(ins)), make([]ort.Value, len(outs))
+	if !b.mu.TryLock() { // another run uses the kept values: make this run's own
+		return s.runLocked(ins, outs, fill, false, make([]ort.Value, len(ins)), make([]ort.Value, len(outs)), &temps)
 	}
-	var temps []built // values made for this run only
-	defer func() {
-		for _, t := range temps {
-			t.release()
-		}
-	}()
+	defer b.mu.Unlock()
+	clear(b.outVals)
+	err := s.runLocked(ins, outs, fill, true, b.inVals, b.outVals, &temps)
+	clear(b.outVals) // hold no output ORT allocated: the tensor over it owns it now
+	return err
+}
+
+// temps are the values made for one run only.
+type temps []built
+
+func (ts *temps) release() {
+	for _, t := range *ts {
+		t.release()
+	}
+}
+
+// runLocked is run with its scratch values; with cached set, it holds s.b.mu and may use and
+// replace the kept values.
+func (s *Session) runLocked(ins, outs []*core.Tensor, fill, cached bool, inVals, outVals []ort.Value, temps *temps) error {
+	b := s.b
 	for i, t := range ins {
+		if cached && b.in[i].matches(t) {
+			// t fitted when its value was made, and a tensor's dtype, shape and flags do not change
+			inVals[i] = b.in[i].b.value
+			continue
+		}
 		info := &s.inputs[i]
 		if t == nil {
 			return fmt.Errorf("%w: input %q is missing", ErrModel, info.Name)
 		}
 		if err := s.fits("input", info, s.inDT[i], t); err != nil {
 			return err
-		}
-		if cached && b.in[i].matches(t) {
-			inVals[i] = b.in[i].b.value
-			continue
 		}
 		v, err := toValue(t, adapters.Options{}, false)
 		if err != nil {
@@ -295,7 +309,7 @@ func (s *Session) run(ins, outs []*core.Tensor, fill bool) error {
 			b.in[i].drop()
 			b.in[i] = slot{t: t, data: t.Data(), b: v}
 		} else {
-			temps = append(temps, v)
+			*temps = append(*temps, v)
 		}
 		inVals[i] = v.value
 	}
@@ -310,11 +324,14 @@ func (s *Session) run(ins, outs []*core.Tensor, fill bool) error {
 		}
 		s.mu.Unlock()
 	}
-	given := 0 // outputs the caller passed: the first ones of scalarOut and fromORT are not set
-	var scalarDst []int
+	given := 0          // outputs the caller passed
+	var scalarDst []int // 0-d outputs: ORT writes an ort.Scalar, copied out after the run
 	for i, t := range outs {
 		info := &s.outputs[i]
 		mine := t == nil
+		if mine && !fill {
+			return fmt.Errorf("%w: RunInto needs a destination for output %q", ErrModel, info.Name)
+		}
 		if mine {
 			var out [][]int64
 			if seen != nil {
@@ -337,15 +354,15 @@ func (s *Session) run(ins, outs []*core.Tensor, fill bool) error {
 			}
 		} else {
 			given++
+			if cached && b.out[i].matches(t) { // fitted, and writable, when its value was made
+				outVals[i] = b.out[i].b.value
+				continue
+			}
 			if err := s.fits("output", info, s.outDT[i], t); err != nil {
 				return err
 			}
 			if t.ReadOnly() {
 				return fmt.Errorf("onnxx: output %q: %w", info.Name, core.ErrReadOnly)
-			}
-			if cached && b.out[i].matches(t) {
-				outVals[i] = b.out[i].b.value
-				continue
 			}
 		}
 		o := adapters.Options{Policy: adapters.CopyNever}
@@ -359,7 +376,7 @@ func (s *Session) run(ins, outs []*core.Tensor, fill bool) error {
 		outVals[i] = v.value
 		switch {
 		case t.Ndim() == 0:
-			temps = append(temps, v)
+			*temps = append(*temps, v)
 			scalarDst = append(scalarDst, i)
 			if mine {
 				outs[i] = nil // made from the ort.Scalar after the run
@@ -369,11 +386,16 @@ func (s *Session) run(ins, outs []*core.Tensor, fill bool) error {
 			b.out[i].drop()
 			b.out[i] = slot{t: t, data: t.Data(), b: v}
 		default:
-			temps = append(temps, v)
+			*temps = append(*temps, v)
 		}
 		outs[i] = t // ORT writes into t itself
 	}
 	if err := s.s.Run(inVals, outVals); err != nil {
+		for i, v := range outVals { // values onnxruntime_go made before it failed
+			if v != nil && outs[i] == nil && !slices.Contains(scalarDst, i) {
+				v.Destroy()
+			}
+		}
 		return fmt.Errorf("onnxx: running the model: %w", err)
 	}
 	learn := fill && s.dynamic

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package onnxx_test
+
+import "time"
+
+// cpuTime is not measured on this system: the cpu-ns/op metric reads 0.
+func cpuTime() time.Duration { return 0 }
