@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"unsafe"
 
@@ -299,7 +300,7 @@ const minTiled = 16
 // the other compact along another dimension k, so that a plain row walk would stride through
 // memory on one side. It then returns the plan with dimension k moved just inside the last (the
 // order in which a copy visits elements does not matter), so that the innermost two dimensions
-// can be copied in square tiles that keep both sides in cache.
+// can be copied in cache-friendly blocks (see transposeBlocks).
 func tiledPlan(p plan) (plan, bool) {
 	b := len(p.shape) - 1
 	if b < 1 || p.shape[b] < minTiled {
@@ -340,54 +341,116 @@ func transpose[W word](dst, src []W, d, s, rows, cols, dr, dc, sr, sc int64) {
 }
 
 // transposeBlocks copies a rows×cols block of W words, dst[r*ldd+c] = src[r+c*lds] (indices
-// in words from the given addresses; the leading strides may have any sign). It goes through
-// square blocks of tileWords words a side (half that for 8- and 16-byte words, so that a block
-// is at most 32 KiB on each side), small enough that the block's cache lines on both
-// sides (and, with the long strides of big tensors, its memory pages) stay in the L1 cache and
-// the TLB while the block is copied, and within a block through micro-tiles of 4 rows: four
-// consecutive source words (one load each, from one cache line) go to the same column of four
-// destination rows. The pointer arithmetic has no bounds checks; the caller checks the corners.
+// in words from the given addresses; the leading strides may have any sign). The source is
+// read down its columns (contiguous along r) and the destination written along its rows.
+//
+// The walk is shaped by the usual trouble with big transposes, power-of-two strides and 4 KiB
+// pages: the words of one source column chunk, or of one destination column, lie a whole row
+// apart, so they share an L1 cache set (which holds 8 to 12 lines) and each sits on its own
+// memory page. So the kernel moves strips of 8 destination rows: 8 live destination lines
+// stay in their set, and each step reads 8 consecutive words of one source column (half a
+// cache line for 4-byte words, the other half used by the next strip). The strips are cut
+// into bands of stripCols columns, so that the source pages and lines a band touches (one per
+// column) stay in the TLB and the L2 cache from one strip to the next. 4-byte words, the
+// common case, move two columns at a time through 64-bit registers (transpose32).
+//
+// The pointer arithmetic has no bounds checks (the caller checks the block's corners), and no
+// pointer is ever formed outside the block: offsets advance as integers.
 func transposeBlocks[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds int) {
 	var w W
 	size := int(unsafe.Sizeof(w))
-	b := tileWords // block side in words, a multiple of the micro-tile
-	if size > 4 {
-		b /= 2
+	if size == 4 && pairsOK {
+		transpose32(dst, src, rows, cols, ldd, lds)
+		return
 	}
-	dRow, sCol := ldd*size, lds*size // byte steps
-	for r0 := 0; r0 < rows; r0 += b {
-		r1 := min(r0+b, rows)
-		for c0 := 0; c0 < cols; c0 += b {
-			c1 := min(c0+b, cols)
-			r := r0
-			for ; r+4 <= r1; r += 4 {
-				dp := unsafe.Add(dst, r*dRow+c0*size)
-				sp := unsafe.Add(src, r*size+c0*sCol)
-				for range c1 - c0 {
-					q := (*[4]W)(sp)
-					*(*W)(dp) = q[0]
-					*(*W)(unsafe.Add(dp, dRow)) = q[1]
-					*(*W)(unsafe.Add(dp, 2*dRow)) = q[2]
-					*(*W)(unsafe.Add(dp, 3*dRow)) = q[3]
-					dp = unsafe.Add(dp, size)
-					sp = unsafe.Add(sp, sCol)
-				}
+	dRow, sCol := ldd*size, lds*size
+	for c0 := 0; c0 < cols; c0 += stripCols {
+		n := min(stripCols, cols-c0)
+		r := 0
+		for ; r+8 <= rows; r += 8 {
+			do, so := r*dRow+c0*size, r*size+c0*sCol
+			for range n {
+				q := (*[8]W)(unsafe.Add(src, so))
+				*(*W)(unsafe.Add(dst, do)) = q[0]
+				*(*W)(unsafe.Add(dst, do+dRow)) = q[1]
+				*(*W)(unsafe.Add(dst, do+2*dRow)) = q[2]
+				*(*W)(unsafe.Add(dst, do+3*dRow)) = q[3]
+				*(*W)(unsafe.Add(dst, do+4*dRow)) = q[4]
+				*(*W)(unsafe.Add(dst, do+5*dRow)) = q[5]
+				*(*W)(unsafe.Add(dst, do+6*dRow)) = q[6]
+				*(*W)(unsafe.Add(dst, do+7*dRow)) = q[7]
+				do += size
+				so += sCol
 			}
-			for ; r < r1; r++ {
-				dp := unsafe.Add(dst, r*dRow+c0*size)
-				sp := unsafe.Add(src, r*size+c0*sCol)
-				for range c1 - c0 {
-					*(*W)(dp) = *(*W)(sp)
-					dp = unsafe.Add(dp, size)
-					sp = unsafe.Add(sp, sCol)
-				}
+		}
+		for ; r < rows; r++ {
+			do, so := r*dRow+c0*size, r*size+c0*sCol
+			for range n {
+				*(*W)(unsafe.Add(dst, do)) = *(*W)(unsafe.Add(src, so))
+				do += size
+				so += sCol
 			}
 		}
 	}
 }
 
-// tileWords is the side of a transpose block in words.
-const tileWords = 64
+// transpose32 is transposeBlocks for 4-byte words. Each step loads 8 words of each of two
+// adjacent source columns as four 64-bit pairs per column and stores, in each of the 8
+// destination rows, the pair of words that row takes from the two columns, as one 64-bit
+// store: half the loads and stores of a word-by-word walk. It relies on little-endian order
+// and on unaligned 64-bit access being allowed (see pairsOK).
+func transpose32(dst, src unsafe.Pointer, rows, cols, ldd, lds int) {
+	const lo = 0xffffffff
+	dRow, sCol := ldd*4, lds*4
+	for c0 := 0; c0 < cols; c0 += stripCols {
+		n := min(stripCols, cols-c0)
+		r := 0
+		for ; r+8 <= rows; r += 8 {
+			do, so := r*dRow+c0*4, r*4+c0*sCol
+			for range n / 2 {
+				a := (*[4]uint64)(unsafe.Add(src, so))
+				b := (*[4]uint64)(unsafe.Add(src, so+sCol))
+				a0, a1, a2, a3 := a[0], a[1], a[2], a[3]
+				b0, b1, b2, b3 := b[0], b[1], b[2], b[3]
+				*(*uint64)(unsafe.Add(dst, do)) = a0&lo | b0<<32
+				*(*uint64)(unsafe.Add(dst, do+dRow)) = a0>>32 | b0&^lo
+				*(*uint64)(unsafe.Add(dst, do+2*dRow)) = a1&lo | b1<<32
+				*(*uint64)(unsafe.Add(dst, do+3*dRow)) = a1>>32 | b1&^lo
+				*(*uint64)(unsafe.Add(dst, do+4*dRow)) = a2&lo | b2<<32
+				*(*uint64)(unsafe.Add(dst, do+5*dRow)) = a2>>32 | b2&^lo
+				*(*uint64)(unsafe.Add(dst, do+6*dRow)) = a3&lo | b3<<32
+				*(*uint64)(unsafe.Add(dst, do+7*dRow)) = a3>>32 | b3&^lo
+				do += 8
+				so += 2 * sCol
+			}
+			if n%2 != 0 { // the band's last column
+				q := (*[8]uint32)(unsafe.Add(src, so))
+				for k, v := range q {
+					*(*uint32)(unsafe.Add(dst, do+k*dRow)) = v
+				}
+			}
+		}
+		for ; r < rows; r++ {
+			do, so := r*dRow+c0*4, r*4+c0*sCol
+			for range n {
+				*(*uint32)(unsafe.Add(dst, do)) = *(*uint32)(unsafe.Add(src, so))
+				do += 4
+				so += sCol
+			}
+		}
+	}
+}
+
+// stripCols is the width, in columns, of the bands transposeBlocks cuts a block into.
+const stripCols = 512
+
+// pairsOK says whether transpose32 may run here: it needs little-endian words and unaligned
+// 64-bit loads and stores (4-byte words are only 4-byte aligned), which amd64 and arm64 have.
+var pairsOK = func() bool {
+	x := uint16(1)
+	little := *(*byte)(unsafe.Pointer(&x)) == 1
+	return little && (runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64")
+}()
 
 func copyBytes(p plan, size int64) {
 	dst, src, _, _ := spans[byte](p)

@@ -95,7 +95,7 @@ func testTransposeKernel[W word](t *testing.T) {
 		return w
 	}
 	for _, rows := range []int64{1, 3, 4, 5, 63, 64, 65, 130} {
-		for _, cols := range []int64{1, 2, 7, 32, 33, 129} {
+		for _, cols := range []int64{1, 2, 7, 32, 33, 129, 1031} {
 			for _, pad := range []int64{0, 3} {
 				for _, neg := range []bool{false, true} {
 					for _, dstCompactJ := range []bool{true, false} {

@@ -66,6 +66,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/leakcheck"
 )
 
 // Adapter describes an adapter under test.
@@ -132,7 +133,7 @@ func Run(t *testing.T, a Adapter) {
 		})
 	}
 	// leave no cleanups of the cases' garbage pending, to run under the feet of the next test
-	settledLiveForeign()
+	leakcheck.Settle()
 }
 
 // runAll runs every check on every case and returns the failures; the kit's own tests use it
@@ -454,10 +455,8 @@ const (
 	lifetimeTimeout = 10 * time.Second
 	// pollInterval is the pause between collections, for the cleanup goroutine to run.
 	pollInterval = 2 * time.Millisecond
-	// stablePasses is how many consecutive collections must leave core.LiveForeign unchanged
-	// before the kit takes it as settled.
-	stablePasses = 5
-	// reachablePasses is how many collections the result must survive while reachable.
+	// reachablePasses is how many collections a state must survive: no release while the
+	// result is reachable, and still exactly one release some collections after the first.
 	reachablePasses = 5
 )
 
@@ -475,24 +474,6 @@ func eventually(timeout time.Duration, cond func() bool) bool {
 	}
 }
 
-// settledLiveForeign collects garbage until core.LiveForeign has stayed the same over
-// stablePasses consecutive collections (earlier checks and tests leave unreachable foreign
-// tensors whose cleanups, some chained, are still to run) and returns it. If it never settles
-// within the timeout it returns the last count, which can only be higher than a settled one.
-func settledLiveForeign() int64 {
-	n, stable := core.LiveForeign(), 0
-	eventually(lifetimeTimeout, func() bool {
-		m := core.LiveForeign()
-		if m == n {
-			stable++
-		} else {
-			n, stable = m, 0
-		}
-		return stable >= stablePasses
-	})
-	return n
-}
-
 // checkLifetime asserts on the case's own release function, which the kit owns and which
 // counts its calls: it must not have run while the result that shares the memory is reachable,
 // and once the result is dropped it must run exactly once. Counting this case's calls, rather
@@ -500,11 +481,12 @@ func settledLiveForeign() int64 {
 // earlier checks and tests leave behind.
 //
 // core.LiveForeign is checked too, in a form garbage cannot break: after the release, the count
-// must come back to at most a baseline taken after it had settled. That catches an adapter that
-// leaks foreign memory of its own making (a mapping, a wrap around an ecosystem buffer) that
-// the case's counter cannot see; other tests' late cleanups can only lower the count.
+// must come back to at most a baseline taken after it had settled (leakcheck.Settle: several
+// consecutive collections without a change). That catches an adapter that leaks foreign memory
+// of its own making (a mapping, a wrap around an ecosystem buffer), which the case's counter
+// cannot see; other tests' late cleanups can only lower the count, never raise it.
 func checkLifetime(a Adapter, s spec) error {
-	base := settledLiveForeign()
+	base := leakcheck.Settle()
 	releases, err := lifetimeRoundTrip(a, s)
 	if err != nil {
 		return err
