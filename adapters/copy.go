@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"sync"
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/core"
@@ -357,6 +358,32 @@ func transpose[W word](dst, src []W, d, s, rows, cols, dr, dc, sr, sc int64) {
 // The pointer arithmetic has no bounds checks (the caller checks the block's corners), and no
 // pointer is ever formed outside the block: offsets advance as integers.
 func transposeBlocks[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds int) {
+	var w W
+	size := int(unsafe.Sizeof(w))
+	// A big transpose is bound by the CPU's work per word, not by memory bandwidth, so it is
+	// split by destination rows across the available processors: the pieces write disjoint rows
+	// and read disjoint source words.
+	workers := min(runtime.GOMAXPROCS(0), rows/64, rows*cols*size/parallelBytes)
+	if workers <= 1 {
+		transposeRange[W](dst, src, rows, cols, ldd, lds)
+		return
+	}
+	chunk := (rows/workers + 7) &^ 7
+	var wg sync.WaitGroup
+	for r0 := 0; r0 < rows; r0 += chunk {
+		n := min(chunk, rows-r0)
+		d, s := unsafe.Add(dst, r0*ldd*size), unsafe.Add(src, r0*size)
+		wg.Go(func() { transposeRange[W](d, s, n, cols, ldd, lds) })
+	}
+	wg.Wait()
+}
+
+// parallelBytes is the size of a transpose from which it is split across processors (a
+// variable so that tests can send small transposes down the split path).
+var parallelBytes = 4 << 20
+
+// transposeRange is transposeBlocks on one goroutine.
+func transposeRange[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds int) {
 	var w W
 	size := int(unsafe.Sizeof(w))
 	if size == 4 && pairsOK {

@@ -83,6 +83,13 @@ func TestTransposeKernel(t *testing.T) {
 	t.Run("4", func(t *testing.T) { testTransposeKernel[uint32](t) })
 	t.Run("8", func(t *testing.T) { testTransposeKernel[uint64](t) })
 	t.Run("16", func(t *testing.T) { testTransposeKernel[[2]uint64](t) })
+	// the same cases split across goroutines (blocks of 128 rows or more)
+	saved := parallelBytes
+	parallelBytes = 1
+	defer func() { parallelBytes = saved }()
+	t.Run("4/split", func(t *testing.T) { testTransposeKernel[uint32](t) })
+	t.Run("8/split", func(t *testing.T) { testTransposeKernel[uint64](t) })
+	t.Run("1/split", func(t *testing.T) { testTransposeKernel[uint8](t) })
 }
 
 func testTransposeKernel[W word](t *testing.T) {
