@@ -80,36 +80,12 @@ func atBytesOf[T core.Element](t *core.Tensor, idx []int64) ([]byte, error) {
 	return bytes.Clone(unsafe.Slice((*byte)(unsafe.Pointer(&v)), unsafe.Sizeof(v))), nil
 }
 
-// forEachIndex calls f with every index of shape in C order (none for an empty shape, one for a
-// 0-d one).
-func forEachIndex(shape []int64, f func(idx []int64)) {
-	for _, d := range shape {
-		if d == 0 {
-			return
-		}
-	}
-	idx := make([]int64, len(shape))
-	for {
-		f(idx)
-		k := len(idx) - 1
-		for ; k >= 0; k-- {
-			if idx[k]++; idx[k] < shape[k] {
-				break
-			}
-			idx[k] = 0
-		}
-		if k < 0 {
-			return
-		}
-	}
-}
-
 // requireSameElements compares got with want index by index through core.At.
 func requireSameElements(t testing.TB, want, got *core.Tensor, msg ...any) {
 	t.Helper()
 	require.Equal(t, want.Shape(), got.Shape(), msg...)
 	require.Equal(t, want.DType(), got.DType(), msg...)
-	forEachIndex(want.Shape(), func(idx []int64) {
+	for idx := range core.Indices(want.Shape()) {
 		w, err := atBytes(want, idx)
 		require.NoError(t, err)
 		g, err := atBytes(got, idx)
@@ -117,5 +93,5 @@ func requireSameElements(t testing.TB, want, got *core.Tensor, msg ...any) {
 		if !bytes.Equal(w, g) {
 			require.Failf(t, "element differs", "at %v: want % x, got % x %v", idx, w, g, fmt.Sprint(msg...))
 		}
-	})
+	}
 }

@@ -73,3 +73,16 @@ func ExampleWrap() {
 	// tensor released; view still usable: true
 	// released
 }
+
+// Indices walks a shape in C order, the way Offset and At address elements.
+func ExampleIndices() {
+	t := core.MustFromSlice([]int32{1, 2, 3, 4, 5, 6}, 2, 3)
+	tt, _ := t.Transpose()
+	for idx := range core.Indices(tt.Shape()) {
+		v, _ := core.At[int32](tt, idx...)
+		fmt.Print(idx, "=", v, " ")
+	}
+	fmt.Println()
+	// Output:
+	// [0 0]=1 [0 1]=4 [1 0]=2 [1 1]=5 [2 0]=3 [2 1]=6
+}

@@ -949,24 +949,15 @@ func leadingSlices(shape, strides []int64, limit int) []leadingSlice {
 		return out
 	}
 	out = out[:0]
-	idx := make([]int64, len(shape))
-	for len(out) < limit {
+	for idx := range Indices(shape) {
+		if len(out) == limit {
+			break
+		}
 		var off int64
 		for i, x := range idx {
 			off += x * strides[i]
 		}
 		out = append(out, leadingSlice{index: append([]int64{}, idx...), off: off})
-		k := len(idx) - 1
-		for ; k >= 0; k-- {
-			idx[k]++
-			if idx[k] < shape[k] {
-				break
-			}
-			idx[k] = 0
-		}
-		if k < 0 {
-			break
-		}
 	}
 	return out
 }

@@ -26,29 +26,6 @@ func seq(n int) []float64 {
 	return s
 }
 
-// indices calls f with every index of shape, in C order.
-func indices(shape []int64, f func(idx []int64)) {
-	for _, d := range shape {
-		if d == 0 {
-			return
-		}
-	}
-	idx := make([]int64, len(shape))
-	for {
-		f(idx)
-		k := len(idx) - 1
-		for ; k >= 0; k-- {
-			if idx[k]++; idx[k] < shape[k] {
-				break
-			}
-			idx[k] = 0
-		}
-		if k < 0 {
-			return
-		}
-	}
-}
-
 func ints(idx []int64) []int {
 	out := make([]int, len(idx))
 	for i, x := range idx {
@@ -64,13 +41,13 @@ func sameValues(t *testing.T, d *tensor.Dense, x *core.Tensor) {
 	for i, s := range d.Shape() {
 		require.Equal(t, x.Dim(i), int64(s))
 	}
-	indices(x.Shape(), func(idx []int64) {
+	for idx := range core.Indices(x.Shape()) {
 		g, err := d.At(ints(idx)...)
 		require.NoError(t, err)
 		c, err := core.At[float64](x, idx...)
 		require.NoError(t, err)
 		require.Equal(t, c, g, "at %v", idx)
-	})
+	}
 }
 
 func TestFromDenseEveryDtype(t *testing.T) {

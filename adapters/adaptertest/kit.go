@@ -214,7 +214,6 @@ func checkValues(a Adapter, s spec) error {
 
 // addresses returns the address of every element of t, in C order of its indices.
 func addresses(t *core.Tensor) []uintptr {
-	shape, strides := t.Shape(), t.Strides()
 	n := t.Len()
 	if n == 0 {
 		return nil
@@ -222,24 +221,11 @@ func addresses(t *core.Tensor) []uintptr {
 	size := int64(t.DType().Size())
 	base := uintptr(t.Data())
 	out := make([]uintptr, 0, n)
-	idx := make([]int64, len(shape))
-	for {
-		var off int64
-		for i, x := range idx {
-			off += x * strides[i]
-		}
+	for idx := range core.Indices(t.Shape()) {
+		off, _ := t.Offset(idx...) // every index comes from the tensor's own shape
 		out = append(out, base+uintptr(off*size))
-		k := len(idx) - 1
-		for ; k >= 0; k-- {
-			if idx[k]++; idx[k] < shape[k] {
-				break
-			}
-			idx[k] = 0
-		}
-		if k < 0 {
-			return out
-		}
 	}
+	return out
 }
 
 // byteRange returns the first and one-past-last byte address of t's elements (empty for none).
