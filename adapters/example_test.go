@@ -93,3 +93,13 @@ func ExampleCopy() {
 	// Output:
 	// [1 4 2 5 3 6]
 }
+
+// At and SetAt read and write one element of any dtype without type parameters.
+func ExampleAt() {
+	t := core.MustFromSlice([]int16{1, 2, 3, 4, 5, 6}, 2, 3)
+	_ = adapters.SetAt(t, 7.9, 1, 2) // truncated toward zero, as a conversion to int16 does
+	v, _ := adapters.At(t, 1, 2)
+	fmt.Println(real(v), t)
+	// Output:
+	// 7 Tensor(int16, [2 3], cpu:0)
+}

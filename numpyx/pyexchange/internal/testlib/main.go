@@ -16,8 +16,6 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/x448/float16"
-
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/numpyx/pyexchange"
@@ -241,84 +239,12 @@ func dlpackgo_test_sum(h C.uintptr_t, out *C.double) C.int {
 	return 0
 }
 
-func at[T core.Element](t *core.Tensor, idx []int64, f func(T) float64) (float64, error) {
-	v, err := core.At[T](t, idx...)
-	return f(v), err
-}
-
+// get reads any dtype as a float64 (the real part), set writes one (by Copy's conversions).
 func get(t *core.Tensor, idx []int64) (float64, error) {
-	switch t.DType() {
-	case core.Bool:
-		return at(t, idx, func(v bool) float64 {
-			if v {
-				return 1
-			}
-			return 0
-		})
-	case core.Int8:
-		return at(t, idx, func(v int8) float64 { return float64(v) })
-	case core.Int16:
-		return at(t, idx, func(v int16) float64 { return float64(v) })
-	case core.Int32:
-		return at(t, idx, func(v int32) float64 { return float64(v) })
-	case core.Int64:
-		return at(t, idx, func(v int64) float64 { return float64(v) })
-	case core.Uint8:
-		return at(t, idx, func(v uint8) float64 { return float64(v) })
-	case core.Uint16:
-		return at(t, idx, func(v uint16) float64 { return float64(v) })
-	case core.Uint32:
-		return at(t, idx, func(v uint32) float64 { return float64(v) })
-	case core.Uint64:
-		return at(t, idx, func(v uint64) float64 { return float64(v) })
-	case core.Float16:
-		return at(t, idx, func(v float16.Float16) float64 { return float64(v.Float32()) })
-	case core.BFloat16:
-		return at(t, idx, func(v core.BF16) float64 { return float64(v.Float32()) })
-	case core.Float32:
-		return at(t, idx, func(v float32) float64 { return float64(v) })
-	case core.Float64:
-		return at(t, idx, func(v float64) float64 { return v })
-	case core.Complex64:
-		return at(t, idx, func(v complex64) float64 { return float64(real(v)) })
-	case core.Complex128:
-		return at(t, idx, func(v complex128) float64 { return real(v) })
-	}
-	return 0, adapters.ErrUnsupported
+	v, err := adapters.At(t, idx...)
+	return real(v), err
 }
 
 func set(t *core.Tensor, idx []int64, v float64) error {
-	switch t.DType() {
-	case core.Bool:
-		return core.Set(t, v != 0, idx...)
-	case core.Int8:
-		return core.Set(t, int8(v), idx...)
-	case core.Int16:
-		return core.Set(t, int16(v), idx...)
-	case core.Int32:
-		return core.Set(t, int32(v), idx...)
-	case core.Int64:
-		return core.Set(t, int64(v), idx...)
-	case core.Uint8:
-		return core.Set(t, uint8(v), idx...)
-	case core.Uint16:
-		return core.Set(t, uint16(v), idx...)
-	case core.Uint32:
-		return core.Set(t, uint32(v), idx...)
-	case core.Uint64:
-		return core.Set(t, uint64(v), idx...)
-	case core.Float16:
-		return core.Set(t, float16.Fromfloat32(float32(v)), idx...)
-	case core.BFloat16:
-		return core.Set(t, core.BF16FromFloat32(float32(v)), idx...)
-	case core.Float32:
-		return core.Set(t, float32(v), idx...)
-	case core.Float64:
-		return core.Set(t, v, idx...)
-	case core.Complex64:
-		return core.Set(t, complex(float32(v), 0), idx...)
-	case core.Complex128:
-		return core.Set(t, complex(v, 0), idx...)
-	}
-	return adapters.ErrUnsupported
+	return adapters.SetAt(t, complex(v, 0), idx...)
 }

@@ -1,0 +1,51 @@
+package adapters_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/core"
+)
+
+func TestAtAndSetAtEveryDtype(t *testing.T) {
+	for _, dt := range []core.DLDataType{core.Bool, core.Int8, core.Int16, core.Int32, core.Int64,
+		core.Uint8, core.Uint16, core.Uint32, core.Uint64, core.Float16, core.BFloat16, core.Float32,
+		core.Float64, core.Complex64, core.Complex128} {
+		t.Run(dt.String(), func(t *testing.T) {
+			base := core.MustNew(dt, 3, 4)
+			x, err := base.Transpose() // a strided view: the element is found through the strides
+			require.NoError(t, err)
+			require.NoError(t, adapters.SetAt(x, 1, 2, 1))
+			v, err := adapters.At(x, 2, 1)
+			require.NoError(t, err)
+			assert.Equal(t, complex128(1), v)
+			w, err := adapters.At(base, 1, 2)
+			require.NoError(t, err)
+			assert.Equal(t, complex128(1), w, "the write went to the transposed position")
+			z, err := adapters.At(base, 0, 0)
+			require.NoError(t, err)
+			assert.Zero(t, z)
+		})
+	}
+}
+
+func TestAtAndSetAtErrors(t *testing.T) {
+	x := core.MustFromSlice([]float32{1, 2, 3}, 3)
+	_, err := adapters.At(x, 3)
+	assert.ErrorIs(t, err, core.ErrArgument)
+	_, err = adapters.At(x, 0, 0)
+	assert.ErrorIs(t, err, core.ErrArgument)
+	ro, err := x.AsReadOnly()
+	require.NoError(t, err)
+	assert.ErrorIs(t, adapters.SetAt(ro, 5, 0), core.ErrReadOnly)
+	v, err := adapters.At(ro, 2)
+	require.NoError(t, err)
+	assert.Equal(t, complex128(3), v)
+	s := core.Scalar(int64(-4))
+	v, err = adapters.At(s)
+	require.NoError(t, err)
+	assert.Equal(t, complex128(-4), v)
+}
