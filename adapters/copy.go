@@ -73,7 +73,7 @@ func Copy(dst, src *core.Tensor) error {
 	if err := usable(dst, true); err != nil {
 		return fmt.Errorf("adapters: copy destination: %w", err)
 	}
-	if !sameShape(dst.Shape(), src.Shape()) {
+	if !slices.Equal(dst.Shape(), src.Shape()) {
 		return fmt.Errorf("adapters: copy of shape %v into shape %v: %w", src.Shape(), dst.Shape(), core.ErrShape)
 	}
 	if src.Len() == 0 {
@@ -99,18 +99,6 @@ func usable(t *core.Tensor, write bool) error {
 		return fmt.Errorf("%w: %s", ErrUnsupported, t.DType())
 	}
 	return nil
-}
-
-func sameShape(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // markCopied returns t flagged as a copy. t is always a fresh tensor from core.New here.
