@@ -10,6 +10,16 @@ import (
 // and NULL strides (legacy producers) become C-order strides. Data is never dereferenced. The
 // result is a Desc in Go memory, safe to keep after the descriptor is gone.
 func ValidateDLTensor(dl *DLTensor) (Desc, error) {
+	d, err := readDLTensor(dl)
+	if err != nil {
+		return Desc{}, err
+	}
+	return ValidateDesc(d)
+}
+
+// readDLTensor copies a DLTensor's fields into a Desc, reading shape and strides only after
+// checking ndim; the rest of the validation is ValidateDesc's (Wrap runs it).
+func readDLTensor(dl *DLTensor) (Desc, error) {
 	if dl == nil {
 		return Desc{}, fmt.Errorf("%w: DLTensor", ErrNil)
 	}
@@ -27,7 +37,7 @@ func ValidateDLTensor(dl *DLTensor) (Desc, error) {
 			d.Strides = append([]int64{}, unsafe.Slice(dl.Strides, n)...)
 		}
 	}
-	return ValidateDesc(d)
+	return d, nil
 }
 
 // ImportVersioned makes a Tensor of a DLManagedTensorVersioned handed over by a producer, without
@@ -62,7 +72,7 @@ func ImportLegacy(m *DLManagedTensor, deleter func()) (*Tensor, error) {
 }
 
 func importDL(dl *DLTensor, flags Flags, deleter func()) (*Tensor, error) {
-	d, err := ValidateDLTensor(dl)
+	d, err := readDLTensor(dl) // Wrap validates the rest
 	if err != nil {
 		if deleter != nil {
 			deleter()
