@@ -38,14 +38,18 @@ func report(err error, buf *C.char, n C.size_t) {
 	b[1+m] = 0
 }
 
-// dlpackgo_init attaches the Python interpreter: the addresses of the C API functions the
-// capsule destructor and the GIL guard need (see pyexchange.h). It returns 0, or -1 if a
-// required address is missing.
+// dlpackgo_abi returns the version of the protocol between the library and dlpackgo.py; the
+// Python module refuses a library that speaks another.
+//
+//export dlpackgo_abi
+func dlpackgo_abi() C.int { return C.PXG_ABI }
+
+// dlpackgo_init attaches the Python interpreter: n addresses of the C API functions and objects
+// the capsule destructors, the GIL guard and the sharer need, in the order of pyexchange.h. It
+// returns 0, or -1 if n is wrong or a required address is missing.
 //
 //export dlpackgo_init
-func dlpackgo_init(isValid, getPointer, errFetch, errRestore, gilEnsure, gilRelease, isInitialized, isFinalizing C.uintptr_t) C.int {
-	return C.pxg_attach(isValid, getPointer, errFetch, errRestore, gilEnsure, gilRelease, isInitialized, isFinalizing)
-}
+func dlpackgo_init(api *C.uintptr_t, n C.int) C.int { return C.pxg_attach(api, n) }
 
 // dlpackgo_python_exiting tells the library that the interpreter is shutting down (the Python
 // module calls it from atexit): deleters of Python producers are skipped from then on.
@@ -98,6 +102,27 @@ func dlpackgo_export(h C.uintptr_t, versioned, copyMode C.int, errbuf *C.char, e
 		return nil
 	}
 	return p
+}
+
+// dlpackgo_sharer returns the fast path of __dlpack__ for the tensor of handle h: a new
+// reference to a Python builtin, share(versioned), that makes capsules sharing the tensor's
+// memory without entering Go (see pyexchange.c). It returns a new reference to None when the
+// tensor cannot be shared (Shareable), or the handle is unknown, so that the caller uses
+// dlpackgo_export, which says why; and NULL, with a Python exception set, when Python is out of
+// memory. The caller must hold the GIL (ctypes.PYFUNCTYPE), and the tensor's memory stays valid
+// until the builtin and every capsule and array made from it are gone.
+//
+//export dlpackgo_sharer
+func dlpackgo_sharer(h C.uintptr_t) unsafe.Pointer {
+	t, err := Lookup(Handle(h))
+	if err != nil {
+		return C.pxg_none()
+	}
+	m, err := ExportVersioned(t, adapters.ZeroCopyOnly())
+	if err != nil {
+		return C.pxg_none()
+	}
+	return C.pxg_sharer_new((*C.pxg_managed_versioned)(unsafe.Pointer(m)))
 }
 
 // dlpackgo_delete_export calls the deleter of a tensor dlpackgo_export returned that never
@@ -185,8 +210,8 @@ func dlpackgo_describe(h C.uintptr_t, out, shape, strides *C.int64_t) C.int {
 }
 
 // dlpackgo_live returns a live count for leak checks: 0 handles (LiveHandles), 1 exports whose
-// deleter has not run (cdlpack.LiveExports), 2 foreign memory blocks still held
-// (core.LiveForeign); -1 for other values.
+// deleter has not run (LiveExports), 2 foreign memory blocks still held (core.LiveForeign); -1
+// for other values.
 //
 //export dlpackgo_live
 func dlpackgo_live(which C.int) C.int64_t {
@@ -194,7 +219,7 @@ func dlpackgo_live(which C.int) C.int64_t {
 	case 0:
 		return C.int64_t(LiveHandles())
 	case 1:
-		return C.int64_t(cdlpack.LiveExports())
+		return C.int64_t(LiveExports())
 	case 2:
 		return C.int64_t(core.LiveForeign())
 	}

@@ -30,6 +30,15 @@
 //     rewritten, and an empty tensor gets a non-NULL data address (PyTorch 1.13 never calls
 //     the deleter of one with NULL data).
 //
+// Exports that share are made in C after the first: dlpackgo_sharer exports the tensor once
+// (ExportVersioned under adapters.ZeroCopyOnly) to the library's C code, which keeps it as a
+// template with a reference count and returns a Python builtin bound to it. That builtin makes
+// every later capsule in C (a small managed tensor that copies the template's descriptor), and
+// their deleters are C too: a shared export never enters Go, and costs about as much as NumPy's
+// own. The template is let go, through its Go deleter, once the Python Tensor and every capsule
+// and array made from it are gone. Copies, refusals, streams and devices go through
+// dlpackgo_export.
+//
 // The consumer's array keeps the Go memory valid, pinned and in place, until the consumer
 // frees it and calls the deleter; releasing the handle does not affect it.
 //
@@ -46,9 +55,10 @@
 //
 // # C functions
 //
-// dlpackgo_init, dlpackgo_python_exiting, dlpackgo_capsule_name, dlpackgo_capsule_destructor,
-// dlpackgo_export, dlpackgo_delete_export, dlpackgo_import, dlpackgo_release,
-// dlpackgo_describe, dlpackgo_live and dlpackgo_collect: see cexports.go. Failures are reported
+// dlpackgo_abi, dlpackgo_init, dlpackgo_python_exiting, dlpackgo_capsule_name,
+// dlpackgo_capsule_destructor, dlpackgo_export, dlpackgo_sharer, dlpackgo_delete_export,
+// dlpackgo_import, dlpackgo_release, dlpackgo_describe, dlpackgo_live and dlpackgo_collect: see
+// cexports.go. Failures are reported
 // through a message buffer whose first byte says which Python exception to raise.
 //
 // # Limits

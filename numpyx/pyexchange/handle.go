@@ -1,11 +1,17 @@
 package pyexchange
 
+/*
+#include "pyexchange.h"
+*/
+import "C"
+
 import (
 	"fmt"
 	"sync"
 	"sync/atomic"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/core/cdlpack"
 )
 
 // Handle names a Go tensor for C and Python code: an integer they pass back to the library's
@@ -68,3 +74,11 @@ func Release(h Handle) error {
 
 // LiveHandles returns how many handles are registered and not yet released.
 func LiveHandles() int64 { return liveHandles.Load() }
+
+// LiveExports returns how many tensors exported to consumers have not had their deleter run:
+// those of ExportVersioned and ExportLegacy (cdlpack.LiveExports) and the capsules the sharer of
+// dlpackgo_sharer made in C. The template export each sharer holds is not counted: it is let go
+// when the sharer and all its capsules are.
+func LiveExports() int64 {
+	return cdlpack.LiveExports() - int64(C.pxg_live_anchors()) + int64(C.pxg_live_shares())
+}

@@ -38,13 +38,34 @@ typedef struct pxg_managed_versioned {
 enum { PXG_NAME_VERSIONED, PXG_NAME_LEGACY, PXG_NAME_USED_VERSIONED, PXG_NAME_USED_LEGACY };
 
 /*
- * pxg_attach takes the addresses of PyCapsule_IsValid, PyCapsule_GetPointer, PyErr_Fetch,
- * PyErr_Restore, PyGILState_Ensure, PyGILState_Release, Py_IsInitialized and (or 0)
- * Py_IsFinalizing. It returns 0, or -1 if a required address is 0.
+ * The Python C API entries pxg_attach takes, by index: function addresses and, for the last two,
+ * object addresses (id(True), id(None)). The Python module passes them in this order.
  */
-int pxg_attach(uintptr_t capsule_is_valid, uintptr_t capsule_get_pointer, uintptr_t err_fetch,
-	uintptr_t err_restore, uintptr_t gil_ensure, uintptr_t gil_release, uintptr_t is_initialized,
-	uintptr_t is_finalizing);
+enum {
+	PXG_API_CAPSULE_IS_VALID,
+	PXG_API_CAPSULE_GET_POINTER,
+	PXG_API_ERR_FETCH,
+	PXG_API_ERR_RESTORE,
+	PXG_API_GIL_ENSURE,
+	PXG_API_GIL_RELEASE,
+	PXG_API_IS_INITIALIZED,
+	PXG_API_IS_FINALIZING, /* 0 where the interpreter has no Py_IsFinalizing */
+	PXG_API_CAPSULE_NEW,
+	PXG_API_CFUNCTION_NEW_EX,
+	PXG_API_INCREF,
+	PXG_API_DECREF,
+	PXG_API_ERR_NO_MEMORY,
+	PXG_API_TRUE,
+	PXG_API_NONE,
+	PXG_API_COUNT
+};
+
+/* The version of the protocol between the library and dlpackgo.py (dlpackgo_abi). */
+#define PXG_ABI 2
+
+/* pxg_attach takes n API addresses in the order above. It returns 0, or -1 if n is not
+ * PXG_API_COUNT or a required address is 0. */
+int pxg_attach(const uintptr_t *api, int n);
 void pxg_python_exiting(void);
 int pxg_python_attached(void);
 const char *pxg_name(int which);
@@ -54,5 +75,10 @@ pxg_managed_versioned *pxg_guard_versioned(pxg_managed_versioned *m);
 pxg_managed *pxg_guard_legacy(pxg_managed *m);
 void pxg_delete_guarded_versioned(pxg_managed_versioned *m);
 void pxg_delete_guarded_legacy(pxg_managed *m);
+
+void *pxg_none(void);
+void *pxg_sharer_new(pxg_managed_versioned *tmpl);
+int64_t pxg_live_anchors(void);
+int64_t pxg_live_shares(void);
 
 #endif

@@ -28,6 +28,12 @@ max_version=None, dl_device=None, copy=None)`` and ``__dlpack_device__()``:
 * ``dl_device`` must be None or the tensor's own device, and ``stream`` must be None for a CPU
   tensor (None or -1 elsewhere): otherwise ``BufferError``.
 
+The first export of a shareable tensor enters Go once, to export it to the library's C code;
+from then on ``__dlpack__`` (with ``copy`` None or False, no ``stream``, no ``dl_device``) makes
+each capsule in C, through a builtin function the library made with the Python C API, and the
+capsule's deleter runs in C too: about 0.3 µs per ``numpy.from_dlpack``, 1.3× NumPy's own.
+Copies, refusals, streams and devices always go through Go.
+
 The memory a consumer holds stays valid until the consumer frees its array, whatever happens
 to the ``Tensor`` (``release()`` or garbage collection only drop the handle).
 
@@ -72,17 +78,26 @@ _capsule_get_pointer = ctypes.PYFUNCTYPE(c_void_p, py_object, c_void_p)(("PyCaps
 _capsule_set_name = ctypes.PYFUNCTYPE(c_int, py_object, c_void_p)(("PyCapsule_SetName", _api))
 
 
-def _address(name):
+# What the library's C code needs of the Python C API, in the order of pyexchange.h: function
+# addresses, then the objects True and None (an object's address is its id in CPython).
+_API = ("PyCapsule_IsValid", "PyCapsule_GetPointer", "PyErr_Fetch", "PyErr_Restore",
+        "PyGILState_Ensure", "PyGILState_Release", "Py_IsInitialized", "Py_IsFinalizing",
+        "PyCapsule_New", "PyCFunction_NewEx", "Py_IncRef", "Py_DecRef", "PyErr_NoMemory",
+        True, None)
+_ABI = 2  # the protocol version of this module and the library (dlpackgo_abi)
+
+
+def _api_address(name):
+    if not isinstance(name, str):
+        return id(name)
+    if name == "Py_IsFinalizing":
+        for n in ("Py_IsFinalizing", "_Py_IsFinalizing"):  # public from 3.13; optional
+            try:
+                return ctypes.cast(getattr(_api, n), c_void_p).value
+            except AttributeError:
+                pass
+        return 0
     return ctypes.cast(getattr(_api, name), c_void_p).value
-
-
-def _finalizing_address():
-    for name in ("Py_IsFinalizing", "_Py_IsFinalizing"):  # public from 3.13
-        try:
-            return _address(name)
-        except AttributeError:
-            pass
-    return 0
 
 
 class Library:
@@ -96,12 +111,20 @@ class Library:
     def __init__(self, path):
         cdll = path if isinstance(path, ctypes.CDLL) else ctypes.CDLL(path)
         self.cdll = cdll
+        try:
+            abi = cdll.dlpackgo_abi
+        except AttributeError:
+            abi = None
+        if abi is not None:
+            abi.argtypes, abi.restype = [], c_int
+        if abi is None or abi() != _ABI:
+            raise RuntimeError(f"dlpackgo: {path} speaks another version of the dlpackgo protocol "
+                               f"than this module ({_ABI}): rebuild it against the matching "
+                               "github.com/dlpack-go/dlpack/numpyx/pyexchange")
+        api = (c_void_p * len(_API))(*(_api_address(n) for n in _API))
         f = cdll.dlpackgo_init
-        f.argtypes, f.restype = [c_void_p] * 8, c_int
-        rc = f(*(_address(n) for n in ("PyCapsule_IsValid", "PyCapsule_GetPointer", "PyErr_Fetch",
-                                        "PyErr_Restore", "PyGILState_Ensure", "PyGILState_Release",
-                                        "Py_IsInitialized")), _finalizing_address())
-        if rc != 0:
+        f.argtypes, f.restype = [POINTER(c_void_p), c_int], c_int
+        if f(api, len(_API)) != 0:
             raise RuntimeError("dlpackgo: the library refused the Python C API addresses")
         exiting = cdll.dlpackgo_python_exiting
         exiting.argtypes, exiting.restype = [], None
@@ -129,6 +152,8 @@ class Library:
         self._describe = cdll.dlpackgo_describe
         self._describe.argtypes = [c_void_p, POINTER(c_int64), POINTER(c_int64), POINTER(c_int64)]
         self._describe.restype = c_int
+        # made with the GIL held: it builds Python objects
+        self._sharer = ctypes.PYFUNCTYPE(py_object, c_void_p)(("dlpackgo_sharer", cdll))
         self._live = cdll.dlpackgo_live
         self._live.argtypes, self._live.restype = [c_int], c_int64
         self._collect = cdll.dlpackgo_collect
@@ -229,12 +254,13 @@ class Tensor:
     the memory alive on their own.
     """
 
-    __slots__ = ("_lib", "_handle", "_device", "__weakref__")
+    __slots__ = ("_lib", "_handle", "_device", "_share", "__weakref__")
 
     def __init__(self, lib, handle):
         self._lib = lib
         self._handle = handle
         self._device = None  # a handle's device never changes: asked once, on first use
+        self._share = None   # the fast path of __dlpack__: None not asked yet, False none
 
     @property
     def handle(self):
@@ -246,6 +272,7 @@ class Tensor:
     def release(self):
         """Release the handle now (idempotent)."""
         h, self._handle = self._handle, 0
+        self._share = False  # drops the sharer's hold; arrays made from it keep theirs
         if h:
             self._lib._release(h)
 
@@ -319,6 +346,24 @@ class Tensor:
         return dev
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        share = self._share
+        if share is None and self._handle:
+            # First export: Go exports the tensor once, to the library's C code, if it can be
+            # shared at all; every export from then on is made there without entering Go.
+            share = self._share = self._lib._sharer(self._handle) or False
+        if share and stream is None and (copy is None or copy is False) and (
+                dl_device is None or self._on(dl_device)):
+            return share(max_version is not None and max_version[0] >= 1)
+        return self._export(stream, max_version, dl_device, copy)
+
+    def _on(self, dl_device):
+        try:
+            return (int(dl_device[0]), int(dl_device[1])) == self.__dlpack_device__()
+        except (TypeError, ValueError, IndexError):
+            return False  # _export says what is wrong with it
+
+    def _export(self, stream, max_version, dl_device, copy):
+        """__dlpack__ through Go: copies, refusals, devices and streams."""
         h = self._handle
         if not h:
             raise ValueError("dlpackgo: tensor was released")

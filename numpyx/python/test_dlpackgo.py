@@ -12,6 +12,7 @@ import ctypes
 import gc
 import os
 import sys
+import threading
 import time
 import unittest
 import weakref
@@ -381,6 +382,115 @@ class GoToNumPy(Base):
             np.from_dlpack(t)
         with self.assertRaises(ValueError):
             LIB.tensor(0)
+
+
+# -- the fast path: capsules made in the library's C code, without entering Go ----------------
+
+class Sharer(Base):
+    def test_every_export_shares_one_memory(self):
+        t = arange((2, 3))
+        arrays = [np.from_dlpack(t) for _ in range(5)]
+        arrays += [torch.from_dlpack(t) for _ in range(3)]
+        self.assertEqual(LIB.live_exports(), self.exports + 8)
+        ptrs = {a.ctypes.data if isinstance(a, np.ndarray) else a.data_ptr() for a in arrays}
+        self.assertEqual(ptrs, {t.data_ptr}, "every array is a view of the Go memory")
+        arrays[-1][1, 2] = -7  # torch writes, NumPy and Go see it
+        self.assertEqual(arrays[1][1, 2], -7)
+        self.assertEqual(go_get(t, 1, 2), -7)
+        del arrays
+        self.assertEqual(LIB.live_exports(), self.exports, "each deleter ran once, in C")
+
+    def test_memory_outlives_tensor_and_sharer(self):
+        t = arange((1000,))
+        a = np.from_dlpack(t)
+        share = t._share
+        self.assertTrue(callable(share), "a shareable tensor got a sharer")
+        cap = share(True)  # the builtin itself: a versioned capsule
+        self.assertTrue(_is_valid(cap, b"dltensor_versioned"))
+        self.assertTrue(_is_valid(share(False), b"dltensor"))
+        self.assertTrue(_is_valid(share(1), b"dltensor"), "only True asks for a versioned capsule")
+        with self.assertRaises(TypeError):
+            share()
+        t.release()
+        del share
+        for _ in range(3):
+            LIB.collect()
+            junk = [np.ones(1000) for _ in range(100)]
+            del junk
+        np.testing.assert_array_equal(a, np.arange(1000.0), "memory valid while an array holds it")
+        v = VersionedView(cap)
+        self.assertEqual(v.f64(999).value, 999.0, "and while an unconsumed capsule holds it")
+        self.assertEqual(LIB.live_exports(), self.exports + 2)
+        del a
+        v.delete()
+        self.assertEqual(LIB.live_exports(), self.exports)
+        del v, cap
+
+    def test_not_shareable_tensors_have_no_sharer(self):
+        base = arange((3, 4))
+        for name, t in [("read-only", go_view(C.dlpackgo_test_readonly, base)),
+                        ("reversed", go_view(C.dlpackgo_test_reverse, base, 1))]:
+            with self.subTest(name):
+                a = np.from_dlpack(t)
+                self.assertIs(t._share, False)
+                self.assertNotEqual(a.ctypes.data, t.data_ptr, "exported as a copy")
+                with self.assertRaises(BufferError):
+                    t.__dlpack__(copy=False)
+
+    def test_copy_and_device_arguments_bypass_the_sharer(self):
+        t = arange((4,))
+        np.from_dlpack(t)
+        self.assertTrue(callable(t._share))
+        a = np.from_dlpack(_Asking(t, copy=True))
+        self.assertNotEqual(a.ctypes.data, t.data_ptr, "copy=True copies")
+        b = np.from_dlpack(_Asking(t, copy=False, dl_device=(dlpackgo.CPU, 0)))
+        self.assertEqual(b.ctypes.data, t.data_ptr)
+        with self.assertRaises(BufferError):
+            t.__dlpack__(dl_device=(2, 0))
+        with self.assertRaises((TypeError, ValueError, IndexError)):
+            t.__dlpack__(dl_device="cpu")
+        with self.assertRaises(ValueError):
+            t.__dlpack__(copy="no")
+        with self.assertRaises(BufferError):
+            t.__dlpack__(stream=3)
+
+    def test_deleters_on_other_threads(self):
+        t = arange((64,))
+        arrays = [np.from_dlpack(t) for _ in range(4000)]
+        arrays += [torch.from_dlpack(t) for _ in range(1000)]
+        t.release()
+
+        def free(part):
+            while part:
+                part.pop()
+
+        parts = [arrays[i::8] for i in range(8)]
+        del arrays
+        workers = [threading.Thread(target=free, args=(p,)) for p in parts]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        self.assertEqual(LIB.live_exports(), self.exports)
+
+
+class Loading(unittest.TestCase):
+    def test_library_without_the_protocol_refused(self):
+        with self.assertRaisesRegex(RuntimeError, "another version of the dlpackgo protocol"):
+            dlpackgo.Library(ctypes.CDLL(None))  # the Python executable: no dlpackgo_abi
+
+
+class _Asking:
+    """A consumer's view of t that passes __dlpack__ arguments NumPy 1.24 cannot."""
+
+    def __init__(self, t, **kw):
+        self.t, self.kw = t, kw
+
+    def __dlpack__(self, **kw):
+        return self.t.__dlpack__(**self.kw)
+
+    def __dlpack_device__(self):
+        return self.t.__dlpack_device__()
 
 
 # -- Go to PyTorch -------------------------------------------------------------------------
