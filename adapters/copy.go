@@ -409,11 +409,12 @@ func transposeRange[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds int) {
 	}
 }
 
-// transpose32 is transposeBlocks for 4-byte words. Each step loads 8 words of each of two
-// adjacent source columns as four 64-bit pairs per column and stores, in each of the 8
-// destination rows, the pair of words that row takes from the two columns, as one 64-bit
-// store: half the loads and stores of a word-by-word walk. It relies on little-endian order
-// and on unaligned 64-bit access being allowed (see pairsOK).
+// transpose32 is transposeBlocks for 4-byte words. Where the CPU has AVX, whole 8×8 blocks go
+// through vector registers (transposeStrip32). Otherwise, and for a band's last columns, each
+// step loads 8 words of each of two adjacent source columns as four 64-bit pairs per column and
+// stores, in each of the 8 destination rows, the pair of words that row takes from the two
+// columns, as one 64-bit store: half the loads and stores of a word-by-word walk. It relies on
+// little-endian order and on unaligned 64-bit access being allowed (see pairsOK).
 func transpose32(dst, src unsafe.Pointer, rows, cols, ldd, lds int) {
 	const lo = 0xffffffff
 	dRow, sCol := ldd*4, lds*4
@@ -422,7 +423,15 @@ func transpose32(dst, src unsafe.Pointer, rows, cols, ldd, lds int) {
 		r := 0
 		for ; r+8 <= rows; r += 8 {
 			do, so := r*dRow+c0*4, r*4+c0*sCol
-			for range n / 2 {
+			k := 0
+			if haveStrip32 { // whole 8×8 blocks in vector registers (transpose_amd64.s)
+				if k = n &^ 7; k > 0 {
+					transposeStrip32(unsafe.Add(dst, do), unsafe.Add(src, so), k/8, dRow, sCol)
+					do += 4 * k
+					so += k * sCol
+				}
+			}
+			for ; k+2 <= n; k += 2 {
 				a := (*[4]uint64)(unsafe.Add(src, so))
 				b := (*[4]uint64)(unsafe.Add(src, so+sCol))
 				a0, a1, a2, a3 := a[0], a[1], a[2], a[3]
@@ -438,7 +447,7 @@ func transpose32(dst, src unsafe.Pointer, rows, cols, ldd, lds int) {
 				do += 8
 				so += 2 * sCol
 			}
-			if n%2 != 0 { // the band's last column
+			if k < n { // the band's last column
 				q := (*[8]uint32)(unsafe.Add(src, so))
 				for k, v := range q {
 					*(*uint32)(unsafe.Add(dst, do+k*dRow)) = v

@@ -83,6 +83,11 @@ func TestTransposeKernel(t *testing.T) {
 	t.Run("4", func(t *testing.T) { testTransposeKernel[uint32](t) })
 	t.Run("8", func(t *testing.T) { testTransposeKernel[uint64](t) })
 	t.Run("16", func(t *testing.T) { testTransposeKernel[[2]uint64](t) })
+	if haveStrip32 { // the portable path for 4-byte words, too
+		haveStrip32 = false
+		t.Run("4/portable", func(t *testing.T) { testTransposeKernel[uint32](t) })
+		haveStrip32 = true
+	}
 	// the same cases split across goroutines (blocks of 128 rows or more)
 	saved := parallelBytes
 	parallelBytes = 1
