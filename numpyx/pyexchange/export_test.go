@@ -120,7 +120,7 @@ func TestExportPolicy(t *testing.T) {
 			}
 			t.Run(c.name+"/"+kind, func(t *testing.T) {
 				in := c.tensor()
-				live := cdlpack.LiveExports()
+				live := pyexchange.LiveExports()
 				var copied bool
 				var dl *core.DLTensor
 				var flags core.Flags
@@ -136,7 +136,7 @@ func TestExportPolicy(t *testing.T) {
 					assert.Equal(t, core.Version, mt.Version)
 				}
 				assert.Equal(t, wantCopy, copied, "copied")
-				assert.Equal(t, live+1, cdlpack.LiveExports())
+				assert.Equal(t, live+1, pyexchange.LiveExports())
 				shape, strides, vals := exported(dl)
 				assert.Equal(t, in.Shape(), append([]int64{}, shape...), "shape")
 				assert.Equal(t, cOrder(t, in), append([]float64{}, vals...), "elements")
@@ -170,7 +170,7 @@ func TestExportPolicy(t *testing.T) {
 					require.NoError(t, err)
 				}
 				del()
-				assert.Equal(t, live, cdlpack.LiveExports())
+				assert.Equal(t, live, pyexchange.LiveExports())
 			})
 		}
 	}
@@ -217,7 +217,7 @@ func TestExportRefusals(t *testing.T) {
 
 // The export keeps Go memory valid and in place after every Go reference to it is gone.
 func TestExportOutlivesProducer(t *testing.T) {
-	live := cdlpack.LiveExports()
+	live := pyexchange.LiveExports()
 	mt := func() *core.DLManagedTensorVersioned {
 		in := iota64(64)
 		h, err := pyexchange.NewHandle(in)
@@ -243,7 +243,7 @@ func TestExportOutlivesProducer(t *testing.T) {
 		require.Equal(t, float64(i), v)
 	}
 	cdlpack.DeleteVersioned(mt)
-	assert.Equal(t, live, cdlpack.LiveExports())
+	assert.Equal(t, live, pyexchange.LiveExports())
 }
 
 func TestHandles(t *testing.T) {
@@ -299,7 +299,7 @@ func TestExportForeignLifetime(t *testing.T) {
 
 // Without a Python interpreter attached, imports go straight to core/cdlpack.
 func TestImportWithoutPython(t *testing.T) {
-	live, foreign := cdlpack.LiveExports(), core.LiveForeign()
+	live, foreign := pyexchange.LiveExports(), core.LiveForeign()
 	in := iota64(2, 3)
 	mt, err := pyexchange.ExportVersioned(in)
 	require.NoError(t, err)
@@ -308,7 +308,7 @@ func TestImportWithoutPython(t *testing.T) {
 	assert.Equal(t, in.Data(), back.Data())
 	assert.Equal(t, cOrder(t, in), cOrder(t, back))
 	back.Release()
-	eventually(t, func() bool { return cdlpack.LiveExports() == live && core.LiveForeign() == foreign },
+	eventually(t, func() bool { return pyexchange.LiveExports() == live && core.LiveForeign() == foreign },
 		"import never released the export")
 
 	lm, err := pyexchange.ExportLegacy(in)
@@ -317,7 +317,7 @@ func TestImportWithoutPython(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, in.Data(), lb.Data())
 	lb.Release()
-	eventually(t, func() bool { return cdlpack.LiveExports() == live }, "legacy import never released")
+	eventually(t, func() bool { return pyexchange.LiveExports() == live }, "legacy import never released")
 
 	_, err = pyexchange.ImportVersioned(nil)
 	require.ErrorIs(t, err, core.ErrNil)
@@ -331,7 +331,7 @@ func TestImportWithoutPython(t *testing.T) {
 	_, err = pyexchange.ImportVersioned(bad)
 	require.ErrorIs(t, err, core.ErrVersion)
 	assert.Contains(t, err.Error(), "pyexchange: ")
-	assert.Equal(t, live, cdlpack.LiveExports(), "the refused tensor's deleter ran")
+	assert.Equal(t, live, pyexchange.LiveExports(), "the refused tensor's deleter ran")
 }
 
 func allDTypes() []core.DLDataType {

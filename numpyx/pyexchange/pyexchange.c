@@ -200,19 +200,15 @@ static void anchor_unref(anchor *a) {
 }
 
 /* The deleters of shares: any thread, any time, exactly once (the consumer's promise). */
-static void share_deleter_versioned(pxg_managed_versioned *self) {
-	anchor *a = self->manager_ctx;
+static void share_done(void *self, anchor *a) {
 	free(self);
 	__atomic_sub_fetch(&live_shares, 1, __ATOMIC_SEQ_CST);
 	anchor_unref(a);
 }
 
-static void share_deleter_legacy(pxg_managed *self) {
-	anchor *a = self->manager_ctx;
-	free(self);
-	__atomic_sub_fetch(&live_shares, 1, __ATOMIC_SEQ_CST);
-	anchor_unref(a);
-}
+static void share_deleter_versioned(pxg_managed_versioned *self) { share_done(self, self->manager_ctx); }
+
+static void share_deleter_legacy(pxg_managed *self) { share_done(self, self->manager_ctx); }
 
 static void anchor_capsule_destructor(void *capsule) {
 	anchor *a = py.capsule_get_pointer(capsule, anchor_name);
@@ -244,12 +240,7 @@ static void *share(void *self, void *versioned) {
 	__atomic_add_fetch(&a->refs, 1, __ATOMIC_ACQ_REL);
 	__atomic_add_fetch(&live_shares, 1, __ATOMIC_SEQ_CST);
 	void *capsule = py.capsule_new(m, name, capsule_destructor);
-	if (capsule == NULL) { /* the exception is set; nobody else has m */
-		if (versioned == py.true_obj)
-			share_deleter_versioned(m);
-		else
-			share_deleter_legacy(m);
-	}
+	if (capsule == NULL) share_done(m, a); /* the exception is set; nobody else has m */
 	return capsule;
 }
 
