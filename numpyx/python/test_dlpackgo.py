@@ -11,6 +11,7 @@ NumPy and PyTorch are required: a missing one fails the import, loudly.
 import ctypes
 import gc
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -472,6 +473,29 @@ class Sharer(Base):
         for w in workers:
             w.join()
         self.assertEqual(LIB.live_exports(), self.exports)
+
+
+class Exit(unittest.TestCase):
+    def test_interpreter_exits_cleanly_with_exports_alive(self):
+        # NumPy arrays, torch tensors and unconsumed capsules over Go memory, sharers and a
+        # reference cycle all live at exit: their deleters run during finalization, into Go
+        script = """if True:
+            import numpy as np, torch
+            from test_dlpackgo import LIB, arange
+            ts = [arange((100,)) for _ in range(20)]
+            arrays = [np.from_dlpack(t) for t in ts for _ in range(3)]
+            tensors = [torch.from_dlpack(t) for t in ts]
+            capsules = [t.__dlpack__(max_version=(1, 3)) for t in ts[:5]]
+            imported = [LIB.from_dlpack(np.ones(8)) for _ in range(5)]
+            cycle = [ts[0]]
+            cycle.append(cycle)
+            del ts
+            print("live exports", LIB.live_exports())
+        """
+        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                             timeout=120, cwd=os.path.dirname(os.path.abspath(__file__)))
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(out.stdout.strip(), "live exports 85", out.stderr)
 
 
 class Loading(unittest.TestCase):
