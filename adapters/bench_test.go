@@ -70,38 +70,54 @@ func fillFloat32s(x []float32) []float32 {
 	return x
 }
 
-const castN = 1 << 20
+// castSizes are the element counts of the cast benchmarks: 4 MiB of float32 (in cache) and
+// 64 MiB (from memory).
+var castSizes = []struct {
+	name string
+	n    int
+}{{"4MiB", 1 << 20}, {"64MiB", 16 << 20}}
 
-func castSource() []float32 {
+func castSource(n int) []float32 {
 	r := rand.New(rand.NewPCG(5, 6))
-	src := make([]float32, castN)
+	src := make([]float32, n)
 	for i := range src {
 		src[i] = float32(r.NormFloat64() * 100)
 	}
 	return src
 }
 
-// BenchmarkCastFloat32ToFloat16 casts 1 Mi float32 (4 MiB read) to float16 with Copy.
+// BenchmarkCastFloat32ToFloat16 casts float32 to float16 with Copy (MB/s of float32 read).
 func BenchmarkCastFloat32ToFloat16(b *testing.B) {
-	src := core.MustFromSlice(castSource())
-	dst := core.MustNew(core.Float16, castN)
-	b.SetBytes(castN * 4)
-	for b.Loop() {
-		if err := adapters.Copy(dst, src); err != nil {
-			b.Fatal(err)
-		}
+	for _, c := range castSizes {
+		b.Run(c.name, func(b *testing.B) {
+			src := core.MustFromSlice(castSource(c.n))
+			dst := core.MustNew(core.Float16, int64(c.n))
+			if err := adapters.Copy(dst, src); err != nil { // fault the destination in
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(c.n) * 4)
+			for b.Loop() {
+				if err := adapters.Copy(dst, src); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
 // BenchmarkCastFloat32ToFloat16Peer is the peer: a loop over float16.Fromfloat32.
 func BenchmarkCastFloat32ToFloat16Peer(b *testing.B) {
-	src := castSource()
-	dst := make([]float16.Float16, castN)
-	b.SetBytes(castN * 4)
-	for b.Loop() {
-		for i, f := range src {
-			dst[i] = float16.Fromfloat32(f)
-		}
+	for _, c := range castSizes {
+		b.Run(c.name, func(b *testing.B) {
+			src := castSource(c.n)
+			dst := make([]float16.Float16, c.n)
+			b.SetBytes(int64(c.n) * 4)
+			for b.Loop() {
+				for i, f := range src {
+					dst[i] = float16.Fromfloat32(f)
+				}
+			}
+		})
 	}
 }
 

@@ -94,7 +94,8 @@ func roundToOdd32(f float64) float32 {
 	return math.Float32frombits(u | 1)
 }
 
-// castFloat32ToFloat16 is the float32 → float16 kernel, with toFloat16 inlined in tight loops.
+// castFloat32ToFloat16 is the float32 → float16 kernel: F16C for contiguous rows where the CPU
+// has it, toFloat16 inlined in tight loops elsewhere.
 func castFloat32ToFloat16(p plan) {
 	dst, src, d0, s0 := spansOf[uint16, float32](p)
 	last := len(p.shape) - 1
@@ -102,8 +103,13 @@ func castFloat32ToFloat16(p plan) {
 	forEachRow(p, d0, s0, func(d, s int64) {
 		if dstep == 1 && sstep == 1 {
 			dr, sr := dst[d:d+n], src[s:s+n]
-			for i, f := range sr {
-				dr[i] = toFloat16(f).Bits()
+			k := 0
+			if haveF16C && len(sr) >= 8 { // 8 at a time in hardware (kernels_amd64.s)
+				k = len(sr) &^ 7
+				cvtFloat32ToFloat16(&dr[0], &sr[0], k)
+			}
+			for i := k; i < len(sr); i++ {
+				dr[i] = toFloat16(sr[i]).Bits()
 			}
 			return
 		}

@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"math"
 	"testing"
 	"unsafe"
 
@@ -146,6 +147,35 @@ func testTransposeKernel[W word](t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestFloat16KernelsAgree compares the F16C kernel with the portable toFloat16 on every 1021st
+// float32 bit pattern and the edges of float16's ranges (TestFloat16Exact compares the default
+// path with x448/float16 itself).
+func TestFloat16KernelsAgree(t *testing.T) {
+	if !haveF16C {
+		t.Skip("this CPU has no F16C: castFloat32ToFloat16 uses toFloat16 alone, which TestFloat16Exact checks")
+	}
+	var src []float32
+	for u := uint64(0); u <= math.MaxUint32; u += 1021 {
+		src = append(src, math.Float32frombits(uint32(u)))
+	}
+	for _, b := range []uint32{0x7f800000, 0x7f800001, 0x7fbfffff, 0x7fc00000, 0x477fefff, 0x477ff000,
+		0x38800000, 0x387fffff, 0x33000000, 0x33000001, 0x32ffffff, 0} {
+		for d := range uint32(64) {
+			src = append(src, math.Float32frombits(b-32+d), math.Float32frombits((b-32+d)|0x80000000))
+		}
+	}
+	src = src[:len(src)&^7]
+	got := make([]uint16, len(src))
+	cvtFloat32ToFloat16(&got[0], &src[0], len(src))
+	bad := 0
+	for i, f := range src {
+		if want := toFloat16(f).Bits(); got[i] != want && bad < 10 {
+			bad++
+			t.Errorf("float32 bits %#08x: F16C %#04x, toFloat16 %#04x", math.Float32bits(f), got[i], want)
 		}
 	}
 }

@@ -79,6 +79,27 @@ done:
 	VZEROUPPER
 	RET
 
+// func cvtFloat32ToFloat16(dst *uint16, src *float32, n int)
+TEXT ·cvtFloat32ToFloat16(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JZ   cvtdone
+
+cvtloop:
+	VMOVUPS (SI), Y0
+	VCVTPS2PH $0, Y0, X1 // imm 0: round to nearest even
+	VMOVDQU X1, (DI)
+	ADDQ $32, SI
+	ADDQ $16, DI
+	DECQ CX
+	JNZ  cvtloop
+
+cvtdone:
+	VZEROUPPER
+	RET
+
 // func cpuid(leaf, sub uint32) (a, b, c, d uint32)
 TEXT ·cpuid(SB), NOSPLIT, $0-24
 	MOVL leaf+0(FP), AX
