@@ -156,7 +156,7 @@ func testTransposeKernel[W word](t *testing.T) {
 // path with x448/float16 itself).
 func TestFloat16KernelsAgree(t *testing.T) {
 	if !haveF16C {
-		t.Skip("this CPU has no F16C: castFloat32ToFloat16 uses toFloat16 alone, which TestFloat16Exact checks")
+		t.Skip("no F16C kernel in this build (not amd64, or -tags purego) or on this CPU: castFloat32ToFloat16 uses toFloat16 alone, which TestFloat16Exact checks")
 	}
 	var src []float32
 	for u := uint64(0); u <= math.MaxUint32; u += 1021 {
