@@ -125,6 +125,14 @@ func dlpackgo_sharer(h C.uintptr_t) unsafe.Pointer {
 	return C.pxg_sharer_new((*C.pxg_managed_versioned)(unsafe.Pointer(m)))
 }
 
+// dlpackgo_taker returns a new reference to a Python builtin, take(capsule), that does what
+// Library.from_capsule does (check and rename the capsule, dlpackgo_import) in one call, with the
+// GIL held, and returns the new handle or raises the error. The caller must hold the GIL
+// (ctypes.PYFUNCTYPE).
+//
+//export dlpackgo_taker
+func dlpackgo_taker() unsafe.Pointer { return C.pxg_taker_new() }
+
 // dlpackgo_delete_export calls the deleter of a tensor dlpackgo_export returned that never
 // reached a consumer (the capsule could not be made).
 //

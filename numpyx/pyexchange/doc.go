@@ -44,8 +44,9 @@
 //
 // # Python to Go
 //
-// dlpackgo.Library.from_dlpack(x) takes x's capsule, renames it "used_dltensor[_versioned]" and
-// calls dlpackgo_import: ImportVersioned or ImportLegacy validate the descriptor as untrusted
+// dlpackgo.Library.from_dlpack(x) takes x's capsule and calls take, a builtin the library makes
+// with the Python C API (dlpackgo_taker), which checks the capsule's name, renames it
+// "used_dltensor[_versioned]" and calls dlpackgo_import in one call: ImportVersioned or ImportLegacy validate the descriptor as untrusted
 // input and return a tensor over x's memory, registered under a new handle. Go owns the managed
 // tensor from then on, and the producer's deleter runs exactly once, when the last Go holder
 // (the handle, views of it) lets go — also after a refusal. Go may let go on any thread (a
@@ -56,10 +57,10 @@
 // # C functions
 //
 // dlpackgo_abi, dlpackgo_init, dlpackgo_python_exiting, dlpackgo_capsule_name,
-// dlpackgo_capsule_destructor, dlpackgo_export, dlpackgo_sharer, dlpackgo_delete_export,
-// dlpackgo_import, dlpackgo_release, dlpackgo_describe, dlpackgo_live and dlpackgo_collect: see
-// cexports.go. Failures are reported
-// through a message buffer whose first byte says which Python exception to raise.
+// dlpackgo_capsule_destructor, dlpackgo_export, dlpackgo_sharer, dlpackgo_taker,
+// dlpackgo_delete_export, dlpackgo_import, dlpackgo_release, dlpackgo_describe, dlpackgo_live
+// and dlpackgo_collect: see cexports.go. Failures are reported through a message buffer whose
+// first byte says which Python exception to raise.
 //
 // # Limits
 //

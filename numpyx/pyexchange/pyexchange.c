@@ -24,11 +24,18 @@
  *    drops the reference; the last one runs the template's deleter, which lets Go release its
  *    view. Nothing on the way enters Go, so an export costs a builtin call, a malloc and a
  *    capsule.
+ *
+ * 4. The taker: Library.from_capsule's work in one builtin call. It checks the capsule's name,
+ *    renames it "used_..." and hands the pointer to Go (dlpackgo_import) with the GIL held,
+ *    instead of four ctypes calls into the C API and one into Go that lets the GIL go and takes
+ *    it back.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pyexchange.h"
+#include "_cgo_export.h" /* dlpackgo_import, for take */
 
 /* Python C API entry points (PyObject* is void* here). */
 static struct {
@@ -45,7 +52,10 @@ static struct {
 	void (*incref)(void *o);
 	void (*decref)(void *o);
 	void *(*err_no_memory)(void);
-	void *true_obj, *none_obj;
+	int (*capsule_set_name)(void *capsule, const char *name);
+	void *(*long_from_void_ptr)(void *p);
+	void (*err_set_string)(void *type, const char *message);
+	void *true_obj, *none_obj, *type_error, *value_error, *buffer_error;
 } py;
 static volatile int py_attached; /* the Python module called pxg_attach */
 static volatile int py_exiting;  /* atexit ran: the interpreter is going away */
@@ -72,8 +82,14 @@ int pxg_attach(const uintptr_t *api, int n) {
 	py.incref = (void (*)(void *))api[PXG_API_INCREF];
 	py.decref = (void (*)(void *))api[PXG_API_DECREF];
 	py.err_no_memory = (void *(*)(void))api[PXG_API_ERR_NO_MEMORY];
+	py.capsule_set_name = (int (*)(void *, const char *))api[PXG_API_CAPSULE_SET_NAME];
+	py.long_from_void_ptr = (void *(*)(void *))api[PXG_API_LONG_FROM_VOID_PTR];
+	py.err_set_string = (void (*)(void *, const char *))api[PXG_API_ERR_SET_STRING];
 	py.true_obj = (void *)api[PXG_API_TRUE];
 	py.none_obj = (void *)api[PXG_API_NONE];
+	py.type_error = (void *)api[PXG_API_EXC_TYPE_ERROR];
+	py.value_error = (void *)api[PXG_API_EXC_VALUE_ERROR];
+	py.buffer_error = (void *)api[PXG_API_EXC_BUFFER_ERROR];
 	__atomic_store_n(&py_attached, 1, __ATOMIC_SEQ_CST);
 	return 0;
 }
@@ -278,3 +294,48 @@ void *pxg_sharer_new(pxg_managed_versioned *tmpl) {
 	py.decref(capsule); /* fn holds it now, or nobody does and its destructor lets go */
 	return fn;
 }
+
+/* -- the taker (4.) ------------------------------------------------------------------------- */
+
+/* take(capsule) -> handle: the builtin. Go owns the managed tensor once the capsule is renamed;
+ * on failure it has run the producer's deleter, and take raises the error Go reported. */
+static void *take(void *self, void *capsule) {
+	(void)self;
+	int v; /* index of the unused name: PXG_NAME_VERSIONED or PXG_NAME_LEGACY */
+	if (py.capsule_is_valid(capsule, names[PXG_NAME_VERSIONED]))
+		v = PXG_NAME_VERSIONED;
+	else if (py.capsule_is_valid(capsule, names[PXG_NAME_LEGACY]))
+		v = PXG_NAME_LEGACY;
+	else {
+		py.err_set_string(py.type_error,
+			"dlpackgo: expected an unused 'dltensor' or 'dltensor_versioned' capsule");
+		return NULL;
+	}
+	void *p = py.capsule_get_pointer(capsule, names[v]); /* never NULL in a valid capsule */
+	if (p == NULL) return NULL;
+	if (py.capsule_set_name(capsule, names[v + 2]) != 0) return NULL; /* the used name */
+	char err[512];
+	err[0] = 0;
+	uintptr_t h = dlpackgo_import(p, v == PXG_NAME_VERSIONED, err, sizeof err);
+	if (h == 0) {
+		char msg[sizeof err + 16];
+		snprintf(msg, sizeof msg, "dlpackgo: %s", err[0] ? err + 1 : "import failed");
+		py.err_set_string(err[0] == 'V' ? py.value_error : py.buffer_error, msg);
+		return NULL;
+	}
+	return py.long_from_void_ptr((void *)h);
+}
+
+static struct {
+	const char *name;
+	void *(*meth)(void *, void *);
+	int flags;
+	const char *doc;
+} take_def = {
+	"take", take, 0x0008 /* METH_O */,
+	"take(capsule) -> the handle of a Go tensor over the unused DLPack capsule's memory.",
+};
+
+/* pxg_taker_new returns a new reference to the builtin take (NULL with an exception set when
+ * out of memory). The caller holds the GIL. */
+void *pxg_taker_new(void) { return py.cfunction_new_ex(&take_def, NULL, NULL); }

@@ -38,8 +38,9 @@ typedef struct pxg_managed_versioned {
 enum { PXG_NAME_VERSIONED, PXG_NAME_LEGACY, PXG_NAME_USED_VERSIONED, PXG_NAME_USED_LEGACY };
 
 /*
- * The Python C API entries pxg_attach takes, by index: function addresses and, for the last two,
- * object addresses (id(True), id(None)). The Python module passes them in this order.
+ * The Python C API entries pxg_attach takes, by index: function addresses and, from
+ * PXG_API_TRUE on, object addresses (id(True), id(None), id(TypeError), ...). The Python module
+ * passes them in this order.
  */
 enum {
 	PXG_API_CAPSULE_IS_VALID,
@@ -55,13 +56,19 @@ enum {
 	PXG_API_INCREF,
 	PXG_API_DECREF,
 	PXG_API_ERR_NO_MEMORY,
+	PXG_API_CAPSULE_SET_NAME,
+	PXG_API_LONG_FROM_VOID_PTR,
+	PXG_API_ERR_SET_STRING,
 	PXG_API_TRUE,
 	PXG_API_NONE,
+	PXG_API_EXC_TYPE_ERROR,
+	PXG_API_EXC_VALUE_ERROR,
+	PXG_API_EXC_BUFFER_ERROR,
 	PXG_API_COUNT
 };
 
 /* The version of the protocol between the library and dlpackgo.py (dlpackgo_abi). */
-#define PXG_ABI 2
+#define PXG_ABI 3
 
 /* pxg_attach takes n API addresses in the order above. It returns 0, or -1 if n is not
  * PXG_API_COUNT or a required address is 0. */
@@ -78,6 +85,7 @@ void pxg_delete_guarded_legacy(pxg_managed *m);
 
 void *pxg_none(void);
 void *pxg_sharer_new(pxg_managed_versioned *tmpl);
+void *pxg_taker_new(void);
 int64_t pxg_live_anchors(void);
 int64_t pxg_live_shares(void);
 

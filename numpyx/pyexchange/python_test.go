@@ -118,7 +118,8 @@ func TestPythonMemoryFlat(t *testing.T) {
 // BenchmarkNumPyFromDLPack times numpy.from_dlpack of a Go tensor against numpy.from_dlpack of a
 // NumPy array of the same size, in one Python process (bench_dlpackgo.py). ns/op is the Go
 // tensor's time per call; numpy-ns/op the NumPy array's; ratio their quotient; first-ns/op the
-// first export of a tensor (it enters Go once to make the tensor's sharer). Run with
+// first export of a tensor (it enters Go once to make the tensor's sharer); import-ns/op a NumPy
+// array handed to Go (dlpackgo.Library.from_dlpack) and released. Run with
 // -benchtime=1x: each run is one Python process that times many calls itself.
 func BenchmarkNumPyFromDLPack(b *testing.B) {
 	for _, size := range []int{1, 1000, 1000000} {
@@ -128,6 +129,7 @@ func BenchmarkNumPyFromDLPack(b *testing.B) {
 				NumPyNs float64 `json:"numpy_ns"`
 				Ratio   float64 `json:"ratio"`
 				FirstNs float64 `json:"first_ns"`
+				Import  float64 `json:"import_ns"`
 			}
 			for range b.N {
 				out := runPython(b, "bench_dlpackgo.py", "--size", fmt.Sprint(size))
@@ -137,6 +139,7 @@ func BenchmarkNumPyFromDLPack(b *testing.B) {
 			b.ReportMetric(r.NumPyNs, "numpy-ns/op")
 			b.ReportMetric(r.Ratio, "ratio")
 			b.ReportMetric(r.FirstNs, "first-ns/op")
+			b.ReportMetric(r.Import, "import-ns/op")
 		})
 	}
 }

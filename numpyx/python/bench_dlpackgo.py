@@ -6,7 +6,8 @@ Run by BenchmarkNumPyFromDLPack in numpyx/pyexchange; prints one JSON line:
 
 Both are timed in the same process, interleaved, best of several repeats, per call. The Go
 tensor's first export (which enters Go once to make the tensor's sharer) is timed apart, over
-fresh handles of the same memory: first_ns.
+fresh handles of the same memory: first_ns. The other direction is timed too: a NumPy array
+handed to Go and released (import_ns), next to NumPy importing its own array (numpy_ns).
 """
 
 import argparse
@@ -15,7 +16,7 @@ import timeit
 
 import numpy as np
 
-from test_dlpackgo import C, arange, go_view
+from test_dlpackgo import LIB, C, arange, go_view
 
 
 def main():
@@ -29,18 +30,21 @@ def main():
     x = np.arange(a.size, dtype=np.float64)
     assert np.from_dlpack(t).ctypes.data == t.data_ptr  # zero-copy, or the timing means nothing
     from_dlpack = np.from_dlpack
-    go, py = [], []
+    take = LIB.from_dlpack
+    go, py, imp = [], [], []
     for _ in range(a.repeat):
         go.append(timeit.timeit(lambda: from_dlpack(t), number=a.number) / a.number)
         py.append(timeit.timeit(lambda: from_dlpack(x), number=a.number) / a.number)
+        imp.append(timeit.timeit(lambda: take(x).release(), number=a.number) / a.number)
     first = []
     for _ in range(3):
         fresh = [go_view(C.dlpackgo_test_slice, t, 0, 0, a.size, 1) for _ in range(2000)]
         it = iter(fresh)  # the tensors outlive the timing: their release is not counted
         first.append(timeit.timeit(lambda: from_dlpack(next(it)), number=len(fresh)) / len(fresh))
         del fresh
-    g, n, f = min(go) * 1e9, min(py) * 1e9, min(first) * 1e9
-    print(json.dumps({"size": a.size, "go_ns": g, "numpy_ns": n, "ratio": g / n, "first_ns": f}))
+    g, n, f, i = min(go) * 1e9, min(py) * 1e9, min(first) * 1e9, min(imp) * 1e9
+    print(json.dumps({"size": a.size, "go_ns": g, "numpy_ns": n, "ratio": g / n, "first_ns": f,
+                      "import_ns": i}))
 
 
 if __name__ == "__main__":

@@ -45,8 +45,9 @@ Python to Go::
 
 ``from_dlpack`` asks ``__dlpack__(max_version=(1, 3))`` first and falls back on
 ``__dlpack__()`` when the producer raises ``TypeError``; it renames the capsule to
-``used_dltensor[_versioned]`` and hands the pointer to Go, which owns it from then on and runs
-the producer's deleter exactly once, with the GIL held, when the last Go holder lets go.
+``used_dltensor[_versioned]`` and hands the pointer to Go (both in one call of a builtin the
+library made), which owns it from then on and runs the producer's deleter exactly once, with the
+GIL held, when the last Go holder lets go.
 
 Errors: ``BufferError`` when a tensor cannot be exchanged as asked (the Go error message says
 why), ``ValueError`` for a released or unknown handle, ``TypeError`` for an object that has no
@@ -74,18 +75,17 @@ _ERRLEN = 1024
 # call sets.
 _api = ctypes.pythonapi
 _capsule_new = ctypes.PYFUNCTYPE(py_object, c_void_p, c_void_p, c_void_p)(("PyCapsule_New", _api))
-_capsule_is_valid = ctypes.PYFUNCTYPE(c_int, py_object, c_void_p)(("PyCapsule_IsValid", _api))
-_capsule_get_pointer = ctypes.PYFUNCTYPE(c_void_p, py_object, c_void_p)(("PyCapsule_GetPointer", _api))
-_capsule_set_name = ctypes.PYFUNCTYPE(c_int, py_object, c_void_p)(("PyCapsule_SetName", _api))
 
 
 # What the library's C code needs of the Python C API, in the order of pyexchange.h: function
-# addresses, then the objects True and None (an object's address is its id in CPython).
+# addresses, then objects: True, None and three exception types (an object's address is its id in
+# CPython).
 _API = ("PyCapsule_IsValid", "PyCapsule_GetPointer", "PyErr_Fetch", "PyErr_Restore",
         "PyGILState_Ensure", "PyGILState_Release", "Py_IsInitialized", "Py_IsFinalizing",
         "PyCapsule_New", "PyCFunction_NewEx", "Py_IncRef", "Py_DecRef", "PyErr_NoMemory",
-        True, None)
-_ABI = 2  # the protocol version of this module and the library (dlpackgo_abi)
+        "PyCapsule_SetName", "PyLong_FromVoidPtr", "PyErr_SetString",
+        True, None, TypeError, ValueError, BufferError)
+_ABI = 3  # the protocol version of this module and the library (dlpackgo_abi)
 
 
 def _api_address(name):
@@ -132,7 +132,6 @@ class Library:
         name.argtypes, name.restype = [c_int], c_void_p
         # static C strings in the library: they outlive every capsule, as names must
         self._names = (name(0), name(1))          # unused: versioned, legacy
-        self._used_names = (name(2), name(3))     # used: versioned, legacy
         d = cdll.dlpackgo_capsule_destructor
         d.argtypes, d.restype = [], c_void_p
         self._destructor = d()
@@ -142,16 +141,14 @@ class Library:
         self._export.restype = c_void_p
         self._delete_export = cdll.dlpackgo_delete_export
         self._delete_export.argtypes, self._delete_export.restype = [c_void_p, c_int], None
-        self._import = cdll.dlpackgo_import
-        self._import.argtypes = [c_void_p, c_int, c_char_p, c_size_t]
-        self._import.restype = c_void_p
         self._release = cdll.dlpackgo_release
         self._release.argtypes, self._release.restype = [c_void_p], c_int
         self._describe = cdll.dlpackgo_describe
         self._describe.argtypes = [c_void_p, POINTER(c_int64), POINTER(c_int64), POINTER(c_int64)]
         self._describe.restype = c_int
-        # made with the GIL held: it builds Python objects
+        # made with the GIL held: they build Python objects
         self._sharer = ctypes.PYFUNCTYPE(py_object, c_void_p)(("dlpackgo_sharer", cdll))
+        self._take = ctypes.PYFUNCTYPE(py_object)(("dlpackgo_taker", cdll))()
         self._live = cdll.dlpackgo_live
         self._live.argtypes, self._live.restype = [c_int], c_int64
         self._collect = cdll.dlpackgo_collect
@@ -187,25 +184,11 @@ class Library:
         return self.from_capsule(capsule)
 
     def from_capsule(self, capsule):
-        """Take an unused DLPack capsule: rename it to used_..., hand its pointer to Go."""
-        if _capsule_is_valid(capsule, self._names[0]):
-            i = 0  # DLManagedTensorVersioned
-        elif _capsule_is_valid(capsule, self._names[1]):
-            i = 1  # legacy DLManagedTensor
-        else:
-            raise TypeError("dlpackgo: expected an unused 'dltensor' or 'dltensor_versioned' "
-                            f"capsule, got {capsule!r}")
-        ptr = _capsule_get_pointer(capsule, self._names[i])
-        if not ptr:
-            raise BufferError("dlpackgo: the capsule holds a NULL pointer")
-        if _capsule_set_name(capsule, self._used_names[i]) != 0:
-            raise RuntimeError("dlpackgo: could not rename the capsule")
-        # Go owns the managed tensor now; on failure it has already run the deleter.
-        buf = _errbuf()
-        h = self._import(ptr, 1 - i, buf, _ERRLEN)
-        if not h:
-            raise _error(buf)
-        return Tensor(self, h)
+        """Take an unused DLPack capsule: rename it to used_..., hand its pointer to Go.
+
+        Go owns the managed tensor from then on (on failure it has already run the deleter).
+        """
+        return Tensor(self, self._take(capsule))
 
     # -- accounting -----------------------------------------------------------------------
 
