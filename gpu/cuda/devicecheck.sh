@@ -53,8 +53,12 @@ run_tests() {
 	(cd "$dir" && timeout "$limit" "$bin" -test.v -test.count=1 "$@") >"$log" 2>&1
 	local rc=$?
 	grep -E '^(--- |    --- |ok|FAIL|PASS|panic:)|_test.go:[0-9]+: |^Benchmark' "$log" | grep -v -- '^    --- PASS' | head -150
-	local pass fail skip
+	local pass fail skip what
 	pass=$(grep -c -- '--- PASS: TestGPU' "$log")
+	what="$pass GPU tests"
+	if [ "$pass" -eq 0 ] && grep -qE '^Benchmark.* ns/op' "$log"; then # a benchmark run
+		what="$(grep -cE '^Benchmark.* ns/op' "$log") benchmarks"
+	fi
 	fail=$(grep -c -- '--- FAIL' "$log")
 	skip=$(grep -c -- '--- SKIP: TestGPU' "$log")
 	local dt=$(($(date +%s) - t0))
@@ -65,8 +69,8 @@ run_tests() {
 		summary+=("FAIL $name")
 		status=1
 	else
-		echo "PASS $name ($pass GPU tests passed, ${dt}s)"
-		summary+=("PASS $name ($pass GPU tests)")
+		echo "PASS $name ($what passed, ${dt}s)"
+		summary+=("PASS $name ($what)")
 	fi
 }
 
