@@ -121,6 +121,47 @@ func BenchmarkCastFloat32ToFloat16Peer(b *testing.B) {
 	}
 }
 
+// BenchmarkCastFloat16ToFloat32 casts float16 to float32 with Copy (MB/s of float32 written).
+func BenchmarkCastFloat16ToFloat32(b *testing.B) {
+	for _, c := range castSizes {
+		b.Run(c.name, func(b *testing.B) {
+			src := core.MustNew(core.Float16, int64(c.n))
+			if err := adapters.Copy(src, core.MustFromSlice(castSource(c.n))); err != nil {
+				b.Fatal(err)
+			}
+			dst := core.MustNew(core.Float32, int64(c.n))
+			if err := adapters.Copy(dst, src); err != nil { // fault the destination in
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(c.n) * 4)
+			for b.Loop() {
+				if err := adapters.Copy(dst, src); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkCastFloat16ToFloat32Peer is the peer: a loop over float16.Float32.
+func BenchmarkCastFloat16ToFloat32Peer(b *testing.B) {
+	for _, c := range castSizes {
+		b.Run(c.name, func(b *testing.B) {
+			src := make([]float16.Float16, c.n)
+			for i, f := range castSource(c.n) {
+				src[i] = float16.Fromfloat32(f)
+			}
+			dst := make([]float32, c.n)
+			b.SetBytes(int64(c.n) * 4)
+			for b.Loop() {
+				for i, h := range src {
+					dst[i] = h.Float32()
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkClone clones 1 Mi float64 (8 MiB) views with a few stride patterns.
 func BenchmarkClone(b *testing.B) {
 	base := core.MustNew(core.Float64, 1024, 1024)

@@ -32,7 +32,7 @@ func init() {
 	fromReal[float64]()
 	// float16 and bfloat16 have direct float32 kernels; the rest go through a general path
 	register(core.Float32, core.Float16, castFloat32ToFloat16)
-	register(core.Float16, core.Float32, func(p plan) { mapWords(p, float16.Float16.Float32) })
+	register(core.Float16, core.Float32, func(p plan) { mapWordsBulk(p, float16.Float16.Float32, float16sToFloat32s) })
 	register(core.Float32, core.BFloat16, func(p plan) { mapWords(p, core.BF16FromFloat32) })
 	register(core.BFloat16, core.Float32, func(p plan) { mapWords(p, core.BF16.Float32) })
 	// from float64, round once: to odd in float32 first, which the final rounding cannot undo
@@ -121,6 +121,23 @@ func castFloat32ToFloat16(p plan) {
 	})
 }
 
+// float16sToFloat32s converts a contiguous row: with F16C, where the CPU has it, all but the
+// last len(src)%8 elements (and returns how many it did), else all of them in a loop the
+// compiler can inline into. The bits are those of float16.Float32, NaNs included (both make
+// them quiet and keep the payload).
+func float16sToFloat32s(dst []float32, src []float16.Float16) int {
+	if n := len(src) &^ 7; haveF16C && n > 0 {
+		_ = dst[n-1]
+		cvtFloat16ToFloat32(&dst[0], (*uint16)(unsafe.Pointer(&src[0])), n)
+		return n
+	}
+	dst = dst[:len(src)]
+	for i, h := range src {
+		dst[i] = h.Float32()
+	}
+	return len(src)
+}
+
 // spansOf returns the plan's destination and source spans as slices of D and S, with the index
 // of each first element.
 func spansOf[D, S any](p plan) (dst []D, src []S, d0, s0 int64) {
@@ -156,7 +173,11 @@ func toReal[S, D number]() {
 
 // mapWords applies f to every element of the plan's source and stores the result in the
 // destination.
-func mapWords[S, D any](p plan, f func(S) D) {
+func mapWords[S, D any](p plan, f func(S) D) { mapWordsBulk(p, f, nil) }
+
+// mapWordsBulk is mapWords with a faster path for contiguous rows: bulk, if not nil, converts a
+// prefix of each such row itself and returns its length; f does the rest.
+func mapWordsBulk[S, D any](p plan, f func(S) D, bulk func(dst []D, src []S) int) {
 	var s S
 	var d D
 	dst := unsafe.Slice((*D)(unsafe.Add(p.dst, p.dlo)), p.dlen/int64(unsafe.Sizeof(d)))
@@ -167,7 +188,11 @@ func mapWords[S, D any](p plan, f func(S) D) {
 	forEachRow(p, d0, s0, func(di, si int64) {
 		if dstep == 1 && sstep == 1 {
 			dr, sr := dst[di:di+n], src[si:si+n]
-			for i := range sr {
+			k := 0
+			if bulk != nil {
+				k = bulk(dr, sr)
+			}
+			for i := k; i < len(sr); i++ {
 				dr[i] = f(sr[i])
 			}
 			return

@@ -2,12 +2,16 @@ package adapters
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"unsafe"
 
-	"github.com/dlpack-go/dlpack/core"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/x448/float16"
+
+	"github.com/dlpack-go/dlpack/core"
 )
 
 // TestPlanUsesTiles checks which copies take the tiled transpose path, after the plan has
@@ -177,5 +181,47 @@ func TestFloat16KernelsAgree(t *testing.T) {
 			bad++
 			t.Errorf("float32 bits %#08x: F16C %#04x, toFloat16 %#04x", math.Float32bits(f), got[i], want)
 		}
+	}
+}
+
+// TestFloat16ToFloat32Exhaustive converts every float16 bit pattern, in order and shuffled, and
+// compares the bits with float16.Float32, on F16C where the CPU has it and on the portable path.
+func TestFloat16ToFloat32Exhaustive(t *testing.T) {
+	all := make([]float16.Float16, 1<<16)
+	for i := range all {
+		all[i] = float16.Frombits(uint16(i))
+	}
+	scattered := slices.Clone(all)
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(scattered), func(i, j int) {
+		scattered[i], scattered[j] = scattered[j], scattered[i]
+	})
+	for _, f16c := range []bool{true, false} {
+		if f16c && !haveF16C {
+			continue // TestFloat16KernelsAgree says why
+		}
+		saved := haveF16C
+		haveF16C = f16c
+		for name, src := range map[string][]float16.Float16{"ordered": all, "scattered": scattered} {
+			src = src[:len(src)-3] // a row tail too
+			dst := make([]float32, len(src))
+			k := float16sToFloat32s(dst, src)
+			if f16c {
+				require.Equal(t, len(src)&^7, k, name)
+			} else {
+				require.Equal(t, len(src), k, name)
+			}
+			for i := k; i < len(src); i++ {
+				dst[i] = src[i].Float32()
+			}
+			bad := 0
+			for i, h := range src {
+				if want := h.Float32(); math.Float32bits(dst[i]) != math.Float32bits(want) && bad < 10 {
+					bad++
+					t.Errorf("%s, F16C %v: float16 %#04x → %#08x, want %#08x", name, f16c, h.Bits(),
+						math.Float32bits(dst[i]), math.Float32bits(want))
+				}
+			}
+		}
+		haveF16C = saved
 	}
 }

@@ -37,6 +37,12 @@ func transposeStrip32(dst, src unsafe.Pointer, blocks, dRow, sCol int)
 //go:noescape
 func cvtFloat32ToFloat16(dst *uint16, src *float32, n int)
 
+// cvtFloat16ToFloat32 converts n float16 bits at src to float32 at dst with F16C's VCVTPH2PS,
+// n a multiple of 8: exact, and NaNs come out quiet with their payload, as float16.Float32 does.
+//
+//go:noescape
+func cvtFloat16ToFloat32(dst *float32, src *uint16, n int)
+
 func cpuid(leaf, sub uint32) (a, b, c, d uint32)
 
 func xgetbv0() (a, d uint32)

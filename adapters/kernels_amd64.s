@@ -100,6 +100,26 @@ cvtdone:
 	VZEROUPPER
 	RET
 
+// func cvtFloat16ToFloat32(dst *float32, src *uint16, n int)
+TEXT ·cvtFloat16ToFloat32(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JZ   h2fdone
+
+h2floop:
+	VCVTPH2PS (SI), Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $16, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  h2floop
+
+h2fdone:
+	VZEROUPPER
+	RET
+
 // func cpuid(leaf, sub uint32) (a, b, c, d uint32)
 TEXT ·cpuid(SB), NOSPLIT, $0-24
 	MOVL leaf+0(FP), AX

@@ -4,7 +4,7 @@ package adapters
 
 import "unsafe"
 
-// No assembly kernels here: transpose32 and castFloat32ToFloat16 use their portable paths.
+// No assembly kernels here: transpose32 and the float16 casts use their portable paths.
 var haveStrip32, haveF16C = false, false
 
 func transposeStrip32(dst, src unsafe.Pointer, blocks, dRow, sCol int) {
@@ -13,4 +13,8 @@ func transposeStrip32(dst, src unsafe.Pointer, blocks, dRow, sCol int) {
 
 func cvtFloat32ToFloat16(dst *uint16, src *float32, n int) {
 	panic("adapters: cvtFloat32ToFloat16 without an assembly kernel")
+}
+
+func cvtFloat16ToFloat32(dst *float32, src *uint16, n int) {
+	panic("adapters: cvtFloat16ToFloat32 without an assembly kernel")
 }
