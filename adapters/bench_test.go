@@ -162,6 +162,29 @@ func BenchmarkCastFloat16ToFloat32Peer(b *testing.B) {
 	}
 }
 
+// BenchmarkCastBFloat16 casts 1 Mi float32 to bfloat16 and back with Copy (MB/s of float32).
+func BenchmarkCastBFloat16(b *testing.B) {
+	const n = 1 << 20
+	f32 := core.MustFromSlice(castSource(n))
+	bf := core.MustNew(core.BFloat16, n)
+	for _, c := range []struct {
+		name     string
+		dst, src *core.Tensor
+	}{{"float32-to-bfloat16", bf, f32}, {"bfloat16-to-float32", f32, bf}} {
+		b.Run(c.name, func(b *testing.B) {
+			if err := adapters.Copy(c.dst, c.src); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(n * 4)
+			for b.Loop() {
+				if err := adapters.Copy(c.dst, c.src); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkClone clones 1 Mi float64 (8 MiB) views with a few stride patterns.
 func BenchmarkClone(b *testing.B) {
 	base := core.MustNew(core.Float64, 1024, 1024)

@@ -33,8 +33,8 @@ func init() {
 	// float16 and bfloat16 have direct float32 kernels; the rest go through a general path
 	register(core.Float32, core.Float16, castFloat32ToFloat16)
 	register(core.Float16, core.Float32, func(p plan) { mapWordsBulk(p, float16.Float16.Float32, float16sToFloat32s) })
-	register(core.Float32, core.BFloat16, func(p plan) { mapWords(p, core.BF16FromFloat32) })
-	register(core.BFloat16, core.Float32, func(p plan) { mapWords(p, core.BF16.Float32) })
+	register(core.Float32, core.BFloat16, func(p plan) { mapWordsBulk(p, core.BF16FromFloat32, float32sToBF16s) })
+	register(core.BFloat16, core.Float32, func(p plan) { mapWordsBulk(p, core.BF16.Float32, bf16sToFloat32s) })
 	// from float64, round once: to odd in float32 first, which the final rounding cannot undo
 	register(core.Float64, core.Float16, func(p plan) {
 		mapWords(p, func(f float64) float16.Float16 { return toFloat16(roundToOdd32(f)) })
@@ -134,6 +134,24 @@ func float16sToFloat32s(dst []float32, src []float16.Float16) int {
 	dst = dst[:len(src)]
 	for i, h := range src {
 		dst[i] = h.Float32()
+	}
+	return len(src)
+}
+
+// float32sToBF16s and bf16sToFloat32s convert a contiguous row in loops the conversions inline
+// into (mapWords calls its function once per element).
+func float32sToBF16s(dst []core.BF16, src []float32) int {
+	dst = dst[:len(src)]
+	for i, f := range src {
+		dst[i] = core.BF16FromFloat32(f)
+	}
+	return len(src)
+}
+
+func bf16sToFloat32s(dst []float32, src []core.BF16) int {
+	dst = dst[:len(src)]
+	for i, b := range src {
+		dst[i] = b.Float32()
 	}
 	return len(src)
 }

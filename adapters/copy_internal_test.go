@@ -225,3 +225,24 @@ func TestFloat16ToFloat32Exhaustive(t *testing.T) {
 		haveF16C = saved
 	}
 }
+
+// TestBFloat16Rows converts every bfloat16 value to float32 and back through Copy's row kernels
+// and compares with the element conversions of package core.
+func TestBFloat16Rows(t *testing.T) {
+	all := make([]core.BF16, 1<<16)
+	for i := range all {
+		all[i] = core.BF16(i)
+	}
+	f32 := core.MustNew(core.Float32, 1<<16)
+	require.NoError(t, Copy(f32, core.MustFromSlice(all)))
+	got, err := core.Data[float32](f32)
+	require.NoError(t, err)
+	back := core.MustNew(core.BFloat16, 1<<16)
+	require.NoError(t, Copy(back, f32))
+	again, err := core.Data[core.BF16](back)
+	require.NoError(t, err)
+	for i, b := range all {
+		require.Equal(t, math.Float32bits(b.Float32()), math.Float32bits(got[i]), "bfloat16 %#04x", uint16(b))
+		require.Equal(t, core.BF16FromFloat32(got[i]), again[i], "bfloat16 %#04x and back", uint16(b))
+	}
+}
