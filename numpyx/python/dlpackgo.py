@@ -29,11 +29,11 @@ max_version=None, dl_device=None, copy=None)`` and ``__dlpack_device__()``:
   tensor (None or -1 elsewhere): otherwise ``BufferError``.
 
 The first export of a shareable tensor enters Go once, to export it to the library's C code;
-from then on ``__dlpack__`` (with ``copy`` None or False, no ``stream``, no ``dl_device``) makes
-each capsule in C, through a builtin function the library made with the Python C API, and the
-capsule's deleter runs in C too: ``numpy.from_dlpack`` of a Go tensor costs little more than
-of a NumPy array (BENCHMARKS.md).
-Copies, refusals, streams and devices always go through Go.
+from then on ``__dlpack__`` (``copy`` None or False, no ``stream``, ``dl_device`` None or the
+tensor's own) makes each capsule in C, through a builtin function the library made with the
+Python C API, and the capsule's deleter runs in C too: ``numpy.from_dlpack`` of a Go tensor
+costs little more than of a NumPy array (BENCHMARKS.md). Copies, refusals and streams always
+go through Go.
 
 The memory a consumer holds stays valid until the consumer frees its array, whatever happens
 to the ``Tensor`` (``release()`` or garbage collection only drop the handle).
@@ -327,14 +327,15 @@ class Tensor:
         return dev
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        share = self._share
-        if share is None and self._handle:
-            # First export: Go exports the tensor once, to the library's C code, if it can be
-            # shared at all; every export from then on is made there without entering Go.
-            share = self._share = self._lib._sharer(self._handle) or False
-        if share and stream is None and (copy is None or copy is False) and (
+        if stream is None and (copy is None or copy is False) and (
                 dl_device is None or self._on(dl_device)):
-            return share(max_version is not None and max_version[0] >= 1)
+            share = self._share
+            if share is None and self._handle:
+                # First shared export: Go exports the tensor once, to the library's C code, if
+                # it can be shared at all; every one from then on is made there, not in Go.
+                share = self._share = self._lib._sharer(self._handle) or False
+            if share:
+                return share(max_version is not None and max_version[0] >= 1)
         return self._export(stream, max_version, dl_device, copy)
 
     def _on(self, dl_device):

@@ -439,6 +439,9 @@ class Sharer(Base):
                     t.__dlpack__(copy=False)
 
     def test_copy_and_device_arguments_bypass_the_sharer(self):
+        u = arange((4,))
+        u.__dlpack__(copy=True)  # the capsule dies at once: its destructor frees the copy
+        self.assertIsNone(u._share, "a copy makes no sharer")
         t = arange((4,))
         np.from_dlpack(t)
         self.assertTrue(callable(t._share))
