@@ -260,14 +260,18 @@ static void *share(void *self, void *versioned) {
 	return capsule;
 }
 
-/* PyMethodDef, whose layout is part of CPython's stable ABI. */
-static struct {
+/* PyMethodDef, whose layout is part of CPython's stable ABI; METH_O functions only. */
+typedef struct {
 	const char *name;
-	void *(*meth)(void *, void *);
+	void *(*meth)(void *self, void *arg);
 	int flags;
 	const char *doc;
-} share_def = {
-	"share", share, 0x0008 /* METH_O */,
+} method_def;
+
+#define METH_O 0x0008
+
+static method_def share_def = {
+	"share", share, METH_O,
 	"share(versioned) -> an unused DLPack capsule of this Go tensor, without entering Go.",
 };
 
@@ -326,13 +330,8 @@ static void *take(void *self, void *capsule) {
 	return py.long_from_void_ptr((void *)h);
 }
 
-static struct {
-	const char *name;
-	void *(*meth)(void *, void *);
-	int flags;
-	const char *doc;
-} take_def = {
-	"take", take, 0x0008 /* METH_O */,
+static method_def take_def = {
+	"take", take, METH_O,
 	"take(capsule) -> the handle of a Go tensor over the unused DLPack capsule's memory.",
 };
 
