@@ -35,7 +35,7 @@
 #include <string.h>
 
 #include "pyexchange.h"
-#include "_cgo_export.h" /* dlpackgo_import, for take */
+#include "_cgo_export.h" /* dlpackgo_import and dlpackgo_release, for take */
 
 /* Python C API entry points (PyObject* is void* here). */
 static struct {
@@ -317,7 +317,8 @@ static void *take(void *self, void *capsule) {
 	}
 	void *p = py.capsule_get_pointer(capsule, names[v]); /* never NULL in a valid capsule */
 	if (p == NULL) return NULL;
-	if (py.capsule_set_name(capsule, names[v + 2]) != 0) return NULL; /* the used name */
+	int used = v == PXG_NAME_VERSIONED ? PXG_NAME_USED_VERSIONED : PXG_NAME_USED_LEGACY;
+	if (py.capsule_set_name(capsule, names[used]) != 0) return NULL;
 	char err[512];
 	err[0] = 0;
 	uintptr_t h = dlpackgo_import(p, v == PXG_NAME_VERSIONED, err, sizeof err);
@@ -327,7 +328,9 @@ static void *take(void *self, void *capsule) {
 		py.err_set_string(err[0] == 'V' ? py.value_error : py.buffer_error, msg);
 		return NULL;
 	}
-	return py.long_from_void_ptr((void *)h);
+	void *handle = py.long_from_void_ptr((void *)h);
+	if (handle == NULL) dlpackgo_release(h); /* out of memory: nobody could ever release it */
+	return handle;
 }
 
 static method_def take_def = {
