@@ -102,15 +102,7 @@ func castFloat32ToFloat16(p plan) {
 	n, dstep, sstep := p.shape[last], p.ds[last], p.ss[last]
 	forEachRow(p, d0, s0, func(d, s int64) {
 		if dstep == 1 && sstep == 1 {
-			dr, sr := dst[d:d+n], src[s:s+n]
-			k := 0
-			if haveF16C && len(sr) >= 8 { // 8 at a time in hardware (kernels_amd64.s)
-				k = len(sr) &^ 7
-				cvtFloat32ToFloat16(&dr[0], &sr[0], k)
-			}
-			for i := k; i < len(sr); i++ {
-				dr[i] = toFloat16(sr[i]).Bits()
-			}
+			float32sToFloat16s(dst[d:d+n], src[s:s+n])
 			return
 		}
 		for range n {
@@ -119,6 +111,21 @@ func castFloat32ToFloat16(p plan) {
 			s += sstep
 		}
 	})
+}
+
+// float32sToFloat16s converts a contiguous row: with F16C, where the CPU has it, 8 at a time
+// (kernels_amd64.s), and the rest with toFloat16 inlined in a tight loop.
+func float32sToFloat16s(dst []uint16, src []float32) {
+	k := 0
+	if n := len(src) &^ 7; haveF16C && n > 0 {
+		_ = dst[n-1]
+		cvtFloat32ToFloat16(&dst[0], &src[0], n)
+		k = n
+	}
+	dst = dst[:len(src)]
+	for i := k; i < len(src); i++ {
+		dst[i] = toFloat16(src[i]).Bits()
+	}
 }
 
 // float16sToFloat32s converts a contiguous row: with F16C, where the CPU has it, all but the
