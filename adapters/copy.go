@@ -79,6 +79,11 @@ func Copy(dst, src *core.Tensor) error {
 	if src.Len() == 0 {
 		return nil
 	}
+	h, err := core.Hold(dst, src)
+	if err != nil {
+		return fmt.Errorf("adapters: copy: %w", err)
+	}
+	defer h.Release()
 	p := newPlan(dst, src)
 	if dst.DType() == src.DType() {
 		copySame(p, dst.DType().Size())

@@ -26,8 +26,8 @@ func check[T Element](t *Tensor, write bool) error {
 // (ErrReadOnly; see ReadOnlyData), other layouts (ErrNotContiguous; see Span), device memory
 // (ErrNotHost) and a T that does not match the dtype (ErrTypeMismatch).
 //
-// The slice does not keep foreign memory alive: keep t reachable (runtime.KeepAlive) while the
-// slice is in use, or the memory may be released under it.
+// The slice does not keep foreign memory alive: Hold t while the slice is in use, or the memory
+// may be released under it.
 func Data[T Element](t *Tensor) ([]T, error) { return data[T](t, true) }
 
 // ReadOnlyData is Data for tensors that may be read-only: the caller must not write to the
@@ -92,6 +92,11 @@ func (t *Tensor) Offset(idx ...int64) (int64, error) {
 // At returns the element at idx of a host tensor.
 func At[T Element](t *Tensor, idx ...int64) (T, error) {
 	var z T
+	h, err := Hold(t)
+	if err != nil {
+		return z, err
+	}
+	defer h.Release()
 	span, first, err := ReadOnlySpan[T](t)
 	if err != nil {
 		return z, err
@@ -105,6 +110,11 @@ func At[T Element](t *Tensor, idx ...int64) (T, error) {
 
 // Set stores v at idx of a writable host tensor.
 func Set[T Element](t *Tensor, v T, idx ...int64) error {
+	h, err := Hold(t)
+	if err != nil {
+		return err
+	}
+	defer h.Release()
 	span, first, err := Span[T](t)
 	if err != nil {
 		return err

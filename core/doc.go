@@ -64,9 +64,11 @@
 // # Aliasing
 //
 // Tensors and views over the same memory alias it: a write through one is seen through all.
-// Slices returned by Data and Span alias the tensor's memory, and are not holders: keep the
-// tensor reachable while using them (runtime.KeepAlive), or foreign memory may be released under
-// them. A read-only tensor (FlagReadOnly: an import so flagged, a memory-mapped file, a
+// Slices returned by Data and Span alias the tensor's memory, and are not holders: take a Hold
+// on the tensor for as long as they are in use (h, err := core.Hold(t); defer h.Release()), or
+// foreign memory may be released under them by a Release on another goroutine or by the
+// collector's cleanup of the last tensor over it. Every function of this module that reads or
+// writes a tensor's memory does exactly that for its operands, for its whole duration. A read-only tensor (FlagReadOnly: an import so flagged, a memory-mapped file, a
 // broadcast view) refuses writable access (ErrReadOnly); ReadOnlyData and ReadOnlySpan read it,
 // and writing through them is a bug (for a memory map, a fault). Conversions that must copy say
 // so (see package adapters), and copies carry FlagIsCopied.
