@@ -177,23 +177,70 @@ func spansOf[D, S any](p plan) (dst []D, src []S, d0, s0 int64) {
 func register(src, dst core.DLDataType, f castFunc) { casts[[2]core.DLDataType{src, dst}] = f }
 
 func fromReal[S number]() {
-	toReal[S, int8]()
-	toReal[S, int16]()
-	toReal[S, int32]()
-	toReal[S, int64]()
-	toReal[S, uint8]()
-	toReal[S, uint16]()
-	toReal[S, uint32]()
-	toReal[S, uint64]()
+	toInt[S, int8]()
+	toInt[S, int16]()
+	toInt[S, int32]()
+	toInt[S, int64]()
+	toInt[S, uint8]()
+	toInt[S, uint16]()
+	toInt[S, uint32]()
+	toInt[S, uint64]()
 	toReal[S, float32]()
 	toReal[S, float64]()
 }
 
 func toReal[S, D number]() {
-	src, dst := core.DTypeOf[S](), core.DTypeOf[D]()
-	if src != dst {
+	if src, dst := core.DTypeOf[S](), core.DTypeOf[D](); src != dst {
 		register(src, dst, func(p plan) { mapWords(p, func(s S) D { return D(s) }) })
 	}
+}
+
+// toInt registers S → D for an integer D: floats by floatToInt, integers wrapping.
+func toInt[S number, D integer]() {
+	src, dst := core.DTypeOf[S](), core.DTypeOf[D]()
+	switch {
+	case src == dst:
+	case src.Code == core.CodeFloat:
+		register(src, dst, func(p plan) { mapWords(p, func(s S) D { return floatToInt[D](float64(s)) }) })
+	default:
+		register(src, dst, func(p plan) { mapWords(p, func(s S) D { return D(s) }) })
+	}
+}
+
+type integer interface {
+	int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64
+}
+
+// floatToInt is the one rule for every float → integer conversion of this package, whatever
+// the float's width: truncation toward zero, NaN → 0, and values beyond the integer's range
+// (±Inf included) saturate to its minimum or maximum. Go leaves such conversions to the
+// hardware, which gives different answers for different widths and processors.
+func floatToInt[D integer](f float64) D {
+	var zero D
+	minusOne := zero - 1
+	signed := minusOne < zero
+	bits := 8 * int(unsafe.Sizeof(zero))
+	var lo, hi float64 // hi is one past the maximum: 2^(bits-1) or 2^bits, exact in a float64
+	if signed {
+		lo, hi = -math.Ldexp(1, bits-1), math.Ldexp(1, bits-1)
+	} else {
+		lo, hi = 0, math.Ldexp(1, bits)
+	}
+	switch {
+	case f != f: // NaN
+		return 0
+	case f >= hi:
+		if signed {
+			return ^(D(1) << (bits - 1)) // max
+		}
+		return minusOne // max
+	case f <= lo:
+		if signed {
+			return D(1) << (bits - 1) // min
+		}
+		return 0
+	}
+	return D(f)
 }
 
 // mapWords applies f to every element of the plan's source and stores the result in the
@@ -257,14 +304,12 @@ func castInto(p plan, dst, src core.DLDataType) error {
 // scalar is any element on its way between two dtypes.
 type scalar struct {
 	c        complex128 // floating and complex values
-	i        int64      // signed integers, and the integer value of a float
-	u        uint64     // unsigned integers
-	integral bool       // set for integer and bool sources: i and u are exact
+	i        int64      // signed integer sources
+	u        uint64     // unsigned integer sources (i and u hold the same bits)
+	integral bool       // set for integer and bool sources: i and u are exact, c is not used
 }
 
-func fromFloat(f float64) scalar {
-	return scalar{c: complex(f, 0), i: int64(f), u: uint64(f)}
-}
+func fromFloat(f float64) scalar { return scalar{c: complex(f, 0)} }
 
 func fromInt(i int64) scalar {
 	return scalar{c: complex(float64(i), 0), i: i, u: uint64(i), integral: true}
@@ -272,6 +317,15 @@ func fromInt(i int64) scalar {
 
 func fromUint(u uint64) scalar {
 	return scalar{c: complex(float64(u), 0), i: int64(u), u: u, integral: true}
+}
+
+// storeInt stores an integer source wrapped to D, a float source by floatToInt.
+func storeInt[D integer](b []byte, s scalar) {
+	if s.integral {
+		*ptr[D](b) = D(s.u) // the low bits: wraps, whatever the signs
+		return
+	}
+	*ptr[D](b) = floatToInt[D](real(s.c))
 }
 
 func ptr[T any](b []byte) *T { return (*T)(unsafe.Pointer(unsafe.SliceData(b))) }
@@ -312,14 +366,14 @@ var storers = map[core.DLDataType]func([]byte, scalar){
 			b[0] = 1
 		}
 	},
-	core.Int8:       func(b []byte, s scalar) { *ptr[int8](b) = int8(s.i) },
-	core.Int16:      func(b []byte, s scalar) { *ptr[int16](b) = int16(s.i) },
-	core.Int32:      func(b []byte, s scalar) { *ptr[int32](b) = int32(s.i) },
-	core.Int64:      func(b []byte, s scalar) { *ptr[int64](b) = s.i },
-	core.Uint8:      func(b []byte, s scalar) { b[0] = uint8(s.u) },
-	core.Uint16:     func(b []byte, s scalar) { *ptr[uint16](b) = uint16(s.u) },
-	core.Uint32:     func(b []byte, s scalar) { *ptr[uint32](b) = uint32(s.u) },
-	core.Uint64:     func(b []byte, s scalar) { *ptr[uint64](b) = s.u },
+	core.Int8:       storeInt[int8],
+	core.Int16:      storeInt[int16],
+	core.Int32:      storeInt[int32],
+	core.Int64:      storeInt[int64],
+	core.Uint8:      storeInt[uint8],
+	core.Uint16:     storeInt[uint16],
+	core.Uint32:     storeInt[uint32],
+	core.Uint64:     storeInt[uint64],
 	core.Float16:    func(b []byte, s scalar) { *ptr[float16.Float16](b) = toFloat16(roundToOdd32(real(s.c))) },
 	core.BFloat16:   func(b []byte, s scalar) { *ptr[core.BF16](b) = core.BF16FromFloat32(roundToOdd32(real(s.c))) },
 	core.Float32:    func(b []byte, s scalar) { *ptr[float32](b) = float32(real(s.c)) },

@@ -62,10 +62,14 @@ func CastOrder(t *core.Tensor, dtype core.DLDataType, order Order) (*core.Tensor
 }
 
 // Copy writes src's elements into dst, element by element, converting the dtype when they
-// differ. Both must be host tensors of the same shape, with any strides; dst must be writable and
-// must not overlap src unless they are the same elements. Conversions follow Go's: integers wrap,
-// floats to integers truncate toward zero, complex to real keeps the real part, anything to bool
-// is "not zero", and float16/bfloat16 round to nearest even.
+// differ. Both must be host tensors of the same shape, with any strides; dst must be writable,
+// and no two of its elements may alias each other (core.ErrOverlap, e.g. a zero stride). dst and
+// src may overlap in any way: the result is as if src were read whole before dst is written
+// (through a temporary copy of src, made only when their byte ranges intersect).
+//
+// Conversions follow Go's: integers wrap, floats to integers truncate toward zero, complex to
+// real keeps the real part, anything to bool is "not zero", and float16/bfloat16 round to
+// nearest even.
 func Copy(dst, src *core.Tensor) error {
 	if err := usable(src, false); err != nil {
 		return fmt.Errorf("adapters: copy source: %w", err)
@@ -79,17 +83,58 @@ func Copy(dst, src *core.Tensor) error {
 	if src.Len() == 0 {
 		return nil
 	}
+	if err := dst.CheckNoSelfOverlap(); err != nil {
+		return fmt.Errorf("adapters: copy destination: %w", err)
+	}
 	h, err := core.Hold(dst, src)
 	if err != nil {
 		return fmt.Errorf("adapters: copy: %w", err)
 	}
 	defer h.Release()
+	if core.MayShareMemory(dst, src) {
+		if sameElements(dst, src) {
+			if dst.DType() == src.DType() {
+				return nil // every element onto itself
+			}
+			// a cast in place, element onto the same element: each is read before it is written
+		} else {
+			// the writes could land on elements not read yet: read them all first, like NumPy's
+			// copyto does for overlapping operands
+			tmp, err := core.New(src.DType(), src.Shape()...)
+			if err != nil {
+				return fmt.Errorf("adapters: copy through a temporary: %w", err)
+			}
+			defer tmp.Release()
+			copyPlanned(tmp, src)
+			src = tmp
+		}
+	}
+	return copyPlanned(dst, src)
+}
+
+// copyPlanned is Copy once the operands are checked and held, and do not overlap.
+func copyPlanned(dst, src *core.Tensor) error {
 	p := newPlan(dst, src)
 	if dst.DType() == src.DType() {
 		copySame(p, dst.DType().Size())
 		return nil
 	}
 	return castInto(p, dst.DType(), src.DType())
+}
+
+// sameElements reports whether dst and src address the very same elements in the same order
+// with elements of the same size, so that an element-by-element pass reads each element just
+// before it writes it.
+func sameElements(dst, src *core.Tensor) bool {
+	if dst.Data() != src.Data() || dst.DType().Size() != src.DType().Size() {
+		return false
+	}
+	for i := range dst.Ndim() {
+		if dst.Dim(i) > 1 && dst.Stride(i) != src.Stride(i) {
+			return false
+		}
+	}
+	return true
 }
 
 func usable(t *core.Tensor, write bool) error {

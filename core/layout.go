@@ -40,19 +40,19 @@ func abs(a int64) int64 {
 
 // numElements checks the shape (no negative dimension, no overflow) and returns its product.
 func numElements(shape []int64) (int64, error) {
-	n := int64(1)
+	n, all := int64(1), int64(1)
 	for i, d := range shape {
 		if d < 0 {
 			return 0, fmt.Errorf("%w: shape[%d] = %d is negative", ErrShape, i, d)
 		}
+		// all is the product with zeros counted as ones: the strides of an empty tensor are
+		// still computed from the other dimensions, and every one of them must fit an int64
 		var ok bool
-		if n, ok = mul(n, d); !ok {
-			return 0, fmt.Errorf("%w: the product of shape %v", ErrOverflow, shape)
+		if all, ok = mul(all, max(d, 1)); !ok {
+			return 0, fmt.Errorf("%w: the product of shape %v (dimensions of size 0 counted as 1)", ErrOverflow, shape)
 		}
+		n *= d
 	}
-	// A zero anywhere makes the product 0 even if an earlier partial product was huge; the loop
-	// above would have failed first only if that partial product overflowed, which is still a
-	// shape nobody can allocate, so refusing it is right.
 	return n, nil
 }
 

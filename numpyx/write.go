@@ -85,6 +85,12 @@ func writeData(w io.Writer, t *core.Tensor, fortran bool) error {
 	if t.Empty() {
 		return nil
 	}
+	// the memory is held for every w.Write below: t may be the only holder of foreign memory
+	hold, err := core.Hold(t)
+	if err != nil {
+		return fmt.Errorf("numpyx: %w", err)
+	}
+	defer hold.Release()
 	src := t
 	if fortran {
 		var err error
