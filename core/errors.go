@@ -40,6 +40,8 @@ var (
 	ErrTypeMismatch = errors.New("core: element type does not match dtype")
 	// ErrSubByte: the operation does not support packed sub-byte element types.
 	ErrSubByte = errors.New("core: operation not supported for sub-byte dtypes")
+	// ErrImported: a managed tensor was imported while an earlier import of it is still held.
+	ErrImported = errors.New("core: managed tensor is already imported")
 	// ErrArgument: an argument to a view or constructor is out of range.
 	ErrArgument = errors.New("core: bad argument")
 )

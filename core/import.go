@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"sync"
 	"unsafe"
 )
 
@@ -41,7 +42,8 @@ func readDLTensor(dl *DLTensor) (Desc, error) {
 }
 
 // ImportVersioned makes a Tensor of a DLManagedTensorVersioned handed over by a producer, without
-// copying; the tensor now owns it. deleter must call the producer's deleter on m (the C bridge in
+// copying; the tensor now owns it. A managed tensor that a live import already owns is refused
+// (ErrImported), and its deleter is not run: that would free it under the first import. deleter must call the producer's deleter on m (the C bridge in
 // core/cdlpack does); it may be nil when m.Deleter is NULL.
 //
 // deleter runs exactly once: when the last holder of the tensor lets go (see Tensor.Release),
@@ -50,6 +52,10 @@ func readDLTensor(dl *DLTensor) (Desc, error) {
 func ImportVersioned(m *DLManagedTensorVersioned, deleter func()) (*Tensor, error) {
 	if m == nil {
 		return nil, fmt.Errorf("%w: DLManagedTensorVersioned", ErrNil)
+	}
+	deleter, err := claim(unsafe.Pointer(m), deleter)
+	if err != nil {
+		return nil, err
 	}
 	if v := m.Version; v.Major != Version.Major {
 		// v is a copy: the deleter may free m.
@@ -68,7 +74,32 @@ func ImportLegacy(m *DLManagedTensor, deleter func()) (*Tensor, error) {
 	if m == nil {
 		return nil, fmt.Errorf("%w: DLManagedTensor", ErrNil)
 	}
+	deleter, err := claim(unsafe.Pointer(m), deleter)
+	if err != nil {
+		return nil, err
+	}
 	return importDL(&m.DLTensor, 0, deleter)
+}
+
+// imported holds the addresses of the managed tensors imported and not yet deleted: a producer
+// hands a managed tensor over once, so a second import of one that is still held would run its
+// deleter twice.
+var imported sync.Map // unsafe.Pointer → struct{}
+
+// claim records that m is now owned by an import, or refuses it (ErrImported, without running
+// the deleter: the first import still owns it) when a live import owns it already. The returned
+// deleter forgets m before calling the producer's deleter, after which the producer may reuse
+// the address.
+func claim(m unsafe.Pointer, deleter func()) (func(), error) {
+	if _, dup := imported.LoadOrStore(m, struct{}{}); dup {
+		return nil, fmt.Errorf("%w: managed tensor %p", ErrImported, m)
+	}
+	return func() {
+		imported.Delete(m)
+		if deleter != nil {
+			deleter()
+		}
+	}, nil
 }
 
 func importDL(dl *DLTensor, flags Flags, deleter func()) (*Tensor, error) {

@@ -175,6 +175,9 @@ func (t *Tensor) Reshape(shape ...int64) (*Tensor, error) {
 	if known != n {
 		return nil, fmt.Errorf("%w: cannot reshape %d elements into %v", ErrShape, n, shape)
 	}
+	if _, err := numElements(shape); err != nil { // an empty shape's other dimensions too
+		return nil, err
+	}
 	strides, ok := reshapeStrides(t.shape, t.strides, shape)
 	if !ok {
 		return nil, fmt.Errorf("%w: shape %v with strides %v cannot be viewed as %v", ErrNotViewable, t.shape, t.strides, shape)

@@ -164,6 +164,11 @@ func attach[V any](v *V, src *core.Tensor) error {
 //
 // A tensor with zero rows and zero columns gives Gonum's empty Dense (IsEmpty); one with zero
 // rows or columns but not both gives a Dense whose Dims say so and which holds no elements.
+//
+// What holds foreign memory is the Dense this function returns, not Gonum's values derived from
+// it: m.Slice, m.RowView, m.ColView and m.T() share the memory but do not keep it alive. Keep
+// the Dense (or the tensor) reachable while you use them (runtime.KeepAlive after the last use),
+// or copy what must outlive it (mat.DenseCopyOf).
 func ToDense(t *core.Tensor, opts ...adapters.Option) (*mat.Dense, error) {
 	p, err := prepare[float64](t, 2, adapters.Apply(opts...), "mat.Dense")
 	if err != nil {

@@ -116,6 +116,11 @@ func ZeroCopy(t *core.Tensor) bool {
 // adapters.ErrCopyRequired. adapters.AlwaysCopy() forces a copy; adapters.ReportCopy(&b) says
 // whether one was made. Device memory is refused (core.ErrNotHost), and dtypes Gorgonia has no
 // type for with adapters.ErrUnsupported.
+//
+// What holds foreign memory is the Dense this function returns, not Gorgonia's values derived
+// from it: d.Slice, views and materialised iterators share the memory but do not keep it alive.
+// Keep the Dense (or the tensor) reachable while you use them (runtime.KeepAlive after the last
+// use), or Clone what must outlive it.
 func ToDense(t *core.Tensor, opts ...adapters.Option) (*tensor.Dense, error) {
 	o := adapters.Apply(opts...)
 	if t == nil {

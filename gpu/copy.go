@@ -148,14 +148,21 @@ func copyChecked(dst, src *core.Tensor, s Stream, async bool) error {
 	if err != nil {
 		return err
 	}
-	if dside == device && overlaps(dst) {
-		return fmt.Errorf("%w: strides %v for shape %v", ErrOverlap, dst.Strides(), dst.Shape())
+	if dside == device {
+		if err := dst.CheckNoSelfOverlap(); err != nil {
+			return err
+		}
 	}
 	if src.Len() == 0 {
 		return nil
 	}
-	defer runtime.KeepAlive(dst)
-	defer runtime.KeepAlive(src)
+	// held until the copy is done (for an asynchronous copy, until it is queued: the caller
+	// keeps the operands until the stream has run it, see CopyOn)
+	h, err := core.Hold(dst, src)
+	if err != nil {
+		return err
+	}
+	defer h.Release()
 	dev := sdev
 	if dside == device {
 		dev = ddev
@@ -316,17 +323,4 @@ func scatter(m *mover, dst, src *core.Tensor) error {
 func overBuffer(buf *core.Tensor, off int64, dtype core.DLDataType, shape, strides []int64) (*core.Tensor, error) {
 	return core.WrapKeep(core.Desc{Data: buf.Data(), ByteOffset: uint64(off), Device: core.CPUDevice,
 		DType: dtype, Shape: shape, Strides: strides}, buf)
-}
-
-// overlaps reports whether a layout writes some element twice through a zero stride.
-func overlaps(t *core.Tensor) bool {
-	if t.Len() <= 1 {
-		return false
-	}
-	for i, st := range t.Strides() {
-		if st == 0 && t.Dim(i) > 1 {
-			return true
-		}
-	}
-	return false
 }

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"errors"
+	"github.com/dlpack-go/dlpack/core"
 
 	"github.com/dlpack-go/dlpack/gpu/cuda"
 )
@@ -18,6 +19,6 @@ var ErrDevice = errors.New("gpu: unsupported device")
 // one (0, or negative but -1), or a stream used where it cannot be.
 var ErrStream = errors.New("gpu: bad stream")
 
-// ErrOverlap is matched when a copy's destination overlaps itself (a broadcast view), so that
-// its result would depend on the order of the writes.
-var ErrOverlap = errors.New("gpu: destination overlaps itself")
+// ErrOverlap is core.ErrOverlap: a copy's destination whose elements alias each other (a
+// broadcast view), so that the result would depend on the order of the writes.
+var ErrOverlap = core.ErrOverlap

@@ -32,4 +32,6 @@ var (
 	ErrNotFound error = &sentinel{msg: "numpyx: no such array in archive"}
 	// ErrDuplicateKey: an .npz archive would hold (or holds) two arrays under one key.
 	ErrDuplicateKey error = &sentinel{msg: "numpyx: duplicate array key"}
+	// ErrTooLarge: reading an .npz archive would inflate more bytes than its MaxInflated cap.
+	ErrTooLarge error = &sentinel{msg: "numpyx: archive inflates past its cap"}
 )

@@ -9,8 +9,8 @@ import (
 
 // The header dict is parsed by a small recursive-descent parser of the Python literal subset
 // NumPy headers use: dicts, tuples, lists, strings without escapes, integers, True, False and
-// None. Nothing is evaluated, nesting is bounded, and tuples longer than core.MaxNdim are
-// refused as they are read.
+// None. Nothing is evaluated, nesting and the number of values are bounded, and tuples longer
+// than core.MaxNdim are refused as they are read.
 
 type kind int
 
@@ -43,9 +43,15 @@ const maxDepth = 8
 // maxItems bounds the items of one list or dict.
 const maxItems = 4 * core.MaxNdim
 
+// maxNodes bounds the values of a whole header. A real header has a dict of three keys and a
+// shape of at most core.MaxNdim integers; the bound keeps what a hostile header of nested lists
+// makes the parser allocate to a few hundred kilobytes, whatever the header's length.
+const maxNodes = 1024
+
 type parser struct {
-	s []byte
-	i int
+	s     []byte
+	i     int
+	nodes int // values parsed so far
 }
 
 func (p *parser) space() {
@@ -75,6 +81,9 @@ func (p *parser) peek() byte {
 func (p *parser) value(depth int) (literal, error) {
 	if depth > maxDepth {
 		return literal{}, p.errorf("nested deeper than %d", maxDepth)
+	}
+	if p.nodes++; p.nodes > maxNodes {
+		return literal{}, p.errorf("more than %d values", maxNodes)
 	}
 	switch c := p.peek(); {
 	case c == 0:

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"unsafe"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
@@ -22,7 +23,14 @@ import (
 // without mmap. The copy policy decides (see package adapters): by default such a file is read
 // into Go memory with ReadFile semantics (swapped, writable); under adapters.ZeroCopyOnly()
 // Map refuses it with adapters.ErrCopyRequired; adapters.AlwaysCopy() always reads;
-// adapters.ReportCopy tells which happened. Empty arrays are never mapped.
+// adapters.ReportCopy tells which happened. Empty arrays are never mapped. A bool file is
+// checked when it is mapped (its bytes are read once): a Go bool must be 0 or 1, so a file with
+// other bytes is read and normalised instead, like ReadFile does (or refused under ZeroCopyOnly).
+//
+// Like NumPy's memmap, the tensor is the file: if another process rewrites the file while it is
+// mapped, the "read-only" tensor's elements change; if it truncates the file, touching the
+// pages past the new end is a fatal fault (SIGBUS) that no Go code can recover from. Map only
+// files nothing else writes while they are mapped; read them (ReadFile) otherwise.
 func Map(name string, opts ...adapters.Option) (*core.Tensor, error) {
 	o := adapters.Apply(opts...)
 	f, err := os.Open(name)
@@ -58,14 +66,48 @@ func Map(name string, opts ...adapters.Option) (*core.Tensor, error) {
 		t, _, err := newFor(h)
 		return t, err
 	}
+	var mapped *core.Tensor
+	if why == "" && o.Policy != adapters.CopyAlways {
+		if mapped, err = mapFile(f, size, h); err != nil {
+			return nil, err
+		}
+		if h.DType == core.Bool && !boolBytes(mapped) {
+			// a Go bool must hold 0 or 1 and nothing else (x && !x would be true): such a
+			// file is read and normalised, like ReadFile does
+			mapped.Release()
+			mapped, why = nil, "bool data holds bytes other than 0 and 1"
+		}
+	}
 	cp, err := o.Decide(why == "", why)
 	if err != nil {
 		return nil, fmt.Errorf("numpyx: mapping %s: %w", name, err)
 	}
 	if cp {
+		if mapped != nil {
+			mapped.Release()
+		}
 		return readData(io.NewSectionReader(f, h.DataOffset, size-h.DataOffset), h, size-h.DataOffset)
 	}
-	return mapFile(f, size, h)
+	return mapped, nil
+}
+
+// boolBytes reports whether every byte of a mapped bool tensor is 0 or 1.
+func boolBytes(t *core.Tensor) bool {
+	h, err := core.Hold(t)
+	if err != nil {
+		return false
+	}
+	defer h.Release()
+	span, _, err := core.ReadOnlySpan[bool](t) // the whole data of the file: C or Fortran order
+	if err != nil {
+		return false
+	}
+	for _, b := range unsafe.Slice((*uint8)(unsafe.Pointer(unsafe.SliceData(span))), len(span)) {
+		if b > 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // alignOf returns the alignment the Go type of an element needs.

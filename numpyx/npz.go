@@ -21,11 +21,22 @@ type NPZ struct {
 	keys   []string
 	size   int64
 	closer io.Closer
+	// limit is the cap on the data bytes Read may still produce (MaxInflated), or -1
+	limit int64
 }
+
+// NPZOption sets how an .npz archive is read.
+type NPZOption func(*NPZ)
+
+// MaxInflated caps the data bytes that reading the archive's arrays may produce, over all its
+// Read calls together: a Read whose array would pass the cap fails with ErrTooLarge before it
+// allocates. A small compressed archive can inflate to a huge array (deflate reaches about
+// 1000:1), so set it when the archive comes from someone you do not trust. The default is no cap.
+func MaxInflated(n int64) NPZOption { return func(z *NPZ) { z.limit = max(n, 0) } }
 
 // OpenNPZ opens the .npz file called name. Close it when done; the tensors it returned stay
 // valid after Close (they are in Go memory).
-func OpenNPZ(name string) (*NPZ, error) {
+func OpenNPZ(name string, opts ...NPZOption) (*NPZ, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("numpyx: %w", err)
@@ -35,7 +46,7 @@ func OpenNPZ(name string) (*NPZ, error) {
 		f.Close()
 		return nil, fmt.Errorf("numpyx: %w", err)
 	}
-	z, err := NewNPZ(f, fi.Size())
+	z, err := NewNPZ(f, fi.Size(), opts...)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -47,12 +58,15 @@ func OpenNPZ(name string) (*NPZ, error) {
 // NewNPZ reads the directory of the .npz archive of size bytes in r. Members that do not end in
 // ".npy" keep their whole name as their key (numpy.load does the same); two members with the
 // same key are refused (ErrDuplicateKey).
-func NewNPZ(r io.ReaderAt, size int64) (*NPZ, error) {
+func NewNPZ(r io.ReaderAt, size int64, opts ...NPZOption) (*NPZ, error) {
 	zr, err := zip.NewReader(r, size)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) { // names are keys here, never paths
 		return nil, fmt.Errorf("%w: not a zip archive: %v", ErrFormat, err)
 	}
-	z := &NPZ{files: map[string]*zip.File{}, size: size}
+	z := &NPZ{files: map[string]*zip.File{}, size: size, limit: -1}
+	for _, o := range opts {
+		o(z)
+	}
 	for _, f := range zr.File {
 		key := strings.TrimSuffix(f.Name, ".npy")
 		if _, dup := z.files[key]; dup {
@@ -150,6 +164,13 @@ func (z *NPZ) Read(key string) (*core.Tensor, error) {
 	if avail >= 0 {
 		avail -= h.DataOffset
 	}
+	if z.limit >= 0 {
+		if h.DataLen() > z.limit {
+			return nil, fmt.Errorf("%w: member %q holds %d data bytes (%s %v), %d left of the MaxInflated cap",
+				ErrTooLarge, key, h.DataLen(), h.Descr, h.Shape, z.limit)
+		}
+		z.limit -= h.DataLen()
+	}
 	t, err := readData(rc, h, avail)
 	if err != nil {
 		return nil, fmt.Errorf("%w (in member %q)", err, key)
@@ -166,9 +187,9 @@ func (z *NPZ) Read(key string) (*core.Tensor, error) {
 }
 
 // ReadNPZ reads every array of the .npz file called name, keyed as numpy.load keys them
-// ("x.npy" is "x").
-func ReadNPZ(name string) (map[string]*core.Tensor, error) {
-	z, err := OpenNPZ(name)
+// ("x.npy" is "x"). Pass MaxInflated to bound what an untrusted archive may allocate.
+func ReadNPZ(name string, opts ...NPZOption) (map[string]*core.Tensor, error) {
+	z, err := OpenNPZ(name, opts...)
 	if err != nil {
 		return nil, err
 	}
