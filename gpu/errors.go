@@ -2,8 +2,8 @@ package gpu
 
 import (
 	"errors"
-	"github.com/dlpack-go/dlpack/core"
 
+	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gpu/cuda"
 )
 

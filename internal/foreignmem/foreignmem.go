@@ -91,4 +91,3 @@ func New(dtype core.DLDataType, shape []int64, fill func(b []byte)) (Mapped, err
 	}
 	return Twin(t)
 }
-
