@@ -29,11 +29,6 @@ func (b *foreignBlock) wrap(t *testing.T) *core.Tensor {
 	return x
 }
 
-func gcUntil(t *testing.T, cond func() bool) {
-	t.Helper()
-	assert.Eventually(t, func() bool { runtime.GC(); return cond() }, 5*time.Second, 5*time.Millisecond)
-}
-
 func TestWrapReleaseExplicit(t *testing.T) {
 	base := leakcheck.Settle()
 	b := &foreignBlock{}
@@ -73,8 +68,8 @@ func TestWrapReleaseGC(t *testing.T) {
 	assert.Zero(t, b.released.Load(), "the view is reachable")
 	runtime.KeepAlive(v)
 	v = nil
-	gcUntil(t, func() bool { return b.released.Load() == 1 })
-	gcUntil(t, func() bool { return core.LiveForeign() == base })
+	assert.True(t, leakcheck.Until(func() bool { return b.released.Load() == 1 }))
+	assert.True(t, leakcheck.Until(func() bool { return core.LiveForeign() == base }))
 	runtime.GC()
 	assert.Equal(t, int32(1), b.released.Load())
 }
@@ -99,8 +94,8 @@ func TestAttachKeepsAlive(t *testing.T) {
 	assert.Zero(t, b.released.Load(), "the attached value keeps the memory")
 	runtime.KeepAlive(d)
 	d = nil
-	gcUntil(t, func() bool { return b.released.Load() == 1 })
-	gcUntil(t, func() bool { return core.LiveForeign() == base })
+	assert.True(t, leakcheck.Until(func() bool { return b.released.Load() == 1 }))
+	assert.True(t, leakcheck.Until(func() bool { return core.LiveForeign() == base }))
 
 	x := b.wrap(t)
 	x.Release()
@@ -214,6 +209,6 @@ func TestConcurrentHolders(t *testing.T) {
 	wg.Wait()
 	assert.Zero(t, b.released.Load())
 	x.Release()
-	gcUntil(t, func() bool { return b.released.Load() == 1 })
-	gcUntil(t, func() bool { return core.LiveForeign() == base })
+	assert.True(t, leakcheck.Until(func() bool { return b.released.Load() == 1 }))
+	assert.True(t, leakcheck.Until(func() bool { return core.LiveForeign() == base }))
 }

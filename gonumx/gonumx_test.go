@@ -18,16 +18,9 @@ import (
 	"github.com/dlpack-go/dlpack/adapters/adaptertest"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gonumx"
+	"github.com/dlpack-go/dlpack/internal/foreignmem"
 	"github.com/dlpack-go/dlpack/internal/leakcheck"
 )
-
-func seq(n int) []float64 {
-	s := make([]float64, n)
-	for i := range s {
-		s[i] = float64(i + 1)
-	}
-	return s
-}
 
 func at(t *testing.T, x *core.Tensor, idx ...int64) float64 {
 	t.Helper()
@@ -37,7 +30,7 @@ func at(t *testing.T, x *core.Tensor, idx ...int64) float64 {
 }
 
 func TestFromDenseSharesMemory(t *testing.T) {
-	m := mat.NewDense(3, 4, seq(12))
+	m := mat.NewDense(3, 4, leakcheck.Seq(12))
 	x := gonumx.FromDense(m)
 	assert.Equal(t, []int64{3, 4}, x.Shape())
 	assert.Equal(t, []int64{4, 1}, x.Strides())
@@ -55,7 +48,7 @@ func TestFromDenseSharesMemory(t *testing.T) {
 }
 
 func TestFromDenseSliced(t *testing.T) {
-	m := mat.NewDense(4, 5, seq(20))
+	m := mat.NewDense(4, 5, leakcheck.Seq(20))
 	s := m.Slice(1, 3, 2, 5).(*mat.Dense) // 2×3, stride 5
 	x := gonumx.FromDense(s)
 	assert.Equal(t, []int64{2, 3}, x.Shape())
@@ -70,7 +63,7 @@ func TestFromDenseSliced(t *testing.T) {
 }
 
 func TestFromVecDenseColumnView(t *testing.T) {
-	m := mat.NewDense(3, 4, seq(12))
+	m := mat.NewDense(3, 4, leakcheck.Seq(12))
 	col := m.ColView(2).(*mat.VecDense) // Inc 4
 	x := gonumx.FromVecDense(col)
 	assert.Equal(t, []int64{3}, x.Shape())
@@ -124,10 +117,10 @@ func TestFromBadStorage(t *testing.T) {
 		make func() (*core.Tensor, error)
 	}{
 		{"stride below cols", core.ErrStrides, func() (*core.Tensor, error) {
-			return gonumx.FromGeneral(&blas64.General{Rows: 2, Cols: 3, Stride: 2, Data: seq(6)})
+			return gonumx.FromGeneral(&blas64.General{Rows: 2, Cols: 3, Stride: 2, Data: leakcheck.Seq(6)})
 		}},
 		{"data too short", core.ErrBounds, func() (*core.Tensor, error) {
-			return gonumx.FromGeneral(&blas64.General{Rows: 2, Cols: 3, Stride: 4, Data: seq(6)})
+			return gonumx.FromGeneral(&blas64.General{Rows: 2, Cols: 3, Stride: 4, Data: leakcheck.Seq(6)})
 		}},
 		{"negative rows", core.ErrShape, func() (*core.Tensor, error) {
 			return gonumx.FromGeneral32(&blas32.General{Rows: -1, Cols: 3, Stride: 3})
@@ -136,7 +129,7 @@ func TestFromBadStorage(t *testing.T) {
 			return gonumx.FromCGeneral(&cblas128.General{Rows: 3, Cols: 1, Stride: 1 << 62, Data: make([]complex128, 1)})
 		}},
 		{"zero increment", core.ErrStrides, func() (*core.Tensor, error) {
-			return gonumx.FromVector(&blas64.Vector{N: 2, Inc: 0, Data: seq(2)})
+			return gonumx.FromVector(&blas64.Vector{N: 2, Inc: 0, Data: leakcheck.Seq(2)})
 		}},
 		{"negative increment", core.ErrStrides, func() (*core.Tensor, error) {
 			return gonumx.FromVector32(&blas32.Vector{N: 2, Inc: -1, Data: []float32{1, 2}})
@@ -155,7 +148,7 @@ func TestFromBadStorage(t *testing.T) {
 		})
 	}
 	bad := &mat.Dense{}
-	bad.SetRawMatrix(blas64.General{Rows: 2, Cols: 2, Stride: 2, Data: seq(3)})
+	bad.SetRawMatrix(blas64.General{Rows: 2, Cols: 2, Stride: 2, Data: leakcheck.Seq(3)})
 	assert.Panics(t, func() { gonumx.FromDense(bad) }, "a Dense corrupted through SetRawMatrix")
 }
 
@@ -216,7 +209,7 @@ func TestStructuredStorage(t *testing.T) {
 }
 
 func TestFromMatrix(t *testing.T) {
-	m := mat.NewDense(2, 3, seq(6))
+	m := mat.NewDense(2, 3, leakcheck.Seq(6))
 	var copied bool
 	x, err := gonumx.FromMatrix(m.T(), adapters.ReportCopy(&copied))
 	require.NoError(t, err)
@@ -254,7 +247,7 @@ func layouts(t *testing.T) []struct {
 	shared bool
 } {
 	t.Helper()
-	base := core.MustFromSlice(seq(20), 4, 5)
+	base := core.MustFromSlice(leakcheck.Seq(20), 4, 5)
 	sliced, err := base.Slice(1, 1, 4, 1) // [4 3] strides [5 1]
 	require.NoError(t, err)
 	fortran, err := adapters.Clone(base, adapters.FortranOrder)
@@ -263,7 +256,7 @@ func layouts(t *testing.T) []struct {
 	require.NoError(t, err)
 	negative, err := base.Reverse(0)
 	require.NoError(t, err)
-	bcast, err := core.MustFromSlice(seq(5), 1, 5).BroadcastTo(3, 5)
+	bcast, err := core.MustFromSlice(leakcheck.Seq(5), 1, 5).BroadcastTo(3, 5)
 	require.NoError(t, err)
 	ro, err := base.AsReadOnly()
 	require.NoError(t, err)
@@ -276,7 +269,7 @@ func layouts(t *testing.T) []struct {
 	}{
 		{"c-order", base, true},
 		{"sliced rows (stride > cols)", sliced, true},
-		{"row vector", core.MustFromSlice(seq(3), 1, 3), true},
+		{"row vector", core.MustFromSlice(leakcheck.Seq(3), 1, 3), true},
 		{"fortran", fortran, false},
 		{"negative strides", negative, false},
 		{"broadcast", bcast, false},
@@ -326,7 +319,7 @@ func TestToDenseLayouts(t *testing.T) {
 }
 
 func TestToMatrixFortranIsATransposeOverTheSameMemory(t *testing.T) {
-	cbuf := core.MustFromSlice(seq(6), 3, 2) // memory of a 2×3 matrix in column-major order
+	cbuf := core.MustFromSlice(leakcheck.Seq(6), 3, 2) // memory of a 2×3 matrix in column-major order
 	f, err := cbuf.Transpose()               // [2 3] strides [1 2]
 	require.NoError(t, err)
 	m, err := gonumx.ToMatrix(f, adapters.ZeroCopyOnly())
@@ -356,7 +349,7 @@ func TestToMatrixFortranIsATransposeOverTheSameMemory(t *testing.T) {
 }
 
 func TestToVectorsAndOthers(t *testing.T) {
-	base := core.MustFromSlice(seq(10), 10)
+	base := core.MustFromSlice(leakcheck.Seq(10), 10)
 	step, err := base.Slice(0, 1, 10, 3) // [3] stride 3
 	require.NoError(t, err)
 	v, err := gonumx.ToVecDense(step, adapters.ZeroCopyOnly())
@@ -402,13 +395,13 @@ func TestToVectorsAndOthers(t *testing.T) {
 }
 
 func TestToErrors(t *testing.T) {
-	_, err := gonumx.ToDense(core.MustFromSlice(seq(8), 2, 2, 2))
+	_, err := gonumx.ToDense(core.MustFromSlice(leakcheck.Seq(8), 2, 2, 2))
 	require.ErrorIs(t, err, adapters.ErrUnsupported)
-	_, err = gonumx.ToVecDense(core.MustFromSlice(seq(4), 2, 2))
+	_, err = gonumx.ToVecDense(core.MustFromSlice(leakcheck.Seq(4), 2, 2))
 	require.ErrorIs(t, err, adapters.ErrUnsupported)
 	_, err = gonumx.ToDense(nil)
 	require.ErrorIs(t, err, core.ErrNil)
-	x := core.MustFromSlice(seq(4), 2, 2)
+	x := core.MustFromSlice(leakcheck.Seq(4), 2, 2)
 	x.Release()
 	_, err = gonumx.ToDense(x)
 	require.ErrorIs(t, err, core.ErrReleased)
@@ -444,30 +437,18 @@ func TestToEmpty(t *testing.T) {
 }
 
 // foreign wraps a copy of data as foreign memory whose release flips the returned flag.
-func foreign(t *testing.T, data []float64, shape ...int64) (*core.Tensor, *atomic.Bool) {
+// foreign is a float64 tensor of shape holding data, over memory unmapped on release.
+func foreign(t *testing.T, data []float64, shape ...int64) (*core.Tensor, *atomic.Int32) {
 	t.Helper()
-	mem := append([]float64{}, data...)
-	var released atomic.Bool
-	x, err := core.Wrap(core.Desc{Data: unsafe.Pointer(&mem[0]), Device: core.CPUDevice, DType: core.Float64, Shape: shape},
-		func() { released.Store(true); runtime.KeepAlive(mem) })
+	m, err := foreignmem.Twin(core.MustFromSlice(data, shape...))
 	require.NoError(t, err)
-	return x, &released
-}
-
-func gcUntil(cond func() bool) bool {
-	for range 100 {
-		runtime.GC()
-		if cond() {
-			return true
-		}
-		runtime.Gosched()
-	}
-	return false
+	return m.Tensor, m.Releases
 }
 
 func TestLifetimeGonumValueKeepsForeignMemory(t *testing.T) {
-	base := leakcheck.Settle()
-	x, released := foreign(t, seq(6), 2, 3)
+	leakcheck.Check(t)
+	x, releases := foreign(t, leakcheck.Seq(6), 2, 3)
+	released := func() bool { return releases.Load() != 0 }
 	m, err := gonumx.ToDense(x, adapters.ZeroCopyOnly())
 	require.NoError(t, err)
 	x.Release()
@@ -475,7 +456,7 @@ func TestLifetimeGonumValueKeepsForeignMemory(t *testing.T) {
 	for range 5 {
 		runtime.GC()
 	}
-	assert.False(t, released.Load(), "released while the *mat.Dense is reachable")
+	assert.False(t, released(), "released while the *mat.Dense is reachable")
 	assert.Equal(t, 6.0, m.At(1, 2))
 
 	// A tensor made over the Dense keeps the Dense, and so the memory, alive.
@@ -484,32 +465,31 @@ func TestLifetimeGonumValueKeepsForeignMemory(t *testing.T) {
 	for range 5 {
 		runtime.GC()
 	}
-	assert.False(t, released.Load(), "released while a tensor over the Dense is reachable")
+	assert.False(t, released(), "released while a tensor over the Dense is reachable")
 	assert.Equal(t, 6.0, at(t, back, 1, 2))
 	runtime.KeepAlive(back)
 	back = nil
-	assert.True(t, gcUntil(released.Load), "never released after the last holder was dropped")
-	assert.True(t, gcUntil(func() bool { return core.LiveForeign() == base }))
+	assert.True(t, leakcheck.Until(released), "never released after the last holder was dropped")
+	assert.Equal(t, int32(1), releases.Load())
 }
 
 func TestLifetimeBlas32(t *testing.T) {
-	mem := []float32{1, 2, 3, 4}
-	var released atomic.Bool
-	x, err := core.Wrap(core.Desc{Data: unsafe.Pointer(&mem[0]), Device: core.CPUDevice, DType: core.Float32, Shape: []int64{2, 2}},
-		func() { released.Store(true) })
+	leakcheck.Check(t)
+	m, err := foreignmem.Twin(core.MustFromSlice([]float32{1, 2, 3, 4}, 2, 2))
 	require.NoError(t, err)
+	x, releases := m.Tensor, m.Releases
+	m = foreignmem.Mapped{}
 	g, err := gonumx.ToGeneral32(x)
 	require.NoError(t, err)
 	x.Release()
 	for range 5 {
 		runtime.GC()
 	}
-	assert.False(t, released.Load())
+	assert.Zero(t, releases.Load())
 	assert.Equal(t, float32(4), g.Data[3])
 	runtime.KeepAlive(g)
 	g = nil
-	assert.True(t, gcUntil(released.Load))
-	runtime.KeepAlive(mem)
+	assert.True(t, leakcheck.Until(func() bool { return releases.Load() == 1 }))
 }
 
 // roundTrip is tensor → Gonum value → tensor with the Gonum type for the dtype and rank.

@@ -3,7 +3,6 @@ package gorgoniax_test
 import (
 	"reflect"
 	"runtime"
-	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -16,15 +15,9 @@ import (
 	"github.com/dlpack-go/dlpack/adapters/adaptertest"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gorgoniax"
+	"github.com/dlpack-go/dlpack/internal/foreignmem"
+	"github.com/dlpack-go/dlpack/internal/leakcheck"
 )
-
-func seq(n int) []float64 {
-	s := make([]float64, n)
-	for i := range s {
-		s[i] = float64(i + 1)
-	}
-	return s
-}
 
 func ints(idx []int64) []int {
 	out := make([]int, len(idx))
@@ -93,7 +86,7 @@ func TestFromDenseEveryDtype(t *testing.T) {
 }
 
 func TestFromDenseViewsAndOrders(t *testing.T) {
-	newBase := func() *tensor.Dense { return tensor.New(tensor.WithShape(3, 4), tensor.WithBacking(seq(12))) }
+	newBase := func() *tensor.Dense { return tensor.New(tensor.WithShape(3, 4), tensor.WithBacking(leakcheck.Seq(12))) }
 	rowView, err := newBase().Slice(tensor.S(1, 3))
 	require.NoError(t, err)
 	colView, err := newBase().Slice(nil, tensor.S(1))
@@ -103,7 +96,7 @@ func TestFromDenseViewsAndOrders(t *testing.T) {
 	thunk := newBase()
 	require.NoError(t, thunk.T())
 	fortran := tensor.New(tensor.WithShape(2, 3), tensor.AsFortran([]float64{1, 2, 3, 4, 5, 6}))
-	cube := tensor.New(tensor.WithShape(2, 3, 4), tensor.WithBacking(seq(24)))
+	cube := tensor.New(tensor.WithShape(2, 3, 4), tensor.WithBacking(leakcheck.Seq(24)))
 	require.NoError(t, cube.T(2, 0, 1))
 
 	for _, tc := range []struct {
@@ -168,7 +161,7 @@ func TestFromDenseEmptyScalarAndRefusals(t *testing.T) {
 	require.ErrorIs(t, err, core.ErrNil)
 
 	// An access pattern that reaches past the array is refused, not read.
-	bad := tensor.New(tensor.WithShape(2, 2), tensor.WithBacking(seq(4)))
+	bad := tensor.New(tensor.WithShape(2, 2), tensor.WithBacking(leakcheck.Seq(4)))
 	bad.AP = tensor.MakeAP(tensor.Shape{2, 2}, []int{4, 1}, 0, tensor.NotTriangle)
 	_, err = gorgoniax.FromDense(bad)
 	require.ErrorIs(t, err, core.ErrBounds)
@@ -188,11 +181,11 @@ func layouts(t *testing.T) []layout {
 		require.NoError(t, err)
 		return x
 	}
-	base := func() *core.Tensor { return core.MustFromSlice(seq(24), 2, 3, 4) }
+	base := func() *core.Tensor { return core.MustFromSlice(leakcheck.Seq(24), 2, 3, 4) }
 	rowMajor := func(o tensor.DataOrder) bool { return o.IsRowMajor() && o.IsContiguous() }
 	colMajor := func(o tensor.DataOrder) bool { return o.IsColMajor() && o.IsContiguous() }
 	nonContig := func(o tensor.DataOrder) bool { return o.IsNotContiguous() }
-	bcast := must(core.MustFromSlice(seq(4), 1, 1, 4).BroadcastTo(2, 3, 4))
+	bcast := must(core.MustFromSlice(leakcheck.Seq(4), 1, 1, 4).BroadcastTo(2, 3, 4))
 	return []layout{
 		{"c", base(), true, rowMajor, false},
 		{"fortran", must(adapters.Clone(base(), adapters.FortranOrder)), true, colMajor, false},
@@ -340,24 +333,13 @@ func TestToDenseEmptyScalarAndErrors(t *testing.T) {
 	require.ErrorIs(t, err, adapters.ErrCopyRequired)
 }
 
-func gcUntil(cond func() bool) bool {
-	for range 100 {
-		runtime.GC()
-		if cond() {
-			return true
-		}
-		runtime.Gosched()
-	}
-	return false
-}
-
 func TestLifetimeUnderGC(t *testing.T) {
 	for _, view := range []bool{false, true} {
-		mem := seq(12)
-		var released atomic.Bool
-		x, err := core.Wrap(core.Desc{Data: unsafe.Pointer(&mem[0]), Device: core.CPUDevice, DType: core.Float64,
-			Shape: []int64{3, 4}}, func() { released.Store(true) })
+		m, err := foreignmem.Twin(core.MustFromSlice(leakcheck.Seq(12), 3, 4))
 		require.NoError(t, err)
+		x, releases := m.Tensor, m.Releases
+		m = foreignmem.Mapped{}
+		released := func() bool { return releases.Load() != 0 }
 		if view {
 			v, err := x.Slice(1, 0, 4, 2) // a Gorgonia view with a parent
 			require.NoError(t, err)
@@ -371,7 +353,7 @@ func TestLifetimeUnderGC(t *testing.T) {
 		for range 5 {
 			runtime.GC()
 		}
-		assert.False(t, released.Load(), "released while the *tensor.Dense is reachable")
+		assert.False(t, released(), "released while the *tensor.Dense is reachable")
 		g, err := d.At(2, 1)
 		require.NoError(t, err)
 		assert.NotZero(t, g)
@@ -382,13 +364,13 @@ func TestLifetimeUnderGC(t *testing.T) {
 		for range 5 {
 			runtime.GC()
 		}
-		assert.False(t, released.Load(), "released while a tensor over the Dense is reachable")
+		assert.False(t, released(), "released while a tensor over the Dense is reachable")
 		c, err := core.At[float64](back, 2, 1)
 		require.NoError(t, err)
 		assert.Equal(t, g, c)
 		back = nil
-		assert.True(t, gcUntil(released.Load), "never released once nothing holds it")
-		runtime.KeepAlive(mem)
+		assert.True(t, leakcheck.Until(released), "never released once nothing holds it")
+		assert.Equal(t, int32(1), releases.Load())
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/gonumx"
 	"github.com/dlpack-go/dlpack/gorgoniax"
+	"github.com/dlpack-go/dlpack/internal/leakcheck"
 )
 
 // gonumToGorgonia is our path: mat.Dense → core → tensor.Dense, sharing memory.
@@ -32,7 +33,7 @@ func gorgoniaToGonum(d *tensor.Dense, opts ...adapters.Option) (mat.Matrix, erro
 // this project's bridge does not have.
 func TestPeerFailsWhereWeDoNot(t *testing.T) {
 	t.Run("sliced mat.Dense (stride > cols)", func(t *testing.T) {
-		m := mat.NewDense(4, 5, seq(20))
+		m := mat.NewDense(4, 5, leakcheck.Seq(20))
 		s := m.Slice(1, 3, 1, 4).(*mat.Dense) // 2×3 with stride 5
 
 		var peerPanic any

@@ -5,7 +5,6 @@ import (
 	"math/rand"
 	"runtime"
 	"testing"
-	"time"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
@@ -21,8 +20,8 @@ import (
 // waitForeign waits until core.LiveForeign is back to want (cleanups run asynchronously).
 func waitForeign(t *testing.T, want int64) {
 	t.Helper()
-	assert.Eventually(t, func() bool { runtime.GC(); return core.LiveForeign() <= want },
-		5*time.Second, 10*time.Millisecond, "foreign memory leaked: %d live, want %d", core.LiveForeign(), want)
+	assert.True(t, leakcheck.Until(func() bool { return core.LiveForeign() <= want }),
+		"foreign memory leaked: %d live, want %d", core.LiveForeign(), want)
 }
 
 func TestGPUAllocAndMove(t *testing.T) {

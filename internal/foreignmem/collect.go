@@ -3,6 +3,7 @@ package foreignmem
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -34,4 +35,14 @@ func Collecting() (stop func()) {
 	}()
 	var once sync.Once
 	return func() { once.Do(func() { close(done); wg.Wait() }) }
+}
+
+// ReleasedOnce reports whether each counter shows exactly one release.
+func ReleasedOnce(counters ...*atomic.Int32) bool {
+	for _, c := range counters {
+		if c.Load() != 1 {
+			return false
+		}
+	}
+	return true
 }
