@@ -320,7 +320,7 @@ func TestToDenseLayouts(t *testing.T) {
 
 func TestToMatrixFortranIsATransposeOverTheSameMemory(t *testing.T) {
 	cbuf := core.MustFromSlice(leakcheck.Seq(6), 3, 2) // memory of a 2×3 matrix in column-major order
-	f, err := cbuf.Transpose()               // [2 3] strides [1 2]
+	f, err := cbuf.Transpose()                         // [2 3] strides [1 2]
 	require.NoError(t, err)
 	m, err := gonumx.ToMatrix(f, adapters.ZeroCopyOnly())
 	require.NoError(t, err)

@@ -56,4 +56,3 @@ func TestTwinKeepsLayoutAndUnmapsOnRelease(t *testing.T) {
 	assert.False(t, mapped(t, addr), "released memory is unmapped: a late access faults")
 	assert.True(t, foreignmem.ReleasedOnce(m.Releases))
 }
-
