@@ -3,6 +3,8 @@ package adapters
 import (
 	"errors"
 	"fmt"
+
+	"github.com/dlpack-go/dlpack/core"
 )
 
 // CopyPolicy says whether a conversion may copy elements.
@@ -96,4 +98,17 @@ func (o Options) Report(copied bool) {
 	if o.Copied != nil {
 		*o.Copied = copied
 	}
+}
+
+// Share finishes a conversion that can always share memory (the From functions of adapters
+// whose ecosystem values are plain memory): under the default policy and CopyNever it returns t
+// itself; under CopyAlways it returns a C-order copy in Go memory (flagged core.FlagIsCopied)
+// and lets go of t. ReportCopy reports which.
+func Share(t *core.Tensor, opts ...Option) (*core.Tensor, error) {
+	copied, err := Apply(opts...).Decide(true, "")
+	if err != nil || !copied {
+		return t, err
+	}
+	defer t.Release()
+	return Contiguous(t)
 }

@@ -45,7 +45,7 @@
 // (casting the dtype if needed) into fresh Go memory; adapters.ZeroCopyOnly() refuses with an
 // error wrapping adapters.ErrCopyRequired; adapters.AlwaysCopy() copies even when it could share;
 // adapters.ReportCopy(&copied) tells the caller which happened. Device memory cannot be copied
-// by the CPU and is refused (core.ErrNotHost). ZeroCopy reports in advance whether a tensor
+// by the CPU and is refused (core.ErrNotHost). Shareable reports in advance whether a tensor
 // will be shared.
 //
 // A value built over a tensor's memory keeps that memory alive while the value is reachable

@@ -18,7 +18,10 @@ func ExampleFromDense() {
 		9, 10, 11, 12,
 	})
 	sub := m.Slice(1, 3, 1, 3).(*mat.Dense) // rows 1-2, columns 1-2
-	t := gonumx.FromDense(sub)
+	t, err := gonumx.FromDense(sub)
+	if err != nil {
+		panic(err)
+	}
 	fmt.Println(t.Shape(), t.Strides())
 
 	_ = core.Set(t, 60.0, 0, 0) // write through the tensor ...

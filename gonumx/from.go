@@ -69,13 +69,13 @@ func wrapVector[T element](data []T, n, inc int, keep any, what string) (*core.T
 	return core.WrapKeep(d, keep)
 }
 
-// must is for Gonum values whose storage Gonum's own constructors made: it fails only when the
-// value was corrupted through SetRaw* with fields Gonum itself would reject.
-func must(t *core.Tensor, err error) *core.Tensor {
+// shared finishes a From conversion: the error of wrapping, or the options applied to the
+// tensor over the value's memory (adapters.Share).
+func shared(t *core.Tensor, err error, opts []adapters.Option) (*core.Tensor, error) {
 	if err != nil {
-		panic(err)
+		return nil, err
 	}
-	return t
+	return adapters.Share(t, opts...)
 }
 
 // FromDense returns a float64 tensor of shape [r, c] and strides [Stride, 1] over m's memory,
@@ -83,15 +83,19 @@ func must(t *core.Tensor, err error) *core.Tensor {
 // stride, so the tensor sees exactly m's elements. An empty m (the zero value, or a nil pointer)
 // gives a [0, 0] tensor. The tensor keeps m alive.
 //
-// FromDense panics only if m's raw matrix breaks Gonum's invariants (a stride below the column
-// count, or data too short), which Gonum's constructors never produce but SetRawMatrix does not
-// check; FromGeneral reports the same problems as errors.
-func FromDense(m *mat.Dense) *core.Tensor {
+// Like every From function of this package it can always share, so adapters.ZeroCopyOnly()
+// changes nothing, adapters.AlwaysCopy() makes it copy into Go memory, and adapters.ReportCopy
+// reports which happened. It fails only on an m whose raw matrix breaks Gonum's invariants (a
+// stride below the column count, or data too short), which Gonum's constructors never produce
+// but SetRawMatrix does not check.
+func FromDense(m *mat.Dense, opts ...adapters.Option) (*core.Tensor, error) {
 	if m == nil || m.IsEmpty() {
-		return must(wrapMatrix[float64](nil, 0, 0, 0, m, "mat.Dense"))
+		t, err := wrapMatrix[float64](nil, 0, 0, 0, m, "mat.Dense")
+		return shared(t, err, opts)
 	}
 	g := m.RawMatrix()
-	return must(wrapMatrix(g.Data, g.Rows, g.Cols, g.Stride, m, "mat.Dense"))
+	t, err := wrapMatrix(g.Data, g.Rows, g.Cols, g.Stride, m, "mat.Dense")
+	return shared(t, err, opts)
 }
 
 // FromGeneral returns a float64 tensor over g's storage, without copying, after checking g:
@@ -99,77 +103,86 @@ func FromDense(m *mat.Dense) *core.Tensor {
 // alive, and with it whatever memory g keeps alive (the blas values the To functions return
 // hold the memory they were built over). The other blas From functions take their argument the
 // same way.
-func FromGeneral(g *blas64.General) (*core.Tensor, error) {
+func FromGeneral(g *blas64.General, opts ...adapters.Option) (*core.Tensor, error) {
 	if g == nil {
 		return nil, fmt.Errorf("%w: gonumx: nil *blas64.General", core.ErrNil)
 	}
-	return wrapMatrix(g.Data, g.Rows, g.Cols, g.Stride, g, "blas64.General")
+	t, err := wrapMatrix(g.Data, g.Rows, g.Cols, g.Stride, g, "blas64.General")
+	return shared(t, err, opts)
 }
 
 // FromVecDense returns a float64 tensor of shape [n] and strides [Inc] over v's memory, without
-// copying. An empty v gives a [0] tensor. The tensor keeps v alive. It panics only on a v whose
-// raw vector breaks Gonum's invariants (see FromDense; FromVector reports errors).
-func FromVecDense(v *mat.VecDense) *core.Tensor {
+// copying. An empty v gives a [0] tensor. The tensor keeps v alive. Options and errors as
+// FromDense.
+func FromVecDense(v *mat.VecDense, opts ...adapters.Option) (*core.Tensor, error) {
 	if v == nil || v.IsEmpty() {
-		return must(wrapVector[float64](nil, 0, 1, v, "mat.VecDense"))
+		t, err := wrapVector[float64](nil, 0, 1, v, "mat.VecDense")
+		return shared(t, err, opts)
 	}
 	r := v.RawVector()
-	return must(wrapVector(r.Data, r.N, r.Inc, v, "mat.VecDense"))
+	t, err := wrapVector(r.Data, r.N, r.Inc, v, "mat.VecDense")
+	return shared(t, err, opts)
 }
 
 // FromVector returns a float64 tensor over v's storage, without copying, after checking it:
 // N ≥ 0, Inc > 0 and Data long enough.
-func FromVector(v *blas64.Vector) (*core.Tensor, error) {
+func FromVector(v *blas64.Vector, opts ...adapters.Option) (*core.Tensor, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%w: gonumx: nil *blas64.Vector", core.ErrNil)
 	}
-	return wrapVector(v.Data, v.N, v.Inc, v, "blas64.Vector")
+	t, err := wrapVector(v.Data, v.N, v.Inc, v, "blas64.Vector")
+	return shared(t, err, opts)
 }
 
 // FromCDense returns a complex128 tensor of shape [r, c] and strides [Stride, 1] over m's
-// memory, without copying. The tensor keeps m alive. It panics only on a corrupted m (see
-// FromDense; FromCGeneral reports errors).
-func FromCDense(m *mat.CDense) *core.Tensor {
+// memory, without copying. The tensor keeps m alive. Options and errors as FromDense.
+func FromCDense(m *mat.CDense, opts ...adapters.Option) (*core.Tensor, error) {
 	if m == nil || m.IsEmpty() {
-		return must(wrapMatrix[complex128](nil, 0, 0, 0, m, "mat.CDense"))
+		t, err := wrapMatrix[complex128](nil, 0, 0, 0, m, "mat.CDense")
+		return shared(t, err, opts)
 	}
 	g := m.RawCMatrix()
-	return must(wrapMatrix(g.Data, g.Rows, g.Cols, g.Stride, m, "mat.CDense"))
+	t, err := wrapMatrix(g.Data, g.Rows, g.Cols, g.Stride, m, "mat.CDense")
+	return shared(t, err, opts)
 }
 
 // FromCGeneral returns a complex128 tensor over g's storage, without copying, after checking it.
-func FromCGeneral(g *cblas128.General) (*core.Tensor, error) {
+func FromCGeneral(g *cblas128.General, opts ...adapters.Option) (*core.Tensor, error) {
 	if g == nil {
 		return nil, fmt.Errorf("%w: gonumx: nil *cblas128.General", core.ErrNil)
 	}
-	return wrapMatrix(g.Data, g.Rows, g.Cols, g.Stride, g, "cblas128.General")
+	t, err := wrapMatrix(g.Data, g.Rows, g.Cols, g.Stride, g, "cblas128.General")
+	return shared(t, err, opts)
 }
 
 // FromCVector returns a complex128 tensor of shape [N] and strides [Inc] over v's storage,
 // without copying, after checking it.
-func FromCVector(v *cblas128.Vector) (*core.Tensor, error) {
+func FromCVector(v *cblas128.Vector, opts ...adapters.Option) (*core.Tensor, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%w: gonumx: nil *cblas128.Vector", core.ErrNil)
 	}
-	return wrapVector(v.Data, v.N, v.Inc, v, "cblas128.Vector")
+	t, err := wrapVector(v.Data, v.N, v.Inc, v, "cblas128.Vector")
+	return shared(t, err, opts)
 }
 
 // FromGeneral32 returns a float32 tensor over g's storage, without copying, after checking it.
 // blas32 is Gonum's only float32 storage (mat has no float32 matrix type).
-func FromGeneral32(g *blas32.General) (*core.Tensor, error) {
+func FromGeneral32(g *blas32.General, opts ...adapters.Option) (*core.Tensor, error) {
 	if g == nil {
 		return nil, fmt.Errorf("%w: gonumx: nil *blas32.General", core.ErrNil)
 	}
-	return wrapMatrix(g.Data, g.Rows, g.Cols, g.Stride, g, "blas32.General")
+	t, err := wrapMatrix(g.Data, g.Rows, g.Cols, g.Stride, g, "blas32.General")
+	return shared(t, err, opts)
 }
 
 // FromVector32 returns a float32 tensor of shape [N] and strides [Inc] over v's storage,
 // without copying, after checking it.
-func FromVector32(v *blas32.Vector) (*core.Tensor, error) {
+func FromVector32(v *blas32.Vector, opts ...adapters.Option) (*core.Tensor, error) {
 	if v == nil {
 		return nil, fmt.Errorf("%w: gonumx: nil *blas32.Vector", core.ErrNil)
 	}
-	return wrapVector(v.Data, v.N, v.Inc, v, "blas32.Vector")
+	t, err := wrapVector(v.Data, v.N, v.Inc, v, "blas32.Vector")
+	return shared(t, err, opts)
 }
 
 // FromSymDense exports the array a symmetric matrix stores, without copying: an N×N float64
@@ -177,12 +190,16 @@ func FromVector32(v *blas32.Vector) (*core.Tensor, error) {
 // (blas.Upper: elements (i, j) with j ≥ i; blas.Lower: j ≤ i). The other triangle holds
 // whatever the memory held and is not the matrix's; element (i, j) of the matrix is element
 // (min(i,j), max(i,j)) of the array when uplo is Upper. Use Materialize for the full matrix.
-func FromSymDense(s *mat.SymDense) (t *core.Tensor, uplo blas.Uplo) {
+func FromSymDense(s *mat.SymDense, opts ...adapters.Option) (t *core.Tensor, uplo blas.Uplo, err error) {
 	if s == nil || s.IsEmpty() {
-		return must(wrapMatrix[float64](nil, 0, 0, 0, s, "mat.SymDense")), blas.Upper
+		t, err = wrapMatrix[float64](nil, 0, 0, 0, s, "mat.SymDense")
+		t, err = shared(t, err, opts)
+		return t, blas.Upper, err
 	}
 	r := s.RawSymmetric()
-	return must(wrapMatrix(r.Data, r.N, r.N, r.Stride, s, "mat.SymDense")), r.Uplo
+	t, err = wrapMatrix(r.Data, r.N, r.N, r.Stride, s, "mat.SymDense")
+	t, err = shared(t, err, opts)
+	return t, r.Uplo, err
 }
 
 // FromTriDense exports the array a triangular matrix stores, without copying: an N×N float64
@@ -190,12 +207,16 @@ func FromSymDense(s *mat.SymDense) (t *core.Tensor, uplo blas.Uplo) {
 // elements of the other triangle are zero in the matrix whatever the array holds. When diag is
 // blas.Unit the diagonal elements of the matrix are 1 and the array's diagonal is not read.
 // Use Materialize for the full matrix.
-func FromTriDense(m *mat.TriDense) (t *core.Tensor, uplo blas.Uplo, diag blas.Diag) {
+func FromTriDense(m *mat.TriDense, opts ...adapters.Option) (t *core.Tensor, uplo blas.Uplo, diag blas.Diag, err error) {
 	if m == nil || m.IsEmpty() {
-		return must(wrapMatrix[float64](nil, 0, 0, 0, m, "mat.TriDense")), blas.Upper, blas.NonUnit
+		t, err = wrapMatrix[float64](nil, 0, 0, 0, m, "mat.TriDense")
+		t, err = shared(t, err, opts)
+		return t, blas.Upper, blas.NonUnit, err
 	}
 	r := m.RawTriangular()
-	return must(wrapMatrix(r.Data, r.N, r.N, r.Stride, m, "mat.TriDense")), r.Uplo, r.Diag
+	t, err = wrapMatrix(r.Data, r.N, r.N, r.Stride, m, "mat.TriDense")
+	t, err = shared(t, err, opts)
+	return t, r.Uplo, r.Diag, err
 }
 
 // FromBandDense exports a band matrix's band storage, without copying: a float64 tensor of
@@ -203,24 +224,30 @@ func FromTriDense(m *mat.TriDense) (t *core.Tensor, uplo blas.Uplo, diag blas.Di
 // for -kl ≤ j-i ≤ ku, is element (i, j-i+kl) of the tensor; elements outside the band are zero
 // and are not stored; the corners of the storage array hold nothing of the matrix. Use
 // Materialize for the full matrix.
-func FromBandDense(b *mat.BandDense) (t *core.Tensor, kl, ku int) {
+func FromBandDense(b *mat.BandDense, opts ...adapters.Option) (t *core.Tensor, kl, ku int, err error) {
 	if b == nil || b.IsEmpty() {
-		return must(wrapMatrix[float64](nil, 0, 0, 0, b, "mat.BandDense")), 0, 0
+		t, err = wrapMatrix[float64](nil, 0, 0, 0, b, "mat.BandDense")
+		t, err = shared(t, err, opts)
+		return t, 0, 0, err
 	}
 	r := b.RawBand()
 	rows := min(r.Rows, r.Cols+r.KL)
-	return must(wrapMatrix(r.Data, rows, r.KL+1+r.KU, r.Stride, b, "mat.BandDense")), r.KL, r.KU
+	t, err = wrapMatrix(r.Data, rows, r.KL+1+r.KU, r.Stride, b, "mat.BandDense")
+	t, err = shared(t, err, opts)
+	return t, r.KL, r.KU, err
 }
 
 // FromDiagDense returns the diagonal of a diagonal matrix as a float64 tensor of shape [N] and
 // strides [Inc], without copying. Every element is meaningful: element i is the matrix's
 // element (i, i); all others are zero.
-func FromDiagDense(d *mat.DiagDense) *core.Tensor {
+func FromDiagDense(d *mat.DiagDense, opts ...adapters.Option) (*core.Tensor, error) {
 	if d == nil || d.IsEmpty() {
-		return must(wrapVector[float64](nil, 0, 1, d, "mat.DiagDense"))
+		t, err := wrapVector[float64](nil, 0, 1, d, "mat.DiagDense")
+		return shared(t, err, opts)
 	}
 	r := d.RawBand()
-	return must(wrapVector(r.Data, r.Rows, r.Stride, d, "mat.DiagDense"))
+	t, err := wrapVector(r.Data, r.Rows, r.Stride, d, "mat.DiagDense")
+	return shared(t, err, opts)
 }
 
 // FromMatrix converts any mat.Matrix to a float64 tensor of shape [r, c]. It shares memory with
@@ -234,30 +261,32 @@ func FromMatrix(m mat.Matrix, opts ...adapters.Option) (*core.Tensor, error) {
 	if m == nil {
 		return nil, fmt.Errorf("%w: gonumx: nil mat.Matrix", core.ErrNil)
 	}
-	var shared *core.Tensor
+	var view *core.Tensor
 	var err error
 	switch v := m.(type) {
 	case *mat.Dense:
-		shared = FromDense(v)
+		view, err = FromDense(v)
 	case *mat.VecDense:
-		shared, err = FromVecDense(v).Reshape(int64(v.Len()), 1)
+		if view, err = FromVecDense(v); err == nil {
+			view, err = view.Reshape(int64(v.Len()), 1)
+		}
 	case mat.Untransposer:
 		inner, err2 := FromMatrix(v.Untranspose(), adapters.ZeroCopyOnly())
 		if err2 == nil {
-			shared, err = inner.Transpose()
+			view, err = inner.Transpose()
 		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("gonumx: view of %T: %w", m, err)
 	}
-	copied, err := o.Decide(shared != nil, fmt.Sprintf("gonumx: %T has no dense float64 storage", m))
+	copied, err := o.Decide(view != nil, fmt.Sprintf("gonumx: %T has no dense float64 storage", m))
 	if err != nil {
 		return nil, err
 	}
 	if copied {
 		return Materialize(m), nil
 	}
-	return shared, nil
+	return view, nil
 }
 
 // Materialize copies the elements of any mat.Matrix, as the matrix means them (both triangles of

@@ -31,7 +31,8 @@ func at(t *testing.T, x *core.Tensor, idx ...int64) float64 {
 
 func TestFromDenseSharesMemory(t *testing.T) {
 	m := mat.NewDense(3, 4, leakcheck.Seq(12))
-	x := gonumx.FromDense(m)
+	x, err := gonumx.FromDense(m)
+	require.NoError(t, err)
 	assert.Equal(t, []int64{3, 4}, x.Shape())
 	assert.Equal(t, []int64{4, 1}, x.Strides())
 	assert.Equal(t, core.Float64, x.DType())
@@ -50,7 +51,8 @@ func TestFromDenseSharesMemory(t *testing.T) {
 func TestFromDenseSliced(t *testing.T) {
 	m := mat.NewDense(4, 5, leakcheck.Seq(20))
 	s := m.Slice(1, 3, 2, 5).(*mat.Dense) // 2×3, stride 5
-	x := gonumx.FromDense(s)
+	x, err := gonumx.FromDense(s)
+	require.NoError(t, err)
 	assert.Equal(t, []int64{2, 3}, x.Shape())
 	assert.Equal(t, []int64{5, 1}, x.Strides())
 	for i := range 2 {
@@ -65,7 +67,8 @@ func TestFromDenseSliced(t *testing.T) {
 func TestFromVecDenseColumnView(t *testing.T) {
 	m := mat.NewDense(3, 4, leakcheck.Seq(12))
 	col := m.ColView(2).(*mat.VecDense) // Inc 4
-	x := gonumx.FromVecDense(col)
+	x, err := gonumx.FromVecDense(col)
+	require.NoError(t, err)
 	assert.Equal(t, []int64{3}, x.Shape())
 	assert.Equal(t, []int64{4}, x.Strides())
 	assert.Equal(t, []float64{3, 7, 11}, []float64{at(t, x, 0), at(t, x, 1), at(t, x, 2)})
@@ -75,7 +78,8 @@ func TestFromVecDenseColumnView(t *testing.T) {
 
 func TestFromOtherStorage(t *testing.T) {
 	c := mat.NewCDense(2, 2, []complex128{1 + 1i, 2, 3, 4 - 1i})
-	xc := gonumx.FromCDense(c)
+	xc, err := gonumx.FromCDense(c)
+	require.NoError(t, err)
 	assert.Equal(t, core.Complex128, xc.DType())
 	v, err := core.At[complex128](xc, 1, 1)
 	require.NoError(t, err)
@@ -149,19 +153,21 @@ func TestFromBadStorage(t *testing.T) {
 	}
 	bad := &mat.Dense{}
 	bad.SetRawMatrix(blas64.General{Rows: 2, Cols: 2, Stride: 2, Data: leakcheck.Seq(3)})
-	assert.Panics(t, func() { gonumx.FromDense(bad) }, "a Dense corrupted through SetRawMatrix")
+	_, err := gonumx.FromDense(bad)
+	assert.ErrorIs(t, err, core.ErrBounds, "a Dense corrupted through SetRawMatrix")
 }
 
 func TestFromEmpty(t *testing.T) {
-	assert.Equal(t, []int64{0, 0}, gonumx.FromDense(&mat.Dense{}).Shape())
-	assert.Equal(t, []int64{0, 0}, gonumx.FromDense(nil).Shape())
-	assert.Equal(t, []int64{0}, gonumx.FromVecDense(&mat.VecDense{}).Shape())
-	assert.Equal(t, []int64{0, 0}, gonumx.FromCDense(nil).Shape())
+	assert.Equal(t, []int64{0, 0}, must(gonumx.FromDense(&mat.Dense{})).Shape())
+	assert.Equal(t, []int64{0, 0}, must(gonumx.FromDense(nil)).Shape())
+	assert.Equal(t, []int64{0}, must(gonumx.FromVecDense(&mat.VecDense{})).Shape())
+	assert.Equal(t, []int64{0, 0}, must(gonumx.FromCDense(nil)).Shape())
 }
 
 func TestStructuredStorage(t *testing.T) {
 	sym := mat.NewSymDense(3, []float64{1, 2, 3, 0, 4, 5, 0, 0, 6})
-	xs, uplo := gonumx.FromSymDense(sym)
+	xs, uplo, err := gonumx.FromSymDense(sym)
+	require.NoError(t, err)
 	assert.Equal(t, blas.Upper, uplo)
 	for i := range 3 {
 		for j := i; j < 3; j++ {
@@ -172,7 +178,8 @@ func TestStructuredStorage(t *testing.T) {
 	assert.Equal(t, 8.0, sym.At(2, 0), "shared: the write is the symmetric element")
 
 	tri := mat.NewTriDense(2, mat.Lower, []float64{1, 99, 2, 3})
-	xt, uplo, diag := gonumx.FromTriDense(tri)
+	xt, uplo, diag, err := gonumx.FromTriDense(tri)
+	require.NoError(t, err)
 	assert.Equal(t, blas.Lower, uplo)
 	assert.Equal(t, blas.NonUnit, diag)
 	assert.Equal(t, 2.0, at(t, xt, 1, 0))
@@ -186,7 +193,8 @@ func TestStructuredStorage(t *testing.T) {
 		6, 7, 8,
 		9, 10, 0,
 	})
-	xb, kl, ku := gonumx.FromBandDense(band)
+	xb, kl, ku, err := gonumx.FromBandDense(band)
+	require.NoError(t, err)
 	assert.Equal(t, []int64{4, 3}, xb.Shape())
 	assert.Equal(t, 1, kl)
 	assert.Equal(t, 1, ku)
@@ -197,7 +205,8 @@ func TestStructuredStorage(t *testing.T) {
 	}
 
 	d := mat.NewDiagDense(3, []float64{7, 8, 9})
-	xd := gonumx.FromDiagDense(d)
+	xd, err := gonumx.FromDiagDense(d)
+	require.NoError(t, err)
 	assert.Equal(t, 8.0, at(t, xd, 1))
 	require.NoError(t, core.Set(xd, 5.0, 2))
 	assert.Equal(t, 5.0, d.At(2, 2))
@@ -283,7 +292,8 @@ func TestToDenseLayouts(t *testing.T) {
 	for _, tc := range layouts(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.x.DType() == core.Float64 && tc.name != "fortran" { // ToMatrix shares Fortran order
-				assert.Equal(t, tc.shared, gonumx.ZeroCopy(tc.x))
+				ok, why := gonumx.Shareable(tc.x)
+				assert.Equal(t, tc.shared, ok, why)
 			}
 			var copied bool
 			m, err := gonumx.ToDense(tc.x, adapters.ReportCopy(&copied))
@@ -405,14 +415,14 @@ func TestToErrors(t *testing.T) {
 	x.Release()
 	_, err = gonumx.ToDense(x)
 	require.ErrorIs(t, err, core.ErrReleased)
-	assert.False(t, gonumx.ZeroCopy(x))
+	assert.False(t, first(gonumx.Shareable(x)))
 
 	// Device memory: never touched, refused (it cannot be copied by the CPU either).
 	var fake [4]float64
 	dev, err := core.Wrap(core.Desc{Data: unsafe.Pointer(&fake[0]), Device: core.DLDevice{DeviceType: core.CUDA},
 		DType: core.Float64, Shape: []int64{2, 2}}, nil)
 	require.NoError(t, err)
-	assert.False(t, gonumx.ZeroCopy(dev))
+	assert.False(t, first(gonumx.Shareable(dev)))
 	_, err = gonumx.ToDense(dev)
 	require.ErrorIs(t, err, core.ErrNotHost)
 	_, err = gonumx.ToDense(dev, adapters.ZeroCopyOnly())
@@ -427,7 +437,7 @@ func TestToEmpty(t *testing.T) {
 	require.NoError(t, err)
 	r, c := m.Dims()
 	assert.Equal(t, []int{0, 3}, []int{r, c})
-	assert.Equal(t, []int64{0, 3}, gonumx.FromDense(m).Shape())
+	assert.Equal(t, []int64{0, 3}, must(gonumx.FromDense(m)).Shape())
 	m, err = gonumx.ToDense(core.MustNew(core.Float64, 0, 0))
 	require.NoError(t, err)
 	assert.True(t, m.IsEmpty())
@@ -460,7 +470,7 @@ func TestLifetimeGonumValueKeepsForeignMemory(t *testing.T) {
 	assert.Equal(t, 6.0, m.At(1, 2))
 
 	// A tensor made over the Dense keeps the Dense, and so the memory, alive.
-	back := gonumx.FromDense(m)
+	back := must(gonumx.FromDense(m))
 	m = nil
 	for range 5 {
 		runtime.GC()
@@ -506,13 +516,13 @@ func roundTrip(x *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
 		if err != nil {
 			return nil, err
 		}
-		return gonumx.FromVecDense(v), nil
+		return gonumx.FromVecDense(v)
 	case x.DType() == core.Complex128 && x.Ndim() == 2:
 		m, err := gonumx.ToCDense(x, opts...)
 		if err != nil {
 			return nil, err
 		}
-		return gonumx.FromCDense(m), nil
+		return gonumx.FromCDense(m)
 	case x.DType() == core.Complex128:
 		v, err := gonumx.ToCVector(x, opts...)
 		if err != nil {
@@ -541,6 +551,17 @@ func TestConformance(t *testing.T) {
 		MinNdim:   1,
 		MaxNdim:   2,
 		RoundTrip: roundTrip,
-		ZeroCopy:  gonumx.ZeroCopy,
+		Shareable: gonumx.Shareable,
 	})
 }
+
+// must is for conversions a test knows cannot fail.
+func must(t *core.Tensor, err error) *core.Tensor {
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// first is the verdict of a Shareable.
+func first(ok bool, _ string) bool { return ok }

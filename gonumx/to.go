@@ -27,8 +27,8 @@ func vectorFits(t *core.Tensor) bool {
 	return t.Ndim() == 1 && (t.Dim(0) <= 1 || t.Stride(0) > 0)
 }
 
-// why names what stops a tensor from being shared, or "" when nothing does.
-func why(t *core.Tensor, dt core.DLDataType, fits bool, target string) string {
+// whyNot names what stops a tensor from being shared, or "" when nothing does.
+func whyNot(t *core.Tensor, dt core.DLDataType, fits bool, target string) string {
 	switch {
 	case !t.HostAccessible():
 		return fmt.Sprintf("gonumx: %s memory is not host memory", t.Device())
@@ -42,26 +42,31 @@ func why(t *core.Tensor, dt core.DLDataType, fits bool, target string) string {
 	return ""
 }
 
-// ZeroCopy reports whether the conversion of t to the Gonum type for its element type and rank
-// shares memory under the default policy: float64 2-D (ToMatrix: row-major, or Fortran order
-// as a mat.Transpose; ToDense shares row-major only), float64 1-D (ToVecDense), complex128 2-D and 1-D (ToCDense, ToCVector), float32 2-D
-// and 1-D (ToGeneral32, ToVector32). It is true when the tensor is on the host, writable, of that
-// element type, and its strides fit the target's storage. This is the promise the adapter keeps
-// and its tests check.
-func ZeroCopy(t *core.Tensor) bool {
-	if t == nil || t.Released() {
-		return false
+// Shareable reports whether the conversion of t to the Gonum type for its element type and
+// rank shares memory under the default policy, and if not, why: float64 2-D (ToMatrix:
+// row-major, or Fortran order as a mat.Transpose; ToDense shares row-major only), float64 1-D
+// (ToVecDense), complex128 2-D and 1-D (ToCDense, ToCVector), float32 2-D and 1-D (ToGeneral32,
+// ToVector32). It is true when the tensor is on the host, writable, of that element type, and
+// its strides fit the target's storage. This is the promise the adapter keeps and its tests
+// check.
+func Shareable(t *core.Tensor) (ok bool, why string) {
+	switch {
+	case t == nil:
+		return false, "gonumx: nil tensor"
+	case t.Released():
+		return false, "gonumx: the tensor was released"
 	}
 	dt := t.DType()
+	if dt != core.Float64 && dt != core.Float32 && dt != core.Complex128 {
+		return false, fmt.Sprintf("gonumx: Gonum has no storage of %s", dt)
+	}
 	fits := matrixFits(t) || vectorFits(t)
 	if !fits && dt == core.Float64 && t.Ndim() == 2 {
 		tr, err := t.Transpose()
 		fits = err == nil && matrixFits(tr)
 	}
-	if dt != core.Float64 && dt != core.Float32 && dt != core.Complex128 {
-		return false
-	}
-	return why(t, dt, fits, "gonum") == ""
+	reason := whyNot(t, dt, fits, "gonum")
+	return reason == "", reason
 }
 
 // prepared is a tensor ready to lend its memory to Gonum: the input itself when it can be
@@ -92,7 +97,7 @@ func prepare[T element](t *core.Tensor, rank int, o adapters.Options, target str
 	if rank == 1 {
 		fits = vectorFits(t)
 	}
-	reason := why(t, dt, fits, target)
+	reason := whyNot(t, dt, fits, target)
 	copied, err := o.Decide(reason == "", reason)
 	if err != nil {
 		return p, err

@@ -21,11 +21,22 @@ import (
 // It refuses, with errors wrapping adapters.ErrUnsupported, dtypes DLPack has no type for
 // (String, Uintptr, UnsafePointer), masked tensors, and memory the CPU cannot read; a Dense
 // whose access pattern reaches outside its array is refused with core.ErrBounds.
-func FromDense(d *tensor.Dense) (*core.Tensor, error) {
+//
+// Sharing is always possible, so adapters.ZeroCopyOnly() changes nothing; adapters.AlwaysCopy()
+// makes a C-order copy in Go memory, and adapters.ReportCopy reports which happened.
+func FromDense(d *tensor.Dense, opts ...adapters.Option) (*core.Tensor, error) {
+	t, err := fromDense(d)
+	if err != nil {
+		return nil, err
+	}
+	return adapters.Share(t, opts...)
+}
+
+func fromDense(d *tensor.Dense) (*core.Tensor, error) {
 	if d == nil {
 		return nil, fmt.Errorf("%w: gorgoniax: nil *tensor.Dense", core.ErrNil)
 	}
-	dt, err := DLDataTypeOf(d.Dtype())
+	dt, err := FromDType(d.Dtype())
 	if err != nil {
 		return nil, err
 	}
@@ -73,39 +84,36 @@ func FromDense(d *tensor.Dense) (*core.Tensor, error) {
 	return core.WrapKeep(desc, d)
 }
 
-// shareable says why t cannot lend its memory to a *tensor.Dense, or "" if it can.
-func shareable(t *core.Tensor) string {
+// Shareable reports whether ToDense shares t's memory under the default policy, and if not,
+// why: t must be a live, writable host tensor of a dtype Gorgonia has (see ToDType) whose
+// strides are positive wherever the dimension has more than one element. This is the promise
+// the adapter keeps and its tests check.
+func Shareable(t *core.Tensor) (ok bool, why string) {
 	switch {
+	case t == nil:
+		return false, "gorgoniax: nil tensor"
+	case t.Released():
+		return false, "gorgoniax: the tensor was released"
 	case !t.HostAccessible():
-		return fmt.Sprintf("gorgoniax: %s memory is not host memory", t.Device())
+		return false, fmt.Sprintf("gorgoniax: %s memory is not host memory", t.Device())
 	case t.ReadOnly():
-		return "gorgoniax: the tensor is read-only and Gorgonia has no read-only tensors"
-	case t.Empty():
-		return ""
+		return false, "gorgoniax: the tensor is read-only and Gorgonia has no read-only tensors"
+	}
+	if _, err := ToDType(t.DType()); err != nil {
+		return false, err.Error()
+	}
+	if t.Empty() {
+		return true, ""
 	}
 	for i, s := range t.Strides() {
 		if t.Dim(i) > 1 && s <= 0 {
-			return fmt.Sprintf("gorgoniax: strides %v for shape %v: Gorgonia has no negative or zero strides", t.Strides(), t.Shape())
+			return false, fmt.Sprintf("gorgoniax: strides %v for shape %v: Gorgonia has no negative or zero strides", t.Strides(), t.Shape())
 		}
 	}
-	return ""
+	return true, ""
 }
 
-// ZeroCopy reports whether ToDense shares t's memory under the default policy: t is a live,
-// writable host tensor of a dtype Gorgonia has (see DtypeOf) whose strides are positive wherever
-// the dimension has more than one element. This is the promise the adapter keeps and its tests
-// check.
-func ZeroCopy(t *core.Tensor) bool {
-	if t == nil || t.Released() {
-		return false
-	}
-	if _, err := DtypeOf(t.DType()); err != nil {
-		return false
-	}
-	return shareable(t) == ""
-}
-
-// ToDense returns a *tensor.Dense over t's memory when Gorgonia can describe it (see ZeroCopy):
+// ToDense returns a *tensor.Dense over t's memory when Gorgonia can describe it (see Shareable):
 // a row-major Dense for C order, a column-major one (DataOrder ColMajor) for Fortran order, and
 // a Gorgonia view (IsView, DataOrder NonContiguous) with t's strides for any other positive
 // strides. Writes through either are seen by the other, and the Dense keeps t's memory alive
@@ -129,12 +137,11 @@ func ToDense(t *core.Tensor, opts ...adapters.Option) (*tensor.Dense, error) {
 	if t.Released() {
 		return nil, fmt.Errorf("gorgoniax: %w", core.ErrReleased)
 	}
-	gdt, err := DtypeOf(t.DType())
+	gdt, err := ToDType(t.DType())
 	if err != nil {
 		return nil, err
 	}
-	reason := shareable(t)
-	copied, err := o.Decide(reason == "", reason)
+	copied, err := o.Decide(Shareable(t))
 	if err != nil {
 		return nil, err
 	}

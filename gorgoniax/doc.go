@@ -26,7 +26,7 @@
 // iterators and Materialize copies correctly. Gorgonia cannot describe negative or zero strides
 // nor read-only memory: those are copied into a compact C-order Dense, or refused with
 // adapters.ErrCopyRequired under adapters.ZeroCopyOnly(). adapters.AlwaysCopy() copies every
-// tensor and adapters.ReportCopy says which happened; ZeroCopy predicts it. Device memory is
+// tensor and adapters.ReportCopy says which happened; Shareable predicts it. Device memory is
 // refused (core.ErrNotHost). float16 and bfloat16 travel through the registered Gorgonia dtypes
 // Float16 and BFloat16 (element types float16.Float16 and core.BF16), zero-copy: Gorgonia
 // stores, slices, transposes and copies them, though its arithmetic does not cover them and its

@@ -43,10 +43,10 @@ var dtypes = []struct {
 	{tensor.Uint, core.DLDataType{Code: core.CodeUInt, Bits: strconv.IntSize, Lanes: 1}},
 }
 
-// DLDataTypeOf returns the DLPack element type of a Gorgonia dtype. Int and Uint map to the
+// FromDType returns the DLPack element type of a Gorgonia dtype. Int and Uint map to the
 // DLPack integers of the platform's int size (int64 and uint64 on 64-bit platforms). String,
 // Uintptr, UnsafePointer and unregistered dtypes have none (adapters.ErrUnsupported).
-func DLDataTypeOf(dt tensor.Dtype) (core.DLDataType, error) {
+func FromDType(dt tensor.Dtype) (core.DLDataType, error) {
 	for _, p := range dtypes {
 		if p.g == dt {
 			return p.d, nil
@@ -55,11 +55,11 @@ func DLDataTypeOf(dt tensor.Dtype) (core.DLDataType, error) {
 	return core.DLDataType{}, fmt.Errorf("%w: gorgoniax: Gorgonia dtype %v has no DLPack type", adapters.ErrUnsupported, dt)
 }
 
-// DtypeOf returns the Gorgonia dtype for a DLPack element type: the sized Go types (int64 for
+// ToDType returns the Gorgonia dtype for a DLPack element type: the sized Go types (int64 for
 // DLPack int64, never Int), Float16 and BFloat16 for the half types. Types Gorgonia has no
 // element type for (float8, sub-byte, opaque handles, complex32, several lanes) are refused with
 // adapters.ErrUnsupported.
-func DtypeOf(dt core.DLDataType) (tensor.Dtype, error) {
+func ToDType(dt core.DLDataType) (tensor.Dtype, error) {
 	for _, p := range dtypes[:15] { // the sized types come first; Int and Uint are aliases
 		if p.d == dt {
 			return p.g, nil
@@ -103,7 +103,7 @@ func backing(dt tensor.Dtype, p unsafe.Pointer, n int) any {
 	case BFloat16:
 		return sliceAt[core.BF16](p, n)
 	}
-	panic("gorgoniax: backing for unmapped dtype " + dt.String()) // unreachable: DtypeOf vets dt
+	panic("gorgoniax: backing for unmapped dtype " + dt.String()) // unreachable: ToDType vets dt
 }
 
 func sliceAt[T any](p unsafe.Pointer, n int) []T {

@@ -69,7 +69,7 @@ func TestFromDenseEveryDtype(t *testing.T) {
 			// And back: the Gorgonia dtype is the sized one (int → int64), over the same memory.
 			back, err := gorgoniax.ToDense(x, adapters.ZeroCopyOnly())
 			require.NoError(t, err)
-			gdt, err := gorgoniax.DtypeOf(tc.want)
+			gdt, err := gorgoniax.ToDType(tc.want)
 			require.NoError(t, err)
 			assert.Equal(t, gdt, back.Dtype())
 			assert.Equal(t, x.Data(), unsafe.Pointer(&back.Header.Raw[0]))
@@ -203,7 +203,8 @@ func layouts(t *testing.T) []layout {
 func TestToDenseLayouts(t *testing.T) {
 	for _, tc := range layouts(t) {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.shared, gorgoniax.ZeroCopy(tc.x))
+			ok, why := gorgoniax.Shareable(tc.x)
+			assert.Equal(t, tc.shared, ok, why)
 			var copied bool
 			d, err := gorgoniax.ToDense(tc.x, adapters.ReportCopy(&copied))
 			require.NoError(t, err)
@@ -267,7 +268,7 @@ func TestToDenseDtypes(t *testing.T) {
 		x := core.MustNew(dt, 2, 3)
 		d, err := gorgoniax.ToDense(x, adapters.ZeroCopyOnly())
 		require.NoError(t, err, dt.String())
-		back, err := gorgoniax.DLDataTypeOf(d.Dtype())
+		back, err := gorgoniax.FromDType(d.Dtype())
 		require.NoError(t, err)
 		assert.Equal(t, dt, back)
 	}
@@ -289,15 +290,16 @@ func TestToDenseDtypes(t *testing.T) {
 		{Code: core.CodeInt, Bits: 4, Lanes: 1}, {Code: core.CodeFloat, Bits: 32, Lanes: 4}} {
 		_, err := gorgoniax.ToDense(core.MustNew(dt, 2))
 		require.ErrorIs(t, err, adapters.ErrUnsupported, dt.String())
-		assert.False(t, gorgoniax.ZeroCopy(core.MustNew(dt, 2)))
+		ok, _ := gorgoniax.Shareable(core.MustNew(dt, 2))
+		assert.False(t, ok)
 	}
-	_, err = gorgoniax.DLDataTypeOf(tensor.String)
+	_, err = gorgoniax.FromDType(tensor.String)
 	require.ErrorIs(t, err, adapters.ErrUnsupported)
 }
 
 func mustDtype(t *testing.T, dt core.DLDataType) tensor.Dtype {
 	t.Helper()
-	g, err := gorgoniax.DtypeOf(dt)
+	g, err := gorgoniax.ToDType(dt)
 	require.NoError(t, err)
 	return g
 }
@@ -326,7 +328,9 @@ func TestToDenseEmptyScalarAndErrors(t *testing.T) {
 	dev, err := core.Wrap(core.Desc{Data: unsafe.Pointer(&fake[0]), Device: core.DLDevice{DeviceType: core.CUDA},
 		DType: core.Float64, Shape: []int64{4}}, nil)
 	require.NoError(t, err)
-	assert.False(t, gorgoniax.ZeroCopy(dev))
+	ok, why := gorgoniax.Shareable(dev)
+	assert.False(t, ok)
+	assert.Contains(t, why, "not host memory")
 	_, err = gorgoniax.ToDense(dev)
 	require.ErrorIs(t, err, core.ErrNotHost)
 	_, err = gorgoniax.ToDense(dev, adapters.ZeroCopyOnly())
@@ -387,6 +391,6 @@ func TestConformance(t *testing.T) {
 			}
 			return gorgoniax.FromDense(d)
 		},
-		ZeroCopy: gorgoniax.ZeroCopy,
+		Shareable: gorgoniax.Shareable,
 	})
 }

@@ -17,7 +17,11 @@ import (
 
 // gonumToGorgonia is our path: mat.Dense → core → tensor.Dense, sharing memory.
 func gonumToGorgonia(m *mat.Dense, opts ...adapters.Option) (*tensor.Dense, error) {
-	return gorgoniax.ToDense(gonumx.FromDense(m), opts...)
+	t, err := gonumx.FromDense(m)
+	if err != nil {
+		return nil, err
+	}
+	return gorgoniax.ToDense(t, opts...)
 }
 
 // gorgoniaToGonum is our path back: tensor.Dense → core → mat.Matrix.

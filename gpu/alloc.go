@@ -137,9 +137,9 @@ func AllocManaged(dtype core.DLDataType, dev int, shape ...int64) (*core.Tensor,
 // library, a cudaMallocHost buffer, managed memory): release is its owner's deleter, called
 // exactly once when the last holder lets go, or before Wrap returns an error. Besides core's
 // validation of d (see core.Wrap), Wrap asks the driver what the address is and refuses (with
-// ErrDevice) memory that is not what d.Device claims: kDLCUDA must be device (or managed) memory
+// ErrUnsupportedDevice) memory that is not what d.Device claims: kDLCUDA must be device (or managed) memory
 // of that device, kDLCUDAHost pinned host memory, kDLCUDAManaged managed memory. Other device
-// types are refused with ErrDevice; without a driver the error matches ErrNoDevice.
+// types are refused with ErrUnsupportedDevice; without a driver the error matches ErrNoDevice.
 func Wrap(d core.Desc, release func()) (*core.Tensor, error) {
 	fail := func(err error) (*core.Tensor, error) {
 		if release != nil {
@@ -149,7 +149,7 @@ func Wrap(d core.Desc, release func()) (*core.Tensor, error) {
 	}
 	dt := d.Device.DeviceType
 	if dt != core.CUDA && dt != core.CUDAHost && dt != core.CUDAManaged {
-		return fail(fmt.Errorf("%w: %s (want cuda, cuda_host or cuda_managed)", ErrDevice, d.Device))
+		return fail(fmt.Errorf("%w: %s (want cuda, cuda_host or cuda_managed)", ErrUnsupportedDevice, d.Device))
 	}
 	if _, err := cuda.DeviceCount(); err != nil {
 		return fail(err)
@@ -158,15 +158,15 @@ func Wrap(d core.Desc, release func()) (*core.Tensor, error) {
 		addr := uintptr(d.Data) + uintptr(d.ByteOffset)
 		info, err := cuda.Pointer(addr)
 		if err != nil {
-			return fail(fmt.Errorf("%w: %#x is not CUDA memory: %w", ErrDevice, addr, err))
+			return fail(fmt.Errorf("%w: %#x is not CUDA memory: %w", ErrUnsupportedDevice, addr, err))
 		}
 		switch {
 		case dt == core.CUDA && (info.Kind != cuda.Device || info.Device != int(d.Device.DeviceID)):
-			return fail(fmt.Errorf("%w: %#x is %s memory of device %d, not %s memory", ErrDevice, addr, info.Kind, info.Device, d.Device))
+			return fail(fmt.Errorf("%w: %#x is %s memory of device %d, not %s memory", ErrUnsupportedDevice, addr, info.Kind, info.Device, d.Device))
 		case dt == core.CUDAHost && info.Kind != cuda.Host:
-			return fail(fmt.Errorf("%w: %#x is %s memory, not pinned host memory", ErrDevice, addr, info.Kind))
+			return fail(fmt.Errorf("%w: %#x is %s memory, not pinned host memory", ErrUnsupportedDevice, addr, info.Kind))
 		case dt == core.CUDAManaged && !info.Managed:
-			return fail(fmt.Errorf("%w: %#x is %s memory, not managed memory", ErrDevice, addr, info.Kind))
+			return fail(fmt.Errorf("%w: %#x is %s memory, not managed memory", ErrUnsupportedDevice, addr, info.Kind))
 		}
 	}
 	t, err := core.Wrap(d, release)

@@ -28,7 +28,7 @@ func classify(t *core.Tensor) (side, int, error) {
 	case core.CUDA, core.CUDAManaged:
 		return device, int(d.DeviceID), nil
 	default:
-		return 0, 0, fmt.Errorf("%w: %s", ErrDevice, d)
+		return 0, 0, fmt.Errorf("%w: %s", ErrUnsupportedDevice, d)
 	}
 }
 

@@ -2,7 +2,9 @@ package gpu
 
 import (
 	"errors"
+	"fmt"
 
+	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gpu/cuda"
 )
@@ -11,9 +13,11 @@ import (
 // no device, an ordinal that does not exist). It is cuda.ErrNoDevice.
 var ErrNoDevice = cuda.ErrNoDevice
 
-// ErrDevice is matched by errors about a tensor on a device this package does not handle (ROCm,
-// OpenCL, ...), or a device pointer that is not what its DLDevice claims.
-var ErrDevice = errors.New("gpu: unsupported device")
+// ErrUnsupportedDevice is matched by errors about a tensor on a device this package does not
+// handle (ROCm, OpenCL, Vulkan, ...), or memory that is not what its device claims (a wrapped
+// address that is not CUDA memory of that kind). It matches adapters.ErrUnsupported too; it is
+// not core.ErrDevice, which means a malformed device field in a descriptor.
+var ErrUnsupportedDevice = fmt.Errorf("%w: gpu: unsupported device", adapters.ErrUnsupported)
 
 // ErrStream is matched by errors about a stream argument: a Python-protocol value that is not
 // one (0, or negative but -1), or a stream used where it cannot be.

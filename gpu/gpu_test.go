@@ -219,12 +219,12 @@ func TestGPUWrapForeign(t *testing.T) {
 	freed = 0
 	_, err = Wrap(core.Desc{Data: hp, Device: Device(0), DType: core.Float32, Shape: []int64{16}},
 		func() { freed++; assert.NoError(t, cuda.MemFreeHost(hp)) })
-	require.ErrorIs(t, err, ErrDevice)
+	require.ErrorIs(t, err, ErrUnsupportedDevice)
 	assert.Equal(t, 1, freed)
 	// Go memory is not CUDA memory.
 	buf := make([]float32, 4)
 	_, err = Wrap(core.Desc{Data: addr(uintptr(0xdead0000)), Device: Pinned, DType: core.Float32, Shape: []int64{4}}, nil)
-	require.ErrorIs(t, err, ErrDevice)
+	require.ErrorIs(t, err, ErrUnsupportedDevice)
 	runtime.KeepAlive(buf)
 }
 

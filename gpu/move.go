@@ -48,7 +48,7 @@ func to(t *core.Tensor, dev core.DLDevice, s Stream, async bool) (*core.Tensor, 
 	case core.CUDAManaged:
 		out, err = AllocManaged(t.DType(), int(dev.DeviceID), t.Shape()...)
 	default:
-		err = fmt.Errorf("%w: %s", ErrDevice, dev)
+		err = fmt.Errorf("%w: %s", ErrUnsupportedDevice, dev)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("gpu: to %s: %w", dev, err)

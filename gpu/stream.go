@@ -159,7 +159,7 @@ func ReadyFor(t *core.Tensor, producer Stream, consumer int64) error {
 		return nil
 	case core.CUDA, core.CUDAManaged:
 	default:
-		return fmt.Errorf("%w: %s", ErrDevice, t.Device())
+		return fmt.Errorf("%w: %s", ErrUnsupportedDevice, t.Device())
 	}
 	if cs.noSync || producer.noSync || cs.Handle() == producer.Handle() {
 		return nil

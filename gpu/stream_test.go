@@ -92,7 +92,7 @@ func TestReadyForWithoutDevice(t *testing.T) {
 	assert.ErrorIs(t, ReadyFor(dev, LegacyStream, 0), ErrStream)
 	rocm, err := core.WrapKeep(core.Desc{Data: unsafe.Pointer(&buf[0]), Device: core.DLDevice{DeviceType: core.ROCM}, DType: core.Float32, Shape: []int64{3}}, buf)
 	require.NoError(t, err)
-	assert.ErrorIs(t, ReadyFor(rocm, LegacyStream, 1), ErrDevice)
+	assert.ErrorIs(t, ReadyFor(rocm, LegacyStream, 1), ErrUnsupportedDevice)
 	if cuda.Available() != nil {
 		assert.ErrorIs(t, ReadyFor(dev, LegacyStream, 2), ErrNoDevice)
 	}
@@ -140,9 +140,9 @@ func TestCopyErrors(t *testing.T) {
 	require.ErrorIs(t, Copy(ro, dev), core.ErrReadOnly)
 	rocm, err := core.WrapKeep(core.Desc{Data: unsafe.Pointer(&buf[0]), Device: core.DLDevice{DeviceType: core.ROCM}, DType: core.Float32, Shape: []int64{2, 3}}, buf)
 	require.NoError(t, err)
-	require.ErrorIs(t, Copy(host, rocm), ErrDevice)
+	require.ErrorIs(t, Copy(host, rocm), ErrUnsupportedDevice)
 	_, err = To(host, core.DLDevice{DeviceType: core.Vulkan})
-	require.ErrorIs(t, err, ErrDevice)
+	require.ErrorIs(t, err, ErrUnsupportedDevice)
 	require.ErrorIs(t, CopyOn(host, dev, NoSync), ErrStream)
 	_, err = ToOn(host, Device(0), NoSync)
 	require.ErrorIs(t, err, ErrStream)
@@ -178,7 +178,7 @@ func TestCopyErrors(t *testing.T) {
 
 	released := 0
 	_, err = Wrap(core.Desc{Device: core.DLDevice{DeviceType: core.ROCM}, DType: core.Float32, Shape: []int64{0}}, func() { released++ })
-	require.ErrorIs(t, err, ErrDevice)
+	require.ErrorIs(t, err, ErrUnsupportedDevice)
 	assert.Equal(t, 1, released)
 }
 

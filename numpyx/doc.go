@@ -11,7 +11,7 @@
 //     ParseHeader and HeaderOf for headers alone.
 //   - Memory maps: Map opens a file as a read-only tensor over the file's bytes, in constant
 //     time, unmapped when released or unreachable.
-//   - .npz: ReadNPZ and WriteNPZ/WriteNPZCompressed for whole archives; OpenNPZ/NewNPZ read
+//   - .npz: ReadNPZ and WriteNPZ (Compressed() deflates) for whole archives; OpenNPZ/NewNPZ read
 //     member by member, lazily; NPZWriter writes member by member.
 //
 // Format versions 1.0, 2.0 and 3.0 are read; dtypes b1, i1-i8, u1-u8, f2 (float16), f4, f8,

@@ -74,7 +74,7 @@ func ExampleMap() {
 // Write an .npz archive member by member and read it lazily.
 func ExampleNPZWriter() {
 	var buf bytes.Buffer
-	w := numpyx.NewNPZWriter(&buf, true) // deflated, like numpy.savez_compressed
+	w := numpyx.NewNPZWriter(&buf, numpyx.Compressed()) // deflated, like numpy.savez_compressed
 	_ = w.Write("weights", core.MustFromSlice([]float32{0.25, -1}, 1, 2))
 	_ = w.Write("step", core.Scalar(int64(7)))
 	if err := w.Close(); err != nil {

@@ -157,7 +157,7 @@ func TestNPZMaxInflated(t *testing.T) {
 	name := filepath.Join(dir, "z.npz")
 	big := core.MustNew(core.Float64, 1000, 1000) // 8 MB of zeros: deflates to a few KB
 	small := core.MustNew(core.Float64, 10)
-	require.NoError(t, numpyx.WriteNPZCompressed(name, map[string]*core.Tensor{"big": big, "small": small}))
+	require.NoError(t, numpyx.WriteNPZ(name, map[string]*core.Tensor{"big": big, "small": small}, numpyx.Compressed()))
 	fi, err := os.Stat(name)
 	require.NoError(t, err)
 	require.Less(t, fi.Size(), int64(100_000))

@@ -137,7 +137,7 @@ func TestAllocationBounded(t *testing.T) {
 // TestNPZHostile builds broken archives.
 func TestNPZHostile(t *testing.T) {
 	var ok bytes.Buffer
-	w := numpyx.NewNPZWriter(&ok, false)
+	w := numpyx.NewNPZWriter(&ok)
 	require.NoError(t, w.Write("a", core.MustFromSlice([]float64{1, 2, 3, 4})))
 	require.NoError(t, w.Close())
 
@@ -148,7 +148,11 @@ func TestNPZHostile(t *testing.T) {
 	var lie bytes.Buffer
 	for _, comp := range []bool{false, true} {
 		lie.Reset()
-		zw := numpyx.NewNPZWriter(&lie, comp)
+		var opts []numpyx.NPZOption
+		if comp {
+			opts = append(opts, numpyx.Compressed())
+		}
+		zw := numpyx.NewNPZWriter(&lie, opts...)
 		require.NoError(t, zw.Write("a", core.MustFromSlice([]float64{1, 2, 3, 4})))
 		require.NoError(t, zw.Close())
 		b := bytes.Replace(lie.Bytes(), []byte("(4,)"), []byte("(9,)"), 1)
@@ -182,7 +186,7 @@ func TestNPZHostile(t *testing.T) {
 	require.ErrorIs(t, err, numpyx.ErrFormat)
 
 	// duplicate keys on write and read
-	w = numpyx.NewNPZWriter(&bytes.Buffer{}, false)
+	w = numpyx.NewNPZWriter(&bytes.Buffer{})
 	require.NoError(t, w.Write("a", core.Scalar(1.0)))
 	require.ErrorIs(t, w.Write("a", core.Scalar(1.0)), numpyx.ErrDuplicateKey)
 	dup := rawNPZ(t, false, "a.npy", ok.Bytes()[:0], "a", nil)

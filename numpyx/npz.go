@@ -25,14 +25,35 @@ type NPZ struct {
 	limit int64
 }
 
-// NPZOption sets how an .npz archive is read.
-type NPZOption func(*NPZ)
+// NPZOption sets how an .npz archive is read (OpenNPZ, NewNPZ, ReadNPZ) or written (WriteNPZ,
+// NewNPZWriter); each option says which it is for, and the other side ignores it.
+type NPZOption func(*npzConfig)
 
-// MaxInflated caps the data bytes that reading the archive's arrays may produce, over all its
-// Read calls together: a Read whose array would pass the cap fails with ErrTooLarge before it
-// allocates. A small compressed archive can inflate to a huge array (deflate reaches about
+// npzConfig is what the options set.
+type npzConfig struct {
+	limit    int64 // MaxInflated, or -1
+	compress bool  // Compressed
+}
+
+func npzConfigOf(opts []NPZOption) npzConfig {
+	c := npzConfig{limit: -1}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}
+
+// MaxInflated, when reading, caps the data bytes that the archive's arrays may produce, over all
+// its Read calls together: a Read whose array would pass the cap fails with ErrTooLarge before
+// it allocates. A small compressed archive can inflate to a huge array (deflate reaches about
 // 1000:1), so set it when the archive comes from someone you do not trust. The default is no cap.
-func MaxInflated(n int64) NPZOption { return func(z *NPZ) { z.limit = max(n, 0) } }
+func MaxInflated(n int64) NPZOption { return func(c *npzConfig) { c.limit = max(n, 0) } }
+
+// Compressed, when writing, deflates the members, like numpy.savez_compressed; the default stores
+// them as they are, like numpy.savez.
+func Compressed() NPZOption { return func(c *npzConfig) { c.compress = true } }
 
 // OpenNPZ opens the .npz file called name. Close it when done; the tensors it returned stay
 // valid after Close (they are in Go memory).
@@ -63,10 +84,7 @@ func NewNPZ(r io.ReaderAt, size int64, opts ...NPZOption) (*NPZ, error) {
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) { // names are keys here, never paths
 		return nil, fmt.Errorf("%w: not a zip archive: %v", ErrFormat, err)
 	}
-	z := &NPZ{files: map[string]*zip.File{}, size: size, limit: -1}
-	for _, o := range opts {
-		o(z)
-	}
+	z := &NPZ{files: map[string]*zip.File{}, size: size, limit: npzConfigOf(opts).limit}
 	for _, f := range zr.File {
 		key := strings.TrimSuffix(f.Name, ".npy")
 		if _, dup := z.files[key]; dup {
@@ -214,9 +232,9 @@ type NPZWriter struct {
 }
 
 // NewNPZWriter starts an .npz archive on w. Members are stored as they are, like numpy.savez,
-// or deflated when compress is true, like numpy.savez_compressed. Close finishes the archive.
-func NewNPZWriter(w io.Writer, compress bool) *NPZWriter {
-	return &NPZWriter{zw: zip.NewWriter(w), compress: compress, seen: map[string]bool{}}
+// or deflated with Compressed(), like numpy.savez_compressed. Close finishes the archive.
+func NewNPZWriter(w io.Writer, opts ...NPZOption) *NPZWriter {
+	return &NPZWriter{zw: zip.NewWriter(w), compress: npzConfigOf(opts).compress, seen: map[string]bool{}}
 }
 
 // Write adds t under key, as the member key+".npy" (see Write for the format). Keys must be
@@ -254,20 +272,12 @@ func (z *NPZWriter) Close() error {
 	return nil
 }
 
-// WriteNPZ writes arrays to the file called name as an uncompressed .npz archive, like
-// numpy.savez, in key order; numpy.load reads each back under its key.
-func WriteNPZ(name string, arrays map[string]*core.Tensor) error {
-	return writeNPZ(name, arrays, false)
-}
-
-// WriteNPZCompressed is WriteNPZ with deflated members, like numpy.savez_compressed.
-func WriteNPZCompressed(name string, arrays map[string]*core.Tensor) error {
-	return writeNPZ(name, arrays, true)
-}
-
-func writeNPZ(name string, arrays map[string]*core.Tensor, compress bool) error {
+// WriteNPZ writes arrays to the file called name as an .npz archive, in key order; numpy.load
+// reads each back under its key. Members are stored as they are, like numpy.savez, or deflated
+// with Compressed(), like numpy.savez_compressed.
+func WriteNPZ(name string, arrays map[string]*core.Tensor, opts ...NPZOption) error {
 	return createFile(name, func(f *os.File) error {
-		z := NewNPZWriter(f, compress)
+		z := NewNPZWriter(f, opts...)
 		keys := make([]string, 0, len(arrays))
 		for k := range arrays {
 			keys = append(keys, k)

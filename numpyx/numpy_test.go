@@ -364,7 +364,7 @@ func TestWriteNumPy(t *testing.T) {
 			arrays["x"+dt.String()] = x
 		}
 		if comp {
-			require.NoError(t, numpyx.WriteNPZCompressed(path, arrays))
+			require.NoError(t, numpyx.WriteNPZ(path, arrays, numpyx.Compressed()))
 		} else {
 			require.NoError(t, numpyx.WriteNPZ(path, arrays))
 		}

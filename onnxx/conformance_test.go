@@ -32,6 +32,6 @@ func TestConformance(t *testing.T) {
 			}
 			return y, nil
 		},
-		ZeroCopy: func(x *core.Tensor) bool { return x.IsContiguous() },
+		Shareable: func(x *core.Tensor) (bool, string) { return x.IsContiguous(), "not C-contiguous" },
 	})
 }

@@ -33,11 +33,11 @@ func Example() {
 		MinNdim:   2,
 		MaxNdim:   2,
 		RoundTrip: roundTrip,
-		ZeroCopy:  (*core.Tensor).IsContiguous,
+		Shareable: func(t *core.Tensor) (bool, string) { return t.IsContiguous(), "not C-contiguous" },
 	}
 	for _, c := range adaptertest.Cases(adapter.DTypes, adapter.MinNdim, adapter.MaxNdim) {
 		back, err := adapter.RoundTrip(c.Tensor)
-		fmt.Printf("%-28s zero-copy=%-5v err=%v\n", c.Name, adapter.ZeroCopy(c.Tensor), err)
+		fmt.Printf("%-28s zero-copy=%-5v err=%v\n", c.Name, shares(adapter, c.Tensor), err)
 		_ = back
 	}
 	// Output:
@@ -55,4 +55,10 @@ func Example() {
 	// float64/2d[3 4]/foreign      zero-copy=true  err=<nil>
 	// float64/2d[3 4]/fortran      zero-copy=false err=<nil>
 	// float64/2d[3 4]/transposed   zero-copy=false err=<nil>
+}
+
+// shares is the verdict of the adapter's zero-copy predicate.
+func shares(a adaptertest.Adapter, t *core.Tensor) bool {
+	ok, _ := a.Shareable(t)
+	return ok
 }

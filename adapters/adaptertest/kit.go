@@ -15,7 +15,7 @@
 //			DTypes:    []core.DLDataType{core.Float64},
 //			MinNdim:   2, MaxNdim: 2,
 //			RoundTrip: roundTrip, // tensor → *mat.Dense → tensor
-//			ZeroCopy:  func(t *core.Tensor) bool { return t.IsContiguous() && !t.ReadOnly() },
+//			Shareable: gonumx.Shareable, // the adapter's zero-copy predicate
 //		})
 //	}
 //
@@ -33,7 +33,7 @@
 //
 //   - values: RoundTrip with default options succeeds and gives back the dtype, shape and
 //     elements (compared as bytes of C-order copies, so NaNs compare equal).
-//   - zero-copy: when ZeroCopy(case) is true, every element of the result sits at the address of
+//   - zero-copy: when Shareable(case) is true, every element of the result sits at the address of
 //     the input's, a write through either is seen through the other, and RoundTrip with
 //     adapters.ZeroCopyOnly succeeds (or, for a read-only input, may refuse with
 //     core.ErrReadOnly). When it is false, ZeroCopyOnly fails with adapters.ErrCopyRequired and
@@ -87,13 +87,20 @@ type Adapter struct {
 	// conversions. With a copy policy, it must honour it as a whole (ZeroCopyOnly fails if either
 	// direction would copy) and ReportCopy must report whether the result shares t's memory.
 	RoundTrip func(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error)
-	// ZeroCopy says whether the adapter promises to share memory for input t under the default
-	// policy (and so to succeed under ZeroCopyOnly). When it returns false the adapter must copy.
-	// Nil means the adapter never shares memory.
-	ZeroCopy func(t *core.Tensor) bool
+	// Shareable is the adapter's zero-copy predicate (every adapter exports one under that name):
+	// whether it promises to share memory for input t under the default policy (and so to succeed
+	// under ZeroCopyOnly), and if not, why. When it returns false the adapter must copy. Nil
+	// means the adapter never shares memory.
+	Shareable func(t *core.Tensor) (ok bool, why string)
 }
 
-func (a Adapter) zeroCopy(t *core.Tensor) bool { return a.ZeroCopy != nil && a.ZeroCopy(t) }
+func (a Adapter) zeroCopy(t *core.Tensor) bool {
+	if a.Shareable == nil {
+		return false
+	}
+	ok, _ := a.Shareable(t)
+	return ok
+}
 
 // check is one conformance check of one case: it builds its own fresh input.
 type check struct {
@@ -298,14 +305,14 @@ func checkZeroCopy(a Adapter, s spec) error {
 	}
 	if !a.zeroCopy(in) {
 		if _, err := roundTrip(a, in, adapters.ZeroCopyOnly()); !errors.Is(err, adapters.ErrCopyRequired) {
-			return fmt.Errorf("ZeroCopy says %s must be copied, yet RoundTrip with ZeroCopyOnly returned %v, not ErrCopyRequired", in, err)
+			return fmt.Errorf("Shareable says %s must be copied, yet RoundTrip with ZeroCopyOnly returned %v, not ErrCopyRequired", in, err)
 		}
 		back, err := roundTrip(a, in)
 		if err != nil {
 			return fmt.Errorf("RoundTrip of %s: %w", in, err)
 		}
 		if err := independent(in, back); err != nil {
-			return fmt.Errorf("ZeroCopy says %s is copied, but %w", in, err)
+			return fmt.Errorf("Shareable says %s is copied, but %w", in, err)
 		}
 		return nil
 	}
@@ -317,7 +324,7 @@ func checkZeroCopy(a Adapter, s spec) error {
 		return err
 	}
 	if err := sameAddresses(in, back); err != nil {
-		return fmt.Errorf("ZeroCopy promised shared memory: %w", err)
+		return fmt.Errorf("Shareable promised shared memory: %w", err)
 	}
 	if n := int(in.Len()); n > 0 {
 		if !in.ReadOnly() {
@@ -336,7 +343,7 @@ func checkZeroCopy(a Adapter, s spec) error {
 	case err != nil && in.ReadOnly() && errors.Is(err, core.ErrReadOnly):
 		return nil // refusing to share read-only memory is allowed
 	case err != nil:
-		return fmt.Errorf("ZeroCopy promised shared memory, yet RoundTrip with ZeroCopyOnly failed: %w", err)
+		return fmt.Errorf("Shareable promised shared memory, yet RoundTrip with ZeroCopyOnly failed: %w", err)
 	}
 	if err := sameAddresses(in, only); err != nil {
 		return fmt.Errorf("RoundTrip with ZeroCopyOnly: %w", err)
@@ -432,7 +439,7 @@ func checkReportCopy(a Adapter, s spec) error {
 			return fmt.Errorf("RoundTrip of %s with %s and ReportCopy: %w", in, o.name, err)
 		}
 		if copied != o.copied {
-			return fmt.Errorf("with %s ReportCopy said copied=%v for %s (ZeroCopy: %v)", o.name, copied, in, share)
+			return fmt.Errorf("with %s ReportCopy said copied=%v for %s (Shareable: %v)", o.name, copied, in, share)
 		}
 		if in.Len() > 0 && aliases(in, back) == copied {
 			return fmt.Errorf("with %s ReportCopy said copied=%v, but sharing memory with the result %s is %v", o.name, copied, back, aliases(in, back))

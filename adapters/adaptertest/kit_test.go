@@ -36,7 +36,7 @@ func identityAdapter() Adapter {
 		Name:      "identity",
 		DTypes:    allDTypes,
 		RoundTrip: identity,
-		ZeroCopy:  (*core.Tensor).IsContiguous,
+		Shareable: contiguous,
 	}
 }
 
@@ -61,7 +61,7 @@ func TestAnyLayoutConforms(t *testing.T) {
 		Name:      "any-layout",
 		DTypes:    []core.DLDataType{core.Float64, core.Bool, core.Complex64},
 		RoundTrip: anyLayout,
-		ZeroCopy:  func(*core.Tensor) bool { return true },
+		Shareable: always,
 	})
 }
 
@@ -94,10 +94,10 @@ func TestKitCatchesBrokenAdapters(t *testing.T) {
 		check string // every failure expected comes from this check
 	}{
 		{"false zero-copy claim", Adapter{DTypes: few, RoundTrip: identity,
-			ZeroCopy: func(*core.Tensor) bool { return true }}, "zero-copy"},
+			Shareable: always}, "zero-copy"},
 		{"undeclared sharing", Adapter{DTypes: few, RoundTrip: anyLayout,
-			ZeroCopy: (*core.Tensor).IsContiguous}, "zero-copy"},
-		{"wrong values", Adapter{DTypes: few, ZeroCopy: (*core.Tensor).IsContiguous,
+			Shareable: contiguous}, "zero-copy"},
+		{"wrong values", Adapter{DTypes: few, Shareable: contiguous,
 			RoundTrip: func(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
 				back, err := identity(t, opts...)
 				if err == nil && back.Len() > 1 && !back.ReadOnly() && back.Foreign() {
@@ -105,7 +105,7 @@ func TestKitCatchesBrokenAdapters(t *testing.T) {
 				}
 				return back, err
 			}}, "values"},
-		{"read-only comes back writable", Adapter{DTypes: few, ZeroCopy: (*core.Tensor).IsContiguous,
+		{"read-only comes back writable", Adapter{DTypes: few, Shareable: contiguous,
 			RoundTrip: func(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
 				back, err := identity(t, opts...)
 				if err != nil || back.Flags()&core.FlagIsCopied != 0 {
@@ -113,13 +113,13 @@ func TestKitCatchesBrokenAdapters(t *testing.T) {
 				}
 				return aliasUnchecked(t)
 			}}, "read-only"},
-		{"copy reported as shared", Adapter{DTypes: few, ZeroCopy: (*core.Tensor).IsContiguous,
+		{"copy reported as shared", Adapter{DTypes: few, Shareable: contiguous,
 			RoundTrip: func(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
 				back, err := identity(t, opts...)
 				adapters.Apply(opts...).Report(false)
 				return back, err
 			}}, "report-copy"},
-		{"chain that does not hold foreign memory", Adapter{DTypes: few, ZeroCopy: (*core.Tensor).IsContiguous,
+		{"chain that does not hold foreign memory", Adapter{DTypes: few, Shareable: contiguous,
 			RoundTrip: func(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
 				back, err := identity(t, opts...)
 				if err != nil || back.Flags()&core.FlagIsCopied != 0 || !t.Foreign() {
@@ -131,7 +131,7 @@ func TestKitCatchesBrokenAdapters(t *testing.T) {
 				}
 				return chainedView(loose, 3) // the chain holds a tensor that holds nothing
 			}}, "lifetime"},
-		{"view that does not hold foreign memory", Adapter{DTypes: few, ZeroCopy: (*core.Tensor).IsContiguous,
+		{"view that does not hold foreign memory", Adapter{DTypes: few, Shareable: contiguous,
 			RoundTrip: func(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
 				back, err := identity(t, opts...)
 				if err != nil || back.Flags()&core.FlagIsCopied != 0 || !t.Foreign() {
@@ -253,7 +253,7 @@ func TestLifetimeWaitsForChainedCleanups(t *testing.T) {
 		Name:      "chained",
 		DTypes:    []core.DLDataType{core.Float32, core.Int8},
 		RoundTrip: chained,
-		ZeroCopy:  (*core.Tensor).IsContiguous,
+		Shareable: contiguous,
 	})
 }
 
@@ -275,9 +275,15 @@ func TestLifetimeIgnoresOtherGarbage(t *testing.T) {
 		Name:      "identity-among-garbage",
 		DTypes:    []core.DLDataType{core.Float64, core.Uint16},
 		RoundTrip: identity,
-		ZeroCopy:  (*core.Tensor).IsContiguous,
+		Shareable: contiguous,
 	})
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, 200, released, "the garbage was all released by the end")
 }
+
+// contiguous is a zero-copy predicate for adapters that share C-contiguous tensors only.
+func contiguous(t *core.Tensor) (bool, string) { return t.IsContiguous(), "not C-contiguous" }
+
+// always is the zero-copy predicate of an adapter that claims to share everything.
+func always(*core.Tensor) (bool, string) { return true, "" }

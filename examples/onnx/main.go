@@ -60,7 +60,14 @@ func run() error {
 	// 2. Gonum matrices become core tensors over their own memory, and ORT reads that memory.
 	x := mat.NewDense(2, 3, []float64{1, 2, 3, -4, -5, -6})
 	w := mat.NewDense(3, 2, []float64{1, 0, 0, 1, 1, 1})
-	xt, wt := gonumx.FromDense(x), gonumx.FromDense(w)
+	xt, err := gonumx.FromDense(x)
+	if err != nil {
+		return err
+	}
+	wt, err := gonumx.FromDense(w)
+	if err != nil {
+		return err
+	}
 	fmt.Printf("input X %v shares the Gonum matrix's memory: %t\n", xt.Shape(), &x.RawMatrix().Data[0] == (*float64)(xt.Data()))
 
 	s, err := onnxx.NewSession(model, nil, nil, nil)

@@ -55,7 +55,10 @@ func tour(w io.Writer) error {
 
 	// 1. Gonum → core → Gorgonia: a view of the same memory, never a copy.
 	x := mat.NewDense(2, 3, []float64{1, 2, 3, 4, 5, 6})
-	xt := gonumx.FromDense(x)
+	xt, err := gonumx.FromDense(x)
+	if err != nil {
+		return err
+	}
 	g, err := gorgoniax.ToDense(xt, adapters.ZeroCopyOnly())
 	if err != nil {
 		return fmt.Errorf("Gonum → Gorgonia: %w", err)
@@ -96,7 +99,10 @@ func tour(w io.Writer) error {
 		yesNo(inCopied), ortAt == unsafe.Pointer(gonumAt))
 
 	y := mat.NewDense(2, 2, nil)
-	yt := gonumx.FromDense(y)
+	yt, err := gonumx.FromDense(y)
+	if err != nil {
+		return err
+	}
 	s, err := onnxx.NewSession(modelPath, nil, nil, nil)
 	if err != nil {
 		return fmt.Errorf("ONNX Runtime rejected the model: %w", err)

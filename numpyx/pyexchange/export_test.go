@@ -353,7 +353,7 @@ func TestConformanceVersioned(t *testing.T) {
 			}
 			return pyexchange.ImportVersioned(mt)
 		},
-		ZeroCopy: func(x *core.Tensor) bool { ok, _ := pyexchange.Shareable(x, false); return ok },
+		Shareable: func(x *core.Tensor) (bool, string) { return pyexchange.Shareable(x, false) },
 	})
 }
 
@@ -369,7 +369,7 @@ func TestConformanceLegacy(t *testing.T) {
 			}
 			return pyexchange.ImportLegacy(mt)
 		},
-		ZeroCopy: func(x *core.Tensor) bool { ok, _ := pyexchange.Shareable(x, true); return ok },
+		Shareable: func(x *core.Tensor) (bool, string) { return pyexchange.Shareable(x, true) },
 	})
 }
 

@@ -1,0 +1,53 @@
+// Package adapters holds what every adapter of this module shares: the contract they follow, the
+// copy policy their conversions take (Options), and the kernels that make the copies when memory
+// cannot be shared (Copy, Clone, Contiguous, Cast, with every stride pattern, every overlap and
+// every dtype conversion). The adapters themselves live in their own packages, one per
+// ecosystem (gonumx, gorgoniax, gomlxx, numpyx, safetensorsx, onnxx, arrowx); the conformance
+// kit that proves each keeps the contract is adapters/adaptertest.
+//
+// It is not a converter of its own: it knows no ecosystem, and core knows nothing of it.
+//
+// # The adapter contract
+//
+// An adapter for an ecosystem whose value type is X (a *mat.Dense, a *tensor.Dense, an
+// arrow.Array, ...) reads like its siblings:
+//
+//   - FromX(x X, opts ...Option) (*core.Tensor, error) makes a tensor of an X, and
+//     ToX(t *core.Tensor, opts ...Option) (X, error) an X of a tensor. Both always return an
+//     error and take the options, even where one policy is the only one possible: a From that
+//     can always share still copies under AlwaysCopy (Share does that) and reports under
+//     ReportCopy.
+//   - Shareable(t *core.Tensor) (ok bool, why string) is the zero-copy predicate of ToX: whether
+//     the default policy shares t's memory, and if not, what prevents it. A conversion decides
+//     with Apply(opts...).Decide(Shareable(t)), so that ZeroCopyOnly's error says why.
+//   - FromDType(their) (core.DLDataType, error) and ToDType(core.DLDataType) (their, error) map
+//     element types. A dtype the ecosystem cannot hold is refused with an error wrapping
+//     ErrUnsupported that names it.
+//   - Errors: every error wraps a sentinel (errors.Is). Sentinels are package variables whose
+//     message starts with the package name ("numpyx: malformed file"); one that refines another
+//     wraps it (fmt.Errorf("%w: bad .npy header", ErrFormat)), and conditions core or this
+//     package already names wrap those (core.ErrReleased, core.ErrNotHost, ErrCopyRequired,
+//     ErrUnsupported) instead of a new sentinel. Messages say what was wrong and the values
+//     at fault.
+//   - Memory: a tensor over an ecosystem value's memory holds that value (core.WrapKeep); a value
+//     built over a tensor's memory holds the tensor's memory (core.Attach); foreign memory an
+//     adapter maps or receives is wrapped with its release (core.Wrap), which runs exactly once.
+//     Every function that reads or writes a tensor's memory holds it for the whole time
+//     (core.Hold), so a tensor passed inline as the only holder of foreign memory is safe.
+//   - Tests: the adapter runs adaptertest.Run with its Shareable, and proves its zero-copy paths
+//     by address or by a write seen through both sides.
+//
+// Adding an adapter takes four files: doc.go (the package doc with a table of what shares and
+// what copies), from.go and to.go (or one file per value type), and a test file that runs the
+// kit; see CONTRIBUTING.md.
+//
+// # Copies
+//
+// Copy writes one tensor's elements into another of the same shape, converting the dtype when
+// they differ; Clone, Contiguous, Cast and CastOrder make the destination first. They are exact
+// for every stride pattern (negative, zero, steps, offsets, transposes) and every overlap of
+// source and destination (a temporary is used only when their byte ranges intersect), and they
+// refuse destinations whose elements alias each other (core.ErrOverlap). Conversions follow Go's
+// rules, except float → integer, which truncates toward zero, maps NaN to 0 and saturates at the
+// integer's limits (see Copy).
+package adapters
