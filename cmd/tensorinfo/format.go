@@ -1,0 +1,86 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/dlpack-go/dlpack/core"
+)
+
+// A format is one kind of tensor file. Each lives in a file of its own (npy.go, npz.go) that
+// appends it to formats in an init function; adding a format is adding such a file.
+type format struct {
+	name string   // "npy", "npz"
+	exts []string // file name extensions, lower case with the dot
+	// magic reports whether the first bytes of a file (at most 16) are this format's, for files
+	// whose extension names no format.
+	magic func(head []byte) bool
+	open  func(path string) (container, error)
+}
+
+// formats is every format, in the order they are tried.
+var formats []format
+
+// A container is an open tensor file.
+type container interface {
+	// entries lists the tensors, from the file's metadata alone.
+	entries() []entry
+	// tensor returns entry i's tensor for its values (a summary, an excerpt): over the file's
+	// own bytes where the format allows (a memory map), read otherwise. The caller releases it.
+	tensor(i int) (*core.Tensor, error)
+	close() error
+}
+
+// entry is what a file says about one tensor.
+type entry struct {
+	name      string // the key in an archive; the file's base name for a single array
+	dtype     core.DLDataType
+	descr     string // the dtype as the file writes it ("<f4"), when it has its own spelling
+	shape     []int64
+	bigEndian bool // multi-byte elements are stored most significant byte first
+	fortran   bool // column-major
+	size      int  // bytes of an element
+}
+
+func (e entry) len() int64 {
+	n := int64(1)
+	for _, d := range e.shape {
+		n *= d
+	}
+	return n
+}
+
+func (e entry) byteOrder() string {
+	switch {
+	case e.size <= 1:
+		return "not applicable"
+	case e.bigEndian:
+		return "big-endian"
+	}
+	return "little-endian"
+}
+
+func (e entry) layout() string {
+	if e.fortran && len(e.shape) > 1 {
+		return "F (column-major)"
+	}
+	return "C (row-major)"
+}
+
+// formatFor chooses the format of path: by its extension, else by its first bytes.
+func formatFor(path string, head []byte) (format, bool) {
+	ext := strings.ToLower(filepath.Ext(path))
+	for _, f := range formats {
+		for _, e := range f.exts {
+			if e == ext {
+				return f, true
+			}
+		}
+	}
+	for _, f := range formats {
+		if f.magic(head) {
+			return f, true
+		}
+	}
+	return format{}, false
+}

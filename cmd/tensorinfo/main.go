@@ -1,0 +1,397 @@
+// Command tensorinfo shows what tensor files hold: for every array of a NumPy .npy file or .npz
+// archive, its name, dtype, shape, byte order, memory layout and size, and on request a summary
+// of its values (-stats: min, max and mean of the values that are not NaN, and the NaN count) or
+// a NumPy-style excerpt (-repr), as text or as JSON (-json).
+//
+// Install it with
+//
+//	go install github.com/dlpack-go/dlpack/cmd/tensorinfo@latest
+//
+// Usage:
+//
+//	tensorinfo [-stats] [-repr] [-json] [-name KEY] FILE...
+//
+// Examples:
+//
+//	$ tensorinfo weights.npz
+//	weights.npz (npz, 2 arrays)
+//	NAME  DTYPE          SHAPE      BYTE ORDER     LAYOUT            ELEMENTS  BYTES
+//	w     float32 (<f4)  (784, 10)  little-endian  C (row-major)     7840      31360
+//	b     float32 (<f4)  (10,)      little-endian  C (row-major)     10        40
+//
+//	$ tensorinfo -stats -name w weights.npz
+//	$ tensorinfo -repr image.npy
+//	$ tensorinfo -json -stats *.npy | jq '.[].arrays[] | {name, nan_count: .stats.nan_count}'
+//
+// A .npy file is memory-mapped (package numpyx's Map), so a file larger than memory is listed,
+// summarised (-stats reads every value once, through the page cache) and excerpted (-repr reads
+// only the values shown) without being loaded. Data that cannot be mapped as it lies (the other
+// byte order than this machine's, unaligned data) is read into memory, up to 1 GiB. An .npz
+// member is read into memory, one at a time, when its values are asked for; listing reads only
+// the headers.
+//
+// Files are untrusted: a malformed, truncated or hostile file (a header that promises more than
+// the file holds, a shape whose size overflows, a corrupt archive) is reported with the readers'
+// error, naming the file, and tensorinfo exits with status 1 after the other files are shown.
+// Usage errors exit with status 2.
+//
+// The format is chosen by the file's extension, else by its first bytes. Each format is one
+// small file of this command (npy.go, npz.go) that registers itself.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/x448/float16"
+
+	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/display"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+type options struct {
+	stats, repr, json bool
+	name              string
+}
+
+// run is the command: it returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tensorinfo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o options
+	fs.BoolVar(&o.stats, "stats", false, "summarise the values: min, max, mean (NaN excluded), NaN count")
+	fs.BoolVar(&o.repr, "repr", false, "print a NumPy-style excerpt of the values")
+	fs.BoolVar(&o.json, "json", false, "write JSON: an array with one object per file")
+	fs.StringVar(&o.name, "name", "", "show only the array with this name (an .npz key)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: tensorinfo [-stats] [-repr] [-json] [-name KEY] FILE...")
+		fmt.Fprintln(stderr, "Shows the arrays of .npy and .npz files.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return 2
+	}
+	status := 0
+	var reports []fileReport
+	for _, path := range fs.Args() {
+		r, err := inspect(path, o)
+		if err != nil {
+			fmt.Fprintf(stderr, "tensorinfo: %s: %v\n", path, err)
+			status = 1
+			if !o.json {
+				continue
+			}
+			r.Error = err.Error()
+		}
+		if o.json {
+			reports = append(reports, r)
+		} else {
+			writeText(stdout, r, o)
+		}
+	}
+	if o.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if reports == nil {
+			reports = []fileReport{}
+		}
+		if err := enc.Encode(reports); err != nil {
+			fmt.Fprintf(stderr, "tensorinfo: %v\n", err)
+			return 1
+		}
+	}
+	return status
+}
+
+// fileReport is what -json writes for a file.
+type fileReport struct {
+	File   string        `json:"file"`
+	Format string        `json:"format,omitempty"`
+	Arrays []arrayReport `json:"arrays"`
+	Error  string        `json:"error,omitempty"`
+}
+
+// arrayReport is what -json writes for an array.
+type arrayReport struct {
+	Name      string  `json:"name"`
+	DType     string  `json:"dtype"`
+	Descr     string  `json:"descr,omitempty"`
+	Shape     []int64 `json:"shape"`
+	ByteOrder string  `json:"byte_order"`
+	Layout    string  `json:"layout"`
+	Elements  int64   `json:"elements"`
+	Bytes     int64   `json:"bytes"`
+	Stats     *stats  `json:"stats,omitempty"`
+	Repr      string  `json:"repr,omitempty"`
+}
+
+// inspect opens path and describes its arrays (their values too, as o asks).
+func inspect(path string, o options) (fileReport, error) {
+	r := fileReport{File: path, Arrays: []arrayReport{}}
+	f, err := os.Open(path)
+	if err != nil {
+		return r, err
+	}
+	head := make([]byte, 16)
+	n, _ := io.ReadFull(f, head)
+	f.Close()
+	ft, ok := formatFor(path, head[:n])
+	if !ok {
+		names := make([]string, len(formats))
+		for i, f := range formats {
+			names[i] = f.name
+		}
+		return r, fmt.Errorf("not a tensor file this tool reads (%s)", strings.Join(names, ", "))
+	}
+	r.Format = ft.name
+	c, err := ft.open(path)
+	if err != nil {
+		return r, err
+	}
+	defer c.close()
+	found := false
+	for i, e := range c.entries() {
+		if o.name != "" && e.name != o.name {
+			continue
+		}
+		found = true
+		a := arrayReport{Name: e.name, DType: e.dtype.String(), Descr: e.descr, Shape: e.shape,
+			ByteOrder: e.byteOrder(), Layout: e.layout(), Elements: e.len(), Bytes: e.len() * int64(e.size)}
+		if a.Shape == nil {
+			a.Shape = []int64{}
+		}
+		if o.stats || o.repr {
+			t, err := c.tensor(i)
+			if err != nil {
+				return r, fmt.Errorf("array %q: %w", e.name, err)
+			}
+			if o.stats {
+				a.Stats, err = summarize(t)
+				if errors.Is(err, errNoStats) { // complex: shown without a summary
+					err = nil
+				}
+			}
+			if o.repr {
+				a.Repr = display.Repr(t)
+			}
+			t.Release()
+			if err != nil {
+				return r, fmt.Errorf("array %q: %w", e.name, err)
+			}
+		}
+		r.Arrays = append(r.Arrays, a)
+	}
+	if o.name != "" && !found {
+		return r, fmt.Errorf("no array named %q", o.name)
+	}
+	return r, nil
+}
+
+func writeText(w io.Writer, r fileReport, o options) {
+	plural := "s"
+	if len(r.Arrays) == 1 {
+		plural = ""
+	}
+	fmt.Fprintf(w, "%s (%s, %d array%s)\n", r.File, r.Format, len(r.Arrays), plural)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	cols := "NAME\tDTYPE\tSHAPE\tBYTE ORDER\tLAYOUT\tELEMENTS\tBYTES"
+	if o.stats {
+		cols += "\tMIN\tMAX\tMEAN\tNANS"
+	}
+	fmt.Fprintln(tw, cols)
+	for _, a := range r.Arrays {
+		dt := a.DType
+		if a.Descr != "" {
+			dt += " (" + a.Descr + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d", strconv.Quote(a.Name)[1:len(strconv.Quote(a.Name))-1], dt,
+			pyShape(a.Shape), a.ByteOrder, a.Layout, a.Elements, a.Bytes)
+		if o.stats {
+			if s := a.Stats; s != nil {
+				fmt.Fprintf(tw, "\t%s\t%s\t%s\t%d", s.Min, s.Max, s.Mean, s.NaN)
+			} else {
+				fmt.Fprint(tw, "\t-\t-\t-\t-")
+			}
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+	if o.repr {
+		for _, a := range r.Arrays {
+			fmt.Fprintf(w, "\n%s =\n%s\n", strconv.Quote(a.Name), a.Repr)
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+// pyShape writes a shape as a Python tuple: (), (3,), (2, 3).
+func pyShape(shape []int64) string {
+	parts := make([]string, len(shape))
+	for i, d := range shape {
+		parts[i] = strconv.FormatInt(d, 10)
+	}
+	if len(shape) == 1 {
+		return "(" + parts[0] + ",)"
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+// num is a summary value: a JSON number when finite, else the string "nan", "inf" or "-inf"
+// (JSON has no such numbers); null when there is no value (no element that is not NaN).
+type num struct {
+	v  float64
+	ok bool
+}
+
+func (n num) String() string {
+	if !n.ok {
+		return "-"
+	}
+	return strconv.FormatFloat(n.v, 'g', 8, 64)
+}
+
+func (n num) MarshalJSON() ([]byte, error) {
+	switch {
+	case !n.ok:
+		return []byte("null"), nil
+	case math.IsNaN(n.v):
+		return []byte(`"nan"`), nil
+	case math.IsInf(n.v, 1):
+		return []byte(`"inf"`), nil
+	case math.IsInf(n.v, -1):
+		return []byte(`"-inf"`), nil
+	}
+	return strconv.AppendFloat(nil, n.v, 'g', -1, 64), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (n *num) UnmarshalJSON(b []byte) error {
+	switch s := string(b); s {
+	case "null":
+		*n = num{}
+	case `"nan"`:
+		*n = num{math.NaN(), true}
+	case `"inf"`:
+		*n = num{math.Inf(1), true}
+	case `"-inf"`:
+		*n = num{math.Inf(-1), true}
+	default:
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return fmt.Errorf("tensorinfo: summary value %s: %w", s, err)
+		}
+		*n = num{v, true}
+	}
+	return nil
+}
+
+// stats summarises the values of a real tensor: over the values that are not NaN, their min,
+// max and mean (NumPy's nanmin, nanmax, nanmean; bool counts as 0 and 1), and how many are NaN.
+type stats struct {
+	Min  num   `json:"min"`
+	Max  num   `json:"max"`
+	Mean num   `json:"mean"`
+	NaN  int64 `json:"nan_count"`
+}
+
+var errNoStats = errors.New("no summary for this dtype")
+
+// summarize reads every element once, in memory order (which a summary does not depend on), so
+// that a memory-mapped file streams through the page cache.
+func summarize(t *core.Tensor) (*stats, error) {
+	h, err := core.Hold(t)
+	if err != nil {
+		return nil, err
+	}
+	defer h.Release()
+	if !t.IsContiguous() && !t.IsFortranContiguous() {
+		return nil, fmt.Errorf("%w: strides %v", core.ErrNotContiguous, t.Strides())
+	}
+	switch t.DType() {
+	case core.Bool:
+		return statsOf(t, func(v bool) float64 {
+			if v {
+				return 1
+			}
+			return 0
+		})
+	case core.Int8:
+		return statsOf(t, func(v int8) float64 { return float64(v) })
+	case core.Int16:
+		return statsOf(t, func(v int16) float64 { return float64(v) })
+	case core.Int32:
+		return statsOf(t, func(v int32) float64 { return float64(v) })
+	case core.Int64:
+		return statsOf(t, func(v int64) float64 { return float64(v) })
+	case core.Uint8:
+		return statsOf(t, func(v uint8) float64 { return float64(v) })
+	case core.Uint16:
+		return statsOf(t, func(v uint16) float64 { return float64(v) })
+	case core.Uint32:
+		return statsOf(t, func(v uint32) float64 { return float64(v) })
+	case core.Uint64:
+		return statsOf(t, func(v uint64) float64 { return float64(v) })
+	case core.Float16:
+		return statsOf(t, func(v float16.Float16) float64 { return float64(v.Float32()) })
+	case core.BFloat16:
+		return statsOf(t, func(v core.BF16) float64 { return float64(v.Float32()) })
+	case core.Float32:
+		return statsOf(t, func(v float32) float64 { return float64(v) })
+	case core.Float64:
+		return statsOf(t, func(v float64) float64 { return v })
+	}
+	return nil, fmt.Errorf("%w: %s", errNoStats, t.DType())
+}
+
+func statsOf[T core.Element](t *core.Tensor, f func(T) float64) (*stats, error) {
+	span, _, err := core.ReadOnlySpan[T](t)
+	if err != nil {
+		return nil, err
+	}
+	var s stats
+	lo, hi := math.Inf(1), math.Inf(-1)
+	var sum, comp float64 // Kahan–Babuška (Neumaier) summation
+	var n int64
+	for _, v := range span {
+		x := f(v)
+		if x != x {
+			s.NaN++
+			continue
+		}
+		n++
+		lo, hi = min(lo, x), max(hi, x)
+		u := sum + x
+		if math.Abs(sum) >= math.Abs(x) {
+			comp += (sum - u) + x
+		} else {
+			comp += (x - u) + sum
+		}
+		sum = u
+	}
+	if n > 0 {
+		total := sum + comp
+		if math.IsInf(sum, 0) || math.IsNaN(sum) { // an infinity among the values
+			total = sum
+		}
+		s.Min, s.Max, s.Mean = num{lo, true}, num{hi, true}, num{total / float64(n), true}
+	}
+	return &s, nil
+}
