@@ -7,11 +7,14 @@
 # It first runs tools/gophernotes/build.sh (which builds the kernel once and caches it, and
 # installs the kernel spec "go-dlpack"), then executes each notebook in a fresh kernel with
 # Debian's jupyter nbconvert. The notebooks in the repository stay untouched: executed copies go
-# to $NOTEBOOK_OUT (default: a temporary directory, removed afterwards). The last line reads
-# "notebooks: N passed, M failed"; the exit status is 1 if any notebook failed.
+# to $NOTEBOOK_OUT (default: a temporary directory, removed afterwards). Then each executed
+# notebook is rendered to HTML and checked in headless Chromium (tools/notebooks/browsercheck),
+# which keeps a screenshot of each page in $NOTEBOOK_SHOTS (default artifacts/notebooks). It
+# prints "notebooks: N passed, M failed" and "browser: N checked, M failed"; the exit status is
+# 1 if any notebook failed to run or to show.
 #
 # Needs: Go and a C compiler (for the kernel and the plugins it builds), and
-#   apt-get install python3-jupyter-client python3-nbclient python3-nbformat python3-ipykernel jupyter-nbconvert
+#   apt-get install python3-jupyter-client python3-nbclient python3-nbformat python3-ipykernel jupyter-nbconvert chromium
 # A cold run (kernel build, then the first plugin of each notebook) takes a few minutes; later
 # runs reuse the cached kernel and Go's build cache.
 set -euo pipefail
@@ -31,21 +34,24 @@ fi
 out=${NOTEBOOK_OUT:-}
 if [[ -z "$out" ]]; then
 	out=$(mktemp -d)
-	trap 'rm -rf "$out"' EXIT
 fi
 mkdir -p "$out"
+
+# Each notebook runs from a copy in a folder outside the repository, as a notebook of one's own
+# would: the kernel resolves github.com/dlpack-go/dlpack to this checkout wherever it starts.
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"; [[ -n "${NOTEBOOK_OUT:-}" ]] || rm -rf "$out"' EXIT
 
 passed=0 failed=0
 for nb in "$@"; do
 	name=$(basename "$nb")
 	start=$SECONDS
-	# The kernel starts in the notebook's own directory, so imports like "../../core" name
-	# this checkout.
+	cp "$nb" "$scratch/$name"
 	if "$jupyter" nbconvert --to notebook --execute \
 		--ExecutePreprocessor.kernel_name=go-dlpack \
 		--ExecutePreprocessor.timeout=1200 \
 		--ExecutePreprocessor.startup_timeout=120 \
-		--output-dir "$out" --output "$name" "$nb" >"$out/$name.log" 2>&1; then
+		--output-dir "$out" --output "$name" "$scratch/$name" >"$out/$name.log" 2>&1; then
 		passed=$((passed + 1))
 		echo "ok   $name ($((SECONDS - start))s)"
 	else
@@ -55,4 +61,24 @@ for nb in "$@"; do
 	fi
 done
 echo "notebooks: $passed passed, $failed failed"
-((failed == 0))
+
+# What a reader sees: each executed notebook rendered to HTML as Jupyter would show it, loaded in
+# headless Chromium; browsercheck checks the DOM (every tensor's caption and table, pictures
+# decoded at their size, no markup shown as text) and a screenshot of each page, which it keeps
+# in $NOTEBOOK_SHOTS (default artifacts/notebooks; CI keeps it).
+shots=${NOTEBOOK_SHOTS:-$repo/artifacts/notebooks}
+browser_failed=0
+if ((passed > 0)); then
+	executed=()
+	for nb in "$@"; do
+		name=$(basename "$nb")
+		[[ -f "$out/$name" ]] || continue
+		"$jupyter" nbconvert --to html --output-dir "$out" "$out/$name" >"$out/$name.html.log" 2>&1 ||
+			{ echo "FAIL $name: nbconvert --to html"; tail -n 20 "$out/$name.html.log" | sed 's/^/    /'; browser_failed=1; continue; }
+		executed+=("$out/$name")
+	done
+	if ((${#executed[@]})); then
+		(cd "$repo" && go run ./tools/notebooks/browsercheck -shots "$shots" "${executed[@]}") || browser_failed=1
+	fi
+fi
+((failed == 0 && browser_failed == 0))
