@@ -599,6 +599,7 @@ func TestImageErrors(t *testing.T) {
 func TestSimpleRender(t *testing.T) {
 	pic := core.MustFromSlice(seq(8*10, func(i int) float64 { return float64(i % 10) }), 8, 10)
 	m := pic.SimpleRender()
+	assert.Equal(t, display.MIME(pic), m, "core's SimpleRender delegates to display once it is imported")
 	assert.Equal(t, display.Repr(pic), m["text/plain"])
 	assert.Equal(t, display.HTML(pic), m["text/html"])
 	raw, ok := m["image/png"].([]byte)
