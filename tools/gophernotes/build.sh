@@ -11,9 +11,14 @@
 #   - an import cell prints nothing but errors: gomacro's "warning: skipping import of func
 #     iter.Pull ... generic functions are not supported" lines (one per generic function or type
 #     of every package a plugin pulls in) are gone; the notebooks README says it once;
+#   - a notebook in a folder with a go.mod (or under one) gets that module's say: its module
+#     path resolves to its folder, and its require and replace directives hold in the plugins
+#     gomacro builds (a required module keeps the version named, where gomacro would "go get"
+#     the latest);
 #   - GOMACRO_REPLACE="module=dir ..." in the kernel's environment resolves imports of those
-#     modules by their module path to those directories (the kernel spec sets it to this checkout
-#     for github.com/dlpack-go/dlpack), as gomacro already did for imports by relative path.
+#     modules by their module path to those directories, unless that go.mod names them (the
+#     kernel spec sets it to this checkout for github.com/dlpack-go/dlpack), as gomacro already
+#     did for imports by relative path.
 # The repository carries only those pins and the patches. This script downloads gophernotes
 # through the Go module proxy (go.sum checks what comes back), patches a copy of it in a
 # temporary directory and builds that copy with the pinned requirements.

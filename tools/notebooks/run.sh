@@ -25,7 +25,9 @@ jupyter=/usr/bin/jupyter
 
 bash "$repo/tools/gophernotes/build.sh" >/dev/null
 
+all=0
 if (($# == 0)); then
+	all=1
 	shopt -s nullglob
 	set -- "$repo"/examples/notebooks/*.ipynb
 	(($# > 0)) || { echo "run.sh: no notebooks in $repo/examples/notebooks" >&2; exit 1; }
@@ -60,6 +62,40 @@ for nb in "$@"; do
 		tail -n 40 "$out/$name.log" | sed 's/^/    /'
 	fi
 done
+
+# With every notebook: also one in a module of one's own, whose go.mod has the say over
+# GOMACRO_REPLACE. Here it replaces github.com/dlpack-go/dlpack by a folder beside it, and the
+# notebook also imports a package of its own module by its module path.
+own_gomod() {
+	own="$scratch/own"
+	mkdir -p "$own/fake/core" "$own/util"
+	printf 'module example.com/own\n\ngo 1.22\n\nrequire github.com/dlpack-go/dlpack v0.0.0\n\nreplace github.com/dlpack-go/dlpack => ./fake\n' >"$own/go.mod"
+	printf 'module github.com/dlpack-go/dlpack\n\ngo 1.22\n' >"$own/fake/go.mod"
+	printf 'package core\n\n// Where says which copy this is.\nconst Where = "the go.mod beside the notebook"\n' >"$own/fake/core/core.go"
+	printf 'package util\n\n// Twice doubles x.\nfunc Twice(x int) int { return 2 * x }\n' >"$own/util/util.go"
+	/usr/bin/python3 - "$own/own-gomod.ipynb" <<'PY'
+import json, sys
+code = lambda s: {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": s}
+nb = {"nbformat": 4, "nbformat_minor": 5, "cells": [
+    code('import (\n\t"github.com/dlpack-go/dlpack/core"\n\t"example.com/own/util"\n)'),
+    code('if core.Where != "the go.mod beside the notebook" || util.Twice(21) != 42 {\n\tpanic("not the go.mod\'s packages: " + core.Where)\n}')],
+    "metadata": {"kernelspec": {"name": "go-dlpack", "display_name": "Go (gophernotes, dlpack-go)", "language": "go"}}}
+json.dump(nb, open(sys.argv[1], "w"))
+PY
+	start=$SECONDS
+	if "$jupyter" nbconvert --to notebook --execute --ExecutePreprocessor.kernel_name=go-dlpack \
+		--ExecutePreprocessor.timeout=600 --ExecutePreprocessor.startup_timeout=120 \
+		--output-dir "$out" --output own-gomod.ipynb "$own/own-gomod.ipynb" >"$out/own-gomod.log" 2>&1; then
+		passed=$((passed + 1))
+		echo "ok   a notebook under its own go.mod ($((SECONDS - start))s)"
+	else
+		failed=$((failed + 1))
+		echo "FAIL a notebook under its own go.mod ($((SECONDS - start))s)"
+		tail -n 40 "$out/own-gomod.log" | sed 's/^/    /'
+	fi
+}
+((all == 0)) || own_gomod
+
 echo "notebooks: $passed passed, $failed failed"
 
 # What a reader sees: each executed notebook rendered to HTML as Jupyter would show it, loaded in
