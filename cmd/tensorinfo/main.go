@@ -327,71 +327,132 @@ func summarize(t *core.Tensor) (*stats, error) {
 	}
 	switch t.DType() {
 	case core.Bool:
-		return statsOf(t, func(v bool) float64 {
+		return statsVia(t, func(v bool) float64 {
 			if v {
 				return 1
 			}
 			return 0
 		})
 	case core.Int8:
-		return statsOf(t, func(v int8) float64 { return float64(v) })
+		return statsOf[int8](t)
 	case core.Int16:
-		return statsOf(t, func(v int16) float64 { return float64(v) })
+		return statsOf[int16](t)
 	case core.Int32:
-		return statsOf(t, func(v int32) float64 { return float64(v) })
+		return statsOf[int32](t)
 	case core.Int64:
-		return statsOf(t, func(v int64) float64 { return float64(v) })
+		return statsOf[int64](t)
 	case core.Uint8:
-		return statsOf(t, func(v uint8) float64 { return float64(v) })
+		return statsOf[uint8](t)
 	case core.Uint16:
-		return statsOf(t, func(v uint16) float64 { return float64(v) })
+		return statsOf[uint16](t)
 	case core.Uint32:
-		return statsOf(t, func(v uint32) float64 { return float64(v) })
+		return statsOf[uint32](t)
 	case core.Uint64:
-		return statsOf(t, func(v uint64) float64 { return float64(v) })
+		return statsOf[uint64](t)
 	case core.Float16:
-		return statsOf(t, func(v float16.Float16) float64 { return float64(v.Float32()) })
+		return statsVia(t, func(v float16.Float16) float64 { return float64(v.Float32()) })
 	case core.BFloat16:
-		return statsOf(t, func(v core.BF16) float64 { return float64(v.Float32()) })
+		return statsVia(t, func(v core.BF16) float64 { return float64(v.Float32()) })
 	case core.Float32:
-		return statsOf(t, func(v float32) float64 { return float64(v) })
+		return statsOf[float32](t)
 	case core.Float64:
-		return statsOf(t, func(v float64) float64 { return v })
+		return statsOf[float64](t)
 	}
 	return nil, fmt.Errorf("%w: %s", errNoStats, t.DType())
 }
 
-func statsOf[T core.Element](t *core.Tensor, f func(T) float64) (*stats, error) {
+// realElement is the element types whose values convert to float64 directly.
+type realElement interface {
+	int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64
+}
+
+// statsOf summarises the span of a real tensor. Values are summed in float64 in blocks, and the
+// block sums with Neumaier's compensation, so that the mean of a long span keeps its digits.
+func statsOf[T realElement](t *core.Tensor) (*stats, error) {
 	span, _, err := core.ReadOnlySpan[T](t)
 	if err != nil {
 		return nil, err
 	}
-	var s stats
-	lo, hi := math.Inf(1), math.Inf(-1)
-	var sum, comp float64 // Kahan–Babuška (Neumaier) summation
-	var n int64
+	acc := newAccumulator()
+	const block = 1024
+	for len(span) > 0 {
+		n := min(block, len(span))
+		lo, hi, sum := acc.lo, acc.hi, 0.0
+		var nan, count int64
+		for _, v := range span[:n] {
+			x := float64(v)
+			if x != x {
+				nan++
+				continue
+			}
+			count++
+			sum += x
+			if x < lo {
+				lo = x
+			}
+			if x > hi {
+				hi = x
+			}
+		}
+		acc.lo, acc.hi = lo, hi
+		acc.add(sum, count, nan)
+		span = span[n:]
+	}
+	return acc.stats(), nil
+}
+
+// statsVia is statsOf for elements that convert through f (bool, float16, bfloat16).
+func statsVia[T core.Element](t *core.Tensor, f func(T) float64) (*stats, error) {
+	span, _, err := core.ReadOnlySpan[T](t)
+	if err != nil {
+		return nil, err
+	}
+	acc := newAccumulator()
 	for _, v := range span {
 		x := f(v)
 		if x != x {
-			s.NaN++
+			acc.add(0, 0, 1)
 			continue
 		}
-		n++
-		lo, hi = min(lo, x), max(hi, x)
-		u := sum + x
-		if math.Abs(sum) >= math.Abs(x) {
-			comp += (sum - u) + x
-		} else {
-			comp += (x - u) + sum
-		}
-		sum = u
+		acc.lo, acc.hi = min(acc.lo, x), max(acc.hi, x)
+		acc.add(x, 1, 0)
 	}
-	if n > 0 {
-		total := sum + comp
-		if math.IsInf(sum, 0) || math.IsNaN(sum) { // an infinity among the values
-			total = sum
-		}
-		s.Min, s.Max, s.Mean = num{lo, true}, num{hi, true}, num{total / float64(n), true}
+	return acc.stats(), nil
+}
+
+// accumulator gathers a summary: the min and max seen, and the sum of the values that are not
+// NaN, with Neumaier's compensation.
+type accumulator struct {
+	lo, hi     float64
+	sum, comp  float64
+	count, nan int64
+}
+
+func newAccumulator() *accumulator { return &accumulator{lo: math.Inf(1), hi: math.Inf(-1)} }
+
+func (a *accumulator) add(sum float64, count, nan int64) {
+	a.nan += nan
+	if count == 0 {
+		return
 	}
-	return &s, nil
+	a.count += count
+	u := a.sum + sum
+	if math.Abs(a.sum) >= math.Abs(sum) {
+		a.comp += (a.sum - u) + sum
+	} else {
+		a.comp += (sum - u) + a.sum
+	}
+	a.sum = u
+}
+
+func (a *accumulator) stats() *stats {
+	s := &stats{NaN: a.nan}
+	if a.count > 0 {
+		total := a.sum + a.comp
+		if math.IsInf(a.sum, 0) || math.IsNaN(a.sum) { // an infinity among the values
+			total = a.sum
+		}
+		s.Min, s.Max, s.Mean = num{a.lo, true}, num{a.hi, true}, num{total / float64(a.count), true}
+	}
+	return s
 }
