@@ -15,12 +15,25 @@
 //
 //	$ tensorinfo weights.npz
 //	weights.npz (npz, 2 arrays)
-//	NAME  DTYPE          SHAPE      BYTE ORDER     LAYOUT            ELEMENTS  BYTES
-//	w     float32 (<f4)  (784, 10)  little-endian  C (row-major)     7840      31360
-//	b     float32 (<f4)  (10,)      little-endian  C (row-major)     10        40
+//	NAME  DTYPE          SHAPE      BYTE ORDER     LAYOUT         ELEMENTS  BYTES
+//	w     float32 (<f4)  (784, 10)  little-endian  C (row-major)  7840      31360
+//	b     float32 (<f4)  (10,)      little-endian  C (row-major)  10        40
 //
 //	$ tensorinfo -stats -name w weights.npz
+//	weights.npz (npz, 1 array)
+//	NAME  DTYPE          SHAPE      BYTE ORDER     LAYOUT         ELEMENTS  BYTES  MIN   MAX  MEAN  NANS
+//	w     float32 (<f4)  (784, 10)  little-endian  C (row-major)  7840      31360  -0.5  0.5  0     0
+//
 //	$ tensorinfo -repr image.npy
+//	image.npy (npy, 1 array)
+//	NAME       DTYPE        SHAPE          BYTE ORDER      LAYOUT         ELEMENTS  BYTES
+//	image.npy  uint8 (|u1)  (480, 640, 3)  not applicable  C (row-major)  921600    921600
+//
+//	"image.npy" =
+//	array([[[  0,   0,   0],
+//	        ...
+//	        [255, 255, 255]]], dtype=uint8, readonly=True)
+//
 //	$ tensorinfo -json -stats *.npy | jq '.[].arrays[] | {name, nan_count: .stats.nan_count}'
 //
 // A .npy file is memory-mapped (package numpyx's Map), so a file larger than memory is listed,
