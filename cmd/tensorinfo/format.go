@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"path/filepath"
 	"strings"
 
@@ -30,6 +31,17 @@ type container interface {
 	tensor(i int) (*core.Tensor, error)
 	close() error
 }
+
+// A summarizer is a container that summarises an entry by reading it once, in pieces, never
+// holding it whole (where tensor reads the entry into memory: .npz members), so that -stats
+// works on entries larger than memory.
+type summarizer interface {
+	summarize(i int) (*stats, error)
+}
+
+// errTooLarge: the values of an entry would have to be read into memory, and they are larger
+// than this tool reads (copyLimit). -repr notes it and goes on; -stats reads in pieces instead.
+var errTooLarge = errors.New("larger than this tool reads into memory")
 
 // entry is what a file says about one tensor.
 type entry struct {

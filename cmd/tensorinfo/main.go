@@ -40,8 +40,9 @@
 // summarised (-stats reads every value once, through the page cache) and excerpted (-repr reads
 // only the values shown) without being loaded. Data that cannot be mapped as it lies (the other
 // byte order than this machine's, unaligned data) is read into memory, up to 1 GiB. An .npz
-// member is read into memory, one at a time, when its values are asked for; listing reads only
-// the headers.
+// member, compressed or not, is summarised by streaming it through a 1 MiB buffer (whatever its
+// size), and read into memory for an excerpt, up to 1 GiB (a larger one is noted, not shown);
+// listing reads only the headers.
 //
 // Files are untrusted: a malformed, truncated or hostile file (a header that promises more than
 // the file holds, a shape whose size overflows, a corrupt archive) is reported with the readers'
@@ -191,24 +192,8 @@ func inspect(path string, o options) (fileReport, error) {
 		if a.Shape == nil {
 			a.Shape = []int64{}
 		}
-		if o.stats || o.repr {
-			t, err := c.tensor(i)
-			if err != nil {
-				return r, fmt.Errorf("array %q: %w", e.name, err)
-			}
-			if o.stats {
-				a.Stats, err = summarize(t)
-				if errors.Is(err, errNoStats) { // complex: shown without a summary
-					err = nil
-				}
-			}
-			if o.repr {
-				a.Repr = display.Repr(t)
-			}
-			t.Release()
-			if err != nil {
-				return r, fmt.Errorf("array %q: %w", e.name, err)
-			}
+		if err := values(c, i, o, &a); err != nil {
+			return r, fmt.Errorf("array %q: %w", e.name, err)
 		}
 		r.Arrays = append(r.Arrays, a)
 	}
@@ -216,6 +201,42 @@ func inspect(path string, o options) (fileReport, error) {
 		return r, fmt.Errorf("no array named %q", o.name)
 	}
 	return r, nil
+}
+
+// values fills in the summary and the excerpt of entry i, as o asks.
+func values(c container, i int, o options, a *arrayReport) error {
+	if !o.stats && !o.repr {
+		return nil
+	}
+	if s, ok := c.(summarizer); ok && o.stats {
+		var err error
+		a.Stats, err = s.summarize(i)
+		if err != nil && !errors.Is(err, errNoStats) { // complex: shown without a summary
+			return err
+		}
+		if !o.repr {
+			return nil
+		}
+	}
+	t, err := c.tensor(i)
+	if errors.Is(err, errTooLarge) && o.repr {
+		a.Repr = "(not shown: " + err.Error() + ")"
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer t.Release()
+	if o.stats && a.Stats == nil {
+		a.Stats, err = summarize(t)
+		if err != nil && !errors.Is(err, errNoStats) {
+			return err
+		}
+	}
+	if o.repr {
+		a.Repr = display.Repr(t)
+	}
+	return nil
 }
 
 func writeText(w io.Writer, r fileReport, o options) {
@@ -330,48 +351,58 @@ var errNoStats = errors.New("no summary for this dtype")
 // summarize reads every element once, in memory order (which a summary does not depend on), so
 // that a memory-mapped file streams through the page cache.
 func summarize(t *core.Tensor) (*stats, error) {
+	acc := newAccumulator()
+	if err := acc.addTensor(t); err != nil {
+		return nil, err
+	}
+	return acc.stats(), nil
+}
+
+// addTensor adds the values of a C- or F-contiguous host tensor of a real dtype (errNoStats for
+// others) to the summary.
+func (a *accumulator) addTensor(t *core.Tensor) error {
 	h, err := core.Hold(t)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer h.Release()
 	if !t.IsContiguous() && !t.IsFortranContiguous() {
-		return nil, fmt.Errorf("%w: strides %v", core.ErrNotContiguous, t.Strides())
+		return fmt.Errorf("%w: strides %v", core.ErrNotContiguous, t.Strides())
 	}
 	switch t.DType() {
 	case core.Bool:
-		return statsVia(t, func(v bool) float64 {
+		return addVia(a, t, func(v bool) float64 {
 			if v {
 				return 1
 			}
 			return 0
 		})
 	case core.Int8:
-		return statsOf[int8](t)
+		return addReal[int8](a, t)
 	case core.Int16:
-		return statsOf[int16](t)
+		return addReal[int16](a, t)
 	case core.Int32:
-		return statsOf[int32](t)
+		return addReal[int32](a, t)
 	case core.Int64:
-		return statsOf[int64](t)
+		return addReal[int64](a, t)
 	case core.Uint8:
-		return statsOf[uint8](t)
+		return addReal[uint8](a, t)
 	case core.Uint16:
-		return statsOf[uint16](t)
+		return addReal[uint16](a, t)
 	case core.Uint32:
-		return statsOf[uint32](t)
+		return addReal[uint32](a, t)
 	case core.Uint64:
-		return statsOf[uint64](t)
+		return addReal[uint64](a, t)
 	case core.Float16:
-		return statsVia(t, func(v float16.Float16) float64 { return float64(v.Float32()) })
+		return addVia(a, t, func(v float16.Float16) float64 { return float64(v.Float32()) })
 	case core.BFloat16:
-		return statsVia(t, func(v core.BF16) float64 { return float64(v.Float32()) })
+		return addVia(a, t, func(v core.BF16) float64 { return float64(v.Float32()) })
 	case core.Float32:
-		return statsOf[float32](t)
+		return addReal[float32](a, t)
 	case core.Float64:
-		return statsOf[float64](t)
+		return addReal[float64](a, t)
 	}
-	return nil, fmt.Errorf("%w: %s", errNoStats, t.DType())
+	return fmt.Errorf("%w: %s", errNoStats, t.DType())
 }
 
 // realElement is the element types whose values convert to float64 directly.
@@ -379,14 +410,13 @@ type realElement interface {
 	int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64
 }
 
-// statsOf summarises the span of a real tensor. Values are summed in float64 in blocks, and the
-// block sums with Neumaier's compensation, so that the mean of a long span keeps its digits.
-func statsOf[T realElement](t *core.Tensor) (*stats, error) {
+// addReal adds the span of a real tensor. Values are summed in float64 in blocks, and the block
+// sums with Neumaier's compensation, so that the mean of a long span keeps its digits.
+func addReal[T realElement](acc *accumulator, t *core.Tensor) error {
 	span, _, err := core.ReadOnlySpan[T](t)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	acc := newAccumulator()
 	const block = 1024
 	for len(span) > 0 {
 		n := min(block, len(span))
@@ -411,16 +441,15 @@ func statsOf[T realElement](t *core.Tensor) (*stats, error) {
 		acc.add(sum, count, nan)
 		span = span[n:]
 	}
-	return acc.stats(), nil
+	return nil
 }
 
-// statsVia is statsOf for elements that convert through f (bool, float16, bfloat16).
-func statsVia[T core.Element](t *core.Tensor, f func(T) float64) (*stats, error) {
+// addVia is addReal for elements that convert through f (bool, float16, bfloat16).
+func addVia[T core.Element](acc *accumulator, t *core.Tensor, f func(T) float64) error {
 	span, _, err := core.ReadOnlySpan[T](t)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	acc := newAccumulator()
 	for _, v := range span {
 		x := f(v)
 		if x != x {
@@ -430,7 +459,7 @@ func statsVia[T core.Element](t *core.Tensor, f func(T) float64) (*stats, error)
 		acc.lo, acc.hi = min(acc.lo, x), max(acc.hi, x)
 		acc.add(x, 1, 0)
 	}
-	return acc.stats(), nil
+	return nil
 }
 
 // accumulator gathers a summary: the min and max seen, and the sum of the values that are not

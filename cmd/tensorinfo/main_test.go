@@ -51,7 +51,10 @@ arrays = {
 }
 for name, a in arrays.items():
     np.save(name, a)
-arch = {'w': np.linspace(-1, 1, 7840, dtype=np.float32).reshape(784, 10), 'bias': np.full(10, np.nan), 'ids': np.arange(5, dtype=np.int64)}
+long = np.sin(np.arange(300000, dtype=np.float32))  # more than one 1 MiB piece of a streamed summary
+long[::1000] = np.nan
+arch = {'w': np.linspace(-1, 1, 7840, dtype=np.float32).reshape(784, 10), 'bias': np.full(10, np.nan), 'ids': np.arange(5, dtype=np.int64),
+        'long': long, 'be': np.asfortranarray((np.arange(-6, 6).reshape(3, 4) / 3).astype('>f8'))}
 np.savez('plain.npz', **arch)
 np.savez_compressed('packed.npz', **arch)
 def summary(a):
@@ -78,9 +81,11 @@ func TestListsWhatNumPyWrote(t *testing.T) {
 		"f.npy  float64 (<f8)  (2, 3)  little-endian  F (column-major)  6         48",
 		"be.npy  int32 (>i4)  (6,)   big-endian  C (row-major)  6         24",
 		"b.npy  bool (|b1)  (2, 2)  not applicable  C (row-major)  4         4",
-		"plain.npz (npz, 3 arrays)",
-		"w     float32 (<f4)  (784, 10)  little-endian  C (row-major)  7840      31360",
-		"bias  float64 (<f8)  (10,)      little-endian  C (row-major)  10        80",
+		"plain.npz (npz, 5 arrays)",
+		"w     float32 (<f4)  (784, 10)  little-endian  C (row-major)     7840      31360",
+		"bias  float64 (<f8)  (10,)      little-endian  C (row-major)     10        80",
+		"long  float32 (<f4)  (300000,)  little-endian  C (row-major)     300000    1200000",
+		"be    float64 (>f8)  (3, 4)     big-endian     F (column-major)  12        96",
 	} {
 		assert.Contains(t, out, want)
 	}
@@ -126,7 +131,7 @@ func TestStatsMatchNumPy(t *testing.T) {
 			checked++
 		}
 	}
-	assert.Equal(t, 7+3+3, checked)
+	assert.Equal(t, 7+5+5, checked)
 
 	// the same, as text
 	code, out, errs = tensorinfo("-stats", filepath.Join(dir, "f.npy"), filepath.Join(dir, "cplx.npy"))
@@ -134,6 +139,23 @@ func TestStatsMatchNumPy(t *testing.T) {
 	assert.Contains(t, out, "MIN  MAX  MEAN")
 	assert.Contains(t, out, "  -4   +Inf  +Inf  1\n")
 	assert.Contains(t, out, "cplx.npy  complex64 (<c8)  (1,)   little-endian  C (row-major)  1         8      -    -    -     -")
+}
+
+// An .npz member larger than what -repr reads into memory is noted, not shown; its summary is
+// streamed whatever its size.
+func TestLargeNPZMember(t *testing.T) {
+	dir := t.TempDir()
+	numpy(t, dir, writeFiles)
+	defer func(old int64) { copyLimit = old }(copyLimit)
+	copyLimit = 1000
+	code, out, errs := tensorinfo("-json", "-stats", "-repr", "-name", "long", filepath.Join(dir, "packed.npz"))
+	require.Equal(t, 0, code, errs)
+	var got []fileReport
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	a := got[0].Arrays[0]
+	assert.Equal(t, "(not shown: larger than this tool reads into memory: the member holds 1200000 bytes (limit 1000))", a.Repr)
+	require.NotNil(t, a.Stats)
+	assert.Equal(t, int64(300), a.Stats.NaN)
 }
 
 func TestRepr(t *testing.T) {

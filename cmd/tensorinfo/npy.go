@@ -22,9 +22,9 @@ func init() {
 	})
 }
 
-// copyLimit bounds the data a .npy file may hold when it cannot be mapped as it lies (the
-// other byte order, unaligned data) and must be read into memory for its values.
-const copyLimit = 1 << 30
+// copyLimit bounds the data this tool reads into memory for an array's values: a .npy file that
+// cannot be mapped as it lies (the other byte order, unaligned data), an .npz member's excerpt.
+var copyLimit int64 = 1 << 30
 
 type npyFile struct {
 	path string
