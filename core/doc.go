@@ -9,7 +9,9 @@
 // strided-copy and cast kernels they share live in package adapters.
 //
 // This package is not an array library: it has no arithmetic. It describes, validates, views
-// and shares memory.
+// and shares memory. Showing tensors to people (a NumPy-style repr, HTML, pictures) is package
+// display's; a Tensor keeps only SimpleRender, the method the notebook kernel looks for, which
+// delegates to that package once it is imported.
 //
 // # Overview
 //
@@ -17,8 +19,8 @@
 // (DLDataType), a shape and strides counted in elements (as in DLPack: never bytes), and flags
 // (read-only, copied). It is made
 //
-//   - over a Go slice, without copying: FromSlice, FromSliceStrided, and non-generic twins such
-//     as FromFloat32s for callers that cannot use generics (gophernotes notebooks);
+//   - over a Go slice, without copying: FromSlice, FromSliceStrided (and, for the notebook
+//     kernel, which cannot call generic functions, the twins of twins.go such as FromFloat32s);
 //   - as a new zeroed allocation in Go memory, 64-byte aligned: New;
 //   - over foreign memory with a release function: Wrap, or ImportVersioned and ImportLegacy
 //     for DLPack managed tensors;
@@ -68,7 +70,8 @@
 // on the tensor for as long as they are in use (h, err := core.Hold(t); defer h.Release()), or
 // foreign memory may be released under them by a Release on another goroutine or by the
 // collector's cleanup of the last tensor over it. Every function of this module that reads or
-// writes a tensor's memory does exactly that for its operands, for its whole duration. A read-only tensor (FlagReadOnly: an import so flagged, a memory-mapped file, a
+// writes a tensor's memory does exactly that for its operands, for its whole duration. A
+// read-only tensor (FlagReadOnly: an import so flagged, a memory-mapped file, a
 // broadcast view) refuses writable access (ErrReadOnly); ReadOnlyData and ReadOnlySpan read it,
 // and writing through them is a bug (for a memory map, a fault). Conversions that must copy say
 // so (see package adapters), and copies carry FlagIsCopied.

@@ -2,8 +2,11 @@ package core
 
 import "github.com/x448/float16"
 
-// Non-generic twins of FromSlice and Data, for callers that cannot instantiate generic functions
-// (gophernotes notebooks, reflection-driven code). Each behaves exactly like its generic form.
+// Non-generic twins of FromSlice and Data, one pair per element type, for one reader: the Go
+// kernel of Jupyter (gophernotes, whose interpreter gomacro cannot instantiate generic functions),
+// so that a notebook can make a tensor over a slice and read its elements. Go code calls
+// FromSlice and Data. Each twin behaves exactly like its generic form; this file is the only place
+// they live, and a new element type gets its pair here.
 
 // FromBools is FromSlice for []bool: a C-order bool tensor over data, without copying.
 func FromBools(data []bool, shape ...int64) (*Tensor, error) { return FromSlice(data, shape...) }

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs what the tour and the tests need on a fresh Debian 12 machine with Go, and nothing that is
 # already there: Debian's NumPy, PyTorch and ONNX for Python (the real peers the tests talk to), a C
-# compiler for the cgo bridge, Jupyter for the notebook test, npm to fetch the ONNX Runtime library,
-# and that library itself (cached under ~/.cache/dlpack-go). Safe to run again; run as root or with sudo.
+# compiler for the cgo bridge, Jupyter (the notebook UI too) and the notebooks' Go kernel, Chromium to
+# check the rendered notebooks, npm to fetch the ONNX Runtime library, and that library itself
+# (cached under ~/.cache/dlpack-go). Safe to run again; run as root or with sudo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 pkgs=(gcc libc6-dev python3 python3-numpy python3-torch python3-onnx
-	python3-jupyter-client python3-nbclient python3-nbformat python3-ipykernel jupyter-nbconvert)
+	python3-jupyter-client python3-nbclient python3-nbformat python3-ipykernel jupyter-nbconvert
+	jupyter-notebook chromium)
 command -v npm >/dev/null 2>&1 || pkgs+=(npm)
 
 missing=()
@@ -24,4 +26,10 @@ if ((${#missing[@]})); then
 fi
 
 bash onnxx/setup/fetch-ort.sh
+# the notebooks' Go kernel, for the user who runs the notebooks (under sudo: the one who asked)
+if [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ]; then
+	sudo -u "$SUDO_USER" -H bash tools/gophernotes/build.sh >/dev/null
+else
+	bash tools/gophernotes/build.sh >/dev/null
+fi
 echo "setup: ready"

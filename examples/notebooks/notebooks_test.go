@@ -57,6 +57,10 @@ func TestNotebooksFollowTheRules(t *testing.T) {
 				assert.Equal(t, "null", string(c.ExecutionCount), "cell %d: committed executed", i)
 				if code == 0 {
 					assert.Regexp(t, `^import \(`, src, "the first code cell holds the imports")
+					assert.NotRegexp(t, `"\.\.?/`, src, "import this repository by its module path, not a relative path")
+					if strings.Contains(src, `"github.com/dlpack-go/dlpack/core"`) {
+						assert.Contains(t, src, `"github.com/dlpack-go/dlpack/display"`, "tensors show through package display")
+					}
 				} else {
 					assert.NotRegexp(t, importCell, src, "cell %d: imports belong in the first code cell", i)
 				}

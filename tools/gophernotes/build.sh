@@ -7,7 +7,19 @@
 #     with "godebug gotypesalias=0" there;
 #   - jsoner.patch: the JSONer proxy of x_package.go must return map[string]interface{}, as
 #     the JSONer interface it stands for does.
-# The repository carries only those pins and the patch. This script downloads gophernotes
+# And what makes it pleasant (gomacro.patch, on gomacro's import code):
+#   - an import cell prints nothing but errors: gomacro's "warning: skipping import of func
+#     iter.Pull ... generic functions are not supported" lines (one per generic function or type
+#     of every package a plugin pulls in) are gone; the notebooks README says it once;
+#   - a notebook in a folder with a go.mod (or under one) gets that module's say: its module
+#     path resolves to its folder, and its require and replace directives hold in the plugins
+#     gomacro builds (a required module keeps the version named, where gomacro would "go get"
+#     the latest);
+#   - GOMACRO_REPLACE="module=dir ..." in the kernel's environment resolves imports of those
+#     modules by their module path to those directories, unless that go.mod names them (the
+#     kernel spec sets it to this checkout for github.com/dlpack-go/dlpack), as gomacro already
+#     did for imports by relative path.
+# The repository carries only those pins and the patches. This script downloads gophernotes
 # through the Go module proxy (go.sum checks what comes back), patches a copy of it in a
 # temporary directory and builds that copy with the pinned requirements.
 #
@@ -35,7 +47,8 @@ export GOTOOLCHAIN=local CGO_ENABLED=1
 # go.sum pins every module (gomacro is not in the checksum database); nothing new may be added.
 export GOFLAGS=-mod=readonly
 
-stamp=$(cat "$here/go.mod" "$here/go.sum" "$here/jsoner.patch" "$here/build.sh" | sha256sum | cut -c1-16)
+repo=$(cd "$here/../.." && pwd)
+stamp=$(cat "$here/go.mod" "$here/go.sum" "$here/jsoner.patch" "$here/gomacro.patch" "$here/build.sh" | sha256sum | cut -c1-16)
 stamp="$stamp $("$go" version)"
 bin="$home/bin/gophernotes"
 
@@ -52,19 +65,30 @@ else
 	trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 	cp -R "$src" "$work/gophernotes"
 	chmod -R u+w "$work/gophernotes"
+	gomacro=$(cd "$here" && "$go" mod download github.com/cosmos72/gomacro && "$go" list -m -f '{{.Dir}}' github.com/cosmos72/gomacro)
+	[[ -f "$gomacro/base/genimport/importer.go" ]] || { echo "build.sh: no gomacro source in '$gomacro'" >&2; exit 1; }
+	cp -R "$gomacro" "$work/gomacro"
+	chmod -R u+w "$work/gomacro"
 	# git is there wherever the repository was cloned; patch(1) may not be
-	if command -v git >/dev/null; then
-		(cd "$work/gophernotes" && git apply -p1 "$here/jsoner.patch")
-	else
-		patch --quiet --directory="$work/gophernotes" --strip=1 --forward <"$here/jsoner.patch"
-	fi
+	apply() { # dir patch
+		if command -v git >/dev/null; then
+			(cd "$1" && git apply -p1 "$2")
+		else
+			patch --quiet --directory="$1" --strip=1 --forward <"$2"
+		fi
+	}
+	apply "$work/gophernotes" "$here/jsoner.patch"
 	grep -q 'JSON() map\[string\]interface{}' "$work/gophernotes/x_package.go" ||
 		{ echo "build.sh: jsoner.patch did not apply" >&2; exit 1; }
+	apply "$work/gomacro" "$here/gomacro.patch"
+	grep -q GOMACRO_REPLACE "$work/gomacro/base/genimport/importer.go" ||
+		{ echo "build.sh: gomacro.patch did not apply" >&2; exit 1; }
 
 	# Build with this directory's go.mod as the main module (its pins and its godebug line),
 	# gophernotes replaced by the patched copy.
 	cp "$here/go.mod" "$here/go.sum" "$work/"
-	(cd "$work" && "$go" mod edit -replace github.com/gopherdata/gophernotes=./gophernotes &&
+	(cd "$work" && "$go" mod edit -replace github.com/gopherdata/gophernotes=./gophernotes \
+		-replace github.com/cosmos72/gomacro=./gomacro &&
 		"$go" build -o "$work/gophernotes.bin" github.com/gopherdata/gophernotes)
 	"$go" version -m "$work/gophernotes.bin" | grep -q 'DefaultGODEBUG=.*gotypesalias=0' ||
 		{ echo "build.sh: the binary lacks gotypesalias=0" >&2; exit 1; }
@@ -78,9 +102,9 @@ fi
 
 # The kernel spec. gomacro compiles each import cell into a plugin in a fresh module under
 # $GOPATH/src/gomacro.imports; an import path that starts with ./ or ../ names a directory
-# on disk, and gomacro adds a replace directive for the module that holds it. Notebooks
-# therefore import this repository's packages by paths relative to their own directory
-# (Jupyter starts the kernel there), and always get the local checkout.
+# on disk, and gomacro adds a replace directive for the module that holds it.
+# Imports by module path (github.com/dlpack-go/dlpack/core) get the same replace through
+# GOMACRO_REPLACE (gomacro.patch), so a notebook in any folder runs this checkout.
 # gomacro then runs "go get github.com/dlpack-go/dlpack/<pkg>" in the plugin's module. The go
 # command asks for a version of the module even though it is replaced; when the answer is
 # "not found" it settles for v0.0.0-00010101000000-000000000000, i.e. the replacement. Direct
@@ -101,7 +125,8 @@ cat >"$kernels_dir/$kernel_name/kernel.json" <<EOF
     "CGO_ENABLED": "1",
     "GOPRIVATE": "github.com/dlpack-go/dlpack",
     "GONOPROXY": "none",
-    "GOFLAGS": "-mod=mod"
+    "GOFLAGS": "-mod=mod",
+    "GOMACRO_REPLACE": "github.com/dlpack-go/dlpack=$repo"
   }
 }
 EOF

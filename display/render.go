@@ -1,4 +1,4 @@
-package core
+package display
 
 import (
 	"bytes"
@@ -10,22 +10,35 @@ import (
 	"image/color"
 	"image/png"
 	"math"
-	"runtime"
 	"strconv"
 	"strings"
 	"unsafe"
 
 	"github.com/x448/float16"
-)
 
-// This file renders tensors for people: a NumPy-style repr (Repr), an HTML table (HTML), a
-// picture (Image) and the bundle of all three that Jupyter's Go kernel, gophernotes, displays
-// for a value that has a SimpleRender method (SimpleRender). None of them changes the tensor,
-// and none reads device memory.
+	"github.com/dlpack-go/dlpack/core"
+)
 
 // ErrNotImage: the tensor has no reading as a picture (Image needs host memory holding a 2-D
 // real tensor, or [H, W, 1|3|4] with uint8 or floating-point channels).
-var ErrNotImage = errors.New("core: tensor cannot be shown as an image")
+var ErrNotImage = errors.New("display: tensor cannot be shown as an image")
+
+func init() { core.SetRenderer(MIME) }
+
+// view is a tensor with the fields the renderers read, taken once.
+type view struct {
+	*core.Tensor
+	data           unsafe.Pointer
+	shape, strides []int64
+	dtype          core.DLDataType
+	device         core.DLDevice
+	flags          core.Flags
+}
+
+func newView(t *core.Tensor) *view {
+	return &view{Tensor: t, data: t.Data(), shape: t.Shape(), strides: t.Strides(), dtype: t.DType(),
+		device: t.Device(), flags: t.Flags()}
+}
 
 // NumPy's print options, which Repr follows.
 const (
@@ -47,7 +60,7 @@ const (
 	htmlMaxSlices = 4
 )
 
-// A picture is rendered (SimpleRender's image/png, the picture in HTML) for images whose sides
+// A picture is rendered (MIME's image/png, the picture in HTML) for images whose sides
 // are at most imageMaxSide; a 2-D tensor also needs imageMinSide on each side (smaller matrices
 // read better as numbers alone). Pictures are scaled up in HTML to about imageShowSide pixels.
 const (
@@ -79,13 +92,14 @@ const imageMaxPixels = 1 << 26
 // decoding here: float8, sub-byte, opaque handles, vector lanes) is summarised in one line, as
 // in <cuda:0 tensor, shape=(2, 3), dtype=float32>; so is a tensor whose summary would still show
 // more than 2^20 elements (many dimensions: NumPy would print them all).
-func (t *Tensor) Repr() string {
+func Repr(x *core.Tensor) string {
+	t := newView(x)
 	var repr string
 	t.withElements(func(r *elemReader) { repr = t.reprLocked(r) })
 	return repr
 }
 
-func (t *Tensor) reprLocked(r *elemReader) string {
+func (t *view) reprLocked(r *elemReader) string {
 	if r == nil {
 		return t.reprSummary()
 	}
@@ -97,16 +111,17 @@ func (t *Tensor) reprLocked(r *elemReader) string {
 // row for a 1-D tensor, the value alone for a 0-d tensor, and for 3 or more dimensions the first
 // few 2-D slices (indexed [i, j, :, :]) with a note of how many there are. Dimensions longer
 // than 20 are elided in the middle with "…". Values are formatted as in Repr. A tensor that
-// SimpleRender shows as a picture (see there) has that picture below the table, as a PNG data
+// MIME shows as a picture (see there) has that picture below the table, as a PNG data
 // URL, since Jupyter displays only the HTML of a value that has both. Every text is
 // HTML-escaped; device memory is never read.
-func (t *Tensor) HTML() string {
+func HTML(x *core.Tensor) string {
+	t := newView(x)
 	var out string
 	t.withElements(func(r *elemReader) { out = t.htmlLocked(r, t.pngLocked(r)) })
 	return out
 }
 
-func (t *Tensor) htmlLocked(r *elemReader, pic *pngImage) string {
+func (t *view) htmlLocked(r *elemReader, pic *pngImage) string {
 	var b strings.Builder
 	b.WriteString(`<div class="dlpack-tensor">`)
 	b.WriteString(`<div class="dlpack-caption" style="font-family:monospace">`)
@@ -131,16 +146,17 @@ func (t *Tensor) htmlLocked(r *elemReader, pic *pngImage) string {
 // (non-premultiplied alpha), or of floating-point values in [0, 1], which are scaled to 0..255
 // (values outside are clipped, NaN is 0). Other shapes and dtypes fail with ErrNotImage, as do
 // pictures of more than 2^26 pixels (a broadcast view can be that large without memory); device
-// memory fails with ErrNotHost, a released tensor with ErrReleased.
-func (t *Tensor) Image() (image.Image, error) {
+// memory fails with core.ErrNotHost, a released tensor with core.ErrReleased.
+func Image(x *core.Tensor) (image.Image, error) {
+	t := newView(x)
 	var img image.Image
 	var err error
 	t.withElements(func(r *elemReader) {
 		switch {
 		case t.Released():
-			err = ErrReleased
+			err = core.ErrReleased
 		case !t.HostAccessible():
-			err = fmt.Errorf("%w: %s", ErrNotHost, t.device)
+			err = fmt.Errorf("%w: %s", core.ErrNotHost, t.device)
 		case r == nil:
 			err = fmt.Errorf("%w: dtype %s", ErrNotImage, t.dtype)
 		default:
@@ -150,14 +166,16 @@ func (t *Tensor) Image() (image.Image, error) {
 	return img, err
 }
 
-// SimpleRender returns the tensor's representations by MIME type, as gophernotes (the Go
-// kernel for Jupyter) asks of a value it displays: "text/plain" is Repr, "text/html" is HTML,
+// MIME returns the tensor's representations by MIME type, what core.Tensor.SimpleRender returns
+// once this package is imported, as gophernotes (the Go kernel for Jupyter) asks of a value it
+// displays: "text/plain" is Repr, "text/html" is HTML,
 // and "image/png" is the picture Image draws, as the bytes of a PNG file, when it has one with
 // sides of at most 2048 pixels (and, for a 2-D tensor, of at least 8: smaller matrices read
 // better as numbers). gophernotes sends the map as JSON, which turns the []byte into the base64
 // text Jupyter expects, as it does for the images it renders itself.
-func (t *Tensor) SimpleRender() map[string]interface{} {
-	m := make(map[string]interface{}, 3)
+func MIME(x *core.Tensor) map[string]any {
+	t := newView(x)
+	m := make(map[string]any, 3)
 	t.withElements(func(r *elemReader) {
 		pic := t.pngLocked(r)
 		m["text/plain"] = t.reprLocked(r)
@@ -169,14 +187,14 @@ func (t *Tensor) SimpleRender() map[string]interface{} {
 	return m
 }
 
-// pngImage is the picture SimpleRender and HTML show.
+// pngImage is the picture MIME and HTML show.
 type pngImage struct {
 	data          []byte // the PNG file
 	width, height int
 }
 
 // pngLocked draws the picture of a tensor that has one of moderate size, or returns nil.
-func (t *Tensor) pngLocked(r *elemReader) *pngImage {
+func (t *view) pngLocked(r *elemReader) *pngImage {
 	if r == nil || len(t.shape) < 2 || len(t.shape) > 3 {
 		return nil
 	}
@@ -213,19 +231,17 @@ func (p *pngImage) writeHTML(b *strings.Builder) {
 // withElements calls f with a reader of t's elements while it holds t's memory, or with nil when
 // the elements cannot be read here (device memory, a released tensor, a dtype without a
 // decoding). The memory cannot be released while f runs.
-func (t *Tensor) withElements(f func(r *elemReader)) {
-	defer runtime.KeepAlive(t)
+func (t *view) withElements(f func(r *elemReader)) {
 	if t.Released() || !t.HostAccessible() {
 		f(nil)
 		return
 	}
-	if o := t.hold.owner; o != nil {
-		if !o.tryRetain() {
-			f(nil)
-			return
-		}
-		defer o.drop()
+	h, err := core.Hold(t.Tensor)
+	if err != nil { // released since
+		f(nil)
+		return
 	}
+	defer h.Release()
 	kind := elemKindOf(t.dtype)
 	if kind == kindNone || (t.Len() > 0 && t.data == nil) {
 		f(nil)
@@ -235,7 +251,7 @@ func (t *Tensor) withElements(f func(r *elemReader)) {
 }
 
 // unreadableReason says why withElements passes nil.
-func (t *Tensor) unreadableReason() string {
+func (t *view) unreadableReason() string {
 	switch {
 	case t.Released():
 		return "released: the memory may be gone"
@@ -247,7 +263,7 @@ func (t *Tensor) unreadableReason() string {
 }
 
 // reprSummary is Repr for tensors whose values are not shown.
-func (t *Tensor) reprSummary() string {
+func (t *view) reprSummary() string {
 	where := t.device.String()
 	if t.Released() {
 		where = "released"
@@ -260,7 +276,7 @@ func (t *Tensor) reprSummary() string {
 }
 
 // caption is HTML's header line.
-func (t *Tensor) caption() string {
+func (t *view) caption() string {
 	parts := []string{t.dtype.String(), "shape " + pyShape(t.shape), t.device.String(),
 		"strides " + pyShape(t.strides)}
 	switch c, f := t.IsContiguous(), t.IsFortranContiguous(); {
@@ -276,7 +292,7 @@ func (t *Tensor) caption() string {
 	if t.ReadOnly() {
 		parts = append(parts, "read-only")
 	}
-	if t.flags&FlagIsCopied != 0 {
+	if t.flags&core.FlagIsCopied != 0 {
 		parts = append(parts, "copied")
 	}
 	if t.Released() {
@@ -317,30 +333,30 @@ const (
 	kindComplex128
 )
 
-func elemKindOf(d DLDataType) elemKind {
+func elemKindOf(d core.DLDataType) elemKind {
 	if d.Lanes != 1 {
 		return kindNone
 	}
 	switch {
-	case d == Bool:
+	case d == core.Bool:
 		return kindBool
-	case d.Code == CodeInt && d.Bits >= 8 && d.Bits <= 64 && d.Bits&(d.Bits-1) == 0:
+	case d.Code == core.CodeInt && d.Bits >= 8 && d.Bits <= 64 && d.Bits&(d.Bits-1) == 0:
 		return kindInt
-	case d.Code == CodeUInt && d.Bits >= 8 && d.Bits <= 64 && d.Bits&(d.Bits-1) == 0:
+	case d.Code == core.CodeUInt && d.Bits >= 8 && d.Bits <= 64 && d.Bits&(d.Bits-1) == 0:
 		return kindUint
-	case d == Float16:
+	case d == core.Float16:
 		return kindFloat16
-	case d == BFloat16:
+	case d == core.BFloat16:
 		return kindBFloat16
-	case d == Float32:
+	case d == core.Float32:
 		return kindFloat32
-	case d == Float64:
+	case d == core.Float64:
 		return kindFloat64
-	case d.Code == CodeComplex && d.Bits == 32:
+	case d.Code == core.CodeComplex && d.Bits == 32:
 		return kindComplex32
-	case d == Complex64:
+	case d == core.Complex64:
 		return kindComplex64
-	case d == Complex128:
+	case d == core.Complex128:
 		return kindComplex128
 	}
 	return kindNone
@@ -374,7 +390,7 @@ func (k elemKind) floatType() floatType {
 
 // elemReader reads elements of a host tensor by their offset (in elements) from the first.
 type elemReader struct {
-	t    *Tensor
+	t    *view
 	kind elemKind
 	size int64
 }
@@ -423,7 +439,7 @@ func (r *elemReader) floatAt(off int64) float64 {
 	case kindFloat16:
 		return float64(float16.Frombits(*(*uint16)(p)).Float32())
 	case kindBFloat16:
-		return float64(BF16(*(*uint16)(p)).Float32())
+		return float64(core.BF16(*(*uint16)(p)).Float32())
 	case kindFloat32:
 		return float64(*(*float32)(p))
 	}
@@ -461,10 +477,10 @@ func shownCount(shape []int64, w window) int64 {
 		if w.elided(d) {
 			d = 2 * w.edge
 		}
-		var ok bool
-		if c, ok = mul(c, d); !ok {
+		if d != 0 && c > math.MaxInt64/d { // shapes are never negative
 			return math.MaxInt64
 		}
+		c *= d
 	}
 	return c
 }
@@ -569,8 +585,8 @@ func padRight(s string, width int) string {
 
 // impliedDType reports whether NumPy's repr leaves the dtype out (its default types on 64-bit
 // Linux).
-func impliedDType(d DLDataType) bool {
-	return d == Float64 || d == Int64 || d == Bool || d == Complex128
+func impliedDType(d core.DLDataType) bool {
+	return d == core.Float64 || d == core.Int64 || d == core.Bool || d == core.Complex128
 }
 
 func (r *elemReader) repr() string {
@@ -581,7 +597,7 @@ func (r *elemReader) repr() string {
 	if !impliedDType(t.dtype) || n == 0 {
 		kw = append(kw, "dtype="+t.dtype.String())
 	}
-	if t.device != CPUDevice {
+	if t.device != core.CPUDevice {
 		kw = append(kw, "device='"+t.device.String()+"'")
 	}
 	if t.ReadOnly() {
@@ -872,8 +888,8 @@ func roundingInterval(a float64, ft floatType) (lo, hi float64, inclusive bool) 
 		val = func(b uint16) float64 { return float64(float16.Frombits(b).Float32()) }
 		maxBits = 0x7bff
 	} else {
-		bits = uint16(BF16FromFloat32(float32(a)))
-		val = func(b uint16) float64 { return float64(BF16(b).Float32()) }
+		bits = uint16(core.BF16FromFloat32(float32(a)))
+		val = func(b uint16) float64 { return float64(core.BF16(b).Float32()) }
 		maxBits = 0x7f7f
 	}
 	next := val(bits + 1)
@@ -949,7 +965,7 @@ func leadingSlices(shape, strides []int64, limit int) []leadingSlice {
 		return out
 	}
 	out = out[:0]
-	for idx := range Indices(shape) {
+	for idx := range core.Indices(shape) {
 		if len(out) == limit {
 			break
 		}
@@ -1075,7 +1091,7 @@ func (r *elemReader) image() (image.Image, error) {
 	}
 	var channel func(off int64) uint8
 	switch {
-	case t.dtype == Uint8:
+	case t.dtype == core.Uint8:
 		channel = func(off int64) uint8 { return *(*uint8)(r.ptr(off)) }
 	case r.kind.float():
 		channel = func(off int64) uint8 {

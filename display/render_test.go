@@ -1,4 +1,4 @@
-package core_test
+package display_test
 
 import (
 	"bytes"
@@ -26,6 +26,7 @@ import (
 	"github.com/x448/float16"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/display"
 )
 
 // renderPython runs script with Debian's python3 and NumPy and returns what it prints. A missing
@@ -206,7 +207,7 @@ func TestReprMatchesNumPy(t *testing.T) {
 			x, err = c.view(x)
 			require.NoError(t, err, c.name)
 		}
-		got[i] = x.Repr()
+		got[i] = display.Repr(x)
 		file := strconv.Itoa(i) + ".bin"
 		require.NoError(t, os.WriteFile(filepath.Join(dir, file), bytesOf(t, c.data), 0o600))
 		shape := make([]string, len(c.shape))
@@ -252,7 +253,7 @@ for x in np.fromfile("f16.bin", dtype=np.float16):
 	require.Len(t, want, len(vals))
 	bad := 0
 	for i, v := range vals {
-		got := core.Scalar(v).Repr()
+		got := display.Repr(core.Scalar(v))
 		if got != want[i] && bad < 10 {
 			bad++
 			t.Errorf("float16 %#04x: got %s, NumPy %s", v.Bits(), got, want[i])
@@ -292,11 +293,11 @@ for i in range(0, len(a), 2):
 		}
 	}
 	for i, v := range vals {
-		check(core.Scalar(v).Repr(), want[i], fmt.Sprint(v))
+		check(display.Repr(core.Scalar(v)), want[i], fmt.Sprint(v))
 	}
 	for i := 0; i < len(vals); i += 2 {
 		pair := core.MustFromSlice(vals[i : i+2])
-		check(strings.ReplaceAll(pair.Repr(), "\n", "|"), want[len(vals)+i/2], fmt.Sprint(vals[i:i+2]))
+		check(strings.ReplaceAll(display.Repr(pair), "\n", "|"), want[len(vals)+i/2], fmt.Sprint(vals[i:i+2]))
 	}
 }
 
@@ -310,7 +311,7 @@ func TestReprBFloat16RoundTrip(t *testing.T) {
 		if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
 			continue
 		}
-		s := core.Scalar(v).Repr()
+		s := display.Repr(core.Scalar(v))
 		num := strings.TrimSuffix(strings.TrimPrefix(s, "array("), ", dtype=bfloat16)")
 		d, err := strconv.ParseFloat(strings.Replace(num, ".e", "e", 1), 64)
 		require.NoError(t, err, s)
@@ -385,7 +386,7 @@ func TestReprExact(t *testing.T) {
 		{"dtype wrapped", core.MustFromSlice(f32s(seq(11, func(i int) float64 { return float64(i) + 0.5 }))),
 			"array([ 0.5,  1.5,  2.5,  3.5,  4.5,  5.5,  6.5,  7.5,  8.5,  9.5, 10.5],\n      dtype=float32)"},
 	} {
-		assert.Equal(t, c.want, c.x.Repr(), c.name)
+		assert.Equal(t, c.want, display.Repr(c.x), c.name)
 	}
 }
 
@@ -394,8 +395,8 @@ func TestRenderHugeViews(t *testing.T) {
 	one := core.MustFromSlice([]float32{1})
 	many, err := one.BroadcastTo(6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6)
 	require.NoError(t, err)
-	assert.Equal(t, "<cpu:0 tensor, shape=(6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6), dtype=float32, readonly=True>", many.Repr())
-	html := many.HTML()
+	assert.Equal(t, "<cpu:0 tensor, shape=(6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6), dtype=float32, readonly=True>", display.Repr(many))
+	html := display.HTML(many)
 	assert.Contains(t, html, "<p>showing 4 of 101559956668416 2-D slices</p>")
 	assert.Equal(t, 4, strings.Count(html, "<table"))
 
@@ -407,9 +408,9 @@ func TestRenderHugeViews(t *testing.T) {
 		"       ...,\n"+
 		"       [1., 1., 1., ..., 1., 1., 1.],\n"+
 		"       [1., 1., 1., ..., 1., 1., 1.],\n"+
-		"       [1., 1., 1., ..., 1., 1., 1.]], dtype=float32, readonly=True)", wide.Repr())
-	_, err = wide.Image()
-	assert.ErrorIs(t, err, core.ErrNotImage)
+		"       [1., 1., 1., ..., 1., 1., 1.]], dtype=float32, readonly=True)", display.Repr(wide))
+	_, err = display.Image(wide)
+	assert.ErrorIs(t, err, display.ErrNotImage)
 	assert.NotContains(t, wide.SimpleRender(), "image/png")
 }
 
@@ -422,11 +423,11 @@ func TestReprReleasedDuringUse(t *testing.T) {
 	v, err := x.View()
 	require.NoError(t, err)
 	x.Release()
-	assert.Equal(t, "array([1., 2., 3.])", v.Repr(), "a view keeps the memory")
-	assert.Equal(t, "<released tensor, shape=(3,), dtype=float64>", x.Repr())
+	assert.Equal(t, "array([1., 2., 3.])", display.Repr(v), "a view keeps the memory")
+	assert.Equal(t, "<released tensor, shape=(3,), dtype=float64>", display.Repr(x))
 	v.Release()
 	assert.Equal(t, 1, released)
-	assert.Equal(t, "<released tensor, shape=(3,), dtype=float64>", v.Repr())
+	assert.Equal(t, "<released tensor, shape=(3,), dtype=float64>", display.Repr(v))
 }
 
 // wellFormed parses an HTML fragment as XML: it checks that tags nest and text is escaped.
@@ -445,7 +446,7 @@ func wellFormed(t *testing.T, s string) {
 
 func TestHTML(t *testing.T) {
 	m := core.MustFromSlice([]float32{1, 2.5, -3, 4}, 2, 2)
-	got := m.HTML()
+	got := display.HTML(m)
 	want := `<div class="dlpack-tensor"><div class="dlpack-caption" style="font-family:monospace">float32 · shape (2, 2) · cpu:0 · strides (2, 1) · C-contiguous</div>
 <table style="font-family:monospace">
 <thead><tr><th></th><th>0</th><th>1</th></tr></thead>
@@ -459,34 +460,34 @@ func TestHTML(t *testing.T) {
 	wellFormed(t, got)
 
 	vec := core.MustFromSlice([]bool{true, false})
-	assert.Contains(t, vec.HTML(), "<tr><th></th><td>True</td><td>False</td></tr>")
-	assert.Contains(t, vec.HTML(), "bool · shape (2,) · cpu:0 · strides (1,) · C- and F-contiguous")
+	assert.Contains(t, display.HTML(vec), "<tr><th></th><td>True</td><td>False</td></tr>")
+	assert.Contains(t, display.HTML(vec), "bool · shape (2,) · cpu:0 · strides (1,) · C- and F-contiguous")
 
 	scalar := core.Scalar(complex(1, -2))
-	assert.Contains(t, scalar.HTML(), "<code>1.-2.j</code>")
-	assert.Contains(t, scalar.HTML(), "complex128 · shape () · cpu:0 · strides ()")
+	assert.Contains(t, display.HTML(scalar), "<code>1.-2.j</code>")
+	assert.Contains(t, display.HTML(scalar), "complex128 · shape () · cpu:0 · strides ()")
 
 	empty := core.MustNew(core.Float32, 0, 3)
-	assert.Contains(t, empty.HTML(), "<code>[]</code>")
+	assert.Contains(t, display.HTML(empty), "<code>[]</code>")
 
 	tr, err := core.MustFromSlice([]int64{1, 2, 3, 4, 5, 6}, 2, 3).Transpose()
 	require.NoError(t, err)
 	ro, err := tr.AsReadOnly()
 	require.NoError(t, err)
-	assert.Contains(t, ro.HTML(), "int64 · shape (3, 2) · cpu:0 · strides (1, 3) · F-contiguous · read-only")
+	assert.Contains(t, display.HTML(ro), "int64 · shape (3, 2) · cpu:0 · strides (1, 3) · F-contiguous · read-only")
 
 	buf := make([]float32, 6)
 	cuda, err := core.Wrap(core.Desc{Data: unsafe.Pointer(&buf[0]), Device: core.DLDevice{DeviceType: core.CUDA, DeviceID: 2},
 		DType: core.Float32, Shape: []int64{2, 3}}, nil)
 	require.NoError(t, err)
-	assert.Contains(t, cuda.HTML(), "<p>values on cuda:2 are not read</p>")
-	assert.NotContains(t, cuda.HTML(), "<table")
-	wellFormed(t, cuda.HTML())
+	assert.Contains(t, display.HTML(cuda), "<p>values on cuda:2 are not read</p>")
+	assert.NotContains(t, display.HTML(cuda), "<table")
+	wellFormed(t, display.HTML(cuda))
 }
 
 func TestHTMLElision(t *testing.T) {
 	big := core.MustFromSlice(seq(30*25, func(i int) float64 { return float64(i) }), 30, 25)
-	got := big.HTML()
+	got := display.HTML(big)
 	wellFormed(t, got)
 	assert.Equal(t, 1+20+1, strings.Count(got, "<tr>"), "header, 20 rows and an elided row")
 	header := got[strings.Index(got, "<thead>"):strings.Index(got, "</thead>")]
@@ -501,7 +502,7 @@ func TestHTMLElision(t *testing.T) {
 	assert.Contains(t, got, "<img ", "a 30×25 matrix is shown as a picture too")
 
 	cube := core.MustFromSlice(seq(3*2*2*2, func(i int) float64 { return float64(i) }), 3, 2, 2, 2)
-	got = cube.HTML()
+	got = display.HTML(cube)
 	wellFormed(t, got)
 	assert.Contains(t, got, "<p>showing 4 of 6 2-D slices</p>")
 	assert.Contains(t, got, "<p><code>[0, 0, :, :]</code></p>")
@@ -514,7 +515,7 @@ func TestHTMLElision(t *testing.T) {
 
 func TestImageGray(t *testing.T) {
 	x := core.MustFromSlice([]float64{-1, 0, 1, math.NaN(), math.Inf(1), math.Inf(-1)}, 2, 3)
-	img, err := x.Image()
+	img, err := display.Image(x)
 	require.NoError(t, err)
 	g, ok := img.(*image.Gray)
 	require.True(t, ok)
@@ -525,7 +526,7 @@ func TestImageGray(t *testing.T) {
 	// strided: the transpose's row y is the original's column y
 	tr, err := core.MustFromSlice([]int16{0, 10, 20, 30, 40, 50}, 2, 3).Transpose()
 	require.NoError(t, err)
-	img, err = tr.Image()
+	img, err = display.Image(tr)
 	require.NoError(t, err)
 	assert.Equal(t, image.Rect(0, 0, 2, 3), img.Bounds())
 	assert.Equal(t, color.Gray{Y: 153}, img.At(1, 0), "30 of 0..50")
@@ -533,26 +534,26 @@ func TestImageGray(t *testing.T) {
 
 	bools, err := core.MustFromSlice([]bool{true, false, true, true}, 2, 1, 2).Reshape(2, 2)
 	require.NoError(t, err)
-	img, err = bools.Image()
+	img, err = display.Image(bools)
 	require.NoError(t, err)
 	assert.Equal(t, color.Gray{Y: 255}, img.At(0, 0))
 	assert.Equal(t, color.Gray{Y: 0}, img.At(1, 0))
 
-	constant, err := core.MustFromSlice([]float32{7, 7}, 1, 2, 1).Image()
+	constant, err := display.Image(core.MustFromSlice([]float32{7, 7}, 1, 2, 1))
 	require.NoError(t, err)
 	assert.Equal(t, color.Gray{Y: 0}, constant.At(1, 0))
 }
 
 func TestImageColor(t *testing.T) {
 	rgb := core.MustFromSlice([]uint8{255, 0, 0, 0, 255, 0, 0, 0, 255, 10, 20, 30}, 2, 2, 3)
-	img, err := rgb.Image()
+	img, err := display.Image(rgb)
 	require.NoError(t, err)
 	assert.Equal(t, color.NRGBA{255, 0, 0, 255}, img.At(0, 0))
 	assert.Equal(t, color.NRGBA{0, 255, 0, 255}, img.At(1, 0))
 	assert.Equal(t, color.NRGBA{10, 20, 30, 255}, img.At(1, 1))
 
 	rgba := core.MustFromSlice([]float32{0, 0.5, 1, 0.25, 2, -1, float32(math.NaN()), 1}, 1, 2, 4)
-	img, err = rgba.Image()
+	img, err = display.Image(rgba)
 	require.NoError(t, err)
 	assert.Equal(t, color.NRGBA{0, 128, 255, 64}, img.At(0, 0))
 	assert.Equal(t, color.NRGBA{255, 0, 0, 255}, img.At(1, 0), "clipped, NaN is 0")
@@ -560,7 +561,7 @@ func TestImageColor(t *testing.T) {
 	// channels last but strided (a reversed width)
 	rev, err := rgb.Reverse(1)
 	require.NoError(t, err)
-	img, err = rev.Image()
+	img, err = display.Image(rev)
 	require.NoError(t, err)
 	assert.Equal(t, color.NRGBA{0, 255, 0, 255}, img.At(0, 0))
 }
@@ -579,17 +580,17 @@ func TestImageErrors(t *testing.T) {
 		x    *core.Tensor
 		want error
 	}{
-		{"1-D", core.MustFromSlice([]float32{1, 2}), core.ErrNotImage},
-		{"4-D", core.MustNew(core.Float32, 1, 1, 1, 1), core.ErrNotImage},
-		{"5 channels", core.MustNew(core.Uint8, 2, 2, 5), core.ErrNotImage},
-		{"int16 color", core.MustNew(core.Int16, 2, 2, 3), core.ErrNotImage},
-		{"complex", core.MustNew(core.Complex64, 2, 2), core.ErrNotImage},
-		{"empty", core.MustNew(core.Float32, 0, 2), core.ErrNotImage},
-		{"float8", f8, core.ErrNotImage},
+		{"1-D", core.MustFromSlice([]float32{1, 2}), display.ErrNotImage},
+		{"4-D", core.MustNew(core.Float32, 1, 1, 1, 1), display.ErrNotImage},
+		{"5 channels", core.MustNew(core.Uint8, 2, 2, 5), display.ErrNotImage},
+		{"int16 color", core.MustNew(core.Int16, 2, 2, 3), display.ErrNotImage},
+		{"complex", core.MustNew(core.Complex64, 2, 2), display.ErrNotImage},
+		{"empty", core.MustNew(core.Float32, 0, 2), display.ErrNotImage},
+		{"float8", f8, display.ErrNotImage},
 		{"device", cuda, core.ErrNotHost},
 		{"released", released, core.ErrReleased},
 	} {
-		img, err := c.x.Image()
+		img, err := display.Image(c.x)
 		assert.ErrorIs(t, err, c.want, c.name)
 		assert.Nil(t, img, c.name)
 	}
@@ -598,13 +599,14 @@ func TestImageErrors(t *testing.T) {
 func TestSimpleRender(t *testing.T) {
 	pic := core.MustFromSlice(seq(8*10, func(i int) float64 { return float64(i % 10) }), 8, 10)
 	m := pic.SimpleRender()
-	assert.Equal(t, pic.Repr(), m["text/plain"])
-	assert.Equal(t, pic.HTML(), m["text/html"])
+	assert.Equal(t, display.MIME(pic), m, "core's SimpleRender delegates to display once it is imported")
+	assert.Equal(t, display.Repr(pic), m["text/plain"])
+	assert.Equal(t, display.HTML(pic), m["text/html"])
 	raw, ok := m["image/png"].([]byte)
 	require.True(t, ok, "image/png is []byte, as gophernotes' own image renderer sends it")
 	decoded, err := png.Decode(bytes.NewReader(raw))
 	require.NoError(t, err)
-	want, err := pic.Image()
+	want, err := display.Image(pic)
 	require.NoError(t, err)
 	require.Equal(t, want.Bounds(), decoded.Bounds())
 	for y := 0; y < 8; y++ {
@@ -631,13 +633,13 @@ func TestSimpleRender(t *testing.T) {
 	assert.Len(t, core.MustNew(core.Float32, 3000, 8).SimpleRender(), 2, "too tall for a picture")
 }
 
-func ExampleTensor_Repr() {
+func ExampleRepr() {
 	m := core.MustFromSlice([]float32{1, 2, 3, 4.5}, 2, 2)
-	fmt.Println(m.Repr())
+	fmt.Println(display.Repr(m))
 	col, _ := m.Index(1, 1)
-	fmt.Println(col.Repr())
-	fmt.Println(core.Scalar(true).Repr())
-	fmt.Println(core.MustNew(core.Int32, 0, 3).Repr())
+	fmt.Println(display.Repr(col))
+	fmt.Println(display.Repr(core.Scalar(true)))
+	fmt.Println(display.Repr(core.MustNew(core.Int32, 0, 3)))
 	// Output:
 	// array([[1. , 2. ],
 	//        [3. , 4.5]], dtype=float32)
@@ -646,20 +648,20 @@ func ExampleTensor_Repr() {
 	// array([], shape=(0, 3), dtype=int32)
 }
 
-func ExampleTensor_Repr_summarised() {
+func ExampleRepr_summarised() {
 	data := make([]int64, 2000)
 	for i := range data {
 		data[i] = int64(i)
 	}
-	fmt.Println(core.MustFromSlice(data, 2, 1000).Repr())
+	fmt.Println(display.Repr(core.MustFromSlice(data, 2, 1000)))
 	// Output:
 	// array([[   0,    1,    2, ...,  997,  998,  999],
 	//        [1000, 1001, 1002, ..., 1997, 1998, 1999]])
 }
 
-func ExampleTensor_Image() {
+func ExampleImage() {
 	x := core.MustFromSlice([]float64{0, 1, 2, 3}, 2, 2)
-	img, _ := x.Image()
+	img, _ := display.Image(x)
 	fmt.Println(img.Bounds(), img.At(1, 0), img.At(1, 1))
 	// Output:
 	// (0,0)-(2,2) {85} {255}
@@ -674,12 +676,12 @@ func BenchmarkRender(b *testing.B) {
 	}{{"30x30", small}, {"1000x1000", big}} {
 		b.Run("Repr/"+c.name, func(b *testing.B) {
 			for b.Loop() {
-				_ = c.x.Repr()
+				_ = display.Repr(c.x)
 			}
 		})
 		b.Run("HTML/"+c.name, func(b *testing.B) {
 			for b.Loop() {
-				_ = c.x.HTML()
+				_ = display.HTML(c.x)
 			}
 		})
 		b.Run("SimpleRender/"+c.name, func(b *testing.B) {

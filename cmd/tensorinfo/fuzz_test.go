@@ -1,0 +1,44 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/numpyx"
+)
+
+// FuzzInspect: whatever a file holds, as .npy or as .npz, inspecting it (values included) ends
+// in a report or an error, never a panic, a hang or an allocation beyond what it holds.
+func FuzzInspect(f *testing.F) {
+	var npy, npz bytes.Buffer
+	x := core.MustFromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3)
+	if err := numpyx.Write(&npy, x); err != nil {
+		f.Fatal(err)
+	}
+	z := numpyx.NewNPZWriter(&npz, false)
+	if err := z.Write("x", x); err != nil {
+		f.Fatal(err)
+	}
+	if err := z.Close(); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(npy.Bytes())
+	f.Add(npz.Bytes())
+	f.Add([]byte("\x93NUMPY\x01\x00\x10\x00{'descr': '<f8'}"))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, name := range []string{"f.npy", "f.npz", "f.bin"} {
+			path := filepath.Join(dir, name)
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r, err := inspect(path, options{stats: true, repr: true})
+			if err == nil && r.Format == "" {
+				t.Fatalf("%s: a report without a format", name)
+			}
+		}
+	})
+}
