@@ -18,7 +18,7 @@ func FuzzInspect(f *testing.F) {
 	if err := numpyx.Write(&npy, x); err != nil {
 		f.Fatal(err)
 	}
-	z := numpyx.NewNPZWriter(&npz, false)
+	z := numpyx.NewNPZWriter(&npz)
 	if err := z.Write("x", x); err != nil {
 		f.Fatal(err)
 	}
