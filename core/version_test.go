@@ -1,0 +1,20 @@
+package core_test
+
+import (
+	"os"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dlpack-go/dlpack/core"
+)
+
+// The newest entry of CHANGELOG.md is the module's version.
+func TestModuleVersionMatchesChangelog(t *testing.T) {
+	b, err := os.ReadFile("../CHANGELOG.md")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^## \[?v?(\d+\.\d+\.\d+)`).FindSubmatch(b)
+	require.NotNil(t, m, "CHANGELOG.md has no version heading")
+	require.Equal(t, core.ModuleVersion, string(m[1]))
+}
