@@ -1,8 +1,8 @@
 package gomlxx
 
 import (
-	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 	"weak"
 
@@ -11,21 +11,33 @@ import (
 
 // origins remembers, for the first element of each local storage FromTensor made a view of,
 // which GoMLX tensor owned it, so that ToTensor can hand that tensor back instead of copying.
-// It holds the tensors weakly: an entry goes when its tensor is collected. Keys are addresses of
-// Go memory, which does not move; a stale entry is never trusted (origin checks that the tensor
-// still keeps its data at that address).
-var origins sync.Map // uintptr → weak.Pointer[tensors.Tensor]
+// It holds the tensors weakly; entries whose tensor was collected are swept every sweepEvery
+// records, so the map never holds more than the live tensors' entries plus sweepEvery. Keys are
+// addresses of Go memory, which does not move; a stale entry is never trusted (origin checks that
+// the tensor still keeps its data at that address).
+var (
+	origins sync.Map // uintptr → weak.Pointer[tensors.Tensor]
+	records atomic.Uint64
+)
+
+// sweepEvery is how many records pass between sweeps of dead entries (a cleanup per tensor would
+// cost more than the rest of FromTensor).
+const sweepEvery = 1024
 
 // remember records that p is the first element of g's local storage.
 func remember(g *tensors.Tensor, p unsafe.Pointer) {
 	if p == nil {
 		return
 	}
-	key, w := uintptr(p), weak.Make(g)
-	if prev, loaded := origins.Swap(key, w); loaded && prev.(weak.Pointer[tensors.Tensor]) == w {
-		return // already recorded, and its cleanup registered
+	origins.Store(uintptr(p), weak.Make(g))
+	if records.Add(1)%sweepEvery == 0 {
+		origins.Range(func(k, v any) bool {
+			if v.(weak.Pointer[tensors.Tensor]).Value() == nil {
+				origins.CompareAndDelete(k, v)
+			}
+			return true
+		})
 	}
-	runtime.AddCleanup(g, func(key uintptr) { origins.CompareAndDelete(key, w) }, key)
 }
 
 // recall returns the live GoMLX tensor recorded for p, or nil.
