@@ -50,7 +50,8 @@ func ShareableTensor(t *tensors.Tensor) (ok bool, why string) {
 	if _, err := check(t); err != nil {
 		return false, err.Error()
 	}
-	return whyNotLocal(t) == "", whyNotLocal(t)
+	why = whyNotLocal(t)
+	return why == "", why
 }
 
 // whyNotLocal says why t's data is not in local storage, or "" when it is.
@@ -303,11 +304,13 @@ func Shareable(t *core.Tensor) (ok bool, why string) {
 
 // ToTensor converts a core tensor to a GoMLX tensor. When t is a whole view of a live GoMLX
 // tensor's local storage (see Shareable) it returns that GoMLX tensor itself, without a copy.
-// Otherwise it copies t's elements (any strides: views, negative steps, broadcasts) through
-// the adapters kernels into a new GoMLX tensor with local storage (tensors.FromShape) of t's
-// dimensions, flagged as nothing (GoMLX has no flags): adapters.ZeroCopyOnly() makes it fail
-// with adapters.ErrCopyRequired instead, adapters.AlwaysCopy() copies views too, and
-// adapters.ReportCopy(&b) says which happened.
+// Otherwise it copies t's elements (any strides: views, negative steps, broadcasts) in C order
+// through the adapters kernels into a new GoMLX tensor with local storage (tensors.FromShape) of
+// t's dimensions, which shares nothing with t: adapters.ZeroCopyOnly() makes it fail with
+// adapters.ErrCopyRequired instead, adapters.AlwaysCopy() copies the views it could hand back
+// too, and adapters.ReportCopy(&b) says which happened. (GoMLX v0.26 has no constructor over
+// memory it did not allocate: FromFlatDataAndDimensions and FromValue copy, and the buffers
+// FromBuffer adopts are the backend's own allocations.)
 //
 // A nil tensor is refused with core.ErrNil, a released one with core.ErrReleased, device memory
 // with core.ErrNotHost, and a dtype GoMLX has no host storage for (float8, float4, int4, float6,

@@ -29,6 +29,9 @@ func remember(g *tensors.Tensor, p unsafe.Pointer) {
 	if p == nil {
 		return
 	}
+	if v, ok := origins.Load(uintptr(p)); ok && v.(weak.Pointer[tensors.Tensor]).Value() == g {
+		return // a view of this storage was made before
+	}
 	origins.Store(uintptr(p), weak.Make(g))
 	if records.Add(1)%sweepEvery == 0 {
 		origins.Range(func(k, v any) bool {
