@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"unsafe"
 
+	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
@@ -190,15 +191,17 @@ func flatDesc(flat any, dt core.DLDataType, dims []int) (core.Desc, error) {
 // (t.Ok() is false) and the core tensor is the data's only holder. It copies nothing when
 //
 //   - t has local storage: the core tensor holds the Go slice (as FromTensor's view does), or
-//   - t's data is a buffer of a backend that shares host memory (HasSharedBuffers: the pure-Go
-//     simplego backend, and XLA on CPU) — the results of a computation, or a tensor once used
-//     as an input there: Take donates the buffer (t.DonateBuffer), wraps the memory the backend
-//     reports for it (BufferData), and hands the buffer back to the backend (BufferFinalize)
-//     exactly once, when the last holder of the core tensor is released or collected.
+//   - t's data is a buffer of the pure-Go backend (simplego) — the results of a computation, or
+//     a tensor once used as an input there: Take donates the buffer (t.DonateBuffer), wraps the
+//     memory the backend reports for it (BufferData, a Go slice), and hands the buffer back to
+//     the backend's pool (BufferFinalize) exactly once, when the last holder of the core tensor
+//     is released or collected. The memory stays valid even if the backend is finalized first.
 //
-// A tensor on a device whose memory the host cannot read is copied (the copy is what
-// ConstFlatData reads) and then finalized; adapters.ZeroCopyOnly() makes Take fail with
-// adapters.ErrCopyRequired instead, leaving t untouched. adapters.AlwaysCopy() copies in every
+// Buffers of other backends are copied (the copy is what ConstFlatData reads) and t is then
+// finalized: on a device the host cannot read them, and the shared buffers of XLA on CPU are
+// native memory that the backend frees when it is itself finalized, which a core tensor could
+// not see. adapters.ZeroCopyOnly() makes Take fail with adapters.ErrCopyRequired instead, leaving
+// t untouched. adapters.AlwaysCopy() copies in every
 // case (and still finalizes t); adapters.ReportCopy(&b) says whether a copy was made. Errors are
 // FromTensor's; on an error t is left as it was, except when GoMLX fails while giving up the
 // buffer.
@@ -217,7 +220,7 @@ func Take(t *tensors.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
 		} else {
 			c, err = view(t, dt)
 		}
-	case sharesHost(t):
+	case goBuffer(t):
 		copied, _ := o.Decide(true, "")
 		if copied {
 			c, err = copyOut(t, dt)
@@ -225,7 +228,8 @@ func Take(t *tensors.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
 			return donate(t, dt)
 		}
 	default:
-		why := fmt.Sprintf("gomlxx: the tensor's data is on a device of backend %s, which does not share host memory", backendName(t))
+		why := fmt.Sprintf("gomlxx: the tensor's data is a buffer of backend %s, not Go memory of the pure-Go backend "+
+			"(a device, or native memory the backend frees when it is itself finalized)", backendName(t))
 		if _, err := o.Decide(false, why); err != nil {
 			return nil, err
 		}
@@ -238,6 +242,17 @@ func Take(t *tensors.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
 		return nil, fmt.Errorf("%w: finalizing the tensor taken: %v", ErrGoMLX, err)
 	}
 	return c, nil
+}
+
+// goBuffer reports whether t's data is a buffer of the pure-Go backend: a Go slice, which stays
+// valid while referenced whatever happens to the buffer pool or the backend itself.
+func goBuffer(t *tensors.Tensor) bool {
+	b, err := t.Backend()
+	if err != nil {
+		return false
+	}
+	_, ok := b.(*simplego.Backend)
+	return ok
 }
 
 // sharesHost reports whether t's data is a buffer of a backend whose buffers are host memory.

@@ -4,8 +4,9 @@
 // otherwise.
 //
 // It is not a GoMLX backend and runs no computation: it describes the memory of a GoMLX tensor
-// to DLPack, and DLPack memory to GoMLX. It imports GoMLX's tensors, dtypes, shapes and backends
-// packages only, all pure Go.
+// to DLPack, and DLPack memory to GoMLX. It imports GoMLX's tensors, dtypes, shapes and
+// backends/simplego packages only (the last to recognise the pure-Go backend's buffers), all pure
+// Go.
 //
 // # What is shared and what is copied
 //
@@ -20,8 +21,8 @@
 //	FromTensor        local storage                               zero-copy, writable view
 //	FromTensor        shared or device buffer                     copy (ZeroCopyOnly: ErrCopyRequired)
 //	Take              local storage                               zero-copy; the GoMLX tensor is finalized
-//	Take              buffer of a backend sharing host memory     zero-copy: the buffer is donated to the core tensor
-//	Take              buffer on a device the host cannot read     copy; the GoMLX tensor is finalized
+//	Take              buffer of the pure-Go backend (simplego)    zero-copy: the buffer is donated to the core tensor
+//	Take              buffer of another backend (device, XLA)     copy; the GoMLX tensor is finalized
 //	ToTensor          a whole view FromTensor made (Shareable)    zero-copy: that same *tensors.Tensor
 //	ToTensor          any other host tensor                       copy into a new local tensor
 //
@@ -58,7 +59,9 @@
 // the GoMLX tensor invalid, and wraps the memory the backend reports for it with core.Wrap: the
 // core tensor is then the buffer's only holder, and the buffer goes back to the backend
 // (BufferFinalize) exactly once, when the last holder is released or collected. core.LiveForeign
-// counts it meanwhile.
+// counts it meanwhile. Take does this for the pure-Go backend only, whose buffers are Go slices
+// that stay valid even when the backend itself is finalized; XLA's shared buffers are native
+// memory that a finalized client frees behind any holder's back, so Take copies them.
 //
 // ToTensor's copies are new GoMLX tensors that share nothing. The tensor it hands back without
 // a copy is the GoMLX tensor the view was made of, which owns its memory as before.

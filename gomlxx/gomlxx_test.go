@@ -502,3 +502,31 @@ func TestConformance(t *testing.T) {
 		ZeroCopy: nil,
 	})
 }
+
+// A backend finalized under a GoMLX tensor: GoMLX calls the tensor invalid (ErrGoMLX); a buffer
+// taken from it before stays valid, and giving it back after is harmless.
+func TestFinalizedBackend(t *testing.T) {
+	b, err := simplego.New("")
+	require.NoError(t, err)
+	e, err := graph.NewExec(b, func(x *graph.Node) *graph.Node { return graph.Neg(x) })
+	require.NoError(t, err)
+	outs, err := e.Exec(tensors.FromFlatDataAndDimensions([]int64{1, 2, 3}, 3))
+	require.NoError(t, err)
+	more, err := e.Exec1(tensors.FromFlatDataAndDimensions([]int64{4, 5}, 2))
+	require.NoError(t, err)
+	taken, err := gomlxx.Take(outs[0], adapters.ZeroCopyOnly())
+	require.NoError(t, err)
+	b.Finalize()
+
+	_, err = gomlxx.FromTensor(more)
+	require.ErrorIs(t, err, gomlxx.ErrGoMLX)
+	assert.Contains(t, err.Error(), "finalized backend")
+	_, err = gomlxx.Take(more)
+	require.ErrorIs(t, err, gomlxx.ErrGoMLX)
+
+	runtime.GC()
+	got, err := core.Data[int64](taken)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{-1, -2, -3}, got)
+	taken.Release() // BufferFinalize on a finalized backend: refused by simplego, ignored here
+}
