@@ -60,10 +60,11 @@ func whyNotLocal(t *tensors.Tensor) string {
 	switch {
 	case t.IsShared():
 		return fmt.Sprintf("gomlxx: the tensor's data is a shared buffer of backend %s, which the backend reuses or "+
-			"frees when the tensor is finalized or donated (Take moves it without a copy)", backendName(t))
+			"frees when the tensor is finalized or donated (Take moves the pure-Go backend's buffers without a copy)",
+			backendName(t))
 	case !t.HasLocal():
 		return fmt.Sprintf("gomlxx: the tensor's data is a buffer of backend %s, which the backend reuses or frees "+
-			"when the tensor is finalized or donated (Take moves it without a copy where the backend shares host memory)",
+			"when the tensor is finalized or donated (Take moves the pure-Go backend's buffers without a copy)",
 			backendName(t))
 	}
 	return ""

@@ -42,7 +42,13 @@
 // bfloat16.BFloat16, core.BFloat16), Float32, Float64, Complex64 and Complex128. FromDType and
 // ToDType also map the names GoMLX has for the float8 kinds, F4E2M1FN, S4 and U4 to their DLPack
 // types; GoMLX v0.26 cannot hold such tensors on the host, and ToTensor refuses them with
-// adapters.ErrUnsupported.
+// adapters.ErrUnsupported. (GoMLX's pure-Go backend computes in bfloat16 but refuses float16
+// parameters in v0.26; float16 tensors still convert both ways.)
+//
+// Tested: the pure-Go backend (simplego), which needs no C library. The XLA backend needs the
+// PJRT plugin library, which is not installed on the machines this module is tested on; its
+// tensors go through the same public GoMLX API (ConstFlatData, MutableFlatData), and Take
+// copies its buffers.
 //
 // # Ownership
 //

@@ -216,7 +216,7 @@ func TestComputationResultIsCopiedOrTaken(t *testing.T) {
 
 	ok, why := gomlxx.ShareableTensor(out)
 	assert.False(t, ok)
-	assert.Contains(t, why, "Take moves it")
+	assert.Contains(t, why, "Take moves the pure-Go backend's buffers")
 	_, err := gomlxx.FromTensor(out, adapters.ZeroCopyOnly())
 	require.ErrorIs(t, err, adapters.ErrCopyRequired)
 
