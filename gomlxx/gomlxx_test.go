@@ -596,3 +596,18 @@ func TestHalfPrecisionComputation(t *testing.T) {
 		})
 	}
 }
+
+// A tensor with both local storage and a device copy: FromTensor drops the device copy, so that
+// what is written through the view is what GoMLX computes on next.
+func TestViewWritesReachTheNextComputation(t *testing.T) {
+	g := tensors.FromFlatDataAndDimensions([]float32{1, 2, 3}, 3)
+	require.NoError(t, g.MaterializeOnDevice(simplego.GetBackend(), false, 0))
+	require.True(t, g.HasLocal() && g.IsOnAnyDevice() && !g.IsShared())
+	v, err := gomlxx.FromTensor(g, adapters.ZeroCopyOnly())
+	require.NoError(t, err)
+	assert.False(t, g.IsOnAnyDevice(), "the stale device copy is gone")
+	require.NoError(t, core.Set[float32](v, 10, 0))
+	out, err := square(t).Exec1(g)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{100, 4, 9}, out.Value())
+}
