@@ -319,7 +319,9 @@ func Shareable(t *core.Tensor) (ok bool, why string) {
 }
 
 // ToTensor converts a core tensor to a GoMLX tensor. When t is a whole view of a live GoMLX
-// tensor's local storage (see Shareable) it returns that GoMLX tensor itself, without a copy.
+// tensor's local storage (see Shareable) it returns that GoMLX tensor itself, without a copy,
+// after dropping any device copy GoMLX made of it since (InvalidateOnDevice), so that the next
+// computation reads what was written through the view.
 // Otherwise it copies t's elements (any strides: views, negative steps, broadcasts) in C order
 // through the adapters kernels into a new GoMLX tensor with local storage (tensors.FromShape) of
 // t's dimensions, which shares nothing with t: adapters.ZeroCopyOnly() makes it fail with
@@ -352,6 +354,10 @@ func ToTensor(t *core.Tensor, opts ...adapters.Option) (*tensors.Tensor, error) 
 		return nil, err
 	}
 	if !copied {
+		// computations must read what the view holds, not a device copy made since
+		if err := gt.InvalidateOnDevice(); err != nil {
+			return nil, fmt.Errorf("%w: dropping the device copy of the tensor handed back: %v", ErrGoMLX, err)
+		}
 		return gt, nil
 	}
 	if !t.HostAccessible() {

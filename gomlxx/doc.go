@@ -91,6 +91,12 @@
 //     views after computing, or Take the results.
 //   - DonateBuffer and graph.DonateTensorBuffer, and anything else that replaces its storage.
 //
+// What leaves a stale copy: MaterializeOnDevice with share false (and, on backends without
+// shared buffers such as XLA on a GPU, every computation) keeps the local storage and adds a
+// device copy that computations use. Writes through the view then reach GoMLX's reads of local
+// storage but not its computations, until the device copy is dropped: t.InvalidateOnDevice(),
+// or FromTensor or ToTensor of the view again, both of which drop it.
+//
 // Writing through the view while GoMLX reads the tensor on another goroutine (a computation
 // copying it to a device) is a data race, as it is for GoMLX's own MutableFlatData.
 //

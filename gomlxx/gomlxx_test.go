@@ -611,3 +611,20 @@ func TestViewWritesReachTheNextComputation(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []float32{100, 4, 9}, out.Value())
 }
+
+// ToTensor of a view drops a device copy made after the view, so a write through the view
+// reaches the next computation.
+func TestHandBackDropsStaleDeviceCopy(t *testing.T) {
+	g := tensors.FromFlatDataAndDimensions([]float32{1, 2, 3}, 3)
+	v, err := gomlxx.FromTensor(g, adapters.ZeroCopyOnly())
+	require.NoError(t, err)
+	require.NoError(t, g.MaterializeOnDevice(simplego.GetBackend(), false, 0)) // a device copy of [1 2 3]
+	require.NoError(t, core.Set[float32](v, 10, 0))
+	back, err := gomlxx.ToTensor(v, adapters.ZeroCopyOnly())
+	require.NoError(t, err)
+	require.Same(t, g, back)
+	assert.False(t, g.IsOnAnyDevice())
+	out, err := square(t).Exec1(back)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{100, 4, 9}, out.Value())
+}
