@@ -202,10 +202,9 @@ func flatDesc(flat any, dt core.DLDataType, dims []int) (core.Desc, error) {
 // finalized: on a device the host cannot read them, and the shared buffers of XLA on CPU are
 // native memory that the backend frees when it is itself finalized, which a core tensor could
 // not see. adapters.ZeroCopyOnly() makes Take fail with adapters.ErrCopyRequired instead, leaving
-// t untouched. adapters.AlwaysCopy() copies in every
-// case (and still finalizes t); adapters.ReportCopy(&b) says whether a copy was made. Errors are
-// FromTensor's; on an error t is left as it was, except when GoMLX fails while giving up the
-// buffer.
+// t untouched; adapters.AlwaysCopy() copies in every case (and still finalizes t);
+// adapters.ReportCopy(&b) says whether a copy was made. Errors are FromTensor's; on an error t is
+// left as it was, except when GoMLX fails while giving up the buffer.
 func Take(t *tensors.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
 	o := adapters.Apply(opts...)
 	dt, err := check(t)
