@@ -85,17 +85,17 @@
 // copies the view instead of handing the tensor back):
 //
 //   - FinalizeAll and FinalizeLocal.
-//   - Using it as an input of a computation (Exec, Graph.Run) or MaterializeOnDevice: GoMLX
-//     copies local storage into a backend buffer and, when the backend shares host memory
-//     (simplego), drops the local slice; later values of the tensor live in that buffer. Take
-//     views after computing, or Take the results.
+//   - Using it as an input of a computation (Exec, Graph.Run), or MaterializeOnDevice with
+//     share true, on a backend that shares host memory (simplego): GoMLX copies local storage
+//     into a backend buffer and drops the local slice; later values of the tensor live in that
+//     buffer. Make views after computing, or Take the results.
 //   - DonateBuffer and graph.DonateTensorBuffer, and anything else that replaces its storage.
 //
 // What leaves a stale copy: MaterializeOnDevice with share false (and, on backends without
 // shared buffers such as XLA on a GPU, every computation) keeps the local storage and adds a
 // device copy that computations use. Writes through the view then reach GoMLX's reads of local
 // storage but not its computations, until the device copy is dropped: t.InvalidateOnDevice(),
-// or FromTensor or ToTensor of the view again, both of which drop it.
+// FromTensor(t) again, or ToTensor of the view, each of which drops it.
 //
 // Writing through the view while GoMLX reads the tensor on another goroutine (a computation
 // copying it to a device) is a data race, as it is for GoMLX's own MutableFlatData.
