@@ -1,0 +1,476 @@
+package gomlxx
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"unsafe"
+
+	"github.com/gomlx/gomlx/backends/simplego"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+
+	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/core"
+)
+
+// ErrGoMLX is wrapped by the errors GoMLX itself reports (a tensor whose backend was finalized,
+// a buffer the backend refuses to hand over), with GoMLX's message.
+var ErrGoMLX = errors.New("gomlxx: GoMLX reported an error")
+
+// check refuses a nil or finalized GoMLX tensor and one of a dtype GoMLX cannot hold on the host.
+func check(t *tensors.Tensor) (core.DLDataType, error) {
+	if t == nil {
+		return core.DLDataType{}, fmt.Errorf("%w: gomlxx: nil *tensors.Tensor", core.ErrNil)
+	}
+	if !t.Ok() {
+		return core.DLDataType{}, fmt.Errorf("%w: gomlxx: the GoMLX tensor was finalized (FinalizeAll, or donated)", core.ErrReleased)
+	}
+	if err := t.CheckValid(); err != nil {
+		return core.DLDataType{}, fmt.Errorf("%w: %v", ErrGoMLX, err)
+	}
+	dt, err := FromDType(t.DType())
+	if err != nil {
+		return dt, err
+	}
+	if !storable(t.DType()) {
+		return dt, fmt.Errorf("%w: gomlxx: GoMLX v0.26 has no host storage for dtype %s", adapters.ErrUnsupported, t.DType())
+	}
+	return dt, nil
+}
+
+// ShareableTensor reports whether FromTensor shares t's memory under the default policy, and
+// when it does not, why: t must be a live GoMLX tensor with local storage (a Go slice the tensor
+// owns: made by FromShape, FromFlatDataAndDimensions, FromValue, LocalClone, ToLocal, or
+// brought to the host by MutableFlatData) and no shared backend buffer. The memory of a shared
+// or on-device buffer belongs to the backend, which reuses or frees it when the tensor is
+// finalized or donated, and no view of it could survive that: FromTensor copies it, and Take
+// moves it without a copy.
+func ShareableTensor(t *tensors.Tensor) (ok bool, why string) {
+	if _, err := check(t); err != nil {
+		return false, err.Error()
+	}
+	why = whyNotLocal(t)
+	return why == "", why
+}
+
+// whyNotLocal says why t's data is not in local storage, or "" when it is.
+func whyNotLocal(t *tensors.Tensor) string {
+	switch {
+	case t.IsShared():
+		return fmt.Sprintf("gomlxx: the tensor's data is a shared buffer of backend %s, which the backend reuses or "+
+			"frees when the tensor is finalized or donated (Take moves the pure-Go backend's buffers without a copy)",
+			backendName(t))
+	case !t.HasLocal():
+		return fmt.Sprintf("gomlxx: the tensor's data is a buffer of backend %s, which the backend reuses or frees "+
+			"when the tensor is finalized or donated (Take moves the pure-Go backend's buffers without a copy)",
+			backendName(t))
+	}
+	return ""
+}
+
+func backendName(t *tensors.Tensor) string {
+	if b, err := t.Backend(); err == nil && b != nil {
+		return fmt.Sprintf("%q", b.Name())
+	}
+	return "(none)"
+}
+
+// FromTensor converts a GoMLX tensor to a core tensor.
+//
+// When t has local storage (see ShareableTensor) the result is a writable view of that memory,
+// without a copy: the same Go slice GoMLX reads and writes, in C order with t's dimensions.
+// FromTensor first calls t.MutableFlatData, which drops any on-device copy, so that the local
+// storage is the tensor's only truth and writes through the view are what GoMLX computes on
+// next. The view holds the slice: it stays valid whatever GoMLX later does to t. It aliases t as
+// long as t keeps that storage; see the package documentation for what detaches them.
+//
+// Otherwise (a shared or on-device buffer: the results of a computation, a tensor once used as
+// input on a backend that shares host memory) it copies the elements, read through
+// t.ConstFlatData, into new Go memory flagged core.FlagIsCopied; adapters.ZeroCopyOnly() makes
+// it fail with adapters.ErrCopyRequired instead, and adapters.AlwaysCopy() copies local storage
+// too; adapters.ReportCopy(&b) says which happened. A nil tensor is refused with core.ErrNil, a
+// finalized one with core.ErrReleased, and a dtype GoMLX v0.26 cannot hold on the host with
+// adapters.ErrUnsupported.
+func FromTensor(t *tensors.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+	o := adapters.Apply(opts...)
+	dt, err := check(t)
+	if err != nil {
+		return nil, err
+	}
+	why := whyNotLocal(t)
+	copied, err := o.Decide(why == "", why)
+	if err != nil {
+		return nil, err
+	}
+	if copied {
+		return copyOut(t, dt)
+	}
+	return view(t, dt)
+}
+
+// view makes a writable core tensor over t's local storage.
+func view(t *tensors.Tensor, dt core.DLDataType) (*core.Tensor, error) {
+	var flat any
+	if err := t.MutableFlatData(func(f any) { flat = f }); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrGoMLX, err)
+	}
+	d, err := flatDesc(flat, dt, t.Shape().Dimensions)
+	if err != nil {
+		return nil, err
+	}
+	c, err := core.WrapKeep(d, flat)
+	if err != nil {
+		return nil, fmt.Errorf("gomlxx: view of %s: %w", t.Shape(), err)
+	}
+	remember(t, d.Data)
+	return c, nil
+}
+
+// copyOut copies t's elements into new Go memory.
+func copyOut(t *tensors.Tensor, dt core.DLDataType) (*core.Tensor, error) {
+	dims := t.Shape().Dimensions
+	shape := make([]int64, len(dims))
+	for i, d := range dims {
+		shape[i] = int64(d)
+	}
+	dst, err := core.New(dt, shape...)
+	if err != nil {
+		return nil, fmt.Errorf("gomlxx: copy of %s: %w", t.Shape(), err)
+	}
+	var cerr error
+	err = t.ConstFlatData(func(flat any) {
+		d, err := flatDesc(flat, dt, dims)
+		if err != nil {
+			cerr = err
+			return
+		}
+		src, err := core.WrapKeep(d, flat)
+		if err != nil {
+			cerr = err
+			return
+		}
+		cerr = adapters.Copy(dst, src)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrGoMLX, err)
+	}
+	if cerr != nil {
+		return nil, fmt.Errorf("gomlxx: copy of %s: %w", t.Shape(), cerr)
+	}
+	return dst.WithFlags(core.FlagIsCopied)
+}
+
+// flatDesc describes a GoMLX flat slice as C-order host memory of dtype dt and dimensions dims,
+// after checking that the slice is what the shape says.
+func flatDesc(flat any, dt core.DLDataType, dims []int) (core.Desc, error) {
+	v := reflect.ValueOf(flat)
+	if v.Kind() != reflect.Slice || int(v.Type().Elem().Size()) != dt.Size() {
+		return core.Desc{}, fmt.Errorf("%w: gomlxx: GoMLX gave %T as the data of a %s tensor", ErrGoMLX, flat, dt)
+	}
+	shape := make([]int64, len(dims))
+	n := 1
+	for i, d := range dims {
+		if d < 0 || (d > 0 && n > math.MaxInt/d) {
+			return core.Desc{}, fmt.Errorf("%w: gomlxx: GoMLX dimensions %v", core.ErrShape, dims)
+		}
+		shape[i] = int64(d)
+		n *= d
+	}
+	if v.Len() != n {
+		return core.Desc{}, fmt.Errorf("%w: gomlxx: GoMLX gave %d elements for dimensions %v", ErrGoMLX, v.Len(), dims)
+	}
+	d := core.Desc{Device: core.CPUDevice, DType: dt, Shape: shape}
+	if n > 0 {
+		d.Data = v.UnsafePointer()
+	}
+	return d, nil
+}
+
+// Take moves a GoMLX tensor's data into a core tensor, and finalizes t: afterwards t is invalid
+// (t.Ok() is false) and the core tensor is the data's only holder. It copies nothing when
+//
+//   - t has local storage: the core tensor holds the Go slice (as FromTensor's view does), or
+//   - t's data is a buffer of the pure-Go backend (simplego) — the results of a computation, or
+//     a tensor once used as an input there: Take donates the buffer (t.DonateBuffer), wraps the
+//     memory the backend reports for it (BufferData, a Go slice), and hands the buffer back to
+//     the backend's pool (BufferFinalize) exactly once, when the last holder of the core tensor
+//     is released or collected. The memory stays valid even if the backend is finalized first.
+//
+// Buffers of other backends are copied (the copy is what ConstFlatData reads) and t is then
+// finalized: on a device the host cannot read them, and the shared buffers of XLA on CPU are
+// native memory that the backend frees when it is itself finalized, which a core tensor could
+// not see. adapters.ZeroCopyOnly() makes Take fail with adapters.ErrCopyRequired instead, leaving
+// t untouched; adapters.AlwaysCopy() copies in every case (and still finalizes t);
+// adapters.ReportCopy(&b) says whether a copy was made. Errors are FromTensor's; on an error t is
+// left as it was, except when GoMLX fails while giving up the buffer.
+func Take(t *tensors.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+	o := adapters.Apply(opts...)
+	dt, err := check(t)
+	if err != nil {
+		return nil, err
+	}
+	var c *core.Tensor
+	switch {
+	case whyNotLocal(t) == "":
+		copied, _ := o.Decide(true, "") // shareable: Decide cannot fail
+		if copied {
+			c, err = copyOut(t, dt)
+		} else {
+			c, err = view(t, dt)
+		}
+	case goBuffer(t):
+		copied, _ := o.Decide(true, "")
+		if copied {
+			c, err = copyOut(t, dt)
+		} else {
+			return donate(t, dt)
+		}
+	default:
+		why := fmt.Sprintf("gomlxx: the tensor's data is a buffer of backend %s, not Go memory of the pure-Go backend "+
+			"(a device, or native memory the backend frees when it is itself finalized)", backendName(t))
+		if _, err := o.Decide(false, why); err != nil {
+			return nil, err
+		}
+		c, err = copyOut(t, dt)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := t.FinalizeAll(); err != nil {
+		return nil, fmt.Errorf("%w: finalizing the tensor taken: %v", ErrGoMLX, err)
+	}
+	return c, nil
+}
+
+// goBuffer reports whether t's data is a buffer of the pure-Go backend: a Go slice, which stays
+// valid while referenced whatever happens to the buffer pool or the backend itself.
+func goBuffer(t *tensors.Tensor) bool {
+	b, err := t.Backend()
+	if err != nil {
+		return false
+	}
+	_, ok := b.(*simplego.Backend)
+	return ok
+}
+
+// sharesHost reports whether t's data is a buffer of a backend whose buffers are host memory.
+func sharesHost(t *tensors.Tensor) bool {
+	b, err := t.Backend()
+	return err == nil && b != nil && b.HasSharedBuffers()
+}
+
+// donate takes t's backend buffer and wraps its memory; the buffer goes back to the backend when
+// the last holder lets go.
+func donate(t *tensors.Tensor, dt core.DLDataType) (*core.Tensor, error) {
+	b, err := t.Backend()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrGoMLX, err)
+	}
+	dev, err := t.Device()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrGoMLX, err)
+	}
+	dims := append([]int{}, t.Shape().Dimensions...) // the shape is gone once t is donated
+	buf, err := t.DonateBuffer(b, dev)
+	if err != nil {
+		return nil, fmt.Errorf("%w: donating the buffer: %v", ErrGoMLX, err)
+	}
+	if t.Ok() {
+		// GoMLX kept another copy of the data (it should not have one here): let it go.
+		_ = t.FinalizeAll()
+	}
+	release := func() { _ = b.BufferFinalize(buf) }
+	flat, err := b.BufferData(buf)
+	if err != nil {
+		release()
+		return nil, fmt.Errorf("%w: the data of the donated buffer: %v", ErrGoMLX, err)
+	}
+	d, err := flatDesc(flat, dt, dims)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	c, err := core.Wrap(d, release) // runs release itself on an error
+	if err != nil {
+		return nil, fmt.Errorf("gomlxx: wrapping the donated buffer: %w", err)
+	}
+	return c, nil
+}
+
+// Shareable reports whether ToTensor hands t to GoMLX without a copy, and when it does not,
+// why. GoMLX v0.26 has no constructor over memory it did not allocate (FromFlatDataAndDimensions
+// and FromValue copy), so the only tensors that go back without a copy are views that
+// FromTensor made of a GoMLX tensor's local storage, whole: t must be writable, C-contiguous,
+// of the GoMLX tensor's dtype and dimensions, start at its first element, and that GoMLX tensor
+// must still be live and still keep its data in that storage (see Aliases). Everything else is
+// copied.
+func Shareable(t *core.Tensor) (ok bool, why string) {
+	if t == nil {
+		return false, "gomlxx: nil tensor"
+	}
+	if t.Released() {
+		return false, "gomlxx: the tensor was released"
+	}
+	_, why = origin(t)
+	return why == "", why
+}
+
+// ToTensor converts a core tensor to a GoMLX tensor. When t is a whole view of a live GoMLX
+// tensor's local storage (see Shareable) it returns that GoMLX tensor itself, without a copy,
+// after dropping any device copy GoMLX made of it since (InvalidateOnDevice), so that the next
+// computation reads what was written through the view.
+// Otherwise it copies t's elements (any strides: views, negative steps, broadcasts) in C order
+// through the adapters kernels into a new GoMLX tensor with local storage (tensors.FromShape) of
+// t's dimensions, which shares nothing with t: adapters.ZeroCopyOnly() makes it fail with
+// adapters.ErrCopyRequired instead, adapters.AlwaysCopy() copies the views it could hand back
+// too, and adapters.ReportCopy(&b) says which happened. (GoMLX v0.26 has no constructor over
+// memory it did not allocate: FromFlatDataAndDimensions and FromValue copy, and the buffers
+// FromBuffer adopts are the backend's own allocations.)
+//
+// A nil tensor is refused with core.ErrNil, a released one with core.ErrReleased, device memory
+// with core.ErrNotHost, and a dtype GoMLX has no host storage for (float8, float4, int4, float6,
+// complex32, ...) with adapters.ErrUnsupported.
+func ToTensor(t *core.Tensor, opts ...adapters.Option) (*tensors.Tensor, error) {
+	o := adapters.Apply(opts...)
+	if t == nil {
+		return nil, fmt.Errorf("%w: gomlxx: nil tensor", core.ErrNil)
+	}
+	if t.Released() {
+		return nil, fmt.Errorf("gomlxx: %w", core.ErrReleased)
+	}
+	gdt, err := ToDType(t.DType())
+	if err != nil {
+		return nil, err
+	}
+	if !storable(gdt) {
+		return nil, fmt.Errorf("%w: gomlxx: GoMLX v0.26 has no host storage for dtype %s (%s)", adapters.ErrUnsupported, gdt, t.DType())
+	}
+	gt, why := origin(t)
+	copied, err := o.Decide(gt != nil, why)
+	if err != nil {
+		return nil, err
+	}
+	if !copied {
+		// computations must read what the view holds, not a device copy made since
+		if err := gt.InvalidateOnDevice(); err != nil {
+			return nil, fmt.Errorf("%w: dropping the device copy of the tensor handed back: %v", ErrGoMLX, err)
+		}
+		return gt, nil
+	}
+	if !t.HostAccessible() {
+		return nil, fmt.Errorf("%w: gomlxx: cannot copy %s memory into GoMLX", core.ErrNotHost, t.Device())
+	}
+	dims := make([]int, t.Ndim())
+	for i := range dims {
+		dims[i] = int(t.Dim(i))
+	}
+	out := tensors.FromShape(shapes.Make(gdt, dims...))
+	var cerr error
+	err = out.MutableFlatData(func(flat any) {
+		d, err := flatDesc(flat, t.DType(), dims)
+		if err != nil {
+			cerr = err
+			return
+		}
+		dst, err := core.WrapKeep(d, flat)
+		if err != nil {
+			cerr = err
+			return
+		}
+		cerr = adapters.Copy(dst, t)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrGoMLX, err)
+	}
+	if cerr != nil {
+		return nil, fmt.Errorf("gomlxx: copy of %s into GoMLX: %w", t, cerr)
+	}
+	return out, nil
+}
+
+// Aliases reports whether c's elements lie in the memory where g keeps its data now: its local
+// storage, or a backend buffer in host memory. It is false once g was finalized, or after GoMLX
+// moved g's data elsewhere (see the package documentation), and for empty tensors. It never
+// makes GoMLX transfer data.
+func Aliases(g *tensors.Tensor, c *core.Tensor) bool {
+	if g == nil || !g.Ok() || c == nil || c.Released() || c.Empty() || !c.HostAccessible() {
+		return false
+	}
+	if whyNotLocal(g) != "" && !sharesHost(g) {
+		return false
+	}
+	if !storable(g.DType()) {
+		return false
+	}
+	var lo, hi uintptr
+	if err := g.ConstFlatData(func(f any) {
+		v := reflect.ValueOf(f)
+		if v.Kind() == reflect.Slice && v.Len() > 0 {
+			lo = uintptr(v.UnsafePointer())
+			hi = lo + uintptr(v.Len())*v.Type().Elem().Size()
+		}
+	}); err != nil || lo == hi {
+		return false
+	}
+	clo, chi := byteRange(c)
+	return clo < hi && lo < chi
+}
+
+// byteRange returns the first and one-past-last byte address of t's elements.
+func byteRange(t *core.Tensor) (lo, hi uintptr) {
+	size := int64(t.DType().Size())
+	var l, h int64
+	for i, d := range t.Shape() {
+		if s := (d - 1) * t.Stride(i); s < 0 {
+			l += s
+		} else {
+			h += s
+		}
+	}
+	base := uintptr(t.Data())
+	return base + uintptr(l*size), base + uintptr((h+1)*size)
+}
+
+// origin returns the GoMLX tensor whose local storage t is, whole, or why there is none.
+func origin(t *core.Tensor) (*tensors.Tensor, string) {
+	const noCtor = "gomlxx: GoMLX v0.26 has no tensor constructor over caller memory " +
+		"(FromFlatDataAndDimensions copies); only a whole view FromTensor made of a GoMLX tensor's local storage goes back without a copy"
+	switch {
+	case !t.HostAccessible():
+		return nil, fmt.Sprintf("gomlxx: %s memory is not host memory", t.Device())
+	case t.ReadOnly():
+		return nil, "gomlxx: the tensor is read-only and GoMLX tensors are mutable"
+	case t.Empty():
+		return nil, noCtor
+	}
+	g := recall(t.Data())
+	if g == nil {
+		return nil, noCtor
+	}
+	if !g.Ok() || whyNotLocal(g) != "" {
+		return nil, "gomlxx: the GoMLX tensor this memory came from was finalized or moved its data (a computation, MaterializeOnDevice)"
+	}
+	if gdt, err := FromDType(g.DType()); err != nil || gdt != t.DType() || !storable(g.DType()) {
+		return nil, fmt.Sprintf("gomlxx: dtype %s is not the GoMLX tensor's %s", t.DType(), g.DType())
+	}
+	dims := g.Shape().Dimensions
+	same := len(dims) == t.Ndim() && t.IsContiguous()
+	for i := 0; same && i < len(dims); i++ {
+		same = int64(dims[i]) == t.Dim(i)
+	}
+	if !same {
+		return nil, fmt.Sprintf("gomlxx: shape %v strides %v is not the whole C-order storage of the GoMLX tensor %s",
+			t.Shape(), t.Strides(), g.Shape())
+	}
+	var p unsafe.Pointer
+	if err := g.ConstFlatData(func(f any) {
+		if v := reflect.ValueOf(f); v.Kind() == reflect.Slice && v.Len() > 0 {
+			p = v.UnsafePointer()
+		}
+	}); err != nil || p != t.Data() {
+		return nil, "gomlxx: the GoMLX tensor this memory came from keeps its data elsewhere now"
+	}
+	return g, ""
+}

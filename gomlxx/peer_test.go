@@ -1,0 +1,145 @@
+package gomlxx_test
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/gomlx/gomlx/backends/simplego"
+	"github.com/gomlx/gomlx/pkg/core/dtypes"
+	"github.com/gomlx/gomlx/pkg/core/graph"
+	"github.com/gomlx/gomlx/pkg/core/shapes"
+	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/gomlxx"
+	"github.com/dlpack-go/dlpack/gonumx"
+	"github.com/dlpack-go/dlpack/gorgoniax"
+	"github.com/dlpack-go/dlpack/numpyx"
+)
+
+// python is Debian's interpreter, with python3-numpy (scripts/setup.sh installs it).
+const python = "/usr/bin/python3"
+
+// runPython runs script with args under /usr/bin/python3 and returns its stdout. It fails the
+// test, loudly, when python3 or numpy is missing: CI installs python3-numpy.
+func runPython(t testing.TB, script string, args ...string) string {
+	t.Helper()
+	if _, err := os.Stat(python); err != nil {
+		t.Fatalf("%s is missing (install python3 and python3-numpy): %v", python, err)
+	}
+	cmd := exec.Command(python, append([]string{"-c", script}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "python failed:\n%s", stderr.String())
+	return string(out)
+}
+
+// A model's layer computed by GoMLX on its pure-Go backend (simplego, no C library), on inputs
+// from Gonum (a matrix) and from NumPy (a .npy file, Fortran order, written by Debian's NumPy),
+// and the result handed, without a copy, to Gorgonia, and through a .npy file to NumPy, which
+// checks it against its own computation.
+func TestGoMLXComputesOnGonumAndNumPyData(t *testing.T) {
+	dir := t.TempDir()
+	runPython(t, `
+import sys, numpy as np
+w = np.arange(1, 9, dtype=np.float64).reshape(4, 2) / 10
+np.save(sys.argv[1], np.asfortranarray(w))
+b = np.array([0.5, -0.25])
+np.save(sys.argv[2], b)
+`, filepath.Join(dir, "w.npy"), filepath.Join(dir, "b.npy"))
+
+	// x: a Gonum matrix, copied into GoMLX (ToTensor: GoMLX has no constructor over caller memory)
+	x := mat.NewDense(3, 4, []float64{1, 2, 3, 4, -1, -2, -3, -4, 0.5, 0, 0.25, 1})
+	xt, err := gonumx.FromDense(x)
+	require.NoError(t, err)
+	xg, err := gomlxx.ToTensor(xt)
+	require.NoError(t, err)
+	// w: a Fortran-order .npy array; ToTensor copies it in C order
+	wc, err := numpyx.ReadFile(filepath.Join(dir, "w.npy"))
+	require.NoError(t, err)
+	require.True(t, wc.IsFortranContiguous() && !wc.IsContiguous(), "NumPy wrote Fortran order")
+	wg, err := gomlxx.ToTensor(wc)
+	require.NoError(t, err)
+	bc, err := numpyx.ReadFile(filepath.Join(dir, "b.npy"))
+	require.NoError(t, err)
+	bg, err := gomlxx.ToTensor(bc)
+	require.NoError(t, err)
+
+	// y = tanh(x·w + b), by GoMLX on the pure-Go backend
+	layer, err := graph.NewExec(simplego.GetBackend(), func(x, w, b *graph.Node) *graph.Node {
+		return graph.Tanh(graph.Add(graph.MatMul(x, w), graph.InsertAxes(b, 0)))
+	})
+	require.NoError(t, err)
+	yg, err := layer.Exec1(xg, wg, bg)
+	require.NoError(t, err)
+	require.Equal(t, []int{3, 2}, yg.Shape().Dimensions)
+	yAddr := flatAddr(t, yg)
+
+	// the result leaves GoMLX without a copy (Take moves simplego's buffer) ...
+	yc, err := gomlxx.Take(yg, adapters.ZeroCopyOnly())
+	require.NoError(t, err)
+	assert.Equal(t, yAddr, yc.Data())
+
+	// ... and goes to Gorgonia without a copy either
+	yd, err := gorgoniax.ToDense(yc, adapters.ZeroCopyOnly())
+	require.NoError(t, err)
+	assert.Equal(t, yAddr, unsafe.Pointer(&yd.Float64s()[0]), "Gorgonia reads GoMLX's result buffer")
+
+	// the values are Gonum's own computation of the layer
+	var want mat.Dense
+	w := mat.NewDense(4, 2, []float64{.1, .2, .3, .4, .5, .6, .7, .8})
+	want.Mul(x, w)
+	want.Apply(func(_, j int, v float64) float64 { return math.Tanh(v + []float64{0.5, -0.25}[j]) }, &want)
+	for i := range 3 {
+		for j := range 2 {
+			got, err := yd.At(i, j)
+			require.NoError(t, err)
+			assert.InDelta(t, want.At(i, j), got.(float64), 1e-14, "y[%d,%d]", i, j)
+		}
+	}
+
+	// NumPy reads the result and checks it against its own layer
+	require.NoError(t, numpyx.WriteFile(filepath.Join(dir, "y.npy"), yc))
+	xn, err := gonumx.FromMatrix(x)
+	require.NoError(t, err)
+	require.NoError(t, numpyx.WriteFile(filepath.Join(dir, "x.npy"), xn))
+	out := runPython(t, `
+import sys, numpy as np
+d = sys.argv[1]
+x, w, b, y = (np.load(d + "/" + n + ".npy") for n in "xwby")
+want = np.tanh(x @ w + b)
+assert y.shape == (3, 2) and y.dtype == np.float64, (y.shape, y.dtype)
+print("maxdiff", float(np.max(np.abs(y - want))))
+`, dir)
+	t.Logf("NumPy: %s", strings.TrimSpace(out))
+	fields := strings.Fields(out)
+	require.Len(t, fields, 2, out)
+	assert.Equal(t, "maxdiff", fields[0])
+	diff, err := strconv.ParseFloat(fields[1], 64)
+	require.NoError(t, err, out)
+	assert.LessOrEqual(t, diff, 1e-14, "NumPy's own layer differs by %s", fields[1])
+}
+
+// Zero-copy into GoMLX: let GoMLX allocate, and Gonum write into its memory through a view.
+func TestGonumWritesIntoGoMLXMemory(t *testing.T) {
+	g := tensors.FromShape(shapes.Make(dtypes.Float64, 2, 2))
+	v, err := gomlxx.FromTensor(g, adapters.ZeroCopyOnly())
+	require.NoError(t, err)
+	d, err := gonumx.ToDense(v, adapters.ZeroCopyOnly())
+	require.NoError(t, err)
+	d.Mul(mat.NewDense(2, 2, []float64{1, 2, 3, 4}), mat.NewDense(2, 2, []float64{0, 1, 1, 0}))
+	assert.Equal(t, [][]float64{{2, 1}, {4, 3}}, g.Value(), "GoMLX sees what Gonum wrote")
+	out := square(t).MustExec1(g)
+	assert.Equal(t, [][]float64{{4, 1}, {16, 9}}, out.Value())
+}
