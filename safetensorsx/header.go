@@ -141,7 +141,7 @@ func ParseHeader(b []byte) (*Header, error) {
 		return nil, fmt.Errorf("%w: the header is not valid UTF-8", ErrHeader)
 	}
 	p := parser{b: b}
-	h := &Header{index: map[string]int{}}
+	h := &Header{Tensors: []TensorInfo{}, index: map[string]int{}}
 	sawMeta := false
 	err := p.object(func(key string) error {
 		if key == metadataKey {
