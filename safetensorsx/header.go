@@ -105,11 +105,21 @@ func ReadHeader(r io.Reader) (*Header, error) {
 	if hlen > MaxHeaderLen {
 		return nil, fmt.Errorf("%w: header length %d exceeds %d", ErrHeader, hlen, MaxHeaderLen)
 	}
-	var buf bytes.Buffer
-	if n, err := io.CopyN(&buf, r, int64(hlen)); err != nil {
-		return nil, eofErr(err, "the header promises %d bytes, only %d present", hlen, n)
+	var hb []byte
+	if avail := remaining(r); avail >= 0 && int64(hlen) <= avail {
+		// the bytes are there: read them in one piece
+		hb = make([]byte, hlen)
+		if n, err := io.ReadFull(r, hb); err != nil {
+			return nil, eofErr(err, "the header promises %d bytes, only %d present", hlen, n)
+		}
+	} else {
+		var buf bytes.Buffer
+		if n, err := io.CopyN(&buf, r, int64(hlen)); err != nil {
+			return nil, eofErr(err, "the header promises %d bytes, only %d present", hlen, n)
+		}
+		hb = buf.Bytes()
 	}
-	h, err := ParseHeader(buf.Bytes())
+	h, err := ParseHeader(hb)
 	if err != nil {
 		return nil, err
 	}
@@ -469,11 +479,12 @@ func (p *parser) hex4() (rune, error) {
 	return rune(v), nil
 }
 
-// uint reads a JSON number that must be a non-negative integer no larger than MaxInt64.
-func (p *parser) uint(what string) (int64, error) {
+// uint reads a JSON number that must be a non-negative integer no larger than MaxInt64; name
+// and field say where, for error messages.
+func (p *parser) uint(name, field string) (int64, error) {
 	c := p.peek()
 	if c < '0' || c > '9' {
-		return 0, p.errf("%s: want a non-negative integer, found %s", what, p.what())
+		return 0, p.errf("tensor %q: %s: want a non-negative integer, found %s", name, field, p.what())
 	}
 	start := p.i
 	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
@@ -481,14 +492,14 @@ func (p *parser) uint(what string) (int64, error) {
 	}
 	digits := p.b[start:p.i]
 	if p.i < len(p.b) && (p.b[p.i] == '.' || p.b[p.i] == 'e' || p.b[p.i] == 'E') {
-		return 0, p.errf("%s: want an integer, found a fraction or exponent", what)
+		return 0, p.errf("tensor %q: %s: want an integer, found a fraction or exponent", name, field)
 	}
 	if len(digits) > 1 && digits[0] == '0' {
-		return 0, p.errf("%s: number with a leading zero", what)
+		return 0, p.errf("tensor %q: %s: number with a leading zero", name, field)
 	}
 	v, err := strconv.ParseInt(string(digits), 10, 64)
 	if err != nil {
-		return 0, p.errf("%s: %s is out of range", what, trim(digits))
+		return 0, p.errf("tensor %q: %s: %s is out of range", name, field, trim(digits))
 	}
 	return v, nil
 }
@@ -612,7 +623,7 @@ func (p *parser) tensorInfo(name string) (TensorInfo, error) {
 				if len(ti.Shape) == core.MaxNdim {
 					return p.errf("tensor %q: more than %d dimensions", name, core.MaxNdim)
 				}
-				d, err := p.uint("tensor " + strconv.Quote(name) + ": shape")
+				d, err := p.uint(name, "shape")
 				ti.Shape = append(ti.Shape, d)
 				return err
 			})
@@ -622,7 +633,7 @@ func (p *parser) tensorInfo(name string) (TensorInfo, error) {
 				if len(offs) == 2 {
 					return p.errf("tensor %q: data_offsets: more than 2 numbers", name)
 				}
-				v, err := p.uint("tensor " + strconv.Quote(name) + ": data_offsets")
+				v, err := p.uint(name, "data_offsets")
 				offs = append(offs, v)
 				return err
 			})

@@ -1,6 +1,7 @@
 package safetensorsx
 
 import (
+	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -300,11 +301,14 @@ func (r *Reader) read(ti TensorInfo) (*core.Tensor, error) {
 	return t, nil
 }
 
-// ReadAll reads every tensor into Go memory (see ReadFile).
+// ReadAll reads every tensor into Go memory (see ReadFile), front to back: tensors of at
+// least readBuf bytes are read straight into their allocation, smaller ones through a buffer
+// of that size (so that a file of many small tensors is not one read call per tensor).
 func (r *Reader) ReadAll() (map[string]*core.Tensor, error) {
 	out := make(map[string]*core.Tensor, len(r.h.Tensors))
+	br := bufio.NewReaderSize(io.NewSectionReader(r.r, r.h.DataOffset, r.h.DataLen), readBuf)
 	for _, ti := range r.h.Tensors {
-		t, err := r.read(ti)
+		t, err := readStream(br, ti, false)
 		if err != nil {
 			return nil, fmt.Errorf("safetensorsx: tensor %q: %w", ti.Name, err)
 		}
@@ -312,3 +316,6 @@ func (r *Reader) ReadAll() (map[string]*core.Tensor, error) {
 	}
 	return out, nil
 }
+
+// readBuf is the buffer ReadAll reads small tensors through.
+const readBuf = 256 << 10
