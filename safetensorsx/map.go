@@ -17,7 +17,9 @@ import (
 
 // File is a safetensors file opened by Open: its header, read and checked, and its bytes,
 // mapped read-only into memory. Tensors taken from it are views of the mapping (or copies,
-// see Tensor). Its methods may be called from several goroutines at once.
+// see Tensor). Its methods may be called from several goroutines at once (an
+// adapters.ReportCopy given to Open is then set by each call, racing: give it only where calls
+// are sequential).
 type File struct {
 	h    *Header
 	path string
