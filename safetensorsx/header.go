@@ -618,7 +618,7 @@ func (p *parser) tensorInfo(name string) (TensorInfo, error) {
 			}
 			ti.Format, ti.DType = e.name, e.dt
 		case 1:
-			ti.Shape = []int64{}
+			ti.Shape = make([]int64, 0, 4)
 			return p.array(func() error {
 				if len(ti.Shape) == core.MaxNdim {
 					return p.errf("tensor %q: more than %d dimensions", name, core.MaxNdim)
@@ -628,20 +628,22 @@ func (p *parser) tensorInfo(name string) (TensorInfo, error) {
 				return err
 			})
 		case 2:
-			var offs []int64
+			var offs [2]int64
+			n := 0
 			err := p.array(func() error {
-				if len(offs) == 2 {
+				if n == 2 {
 					return p.errf("tensor %q: data_offsets: more than 2 numbers", name)
 				}
 				v, err := p.uint(name, "data_offsets")
-				offs = append(offs, v)
+				offs[n] = v
+				n++
 				return err
 			})
 			if err != nil {
 				return err
 			}
-			if len(offs) != 2 {
-				return p.errf("tensor %q: data_offsets: want [begin, end], found %d numbers", name, len(offs))
+			if n != 2 {
+				return p.errf("tensor %q: data_offsets: want [begin, end], found %d numbers", name, n)
 			}
 			ti.Begin, ti.End = offs[0], offs[1]
 		}
