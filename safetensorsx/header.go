@@ -211,12 +211,16 @@ func (h *Header) layout() error {
 				ErrLayout, ti.Name, ti.Begin, ti.End, ti.End-ti.Begin, ti.Shape, ti.Format, want)
 		}
 	}
-	slices.SortStableFunc(h.Tensors, func(a, b TensorInfo) int {
+	byOffset := func(a, b TensorInfo) int {
 		if c := cmpInt(a.Begin, b.Begin); c != 0 {
 			return c
 		}
 		return cmpInt(a.End, b.End)
-	})
+	}
+	reindex := !slices.IsSortedFunc(h.Tensors, byOffset) // writers list them in file order
+	if reindex {
+		slices.SortStableFunc(h.Tensors, byOffset)
+	}
 	at := int64(0)
 	for i, ti := range h.Tensors {
 		if ti.Begin != at {
@@ -227,7 +231,9 @@ func (h *Header) layout() error {
 			return fmt.Errorf("%w: tensor %q at data_offsets [%d, %d] %s (which ends at %d)", ErrLayout, ti.Name, ti.Begin, ti.End, what, at)
 		}
 		at = ti.End
-		h.index[ti.Name] = i
+		if reindex {
+			h.index[ti.Name] = i
+		}
 	}
 	h.DataLen = at
 	return nil

@@ -231,6 +231,7 @@ func (f *File) Tensor(name string) (*core.Tensor, error) {
 }
 
 func (f *File) tensor(ti TensorInfo, o adapters.Options) (*core.Tensor, error) {
+	defer runtime.KeepAlive(f) // its cleanup must not close the file under a read
 	if f.st.closed.Load() {
 		return nil, fmt.Errorf("%w: %s", ErrClosed, f.path)
 	}
