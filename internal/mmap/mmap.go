@@ -1,0 +1,9 @@
+// Package mmap maps files read-only into memory for the file readers of this module (numpyx,
+// safetensorsx). It only maps and unmaps: who unmaps, and when, is the caller's ownership rule
+// (a core.Wrap release, run exactly once).
+package mmap
+
+import "errors"
+
+// ErrUnsupported: this system has no memory maps (Supported is false).
+var ErrUnsupported = errors.New("mmap: memory maps are not supported on this system")

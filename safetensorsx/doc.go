@@ -1,0 +1,63 @@
+// Package safetensorsx reads and writes safetensors files (the Hugging Face format for model
+// weights) as core tensors: by memory map, with every tensor a read-only view of the file's
+// bytes; into Go memory, one allocation per tensor; and from any io.Reader or io.ReaderAt.
+// What it writes is byte for byte what the reference writer (huggingface/safetensors)
+// writes for the same tensors.
+//
+// It is not a model loader: it knows nothing of architectures, sharded index files
+// (model.safetensors.index.json) or quantisation schemes beyond their element types.
+//
+// # Format
+//
+// A file is an 8-byte little-endian header length N, N bytes of UTF-8 JSON, then the data
+// section. The JSON is an object mapping each tensor name to {"dtype", "shape",
+// "data_offsets": [begin, end]} (byte offsets into the data section, C order, little-endian),
+// with an optional "__metadata__" object of strings. Every dtype the format names is read and
+// written: BOOL, U8, I8, I16, U16, I32, U32, I64, U64, F16, BF16, F32, F64, C64, the float8
+// kinds F8_E5M2, F8_E4M3 (DLPack's float8_e4m3fn), F8_E4M3FNUZ, F8_E5M2FNUZ, F8_E8M0, and the
+// packed sub-byte F4, F6_E2M3, F6_E3M2 (see FromDType for the mapping).
+//
+// # Overview
+//
+//   - Memory maps: Open maps a file and lists its tensors (Names, Info, Metadata); File.Tensor
+//     and File.Tensors take tensors over the mapping; Map does it all in one call.
+//   - Go memory: ReadFile and Read read every tensor; NewReader reads the header of an
+//     io.ReaderAt and then single tensors by name; ReadHeader and ParseHeader read headers.
+//   - Writing: Write (any io.Writer) and WriteFile; HeaderOf says what would be written.
+//
+// # Zero copy
+//
+//	operation                          elements                 result
+//	Open + File.Tensor, Map            shared with the mapping  read-only view, O(1) in file size
+//	  misaligned range / big-endian    copied (flagged)         or adapters.ErrCopyRequired under ZeroCopyOnly
+//	  Open(..., AlwaysCopy())          copied (flagged)         nothing mapped, read per tensor
+//	ReadFile, Read, Reader.Tensor      read into Go memory      writable, FlagIsCopied; ZeroCopyOnly refuses
+//	Write, WriteFile                   C-contiguous: written from the tensor's memory;
+//	                                   other layouts: streamed through a 1 MiB buffer
+//
+// Files the reference writer and this package write are aligned: the data starts on an
+// 8-byte boundary (Alignment) and tensors come in order of decreasing element size, so every
+// tensor can be mapped as it lies. Files of older writers that ordered tensors by name alone
+// may have misaligned tensors; those are copied by default.
+//
+// # Ownership
+//
+// A File holds one reference to its mapping; every tensor over it holds one more (through
+// core.Wrap, released when the tensor and all its views are released or unreachable). The
+// mapping is unmapped exactly once, when the count drops to zero: closing the File early
+// does not invalidate its tensors, and releasing the tensors early does not invalidate the
+// File. Writing to the file on disk while it is mapped shows through the tensors; truncating
+// it faults them, so WriteFile never truncates: it writes a new file and renames it.
+//
+// # Invariants
+//
+//   - Files are untrusted input. A malformed file gets an error matching ErrFormat (with
+//     ErrHeader, ErrLayout or ErrTruncated) or ErrUnsupportedDType, never a panic or a hang,
+//     and allocations are bounded by the bytes present: the header length is checked against
+//     MaxHeaderLen and the file's size before it is read, every tensor's range against the
+//     data section before anything is allocated, shapes with checked arithmetic.
+//   - The byte ranges of a file must tile its data section exactly, as the reference reader
+//     requires: no gaps, no overlaps, nothing past the end or after the last tensor.
+//   - Bool bytes read into Go memory are normalised to 0 and 1; mapped ones lie as they are.
+//   - Inputs are never modified.
+package safetensorsx

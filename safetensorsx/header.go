@@ -1,0 +1,753 @@
+package safetensorsx
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+	"slices"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/dlpack-go/dlpack/core"
+)
+
+// MaxHeaderLen bounds the header length field, as the reference implementation does
+// (100,000,000 bytes): a longer header is refused before anything is read.
+const MaxHeaderLen = 100_000_000
+
+// Alignment is the byte boundary the data section starts on in files this package writes: the
+// header is padded with spaces to a multiple of 8 bytes, as the reference writer pads it. With
+// tensors ordered by decreasing element size (see Write), every tensor then starts at a
+// multiple of its element size in the file, so a page-aligned mapping serves it as it lies.
+const Alignment = 8
+
+// metadataKey is the header key that holds the free-form string map.
+const metadataKey = "__metadata__"
+
+// maxDepth bounds the nesting of JSON values the header parser follows (values under keys it
+// does not know, which it skips). The format itself nests three deep.
+const maxDepth = 64
+
+// TensorInfo describes one tensor of a file, as its header entry says.
+type TensorInfo struct {
+	// Name is the tensor's key in the header.
+	Name string
+	// Format is the dtype string of the file ("F32", "BF16", ...).
+	Format string
+	// DType is the core dtype of Format.
+	DType core.DLDataType
+	// Shape is the C-order shape; an empty shape is a scalar.
+	Shape []int64
+	// Begin and End are the tensor's byte range in the data section (data_offsets).
+	Begin, End int64
+}
+
+// Len is the number of bytes of the tensor's data.
+func (ti TensorInfo) Len() int64 { return ti.End - ti.Begin }
+
+// Header is a parsed safetensors header: its tensors in file order (by byte offset), its
+// metadata and where its data starts. Its tensors' ranges tile the data section exactly.
+type Header struct {
+	// Tensors lists the tensors in the order of their data in the file.
+	Tensors []TensorInfo
+	// Metadata is the "__metadata__" map, or nil when the header has none.
+	Metadata map[string]string
+	// DataOffset is where the data section starts in the file: 8 + the header length. Set by
+	// ReadHeader; ParseHeader, which sees the JSON alone, leaves it 0.
+	DataOffset int64
+	// DataLen is the length of the data section: the end of the last tensor.
+	DataLen int64
+
+	index map[string]int
+}
+
+// Lookup returns the tensor called name.
+func (h *Header) Lookup(name string) (TensorInfo, bool) {
+	i, ok := h.index[name]
+	if !ok {
+		return TensorInfo{}, false
+	}
+	return h.Tensors[i], true
+}
+
+// Names returns the tensors' names in file order.
+func (h *Header) Names() []string {
+	out := make([]string, len(h.Tensors))
+	for i, ti := range h.Tensors {
+		out[i] = ti.Name
+	}
+	return out
+}
+
+func (h *Header) info(name string) (TensorInfo, error) {
+	ti, ok := h.Lookup(name)
+	if !ok {
+		return TensorInfo{}, fmt.Errorf("%w: %q", ErrNotFound, name)
+	}
+	return ti, nil
+}
+
+// ReadHeader reads the 8-byte little-endian header length and the JSON header from r and
+// leaves r at the first data byte. A length over MaxHeaderLen is refused before anything more
+// is read (ErrHeader); the header is read as it arrives, so a length that lies costs no more
+// memory than the bytes present (ErrTruncated). See ParseHeader for what the JSON must be.
+func ReadHeader(r io.Reader) (*Header, error) {
+	var pre [8]byte
+	if n, err := io.ReadFull(r, pre[:]); err != nil {
+		return nil, eofErr(err, "the header length needs 8 bytes, only %d present", n)
+	}
+	hlen := binary.LittleEndian.Uint64(pre[:])
+	if hlen > MaxHeaderLen {
+		return nil, fmt.Errorf("%w: header length %d exceeds %d", ErrHeader, hlen, MaxHeaderLen)
+	}
+	var hb []byte
+	if avail := remaining(r); avail >= 0 && int64(hlen) <= avail {
+		// the bytes are there: read them in one piece
+		hb = make([]byte, hlen)
+		if n, err := io.ReadFull(r, hb); err != nil {
+			return nil, eofErr(err, "the header promises %d bytes, only %d present", hlen, n)
+		}
+	} else {
+		var buf bytes.Buffer
+		if n, err := io.CopyN(&buf, r, int64(hlen)); err != nil {
+			return nil, eofErr(err, "the header promises %d bytes, only %d present", hlen, n)
+		}
+		hb = buf.Bytes()
+	}
+	h, err := ParseHeader(hb)
+	if err != nil {
+		return nil, err
+	}
+	h.DataOffset = 8 + int64(hlen)
+	return h, nil
+}
+
+// eofErr turns a short read into ErrTruncated (with the message) and any other read error
+// into a wrapped one.
+func eofErr(err error, format string, args ...any) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%w: "+format, append([]any{ErrTruncated}, args...)...)
+	}
+	return fmt.Errorf("safetensorsx: reading: %w", err)
+}
+
+// ParseHeader parses the JSON header of a safetensors file (the bytes after the length field,
+// padding included) and checks it as untrusted input. It must be UTF-8 JSON: one object whose
+// keys are tensor names, each mapping to {"dtype": string, "shape": [uint, ...],
+// "data_offsets": [begin, end]}, plus optionally "__metadata__": {string: string} or null,
+// followed by nothing but whitespace. Keys may appear once; members a tensor entry has beyond
+// the three are ignored (as the reference reader ignores them), values nested more than 64
+// deep are refused. Dtypes must be ones the format names (ErrUnsupportedDType), shapes at
+// most core.MaxNdim long. The byte ranges, in whatever order the header lists them, must tile
+// [0, DataLen) without gap or overlap, each as long as its shape and dtype need (ErrLayout).
+// Everything else wraps ErrHeader.
+func ParseHeader(b []byte) (*Header, error) {
+	if !utf8.Valid(b) {
+		return nil, fmt.Errorf("%w: the header is not valid UTF-8", ErrHeader)
+	}
+	p := parser{b: b}
+	h := &Header{Tensors: []TensorInfo{}, index: map[string]int{}}
+	sawMeta := false
+	err := p.object(func(key string) error {
+		if key == metadataKey {
+			if sawMeta {
+				return p.errf("key %q twice", key)
+			}
+			sawMeta = true
+			return p.metadata(h)
+		}
+		if _, dup := h.index[key]; dup {
+			return p.errf("tensor %q twice", key)
+		}
+		ti, err := p.tensorInfo(key)
+		if err != nil {
+			return err
+		}
+		h.index[key] = len(h.Tensors)
+		h.Tensors = append(h.Tensors, ti)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.ws()
+	if p.i != len(p.b) {
+		return nil, p.errf("%q after the header object", trim(p.b[p.i:]))
+	}
+	if err := h.layout(); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// layout puts the tensors in file order and checks that their ranges tile the data section.
+func (h *Header) layout() error {
+	for _, ti := range h.Tensors {
+		n := int64(1)
+		for _, d := range ti.Shape {
+			hi, lo := bits.Mul64(uint64(n), uint64(d))
+			if hi != 0 || lo > math.MaxInt64 {
+				return fmt.Errorf("%w: tensor %q: shape %v overflows", ErrLayout, ti.Name, ti.Shape)
+			}
+			n = int64(lo)
+		}
+		hi, nbits := bits.Mul64(uint64(n), uint64(ti.DType.Bits))
+		if hi != 0 || nbits > math.MaxInt64 {
+			return fmt.Errorf("%w: tensor %q: shape %v of %s overflows", ErrLayout, ti.Name, ti.Shape, ti.Format)
+		}
+		if nbits%8 != 0 {
+			return fmt.Errorf("%w: tensor %q: %d elements of %s do not fill whole bytes", ErrLayout, ti.Name, n, ti.Format)
+		}
+		if ti.End < ti.Begin {
+			return fmt.Errorf("%w: tensor %q: data_offsets [%d, %d] end before they begin", ErrLayout, ti.Name, ti.Begin, ti.End)
+		}
+		if want := int64(nbits / 8); ti.End-ti.Begin != want {
+			return fmt.Errorf("%w: tensor %q: data_offsets [%d, %d] hold %d bytes, shape %v of %s needs %d",
+				ErrLayout, ti.Name, ti.Begin, ti.End, ti.End-ti.Begin, ti.Shape, ti.Format, want)
+		}
+	}
+	byOffset := func(a, b TensorInfo) int {
+		if c := cmpInt(a.Begin, b.Begin); c != 0 {
+			return c
+		}
+		return cmpInt(a.End, b.End)
+	}
+	reindex := !slices.IsSortedFunc(h.Tensors, byOffset) // writers list them in file order
+	if reindex {
+		slices.SortStableFunc(h.Tensors, byOffset)
+	}
+	at := int64(0)
+	for i, ti := range h.Tensors {
+		if ti.Begin != at {
+			what := "overlaps the one before it"
+			if ti.Begin > at {
+				what = "leaves a gap after the one before it"
+			}
+			return fmt.Errorf("%w: tensor %q at data_offsets [%d, %d] %s (which ends at %d)", ErrLayout, ti.Name, ti.Begin, ti.End, what, at)
+		}
+		at = ti.End
+		if reindex {
+			h.index[ti.Name] = i
+		}
+	}
+	h.DataLen = at
+	return nil
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// trim shortens bytes for an error message.
+func trim(b []byte) string {
+	if len(b) > 32 {
+		return string(b[:32]) + "..."
+	}
+	return string(b)
+}
+
+// parser reads the JSON of a header: b is valid UTF-8, i the next byte.
+type parser struct {
+	b     []byte
+	i     int
+	depth int
+}
+
+func (p *parser) errf(format string, args ...any) error {
+	return fmt.Errorf("%w: at byte %d: %s", ErrHeader, p.i, fmt.Sprintf(format, args...))
+}
+
+func (p *parser) ws() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek skips whitespace and returns the next byte, or 0 at the end.
+func (p *parser) peek() byte {
+	p.ws()
+	if p.i == len(p.b) {
+		return 0
+	}
+	return p.b[p.i]
+}
+
+func (p *parser) expect(c byte) error {
+	if got := p.peek(); got != c {
+		if got == 0 {
+			return p.errf("want %q, the header ends", c)
+		}
+		return p.errf("want %q, found %q", c, got)
+	}
+	p.i++
+	return nil
+}
+
+// object reads an object, calling member for each key with p at its value (which member must
+// consume).
+func (p *parser) object(member func(key string) error) error {
+	if p.peek() != '{' {
+		return p.errf("want a JSON object, found %s", p.what())
+	}
+	p.depth++
+	if p.depth > maxDepth {
+		return p.errf("values nested more than %d deep", maxDepth)
+	}
+	p.i++
+	if p.peek() == '}' {
+		p.i++
+		p.depth--
+		return nil
+	}
+	for {
+		if p.peek() != '"' {
+			return p.errf("want a key string, found %s", p.what())
+		}
+		key, err := p.str()
+		if err != nil {
+			return err
+		}
+		if err := p.expect(':'); err != nil {
+			return err
+		}
+		if err := member(key); err != nil {
+			return err
+		}
+		switch p.peek() {
+		case ',':
+			p.i++
+		case '}':
+			p.i++
+			p.depth--
+			return nil
+		default:
+			return p.errf("want ',' or '}' in an object, found %s", p.what())
+		}
+	}
+}
+
+// array reads an array, calling elem with p at each element.
+func (p *parser) array(elem func() error) error {
+	if p.peek() != '[' {
+		return p.errf("want a JSON array, found %s", p.what())
+	}
+	p.depth++
+	if p.depth > maxDepth {
+		return p.errf("values nested more than %d deep", maxDepth)
+	}
+	p.i++
+	if p.peek() == ']' {
+		p.i++
+		p.depth--
+		return nil
+	}
+	for {
+		if err := elem(); err != nil {
+			return err
+		}
+		switch p.peek() {
+		case ',':
+			p.i++
+		case ']':
+			p.i++
+			p.depth--
+			return nil
+		default:
+			return p.errf("want ',' or ']' in an array, found %s", p.what())
+		}
+	}
+}
+
+// what names the next token for an error message.
+func (p *parser) what() string {
+	c := p.peek()
+	switch {
+	case c == 0:
+		return "the end of the header"
+	case c == '"':
+		return "a string"
+	case c == '{':
+		return "an object"
+	case c == '[':
+		return "an array"
+	case c == '-' || c >= '0' && c <= '9':
+		return "a number"
+	case c == 't' || c == 'f':
+		return "a boolean"
+	case c == 'n':
+		return "null"
+	}
+	return strconv.QuoteRune(rune(c))
+}
+
+// str reads a string (p is at its opening quote) and returns its value.
+func (p *parser) str() (string, error) {
+	p.i++ // the quote
+	start := p.i
+	// fast path: no escapes
+	for p.i < len(p.b) {
+		c := p.b[p.i]
+		if c == '"' {
+			s := string(p.b[start:p.i])
+			p.i++
+			return s, nil
+		}
+		if c == '\\' || c < 0x20 {
+			break
+		}
+		p.i++
+	}
+	out := append([]byte{}, p.b[start:p.i]...)
+	for p.i < len(p.b) {
+		c := p.b[p.i]
+		switch {
+		case c == '"':
+			p.i++
+			return string(out), nil
+		case c < 0x20:
+			return "", p.errf("control character %#x in a string", c)
+		case c != '\\':
+			out = append(out, c)
+			p.i++
+			continue
+		}
+		p.i++
+		if p.i == len(p.b) {
+			break
+		}
+		e := p.b[p.i]
+		p.i++
+		switch e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, err := p.hex4()
+			if err != nil {
+				return "", err
+			}
+			if utf16.IsSurrogate(r) {
+				// a high surrogate must pair with a low one; lone surrogates are not text
+				if r >= 0xdc00 || p.i+2 > len(p.b) || p.b[p.i] != '\\' || p.b[p.i+1] != 'u' {
+					return "", p.errf("lone surrogate \\u%04x in a string", r)
+				}
+				p.i += 2
+				r2, err := p.hex4()
+				if err != nil {
+					return "", err
+				}
+				if r = utf16.DecodeRune(r, r2); r == utf8.RuneError {
+					return "", p.errf("bad surrogate pair in a string")
+				}
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			return "", p.errf("bad escape \\%c in a string", e)
+		}
+	}
+	return "", p.errf("unterminated string")
+}
+
+func (p *parser) hex4() (rune, error) {
+	if p.i+4 > len(p.b) {
+		return 0, p.errf("short \\u escape")
+	}
+	v, err := strconv.ParseUint(string(p.b[p.i:p.i+4]), 16, 16)
+	if err != nil {
+		return 0, p.errf("bad \\u escape %q", p.b[p.i:p.i+4])
+	}
+	p.i += 4
+	return rune(v), nil
+}
+
+// uint reads a JSON number that must be a non-negative integer no larger than MaxInt64; name
+// and field say where, for error messages.
+func (p *parser) uint(name, field string) (int64, error) {
+	c := p.peek()
+	if c < '0' || c > '9' {
+		return 0, p.errf("tensor %q: %s: want a non-negative integer, found %s", name, field, p.what())
+	}
+	start := p.i
+	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
+		p.i++
+	}
+	digits := p.b[start:p.i]
+	if p.i < len(p.b) && (p.b[p.i] == '.' || p.b[p.i] == 'e' || p.b[p.i] == 'E') {
+		return 0, p.errf("tensor %q: %s: want an integer, found a fraction or exponent", name, field)
+	}
+	if len(digits) > 1 && digits[0] == '0' {
+		return 0, p.errf("tensor %q: %s: number with a leading zero", name, field)
+	}
+	v, err := strconv.ParseInt(string(digits), 10, 64)
+	if err != nil {
+		return 0, p.errf("tensor %q: %s: %s is out of range", name, field, trim(digits))
+	}
+	return v, nil
+}
+
+// skip reads any JSON value and drops it.
+func (p *parser) skip() error {
+	switch c := p.peek(); {
+	case c == '{':
+		return p.object(func(string) error { return p.skip() })
+	case c == '[':
+		return p.array(p.skip)
+	case c == '"':
+		_, err := p.str()
+		return err
+	case c == 't':
+		return p.literal("true")
+	case c == 'f':
+		return p.literal("false")
+	case c == 'n':
+		return p.literal("null")
+	case c == '-' || c >= '0' && c <= '9':
+		return p.number()
+	}
+	return p.errf("want a JSON value, found %s", p.what())
+}
+
+func (p *parser) literal(s string) error {
+	if !bytes.HasPrefix(p.b[p.i:], []byte(s)) {
+		return p.errf("bad literal %q", trim(p.b[p.i:]))
+	}
+	p.i += len(s)
+	return nil
+}
+
+// number reads any JSON number.
+func (p *parser) number() error {
+	start := p.i
+	if p.b[p.i] == '-' {
+		p.i++
+	}
+	digits := func() int {
+		s := p.i
+		for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
+			p.i++
+		}
+		return p.i - s
+	}
+	n := digits()
+	if n == 0 || n > 1 && p.b[p.i-n] == '0' {
+		return p.errf("bad number %q", trim(p.b[start:p.i]))
+	}
+	if p.i < len(p.b) && p.b[p.i] == '.' {
+		p.i++
+		if digits() == 0 {
+			return p.errf("bad number %q", trim(p.b[start:p.i]))
+		}
+	}
+	if p.i < len(p.b) && (p.b[p.i] == 'e' || p.b[p.i] == 'E') {
+		p.i++
+		if p.i < len(p.b) && (p.b[p.i] == '+' || p.b[p.i] == '-') {
+			p.i++
+		}
+		if digits() == 0 {
+			return p.errf("bad number %q", trim(p.b[start:p.i]))
+		}
+	}
+	return nil
+}
+
+// metadata reads the "__metadata__" value: null or an object of strings.
+func (p *parser) metadata(h *Header) error {
+	if p.peek() == 'n' {
+		return p.literal("null")
+	}
+	m := map[string]string{}
+	err := p.object(func(key string) error {
+		if _, dup := m[key]; dup {
+			return p.errf("__metadata__ key %q twice", key)
+		}
+		if p.peek() != '"' {
+			return p.errf("__metadata__ %q: want a string, found %s", key, p.what())
+		}
+		v, err := p.str()
+		m[key] = v
+		return err
+	})
+	h.Metadata = m
+	return err
+}
+
+// tensorInfo reads one tensor entry.
+func (p *parser) tensorInfo(name string) (TensorInfo, error) {
+	ti := TensorInfo{Name: name}
+	var seen [3]bool
+	err := p.object(func(key string) error {
+		field := slices.Index([]string{"dtype", "shape", "data_offsets"}, key)
+		if field < 0 {
+			return p.skip()
+		}
+		if seen[field] {
+			return p.errf("tensor %q: %q twice", name, key)
+		}
+		seen[field] = true
+		switch field {
+		case 0:
+			if p.peek() != '"' {
+				return p.errf("tensor %q: dtype: want a string, found %s", name, p.what())
+			}
+			s, err := p.str()
+			if err != nil {
+				return err
+			}
+			e, ok := entryOfName(s)
+			if !ok {
+				return fmt.Errorf("%w: tensor %q has dtype %q (the format names %v)", ErrUnsupportedDType, name, s, DTypes())
+			}
+			ti.Format, ti.DType = e.name, e.dt
+		case 1:
+			ti.Shape = make([]int64, 0, 4)
+			return p.array(func() error {
+				if len(ti.Shape) == core.MaxNdim {
+					return p.errf("tensor %q: more than %d dimensions", name, core.MaxNdim)
+				}
+				d, err := p.uint(name, "shape")
+				ti.Shape = append(ti.Shape, d)
+				return err
+			})
+		case 2:
+			var offs [2]int64
+			n := 0
+			err := p.array(func() error {
+				if n == 2 {
+					return p.errf("tensor %q: data_offsets: more than 2 numbers", name)
+				}
+				v, err := p.uint(name, "data_offsets")
+				offs[n] = v
+				n++
+				return err
+			})
+			if err != nil {
+				return err
+			}
+			if n != 2 {
+				return p.errf("tensor %q: data_offsets: want [begin, end], found %d numbers", name, n)
+			}
+			ti.Begin, ti.End = offs[0], offs[1]
+		}
+		return nil
+	})
+	if err != nil {
+		return ti, err
+	}
+	for i, f := range []string{"dtype", "shape", "data_offsets"} {
+		if !seen[i] {
+			return ti, p.errf("tensor %q has no %q", name, f)
+		}
+	}
+	return ti, nil
+}
+
+// appendString appends s as a JSON string the way serde_json (the reference writer) writes
+// it: '"' and '\\' escaped, \b \f \n \r \t as such, other control characters as \u00xx, and
+// everything else, non-ASCII included, as it is.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c == '\b':
+			b = append(b, '\\', 'b')
+		case c == '\f':
+			b = append(b, '\\', 'f')
+		case c == '\n':
+			b = append(b, '\\', 'n')
+		case c == '\r':
+			b = append(b, '\\', 'r')
+		case c == '\t':
+			b = append(b, '\\', 't')
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
+}
+
+// encodeHeader returns the header block the reference writer writes for tensors (already in
+// file order, with their offsets) and metadata (nil: no "__metadata__" key; its keys are
+// written sorted, which the reference, iterating a hash map, leaves to chance): compact JSON,
+// "__metadata__" first, then each tensor as {"dtype","shape","data_offsets"}, padded with
+// spaces to a multiple of Alignment.
+func encodeHeader(tensors []TensorInfo, metadata map[string]string) []byte {
+	b := append(make([]byte, 8, 256), '{')
+	if metadata != nil {
+		b = appendString(b, metadataKey)
+		b = append(b, ':', '{')
+		keys := make([]string, 0, len(metadata))
+		for k := range metadata {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			b = appendString(b, metadata[k])
+		}
+		b = append(b, '}')
+		if len(tensors) > 0 {
+			b = append(b, ',')
+		}
+	}
+	for i, ti := range tensors {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, ti.Name)
+		b = append(b, `:{"dtype":"`...)
+		b = append(b, ti.Format...)
+		b = append(b, `","shape":[`...)
+		for j, d := range ti.Shape {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, d, 10)
+		}
+		b = append(b, `],"data_offsets":[`...)
+		b = strconv.AppendInt(b, ti.Begin, 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, ti.End, 10)
+		b = append(b, "]}"...)
+	}
+	b = append(b, '}')
+	for (len(b)-8)%Alignment != 0 {
+		b = append(b, ' ')
+	}
+	binary.LittleEndian.PutUint64(b, uint64(len(b)-8))
+	return b
+}

@@ -1,0 +1,232 @@
+package safetensorsx
+
+import (
+	"bufio"
+	"cmp"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/core"
+)
+
+// chunkSize is the scratch buffer through which tensors of other layouts than C order are
+// streamed.
+const chunkSize = 1 << 20
+
+// HeaderOf returns the header Write writes for tensors and metadata: the tensors in file order
+// (decreasing dtype rank in the reference's enum, which is decreasing alignment, then name in
+// byte order), their byte ranges, and the metadata (nil: none). It refuses nil, released and
+// device tensors, dtypes the format cannot hold (ErrUnsupportedDType), sub-byte tensors whose
+// bits do not fill whole bytes (ErrLayout), tensor names "__metadata__" and strings that are
+// not UTF-8 (ErrName), and headers longer than MaxHeaderLen (ErrHeader).
+func HeaderOf(tensors map[string]*core.Tensor, metadata map[string]string) (*Header, error) {
+	_, h, err := plan(tensors, metadata)
+	return h, err
+}
+
+type planned struct {
+	ti   TensorInfo
+	rank int
+	t    *core.Tensor
+}
+
+func plan(tensors map[string]*core.Tensor, metadata map[string]string) ([]planned, *Header, error) {
+	ps := make([]planned, 0, len(tensors))
+	for name, t := range tensors {
+		switch {
+		case name == metadataKey:
+			return nil, nil, fmt.Errorf("%w: a tensor may not be called %q", ErrName, name)
+		case !utf8.ValidString(name):
+			return nil, nil, fmt.Errorf("%w: tensor name %q is not UTF-8", ErrName, name)
+		case t == nil:
+			return nil, nil, fmt.Errorf("%w: safetensorsx: tensor %q is nil", core.ErrNil, name)
+		case t.Released():
+			return nil, nil, fmt.Errorf("safetensorsx: tensor %q: %w", name, core.ErrReleased)
+		case !t.HostAccessible():
+			return nil, nil, fmt.Errorf("safetensorsx: tensor %q: %w: %s", name, core.ErrNotHost, t.Device())
+		}
+		e, ok := entryOf(t.DType())
+		if !ok {
+			return nil, nil, fmt.Errorf("%w: tensor %q: %s has no safetensors dtype", ErrUnsupportedDType, name, t.DType())
+		}
+		if hostBigEndian && t.DType().Size() > 1 {
+			return nil, nil, fmt.Errorf("%w: tensor %q: writing %s on a big-endian machine (the format is little-endian) is not implemented", ErrUnsupportedDType, name, e.name)
+		}
+		if t.DType().SubByte() && t.Len()*int64(t.DType().Bits)%8 != 0 {
+			return nil, nil, fmt.Errorf("%w: tensor %q: %d elements of %s do not fill whole bytes", ErrLayout, name, t.Len(), e.name)
+		}
+		ps = append(ps, planned{ti: TensorInfo{Name: name, Format: e.name, DType: e.dt, Shape: t.Shape()}, rank: e.rank, t: t})
+	}
+	for k, v := range metadata {
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return nil, nil, fmt.Errorf("%w: metadata %q: %q is not UTF-8", ErrName, k, v)
+		}
+	}
+	slices.SortFunc(ps, func(a, b planned) int {
+		if c := cmp.Compare(b.rank, a.rank); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ti.Name, b.ti.Name)
+	})
+	h := &Header{Tensors: make([]TensorInfo, len(ps)), Metadata: metadata, index: make(map[string]int, len(ps))}
+	at := int64(0)
+	for i := range ps {
+		ps[i].ti.Begin, ps[i].ti.End = at, at+ps[i].t.NumBytes()
+		at = ps[i].ti.End
+		h.Tensors[i] = ps[i].ti
+		h.index[ps[i].ti.Name] = i
+	}
+	h.DataLen = at
+	return ps, h, nil
+}
+
+// Write writes tensors and metadata to w as a safetensors file, byte for byte what the
+// reference writer (huggingface/safetensors) writes for the same tensors: tensors ordered by
+// decreasing alignment of their dtype then by name, compact JSON with "__metadata__" first
+// (its keys sorted, where the reference leaves their order to a hash map; nil metadata writes
+// no "__metadata__" key, an empty map writes {}), the header padded with spaces to a multiple
+// of Alignment (8) bytes, then each tensor's data in C order, little-endian.
+//
+// A C-contiguous tensor is written straight from its memory; any other layout (transposed,
+// sliced, stepped, reversed, broadcast) is streamed in C order through a 1 MiB buffer, never
+// copied whole. The tensors are held (core.Hold) until Write returns. See HeaderOf for what is
+// refused.
+func Write(w io.Writer, tensors map[string]*core.Tensor, metadata map[string]string) error {
+	ps, h, err := plan(tensors, metadata)
+	if err != nil {
+		return err
+	}
+	hb := encodeHeader(h.Tensors, metadata)
+	if len(hb)-8 > MaxHeaderLen {
+		return fmt.Errorf("%w: the header would be %d bytes, over %d", ErrHeader, len(hb)-8, MaxHeaderLen)
+	}
+	ts := make([]*core.Tensor, len(ps))
+	for i, p := range ps {
+		ts[i] = p.t
+	}
+	held, err := core.Hold(ts...)
+	if err != nil {
+		return fmt.Errorf("safetensorsx: %w", err)
+	}
+	defer held.Release()
+	if _, err := w.Write(hb); err != nil {
+		return fmt.Errorf("safetensorsx: writing the header: %w", err)
+	}
+	s := streamer{w: w}
+	for _, p := range ps {
+		if err := s.write(p.t); err != nil {
+			return fmt.Errorf("safetensorsx: writing tensor %q: %w", p.ti.Name, err)
+		}
+	}
+	return nil
+}
+
+// WriteFile writes tensors and metadata to the file at path (see Write). It writes a
+// temporary file next to it and renames it over path, as the reference writer does, so that
+// an existing file at path is never truncated under a mapping of it (its tensors stay valid).
+// Nothing is left behind on an error.
+func WriteFile(path string, tensors map[string]*core.Tensor, metadata map[string]string) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("safetensorsx: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(f, chunkSize)
+	if err := Write(bw, tensors, metadata); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("safetensorsx: %w", err)
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return fmt.Errorf("safetensorsx: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("safetensorsx: %w", err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("safetensorsx: %w", err)
+	}
+	return nil
+}
+
+// streamer writes tensors of any layout in C order, through a buffer it allocates the first
+// time a tensor needs it.
+type streamer struct {
+	w   io.Writer
+	buf []byte
+}
+
+// write writes t, which the caller holds.
+func (s *streamer) write(t *core.Tensor) error {
+	if t.Empty() {
+		return nil
+	}
+	if t.IsContiguous() {
+		b, err := t.ReadOnlyBytes()
+		if err != nil {
+			return err
+		}
+		_, err = s.w.Write(b)
+		return err
+	}
+	// not contiguous: at least one dimension of size > 1 and none of size 0; sub-byte dtypes
+	// are always contiguous, so elements are whole bytes
+	if s.buf == nil {
+		s.buf = make([]byte, chunkSize)
+	}
+	n := t.Dim(0)
+	rowBytes := t.NumBytes() / n
+	per := int64(len(s.buf)) / rowBytes
+	if per == 0 { // one row is larger than the buffer: go down a dimension
+		for i := range n {
+			v, err := t.Index(0, i)
+			if err != nil {
+				return err
+			}
+			err = s.write(v)
+			v.Release()
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for i := int64(0); i < n; i += per {
+		v, err := t.Slice(0, i, min(i+per, n), 1)
+		if err != nil {
+			return err
+		}
+		err = s.gather(v)
+		v.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gather copies v, which fits in the buffer, into it in C order and writes it.
+func (s *streamer) gather(v *core.Tensor) error {
+	dst, err := core.WrapKeep(core.Desc{Data: unsafe.Pointer(unsafe.SliceData(s.buf)), Device: core.CPUDevice,
+		DType: v.DType(), Shape: v.Shape()}, s.buf)
+	if err != nil {
+		return err
+	}
+	if err := adapters.Copy(dst, v); err != nil {
+		return err
+	}
+	_, err = s.w.Write(s.buf[:v.NumBytes()])
+	return err
+}
