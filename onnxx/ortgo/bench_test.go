@@ -1,4 +1,4 @@
-package onnxx_test
+package ortgo_test
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/onnxx"
+	"github.com/dlpack-go/dlpack/onnxx/ortgo"
 	ort "github.com/yalue/onnxruntime_go"
 )
 
@@ -26,7 +27,7 @@ func BenchmarkToValue(b *testing.B) {
 			b.SetBytes(bc.n * 4)
 			b.ResetTimer()
 			for b.Loop() {
-				v, err := onnxx.ToValue(x, bc.opts...)
+				v, err := ortgo.ToValue(x, bc.opts...)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -63,7 +64,7 @@ func BenchmarkSmallModel(b *testing.B) {
 		b.Fatal(err)
 	}
 	session := func(b *testing.B) *onnxx.Session {
-		s, err := onnxx.NewSession(model("small"), nil, nil, opts)
+		s, err := onnxx.NewSession(model("small"), nil, nil, &onnxx.SessionOptions{IntraOpThreads: 1, InterOpThreads: 1})
 		if err != nil {
 			b.Fatal(err)
 		}
