@@ -215,7 +215,6 @@ func Providers() ([]string, error) {
 	return out, nil
 }
 
-
 // unsupportedDevice is the error for a tensor in memory the session cannot hand to ORT.
 func unsupportedDevice(kind, name, format string, args ...any) error {
 	return fmt.Errorf("%w: %s %q: "+format, append([]any{ErrUnsupportedDevice, kind, name}, args...)...)

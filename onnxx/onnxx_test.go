@@ -10,10 +10,10 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/onnxx"
+	"github.com/dlpack-go/dlpack/onnxx/internal/modeltest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/x448/float16"
-	"github.com/dlpack-go/dlpack/onnxx/internal/modeltest"
 )
 
 var dtypeNames = modeltest.DTypes

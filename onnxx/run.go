@@ -3,6 +3,7 @@ package onnxx
 import (
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/adapters"
@@ -436,8 +437,21 @@ func (a *ortAPI) wrapValue(v uintptr, device int32) (*core.Tensor, error) {
 		a.do(fnReleaseValue, v)
 		return nil, err
 	}
-	return core.Wrap(d, func() { a.do(fnReleaseValue, v) }) // Wrap releases on error too
+	t, err := core.Wrap(d, func() { // Wrap releases on error too
+		a.do(fnReleaseValue, v)
+		if f := traceRelease.Load(); f != nil {
+			(*f)(v)
+		}
+	})
+	if f := traceWrap.Load(); err == nil && f != nil {
+		(*f)(v, t)
+	}
+	return t, err
 }
+
+// traceWrap and traceRelease, set by tests only (before any run), see each output value wrapped
+// and released.
+var traceWrap, traceRelease atomic.Pointer[func(v uintptr, t ...*core.Tensor)]
 
 // describeValue reads an OrtValue's element type, shape and data address.
 func (a *ortAPI) describeValue(v uintptr, device int32) (core.Desc, error) {

@@ -49,4 +49,3 @@ func ExampleFromValue() {
 	fmt.Println(t, e)
 	// Output: Tensor(int64, [2 3], cpu:0) 6
 }
-
