@@ -14,3 +14,6 @@ func openLibrary(string) (uintptr, error) {
 }
 
 func invoke(uintptr, ...uintptr) uintptr { panic("onnxx: no ONNX Runtime on this platform") }
+
+
+func invokeArgs(uintptr, []uintptr) uintptr { panic("onnxx: no ONNX Runtime on this platform") }

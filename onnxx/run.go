@@ -61,7 +61,11 @@ func (s *Session) RunWith(inputs, outputs map[string]*core.Tensor, opts ...adapt
 	if err != nil {
 		return nil, err
 	}
-	if err := s.run(ins, outs, true, adapters.Apply(opts...)); err != nil {
+	var o adapters.Options
+	if len(opts) > 0 {
+		o = adapters.Apply(opts...)
+	}
+	if err := s.run(ins, outs, true, o); err != nil {
 		return nil, err
 	}
 	result := make(map[string]*core.Tensor, len(s.outputs))
@@ -98,11 +102,15 @@ func gather(kind string, infos []IOInfo, m map[string]*core.Tensor, buf []*core.
 // tensors, memory and shapes), the ORT values made for that run are used again, and RunInto makes
 // one ORT call and allocates nothing.
 func (s *Session) RunInto(inputs, outputs []*core.Tensor, opts ...adapters.Option) error {
+	var o adapters.Options // adapters.Apply allocates its result; runs without options need none
+	if len(opts) > 0 {
+		o = adapters.Apply(opts...)
+	}
 	if len(inputs) != len(s.inputs) || len(outputs) != len(s.outputs) {
 		return fmt.Errorf("%w: RunInto got %d inputs and %d outputs, the session takes %d (%s) and gives %d (%s)",
 			ErrModel, len(inputs), len(outputs), len(s.inputs), quoted(s.inputs), len(s.outputs), quoted(s.outputs))
 	}
-	return s.run(inputs, outputs, false, adapters.Apply(opts...)) // which refuses nil outputs, as fill is unset
+	return s.run(inputs, outputs, false, o) // which refuses nil outputs, as fill is unset
 }
 
 // Run loads the model at path, runs it once on inputs and returns the named outputs (nil: all),
@@ -184,7 +192,7 @@ func (s *Session) bindInput(st *stage, i int, t *core.Tensor, o adapters.Options
 	if err != nil {
 		return err
 	}
-	v, err := s.api.newValue(src, info.ElementType, s.api.memInfo(src))
+	v, err := s.api.newValue(st, src, info.ElementType, s.api.memInfo(src))
 	if err != nil {
 		return fmt.Errorf("onnxx: input %q: %w", info.Name, err)
 	}
@@ -268,7 +276,7 @@ func (s *Session) bindOutput(st *stage, i int, t *core.Tensor, outs []*core.Tens
 	if err := s.checkDestination(st, info, t); err != nil {
 		return err
 	}
-	v, err := s.api.newValue(t, info.ElementType, s.api.memInfo(t))
+	v, err := s.api.newValue(st, t, info.ElementType, s.api.memInfo(t))
 	if err != nil {
 		return fmt.Errorf("onnxx: output %q: %w", info.Name, err)
 	}
@@ -294,7 +302,7 @@ func (s *Session) allocateOutput(st *stage, i int, info *IOInfo, outs []*core.Te
 	if err != nil {
 		return fmt.Errorf("onnxx: output %q: %w", info.Name, err)
 	}
-	v, err := s.api.newValue(t, info.ElementType, s.api.cpuInfo)
+	v, err := s.api.newValue(st, t, info.ElementType, s.api.cpuInfo)
 	if err != nil {
 		return fmt.Errorf("onnxx: output %q: %w", info.Name, err)
 	}
@@ -366,10 +374,14 @@ func (s *Session) invoke(st *stage) error {
 		return s.invokeBound(st)
 	}
 	a := s.api
-	err := a.call("running the model", fnRun, s.h.session, 0,
+	// every pointer is into memory the session or the stage keeps on the heap
+	st.args = [8]uintptr{s.h.session, 0,
 		uintptr(unsafe.Pointer(unsafe.SliceData(s.inNames))), uintptr(unsafe.Pointer(&st.inVals[0])), uintptr(len(s.inputs)),
-		uintptr(unsafe.Pointer(unsafe.SliceData(s.outNames))), uintptr(len(s.outputs)), uintptr(unsafe.Pointer(&st.outVals[0])))
-	if err != nil {
+		uintptr(unsafe.Pointer(unsafe.SliceData(s.outNames))), uintptr(len(s.outputs)), uintptr(unsafe.Pointer(&st.outVals[0]))}
+	status := invokeArgs(a.f(fnRun), st.args[:])
+	runtime.KeepAlive(s)
+	if status != noStatus {
+		err := a.statusError("running the model", status)
 		st.dropForeign(a, len(s.outputs))
 		if st.dynamicDst {
 			return fmt.Errorf("%w: a destination's shape may not be the output's for these inputs: %w", ErrModel, err)
@@ -411,21 +423,26 @@ func (s *Session) collect(st *stage, outs []*core.Tensor) error {
 var dummy [8]byte
 
 // newValue makes an OrtValue over t's memory (C order, described by info) with element type et.
-// The caller keeps t's memory valid and pinned while the value lives.
-func (a *ortAPI) newValue(t *core.Tensor, et ElementType, info uintptr) (uintptr, error) {
-	shape := t.Shape()
-	if len(shape) == 0 {
-		shape = []int64{0}[:0] // a valid address for a 0-d tensor's shape
+// The caller keeps t's memory valid and pinned while the value lives. It builds the call in the
+// stage's scratch (shape, arguments, result), so that it allocates nothing.
+func (a *ortAPI) newValue(st *stage, t *core.Tensor, et ElementType, info uintptr) (uintptr, error) {
+	nd := t.Ndim()
+	for d := range nd {
+		st.shape[d] = t.Dim(d)
 	}
 	data, n := t.Data(), t.NumBytes()
 	if n == 0 || data == nil {
 		data, n = unsafe.Pointer(&dummy[0]), 0
 	}
-	var v uintptr
-	err := a.call("making a tensor value", fnCreateTensorWithDataAsOrtValue, info, uintptr(data), uintptr(n),
-		uintptr(unsafe.Pointer(unsafe.SliceData(shape))), uintptr(len(shape)), uintptr(et), uintptr(unsafe.Pointer(&v)))
+	st.val = 0
+	st.args = [8]uintptr{info, uintptr(data), uintptr(n), uintptr(unsafe.Pointer(&st.shape[0])), uintptr(nd), uintptr(et),
+		uintptr(unsafe.Pointer(&st.val))}
+	status := invokeArgs(a.f(fnCreateTensorWithDataAsOrtValue), st.args[:7])
 	runtime.KeepAlive(t)
-	return v, err
+	if status != noStatus {
+		return 0, a.statusError("making a tensor value", status)
+	}
+	return st.val, nil
 }
 
 // wrapValue makes a tensor over the memory of an OrtValue ORT allocated, owning it: ReleaseValue

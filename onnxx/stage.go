@@ -95,6 +95,10 @@ type stage struct {
 	copied     bool  // some input was copied
 	dynamicDst bool  // some destination is for an output of dynamic shape
 	device     int32 // the CUDA device of device tensors, -1 if none
+
+	args  [8]uintptr // scratch of the C calls (see invokeArgs)
+	shape [core.MaxNdim]int64
+	val   uintptr
 }
 
 func (st *stage) init(nin, nout int) {
@@ -118,7 +122,7 @@ func (s *Session) stage() *stage {
 func (s *Session) unstage(st *stage) {
 	a := s.api
 	for _, v := range st.temps {
-		a.do(fnReleaseValue, v)
+		st.release(a, v)
 	}
 	st.pin.Unpin()
 	clear(st.temps)
@@ -148,7 +152,7 @@ func (st *stage) keep(v uintptr, t *core.Tensor) {
 func (st *stage) dropForeign(a *ortAPI, n int) {
 	for i := range n {
 		if !st.ours[i] && st.outVals[i] != 0 {
-			a.do(fnReleaseValue, st.outVals[i])
+			st.release(a, st.outVals[i])
 		}
 		st.outVals[i] = 0
 	}
@@ -254,4 +258,10 @@ func (s *Session) invokeBound(st *stage) error {
 	}
 	a.do(fnAllocatorFree, a.allocator, arr)
 	return nil
+}
+
+// release releases an OrtValue through the stage's scratch (no allocation).
+func (st *stage) release(a *ortAPI, v uintptr) {
+	st.args[0] = v
+	invokeArgs(a.f(fnReleaseValue), st.args[:1])
 }

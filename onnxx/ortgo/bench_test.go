@@ -201,3 +201,54 @@ func BenchmarkAdd64MiB(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkLargeDynamicOutput: Y = Concat(X, X) with X [2^19, 3] float32 (6 MiB) and Y of a shape
+// the model does not declare (12 MiB), so ORT allocates Y on every run, side by side:
+//
+//   - onnxruntime_go: DynamicAdvancedSession.Run with a nil output, which copies ORT's output into
+//     Go memory and releases ORT's;
+//   - onnxx/Run: the tensor is over ORT's buffer (no copy) and releases it when released.
+func BenchmarkLargeDynamicOutput(b *testing.B) {
+	const rows = 1 << 19
+	in := make([]float32, rows*3)
+	for i := range in {
+		in[i] = float32(i)
+	}
+	b.Run("onnxruntime_go", func(b *testing.B) {
+		s, err := ort.NewDynamicAdvancedSession(model("dyn_float32"), []string{"X"}, []string{"Y"}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Destroy()
+		x, err := ort.NewTensor(ort.NewShape(rows, 3), in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer x.Destroy()
+		b.SetBytes(2 * rows * 3 * 4)
+		outs := []ort.Value{nil}
+		for b.Loop() {
+			outs[0] = nil
+			if err := s.Run([]ort.Value{x}, outs); err != nil {
+				b.Fatal(err)
+			}
+			outs[0].Destroy()
+		}
+	})
+	b.Run("onnxx/Run", func(b *testing.B) {
+		s, err := onnxx.NewSession(model("dyn_float32"), nil, nil, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Destroy()
+		ins := map[string]*core.Tensor{"X": core.MustFromSlice(in, rows, 3)}
+		b.SetBytes(2 * rows * 3 * 4)
+		for b.Loop() {
+			out, err := s.Run(ins)
+			if err != nil {
+				b.Fatal(err)
+			}
+			out["Y"].Release()
+		}
+	})
+}
