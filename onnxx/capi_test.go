@@ -186,7 +186,10 @@ func TestErrors(t *testing.T) {
 			[]error{onnxx.ErrModel}, `input "B" is missing (inputs: "A", "B")`},
 		{"unknown output", func() error { _, err := s.RunWith(in(x), map[string]*core.Tensor{"Z": x}); return err },
 			[]error{onnxx.ErrModel}, `output "Z" is not an output of the model (outputs: "Y", "S")`},
-		{"unknown output name", func() error { _, err := onnxx.NewSession(model("dynamic_float32"), nil, []string{"s"}, nil); return err },
+		{"unknown output name", func() error {
+			_, err := onnxx.NewSession(model("dynamic_float32"), nil, []string{"s"}, nil)
+			return err
+		},
 			[]error{onnxx.ErrModel}, `output "s" is not an output of the model (outputs: "Y", "S")`},
 		{"dtype", func() error { _, err := s.Run(in(core.MustNew(core.Float64, 2, 3))); return err },
 			[]error{onnxx.ErrDType, adapters.ErrUnsupported}, `input "X" is float64, the model wants float32: pass onnxx.CastInputs()`},

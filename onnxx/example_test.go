@@ -1,7 +1,11 @@
 package onnxx_test
 
 import (
+	"errors"
+	"os"
+
 	"fmt"
+	"github.com/dlpack-go/dlpack/adapters"
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/onnxx"
@@ -63,4 +67,46 @@ func ExampleSession_RunInto() {
 	// Output:
 	// [5 15]
 	// [15 15]
+}
+
+// A model can be loaded from bytes, such as a file embedded with go:embed; Inputs describes it.
+func ExampleNewSessionFromBytes() {
+	b, err := os.ReadFile(model("dynamic_float32")) // or a //go:embed []byte
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s, err := onnxx.NewSessionFromBytes(b, nil, nil, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Destroy()
+	in := s.Inputs()[0]
+	fmt.Println(in.Name, in.DType, in.Shape, in.Symbols[0])
+	// Output: X float32 [-1 3] batch
+}
+
+// An input of another element type is refused unless the run is told to cast it.
+func ExampleCastInputs() {
+	s, err := onnxx.NewSession(model("dynamic_float32"), nil, []string{"S"}, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Destroy()
+	x := core.MustFromSlice([]float64{1, 2, 3}, 1, 3) // a float64 Gonum matrix, say
+	_, err = s.Run(map[string]*core.Tensor{"X": x})
+	fmt.Println(errors.Is(err, onnxx.ErrDType))
+	var copied bool
+	out, err := s.Run(map[string]*core.Tensor{"X": x}, onnxx.CastInputs(), adapters.ReportCopy(&copied))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	sum, _ := core.ReadOnlyData[float32](out["S"])
+	fmt.Println(sum, copied)
+	// Output:
+	// true
+	// [6] true
 }

@@ -15,5 +15,4 @@ func openLibrary(string) (uintptr, error) {
 
 func invoke(uintptr, ...uintptr) uintptr { panic("onnxx: no ONNX Runtime on this platform") }
 
-
 func invokeArgs(uintptr, []uintptr) uintptr { panic("onnxx: no ONNX Runtime on this platform") }

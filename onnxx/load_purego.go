@@ -24,7 +24,6 @@ func invoke(fn uintptr, args ...uintptr) uintptr {
 	return r
 }
 
-
 // invokeArgs calls fn with the arguments in args, a slice the caller keeps (on the heap, reused
 // from call to call) so that the call allocates nothing. Pointers among the arguments must be to
 // memory that stays where it is and alive for the call (the heap, C memory), which the caller
