@@ -269,6 +269,7 @@ func (s *Session) bindOutput(st *stage, i int, t *core.Tensor, outs []*core.Tens
 	if t == nil {
 		return s.allocateOutput(st, i, info, outs, fill)
 	}
+	st.dynamicDst = st.dynamicDst || info.Dynamic()
 	if sl := &s.b.out[i]; st.cached && sl.matches(t) { // checked when its value was made
 		st.outVals[i], st.ours[i] = sl.v, true
 		return st.noteDevice(s, "output", info.Name, t)
@@ -281,7 +282,6 @@ func (s *Session) bindOutput(st *stage, i int, t *core.Tensor, outs []*core.Tens
 		return fmt.Errorf("onnxx: output %q: %w", info.Name, err)
 	}
 	st.outVals[i], st.ours[i] = v, true
-	st.dynamicDst = st.dynamicDst || info.Dynamic()
 	if st.cached {
 		s.b.out[i].set(s.api, t, v)
 	} else {

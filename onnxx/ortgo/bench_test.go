@@ -37,7 +37,8 @@ func BenchmarkToValue(b *testing.B) {
 	}
 }
 
-// BenchmarkSmallModel: end-to-end latency of Relu(X·W + B), X 1×64, side by side:
+// BenchmarkSmallModel: end-to-end latency of Relu(X·W + B), X 1×64, side by side (onnxx calls ORT's
+// C API through purego, onnxruntime_go through cgo):
 //
 //   - onnxruntime_go: plain onnxruntime_go as it is used for repeated inference, an input and an
 //     output tensor made once and passed to every run (the baseline);
@@ -227,6 +228,7 @@ func BenchmarkLargeDynamicOutput(b *testing.B) {
 		defer x.Destroy()
 		b.SetBytes(2 * rows * 3 * 4)
 		outs := []ort.Value{nil}
+		defer cpuPerOp(b)()
 		for b.Loop() {
 			outs[0] = nil
 			if err := s.Run([]ort.Value{x}, outs); err != nil {
@@ -243,6 +245,7 @@ func BenchmarkLargeDynamicOutput(b *testing.B) {
 		defer s.Destroy()
 		ins := map[string]*core.Tensor{"X": core.MustFromSlice(in, rows, 3)}
 		b.SetBytes(2 * rows * 3 * 4)
+		defer cpuPerOp(b)()
 		for b.Loop() {
 			out, err := s.Run(ins)
 			if err != nil {
