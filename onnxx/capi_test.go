@@ -1,6 +1,7 @@
 package onnxx_test
 
 import (
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -390,3 +391,5 @@ func contains(ss []string, s string) bool {
 	}
 	return false
 }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

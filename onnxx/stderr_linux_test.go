@@ -3,7 +3,6 @@
 package onnxx_test
 
 import (
-	"encoding/json"
 	"os"
 	"syscall"
 	"testing"
@@ -32,5 +31,3 @@ func captureStderr(t *testing.T, f func()) string {
 	require.NoError(t, err)
 	return string(b)
 }
-
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
