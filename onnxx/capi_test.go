@@ -229,6 +229,12 @@ func TestErrors(t *testing.T) {
 			[]error{onnxx.ErrValue}, `output "Q": adapters: conversion not supported: onnxx: not a numeric tensor: it is a sequence, not a tensor`},
 		{"no model file", func() error { _, err := onnxx.NewSession(model("no_such_model"), nil, nil, nil); return err },
 			[]error{onnxx.ErrModel, fs.ErrNotExist}, "no_such_model.onnx"},
+		{"released input", func() error {
+			r := core.MustNew(core.Float32, 2, 3)
+			r.Release()
+			_, err := s.Run(in(r))
+			return err
+		}, []error{core.ErrReleased}, `input "X": core: tensor was released`},
 		{"RunInto counts", func() error { return s.RunInto([]*core.Tensor{x}, nil) },
 			[]error{onnxx.ErrModel}, `the session takes 1 ("X") and gives 2 ("Y", "S")`},
 		{"bad option", func() error {

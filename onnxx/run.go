@@ -130,12 +130,12 @@ func Run(path string, inputs map[string]*core.Tensor, outputNames []string, opts
 func (s *Session) run(ins, outs []*core.Tensor, fill bool, o adapters.Options) error {
 	hin, err := core.Hold(ins...)
 	if err != nil {
-		return fmt.Errorf("onnxx: an input: %w", err)
+		return fmt.Errorf("onnxx: input %s: %w", releasedName(ins, s.inputs), err)
 	}
 	defer hin.Release()
 	hout, err := core.Hold(outs...)
 	if err != nil {
-		return fmt.Errorf("onnxx: a destination: %w", err)
+		return fmt.Errorf("onnxx: the destination of output %s: %w", releasedName(outs, s.outputs), err)
 	}
 	defer hout.Release()
 	s.h.mu.RLock()
@@ -154,6 +154,16 @@ func (s *Session) run(ins, outs []*core.Tensor, fill bool, o adapters.Options) e
 		*report = st.copied
 	}
 	return nil
+}
+
+// releasedName names the first released tensor of ts.
+func releasedName(ts []*core.Tensor, infos []IOInfo) string {
+	for i, t := range ts {
+		if t != nil && t.Released() && i < len(infos) {
+			return fmt.Sprintf("%q", infos[i].Name)
+		}
+	}
+	return "(released)"
 }
 
 // runStaged makes or reuses the values, checks them, runs ORT and collects the outputs.
