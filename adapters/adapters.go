@@ -47,6 +47,10 @@ type Options struct {
 	Policy CopyPolicy
 	// Copied, if not nil, is set to whether the conversion copied.
 	Copied *bool
+	// Cast lets a conversion whose target has a fixed element type (a model's input) convert
+	// elements of another dtype with Cast, a copy. Off by default: a narrowing such as float64 to
+	// float32 is never silent.
+	Cast bool
 }
 
 // Option sets one of the Options.
@@ -63,6 +67,10 @@ func AlwaysCopy() Option { return WithCopy(CopyAlways) }
 
 // ReportCopy makes the conversion store in *copied whether it copied.
 func ReportCopy(copied *bool) Option { return func(o *Options) { o.Copied = copied } }
+
+// AllowCast lets a conversion convert elements to the element type its target needs (a copy
+// with Cast, reported like any copy) instead of failing because the dtypes differ.
+func AllowCast() Option { return func(o *Options) { o.Cast = true } }
 
 // Apply folds opts into Options, starting from the defaults.
 func Apply(opts ...Option) Options {

@@ -1,77 +1,96 @@
-// Package onnxx runs ONNX models on core tensors with ONNX Runtime, through
-// github.com/yalue/onnxruntime_go, without copying the tensors' elements.
+// Package onnxx runs ONNX models on core tensors with ONNX Runtime, without copying the tensors'
+// elements, and without cgo: it calls ONNX Runtime's C API itself, through purego.
 //
 // Any *core.Tensor (over a Go slice, a Gonum or Gorgonia array, a memory-mapped .npy file, memory
-// that Python handed over through DLPack) becomes an ORT input with ToValue, and ORT's outputs
-// become core tensors with FromValue. Session and Run put the two together: they take named core
-// tensors and return named core tensors.
+// that Python handed over through DLPack) is a model input; every output comes back as a core
+// tensor. A Session loads a model from a file (NewSession) or from bytes (NewSessionFromBytes,
+// for go:embed models), describes its inputs and outputs (Inputs, Outputs: names, core dtypes,
+// shapes with dynamic dimensions as -1 and their symbolic names), and runs it: Run and RunWith
+// with tensors by name, RunInto with tensors by position for repeated inference. The one-shot Run
+// loads, runs once and frees.
 //
-// This package is not an ONNX Runtime binding: sessions, options and execution providers are
-// onnxruntime_go's. It only moves tensors in and out, and loads the library (Init).
+// This package is not a complete ONNX Runtime binding: it binds the functions it needs
+// (environment, sessions from a path or bytes, session options with thread counts, graph
+// optimisation level, log level and execution providers by name, runs with and without I/O
+// binding, tensor values over caller memory, ORT-allocated outputs, type and shape information,
+// releases). Programs that use github.com/yalue/onnxruntime_go's own sessions and values convert
+// them with package onnxx/ortgo (which needs cgo); both share one ONNX Runtime library in a
+// process.
 //
 // # The library
 //
-// onnxruntime_go ships no ONNX Runtime library for linux/amd64. Init loads $ONNXRUNTIME_LIB if it
-// is set, else the copy that the script onnxx/setup/fetch-ort.sh puts in the user's cache
-// (${XDG_CACHE_HOME:-$HOME/.cache}/dlpack-go/ort/1.30.0/libonnxruntime.so.1, taken from the npm
-// package onnxruntime-node@1.30.0). When neither exists it fails with ErrNoRuntime, saying how to
-// get one. Init may be called any number of times, from any goroutine.
+// Init loads $ONNXRUNTIME_LIB if it is set, else the copy that the script onnxx/setup/fetch-ort.sh
+// puts in the user's cache (${XDG_CACHE_HOME:-$HOME/.cache}/dlpack-go/ort/1.30.0/libonnxruntime.so.1,
+// taken from the npm package onnxruntime-node@1.30.0). It asks the library for the C API version
+// APIVersion (24: the OrtApi function table of onnxruntime_c_api.h in onnxruntime_go v1.27.0, whose
+// order this package follows), which ORT 1.24 and later provide, and refuses an older library with
+// ErrNoRuntime naming its version. When no library exists it fails with ErrNoRuntime, saying how to
+// get one. NewSession calls Init. purego binds the library on linux and darwin, amd64 and arm64;
+// elsewhere Init fails with ErrNoRuntime.
 //
-// # Inputs
+// ORT writes nothing to standard error unless asked: the environment logs fatal messages only;
+// SetLogLevel and SessionOptions.LogLevel let its errors, warnings or more through. Errors ORT
+// returns are *RuntimeError values (matching ErrRuntime) carrying ORT's code and message.
 //
-// ToValue shares memory with host tensors in C order of float32, float64, float16, bfloat16,
-// int8 to int64, uint8 to uint64 and bool: ORT reads the tensor's own elements (float16 and
-// bfloat16 through onnxruntime_go's custom-data tensors). Tensors in other layouts (Fortran
-// order, slices with steps, negative or zero strides) are copied once into C order with the
-// adapters kernels; the adapters.Option values choose (adapters.ZeroCopyOnly fails with
-// adapters.ErrCopyRequired instead, adapters.AlwaysCopy always copies, adapters.ReportCopy says
-// what happened). Read-only tensors (memory maps, read-only imports) are shared too: ORT never
-// writes its inputs. Device tensors are refused (ErrDevice), and so are other dtypes (ErrDType:
-// complex, which ORT 1.30 cannot make tensors of, float8, sub-byte types, vector lanes). 0-d
-// tensors are copied (one element; onnxruntime_go makes 0-d values only over its own copy), and
-// 0-d float16 and bfloat16 tensors are refused.
+// # Zero-copy and copies
 //
-// # Outputs
+//	what                                           memory
+//	input in C order (host; CUDA, see below)       shared: ORT reads the tensor's elements, 0-d included
+//	input in another layout (Fortran, steps, ...)  copied once into C order (adapters options decide)
+//	input of another element type                  refused (ErrDType), or cast (a copy) with CastInputs()
+//	output of a shape the model fixes              a Go tensor allocated before the run, ORT writes into it
+//	output of a dynamic shape                      a tensor over ORT's own buffer, owning it (no copy)
+//	destination given to RunWith or RunInto        ORT writes into it (C order, writable, exact dtype)
 //
-// A Session allocates each output whose shape the model declares (or that an earlier run with
-// the same input shapes revealed) as a core tensor before the run, and ORT writes into it: no
-// copy. Session.RunWith writes outputs into tensors the caller supplies (a Gonum matrix's memory,
-// a writable memory map), and Session.RunInto does the same with slices instead of maps.
+// Every run takes adapters options: adapters.ZeroCopyOnly refuses inputs that would be copied
+// (adapters.ErrCopyRequired), adapters.AlwaysCopy copies them, adapters.ReportCopy says whether
+// some input was copied, and CastInputs (adapters.AllowCast) converts an input whose element type
+// is not the model's. Without CastInputs such an input fails with ErrDType, naming both types: a
+// float64 → float32 narrowing is never silent. Shareable is the zero-copy predicate.
 //
-// Outputs whose shape is not known before the run are allocated by ORT; onnxruntime_go copies
-// each into a value over Go memory and releases ORT's. That path cannot carry float16 or
-// bfloat16: onnxruntime_go v1.27 copies such an output as shape-size bytes rather than
-// shape-size elements and then refuses its own too-short copy ("not enough space"), and it
-// releases ORT's value inside DynamicAdvancedSession.Run, so the correct bytes are gone before
-// this package sees them. Reading them ourselves would take ORT's C API (GetTensorMutableData,
-// GetTensorTypeAndShape) on the session and value pointers, which onnxruntime_go keeps in
-// unexported fields: that needs cgo or purego bindings of our own against its private layout, and
-// this package does not do that. So for such outputs Run fails with ErrModel until the shape is
-// known: give a destination to RunWith (or RunInto) for the first run of each input shape, which
-// also teaches the session that shape.
+// Element types: float32, float64, float16, bfloat16, int8 to int64, uint8 to uint64 and bool
+// (ToDType, FromDType). Inputs and outputs of other types (strings, complex, float8, 4-bit) and
+// values that are not tensors (sequences, maps) are refused when the session is made (ErrValue,
+// ErrDType): leave such outputs out with the outputNames of NewSession.
 //
-// # Repeated inference
+// # Invariants
 //
-// A Session keeps the ORT values it made over the tensors the caller passed (inputs, and
-// destinations of RunWith and RunInto), with the tensor, its data address and its shape. When the
-// next run gets the same tensor with the same data address and shape, it hands ORT the same value
-// instead of making a new one (a tensor released since is refused, never read through the old
-// value). RunInto on the same tensors therefore allocates nothing beyond what onnxruntime_go's Run
-// allocates itself. The values are destroyed, and their memory unpinned, when replaced, by
-// Destroy, or when the Session is collected.
+//   - Every function that uses a tensor's memory holds it (core.Hold) for the whole ORT call:
+//     inputs, destinations and the tensors allocated for outputs. A tensor released before the run
+//     fails with core.ErrReleased; its memory is never read through a value kept from before.
+//   - A destination is checked before ORT runs: the output's dtype, rank and fixed dimensions, C
+//     order, writable, and overlapping no input and no other destination (ErrOverlap: ORT would read
+//     elements it has overwritten). A destination for an output of dynamic shape whose size is not
+//     the output's fails when ORT finds it, with ErrModel and ORT's message.
+//   - Names that are not the model's are refused with the model's names listed:
+//     `input "x" is not an input of the model (inputs: "X")`.
+//   - Every error wraps a sentinel of this package, core or adapters (errors.Is).
 //
 // # Ownership
 //
-// A value from ToValue holds the tensor's memory (core.Attach): the memory stays valid while the
-// value is reachable, even if the tensor is released. Destroy the value when done, as any
-// onnxruntime_go value; a value that becomes unreachable undestroyed is destroyed by the garbage
-// collector. Keep the value reachable while a session uses it.
+// An output over ORT's buffer is a core.Wrap tensor whose release function calls ORT's
+// ReleaseValue: the value is released exactly once, by the last Release of a tensor over it (views
+// included) or when the last one is collected. Such tensors are Foreign and count in
+// core.LiveForeign until then. Outputs in Go memory are ordinary tensors.
 //
-// FromValue takes ownership of the value it converts. For a value of onnxruntime_go's (an output
-// ORT allocated, or one made with ort.NewTensor), the tensor is made with core.Wrap and the
-// value's Destroy as the release function: the value is destroyed exactly once, when the last
-// tensor over it (views included) is released, or collected unreleased. Such tensors are Foreign
-// and count in core.LiveForeign until then. Do not Destroy the value yourself, and do not use it
-// after the last Release. For a value ToValue made, FromValue gives a view of the tensor the value
-// is over, and the value stays under the rule above (destroyed by Destroy or the collector).
+// A Session keeps the ORT values it made over the tensors the caller passed (inputs and
+// destinations), with the tensor, its data address and its shape; when the next run gets the same
+// tensor with the same address and shape, it reuses the value. Kept values do not hold the
+// tensors' memory (every run holds what it uses): releasing a tensor frees its memory at once,
+// and the session then refuses the released tensor. RunInto on the same tensors makes one call of
+// ORT's C API and allocates nothing. Destroy frees the session and its values; a Session that
+// becomes unreachable is freed by the collector. A Session is safe for concurrent use.
+//
+// # Device memory
+//
+// With the CUDA execution provider (SessionOptions.Providers: {Name: "CUDA"}), inputs and
+// destinations in CUDA memory (gpu/cuda allocations, DLPack imports from PyTorch) are handed to
+// ORT with CUDA memory info, and the run goes through an I/O binding: outputs without a
+// destination are allocated by ORT on the inputs' device and come back as CUDA tensors over ORT's
+// memory, owned as above. A session without that provider refuses device tensors with
+// ErrUnsupportedDevice. What was run: this code path compiles and its refusals are tested, but no
+// ONNX Runtime with the CUDA execution provider could be installed where this package was
+// developed (the npm and Debian builds used here are CPU-only) and there was no GPU, so TestCUDA,
+// which runs a model on gpu/cuda tensors and compares the results, skips there, saying why; the
+// device path has not run against a real CUDA provider.
 package onnxx

@@ -1,11 +1,14 @@
 package onnxx_test
 
 import (
+	"errors"
+	"os"
+
 	"fmt"
+	"github.com/dlpack-go/dlpack/adapters"
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/onnxx"
-	ort "github.com/yalue/onnxruntime_go"
 )
 
 // A session runs a model on named core tensors. This model computes Y = 2·X + 1 and
@@ -36,48 +39,6 @@ func ExampleSession_Run() {
 	// [2] [6 15]
 }
 
-// ToValue makes an ORT input over a tensor's own memory: writes to the tensor are what ORT reads.
-func ExampleToValue() {
-	if err := onnxx.Init(); err != nil {
-		fmt.Println(err)
-		return
-	}
-	data := []float32{1, 2, 3, 4}
-	x := core.MustFromSlice(data, 2, 2)
-	v, err := onnxx.ToValue(x)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer v.Destroy()
-	data[0] = 10
-	fmt.Println(v.GetShape(), v.(*ort.Tensor[float32]).GetData())
-	// Output: [2 2] [10 2 3 4]
-}
-
-// FromValue turns an ORT value into a core tensor over the value's memory; the tensor owns the
-// value from then on.
-func ExampleFromValue() {
-	if err := onnxx.Init(); err != nil {
-		fmt.Println(err)
-		return
-	}
-	v, err := ort.NewTensor(ort.NewShape(2, 3), []int64{1, 2, 3, 4, 5, 6})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	t, err := onnxx.FromValue(v)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer t.Release() // destroys v
-	e, _ := core.At[int64](t, 1, 2)
-	fmt.Println(t, e)
-	// Output: Tensor(int64, [2 3], cpu:0) 6
-}
-
 // RunInto is the path for repeated inference: the outputs go into the caller's tensors, and a run
 // on the same tensors reuses the ORT values made for the previous one.
 func ExampleSession_RunInto() {
@@ -106,4 +67,46 @@ func ExampleSession_RunInto() {
 	// Output:
 	// [5 15]
 	// [15 15]
+}
+
+// A model can be loaded from bytes, such as a file embedded with go:embed; Inputs describes it.
+func ExampleNewSessionFromBytes() {
+	b, err := os.ReadFile(model("dynamic_float32")) // or a //go:embed []byte
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s, err := onnxx.NewSessionFromBytes(b, nil, nil, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Destroy()
+	in := s.Inputs()[0]
+	fmt.Println(in.Name, in.DType, in.Shape, in.Symbols[0])
+	// Output: X float32 [-1 3] batch
+}
+
+// An input of another element type is refused unless the run is told to cast it.
+func ExampleCastInputs() {
+	s, err := onnxx.NewSession(model("dynamic_float32"), nil, []string{"S"}, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Destroy()
+	x := core.MustFromSlice([]float64{1, 2, 3}, 1, 3) // a float64 Gonum matrix, say
+	_, err = s.Run(map[string]*core.Tensor{"X": x})
+	fmt.Println(errors.Is(err, onnxx.ErrDType))
+	var copied bool
+	out, err := s.Run(map[string]*core.Tensor{"X": x}, onnxx.CastInputs(), adapters.ReportCopy(&copied))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	sum, _ := core.ReadOnlyData[float32](out["S"])
+	fmt.Println(sum, copied)
+	// Output:
+	// true
+	// [6] true
 }

@@ -6,8 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"unsafe"
 
-	ort "github.com/yalue/onnxruntime_go"
+	"github.com/dlpack-go/dlpack/adapters"
 )
 
 // RuntimeVersion is the ONNX Runtime release that setup/fetch-ort.sh fetches.
@@ -16,19 +17,28 @@ const RuntimeVersion = "1.30.0"
 // Errors of this package. Each error returned wraps one of them (or an error of package core or
 // adapters) and says what was wrong.
 var (
-	// ErrNoRuntime: no ONNX Runtime library was found, or it could not be loaded.
+	// ErrNoRuntime: no ONNX Runtime library was found, it could not be loaded, or it is older than
+	// APIVersion.
 	ErrNoRuntime = errors.New("onnxx: ONNX Runtime library not available")
-	// ErrNotInitialized: ONNX Runtime was not initialized; call Init first.
-	ErrNotInitialized = errors.New("onnxx: ONNX Runtime is not initialized (call onnxx.Init)")
-	// ErrDevice: the tensor is in device memory, which this package does not pass to ORT yet.
-	ErrDevice = fmt.Errorf("%w: onnxx: device tensors are not supported yet", errUnsupported)
-	// ErrDType: the element type has no ONNX equivalent this package handles.
-	ErrDType = fmt.Errorf("%w: onnxx: element type", errUnsupported)
-	// ErrValue: the ORT value is not a tensor this package can convert (strings, sequences, maps,
-	// a destroyed value, or one whose data does not match its shape).
-	ErrValue = errors.New("onnxx: unsupported ORT value")
-	// ErrModel: the inputs or outputs asked for do not match the model.
+	// ErrRuntime: an ONNX Runtime call failed; the error is a *RuntimeError with ORT's code and
+	// message.
+	ErrRuntime = errors.New("onnxx: ONNX Runtime call failed")
+	// ErrDType: an element type ONNX Runtime or this package cannot pass (complex, float8,
+	// sub-byte types, vector lanes, ONNX strings), or an input whose element type is not the
+	// model's (see CastInputs).
+	ErrDType = fmt.Errorf("%w: onnxx: element type", adapters.ErrUnsupported)
+	// ErrUnsupportedDevice: the tensor's memory is on a device this session cannot hand to ORT
+	// (anything but CPU memory and, with the CUDA execution provider, CUDA memory).
+	ErrUnsupportedDevice = fmt.Errorf("%w: onnxx: memory on a device this session cannot use", adapters.ErrUnsupported)
+	// ErrValue: a model input or output, or an ORT value, is not a tensor (a sequence, a map) or
+	// holds strings: this package passes numeric and bool tensors only.
+	ErrValue = fmt.Errorf("%w: onnxx: not a numeric tensor", adapters.ErrUnsupported)
+	// ErrModel: the inputs or outputs asked for do not match the model (names, counts, shapes).
 	ErrModel = errors.New("onnxx: inputs or outputs do not match the model")
+	// ErrOverlap: an output destination shares memory with an input or another destination.
+	ErrOverlap = errors.New("onnxx: an output destination overlaps an input or another destination")
+	// ErrProvider: an execution provider could not be added to the session options.
+	ErrProvider = errors.New("onnxx: execution provider not available")
 )
 
 var initMu sync.Mutex
@@ -67,30 +77,145 @@ func cachedLibrary() (string, error) {
 	return filepath.Join(dir, "dlpack-go", "ort", RuntimeVersion, "libonnxruntime.so.1"), nil
 }
 
-// Init loads the ONNX Runtime library (see LibraryPath) and initializes onnxruntime_go's
-// environment. It does nothing if the environment is already initialized, by an earlier Init or
-// by the caller through onnxruntime_go. It is safe to call repeatedly and concurrently; after a
-// failure a later call tries again.
+// Init loads the ONNX Runtime library (see LibraryPath), checks that it provides C API version
+// APIVersion, and makes the process's ORT environment, silent (see SetLogLevel). It does nothing
+// once it has succeeded; it is safe to call repeatedly and concurrently; after a failure a later
+// call tries again. NewSession calls it.
 func Init() error {
+	_, err := loaded()
+	return err
+}
+
+// loaded returns the library, loading it on first use.
+func loaded() (*ortAPI, error) {
 	initMu.Lock()
 	defer initMu.Unlock()
-	if ort.IsInitialized() {
-		return nil
+	if lib != nil {
+		return lib, nil
 	}
 	p, err := LibraryPath()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	ort.SetSharedLibraryPath(p)
-	if err := ort.InitializeEnvironment(); err != nil {
-		return fmt.Errorf("%w: loading %s: %v", ErrNoRuntime, p, err)
+	a, err := load(p)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	lib = a
+	return a, nil
 }
 
-func initialized() error {
-	if !ort.IsInitialized() {
-		return ErrNotInitialized
+// load opens the library at p and makes the environment, CPU memory info and allocator.
+func load(p string) (*ortAPI, error) {
+	getBase, err := openLibrary(p)
+	if err != nil || getBase == 0 {
+		return nil, fmt.Errorf("%w: loading %s: %v", ErrNoRuntime, p, err)
 	}
-	return nil
+	base := cptr(invoke(getBase)) // const OrtApiBase*: {GetApi, GetVersionString}
+	if base == nil {
+		return nil, fmt.Errorf("%w: %s: OrtGetApiBase returned NULL", ErrNoRuntime, p)
+	}
+	entry := func(i int) uintptr { return *(*uintptr)(unsafe.Add(base, i*int(unsafe.Sizeof(uintptr(0))))) }
+	a := &ortAPI{path: p, version: goString(invoke(entry(fnOrtApiBaseGetVersionString)), 64)}
+	a.table = cptr(invoke(entry(fnOrtApiBaseGetApi), APIVersion))
+	if a.table == nil {
+		return nil, fmt.Errorf("%w: %s is ONNX Runtime %s, which lacks C API version %d: onnxx needs ONNX Runtime 1.24 or later (onnxx/setup/fetch-ort.sh fetches %s)",
+			ErrNoRuntime, p, a.version, APIVersion, RuntimeVersion)
+	}
+	logID := cstr(envLogID)
+	if err := a.call("creating the environment", fnCreateEnv, uintptr(LogSilent.severity()), ptr(logID),
+		uintptr(unsafe.Pointer(&a.env))); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNoRuntime, err)
+	}
+	if err := a.call("creating CPU memory info", fnCreateCpuMemoryInfo, ortArenaAllocator, ortMemTypeDefault,
+		uintptr(unsafe.Pointer(&a.cpuInfo))); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNoRuntime, err)
+	}
+	if err := a.call("getting the default allocator", fnGetAllocatorWithDefaultOptions,
+		uintptr(unsafe.Pointer(&a.allocator))); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNoRuntime, err)
+	}
+	return a, nil
+}
+
+// LoadedLibrary returns the path of the ONNX Runtime library Init loaded and its version string
+// ("1.30.0"), or ok false before Init succeeded. Package ortgo points onnxruntime_go at the same
+// library, so that one process holds one copy of ORT.
+func LoadedLibrary() (path, version string, ok bool) {
+	initMu.Lock()
+	defer initMu.Unlock()
+	if lib == nil {
+		return "", "", false
+	}
+	return lib.path, lib.version, true
+}
+
+// LogLevel is how much ONNX Runtime writes to standard error. The zero value, LogSilent, lets
+// through only fatal messages (which ORT writes just before it aborts): no run, error or warning
+// prints anything unless the caller asks for it.
+type LogLevel int
+
+// The log levels, from silent to everything.
+const (
+	LogSilent  LogLevel = iota // fatal messages only (the default)
+	LogError                   // errors
+	LogWarning                 // warnings and errors
+	LogInfo                    // information, warnings and errors
+	LogVerbose                 // everything
+)
+
+// severity is the ORT_LOGGING_LEVEL of l.
+func (l LogLevel) severity() int { return 4 - int(min(max(l, LogSilent), LogVerbose)) }
+
+// String names the level.
+func (l LogLevel) String() string {
+	switch l {
+	case LogSilent:
+		return "silent"
+	case LogError:
+		return "error"
+	case LogWarning:
+		return "warning"
+	case LogInfo:
+		return "info"
+	case LogVerbose:
+		return "verbose"
+	}
+	return fmt.Sprintf("LogLevel(%d)", int(l))
+}
+
+// SetLogLevel sets how much the process's ORT environment logs to standard error (sessions
+// made with SessionOptions.LogLevel set use theirs). It calls Init.
+func SetLogLevel(l LogLevel) error {
+	a, err := loaded()
+	if err != nil {
+		return err
+	}
+	return a.call("setting the log level", fnUpdateEnvWithCustomLogLevel, a.env, uintptr(l.severity()))
+}
+
+// Providers lists the execution providers the loaded library was built with
+// ("CPUExecutionProvider", and for example "CUDAExecutionProvider"). It calls Init.
+func Providers() ([]string, error) {
+	a, err := loaded()
+	if err != nil {
+		return nil, err
+	}
+	var arr uintptr
+	var n int32
+	if err := a.call("listing providers", fnGetAvailableProviders, uintptr(unsafe.Pointer(&arr)),
+		uintptr(unsafe.Pointer(&n))); err != nil {
+		return nil, err
+	}
+	defer a.call("releasing the provider list", fnReleaseAvailableProviders, arr, uintptr(n))
+	out := make([]string, 0, max(n, 0))
+	for i := range int(n) {
+		out = append(out, goString(*(*uintptr)(unsafe.Add(cptr(arr), i*8)), maxNameLen))
+	}
+	return out, nil
+}
+
+// unsupportedDevice is the error for a tensor in memory the session cannot hand to ORT.
+func unsupportedDevice(kind, name, format string, args ...any) error {
+	return fmt.Errorf("%w: %s %q: "+format, append([]any{ErrUnsupportedDevice, kind, name}, args...)...)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/dlpack-go/dlpack/gpu"
 	"github.com/dlpack-go/dlpack/numpyx"
 	"github.com/dlpack-go/dlpack/onnxx"
+	"github.com/dlpack-go/dlpack/onnxx/ortgo"
 )
 
 // python is the interpreter whose NumPy reads the tour's .npy file (Debian's python3-numpy).
@@ -72,7 +73,7 @@ func tour(w io.Writer) error {
 	fmt.Fprintf(w, "  proof by mutation: Gorgonia wrote X[1,1] = -50, Gonum reads %v\n", x.At(1, 1))
 
 	// 2. core → ONNX Runtime: ORT reads X where Gonum keeps it, and writes Y into a Gonum matrix.
-	if err := onnxx.Init(); err != nil {
+	if err := ortgo.Init(); err != nil {
 		return fmt.Errorf("ONNX Runtime not found — run scripts/setup.sh (or onnxx/setup/fetch-ort.sh): %w", err)
 	}
 	model, err := tinyonnx.Dense(weights, bias)
@@ -88,7 +89,7 @@ func tour(w io.Writer) error {
 		return err
 	}
 	var inCopied bool
-	v, err := onnxx.ToValue(xt, adapters.ReportCopy(&inCopied))
+	v, err := ortgo.ToValue(xt, adapters.ReportCopy(&inCopied))
 	if err != nil {
 		return fmt.Errorf("core → ONNX Runtime: %w", err)
 	}

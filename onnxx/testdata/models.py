@@ -151,5 +151,88 @@ save(helper.make_graph([helper.make_node("Add", ["X", "one"], ["Y"])], "scalar",
                        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [])],
                        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [])], initializer=[one]), "scalar")
 
+# 7. Dynamic axes for every dtype: Y = Concat(X, X, axis 0) with X [batch, 3], Y of a shape the
+#    model does not declare (ORT allocates it; float16 and bfloat16 included), for two batch sizes.
+for dt in ONNX:
+    name = "dyn_" + dt
+    g = helper.make_graph([helper.make_node("Concat", ["X", "X"], ["Y"], axis=0)], name,
+                          [helper.make_tensor_value_info("X", ONNX[dt], ["batch", 3])],
+                          [helper.make_tensor_value_info("Y", ONNX[dt], ["rows", 3])])
+    path = save(g, name)
+    for batch in (2, 7):
+        x = sample(dt, (batch, 3))
+        cname = "%s_b%d" % (name, batch)
+        cases.append({"name": cname, "model": path, "tol": 0, "inputs": [write(cname, "X", dt, x)],
+                      "outputs": [write(cname, "Y", dt, np.concatenate([x, x], axis=0))]})
+
+# 8. Several inputs and outputs of several dtypes, dynamic first axis:
+#    S = Where(M, A, Cast(B)) float32, C = Cast(A, int32), N = Not(M).
+name = "multi"
+a, b, m = sample("float32", (4, 3)), sample("int64", (4, 3)), sample("bool", (4, 3))
+g = helper.make_graph([helper.make_node("Cast", ["B"], ["Bf"], to=TensorProto.FLOAT),
+                       helper.make_node("Where", ["M", "A", "Bf"], ["S"]),
+                       helper.make_node("Cast", ["A"], ["C"], to=TensorProto.INT32),
+                       helper.make_node("Not", ["M"], ["N"])], name,
+                      [helper.make_tensor_value_info("A", TensorProto.FLOAT, ["n", 3]),
+                       helper.make_tensor_value_info("B", TensorProto.INT64, ["n", 3]),
+                       helper.make_tensor_value_info("M", TensorProto.BOOL, ["n", 3])],
+                      [helper.make_tensor_value_info("S", TensorProto.FLOAT, ["n", 3]),
+                       helper.make_tensor_value_info("C", TensorProto.INT32, ["n", 3]),
+                       helper.make_tensor_value_info("N", TensorProto.BOOL, ["n", 3])])
+cases.append({"name": name, "model": save(g, name), "tol": 0,
+              "inputs": [write(name, "A", "float32", a), write(name, "B", "int64", b), write(name, "M", "bool", m)],
+              "outputs": [write(name, "S", "float32", np.where(m, a, b.astype(np.float32))),
+                          write(name, "C", "int32", a.astype(np.int32)), write(name, "N", "bool", ~m)]})
+
+# 9. 0-d inputs and outputs: Y = B * Cast(K) ([3] float32), T = ReduceSum(B) (0-d), with K a 0-d
+#    int64 and B [3].
+name = "scalars"
+k, bv = np.array(3, dtype=np.int64), sample("float32", (3,))
+g = helper.make_graph([helper.make_node("Cast", ["K"], ["Kf"], to=TensorProto.FLOAT),
+                       helper.make_node("Mul", ["B", "Kf"], ["Y"]),
+                       helper.make_node("ReduceSum", ["B"], ["T"], keepdims=0)], name,
+                      [helper.make_tensor_value_info("K", TensorProto.INT64, []),
+                       helper.make_tensor_value_info("B", TensorProto.FLOAT, [3])],
+                      [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [3]),
+                       helper.make_tensor_value_info("T", TensorProto.FLOAT, [])])
+cases.append({"name": name, "model": save(g, name), "tol": 1e-6,
+              "inputs": [write(name, "K", "int64", k), write(name, "B", "float32", bv)],
+              "outputs": [write(name, "Y", "float32", bv * np.float32(3)), write(name, "T", "float32", np.array(bv.sum(), dtype=np.float32))]})
+
+# 10. A recurrent cell, as streaming models have: H' = Tanh(X Wx + H Wh), Y = H' Wy, batch dynamic.
+#     recurrent.json holds T steps of inputs and NumPy's states and outputs.
+name = "recurrent"
+wx, wh, wy = (rng.uniform(-0.5, 0.5, s).astype(np.float32) for s in ((4, 8), (8, 8), (8, 2)))
+init = [helper.make_tensor(n, TensorProto.FLOAT, list(w.shape), w.flatten().tolist()) for n, w in (("Wx", wx), ("Wh", wh), ("Wy", wy))]
+g = helper.make_graph([helper.make_node("MatMul", ["X", "Wx"], ["XW"]), helper.make_node("MatMul", ["H", "Wh"], ["HW"]),
+                       helper.make_node("Add", ["XW", "HW"], ["Z"]), helper.make_node("Tanh", ["Z"], ["Hn"]),
+                       helper.make_node("MatMul", ["Hn", "Wy"], ["Y"])], name,
+                      [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["batch", 4]),
+                       helper.make_tensor_value_info("H", TensorProto.FLOAT, ["batch", 8])],
+                      [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["batch", 2]),
+                       helper.make_tensor_value_info("Hn", TensorProto.FLOAT, ["batch", 8])], initializer=init)
+save(g, name)
+steps, batch = 6, 2
+xs = sample("float32", (steps, batch, 4))
+h = np.zeros((batch, 8), dtype=np.float32)
+hs, ys = [], []
+for t in range(steps):
+    h = np.tanh(xs[t] @ wx + h @ wh).astype(np.float32)
+    hs.append(h)
+    ys.append((h @ wy).astype(np.float32))
+with open(os.path.join(out, "recurrent.json"), "w") as f:
+    json.dump({"xs": write(name, "xs", "float32", xs), "hs": write(name, "hs", "float32", np.stack(hs)),
+               "ys": write(name, "ys", "float32", np.stack(ys))}, f)
+
+# 11. Outputs this package refuses: a tensor of strings and a sequence.
+name = "strings"
+save(helper.make_graph([helper.make_node("Cast", ["X"], ["S"], to=TensorProto.STRING),
+                        helper.make_node("SequenceConstruct", ["X", "X"], ["Q"]),
+                        helper.make_node("Identity", ["X"], ["Y"])], name,
+                       [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])],
+                       [helper.make_tensor_value_info("S", TensorProto.STRING, [2]),
+                        helper.make_tensor_sequence_value_info("Q", TensorProto.FLOAT, [2]),
+                        helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])]), name)
+
 with open(os.path.join(out, "manifest.json"), "w") as f:
     json.dump({"cases": cases}, f, indent=1)

@@ -1,4 +1,4 @@
-package onnxx_test
+package ortgo_test
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/onnxx"
+	"github.com/dlpack-go/dlpack/onnxx/ortgo"
 	ort "github.com/yalue/onnxruntime_go"
 )
 
@@ -26,7 +27,7 @@ func BenchmarkToValue(b *testing.B) {
 			b.SetBytes(bc.n * 4)
 			b.ResetTimer()
 			for b.Loop() {
-				v, err := onnxx.ToValue(x, bc.opts...)
+				v, err := ortgo.ToValue(x, bc.opts...)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -36,7 +37,8 @@ func BenchmarkToValue(b *testing.B) {
 	}
 }
 
-// BenchmarkSmallModel: end-to-end latency of Relu(X·W + B), X 1×64, side by side:
+// BenchmarkSmallModel: end-to-end latency of Relu(X·W + B), X 1×64, side by side (onnxx calls ORT's
+// C API through purego, onnxruntime_go through cgo):
 //
 //   - onnxruntime_go: plain onnxruntime_go as it is used for repeated inference, an input and an
 //     output tensor made once and passed to every run (the baseline);
@@ -63,7 +65,7 @@ func BenchmarkSmallModel(b *testing.B) {
 		b.Fatal(err)
 	}
 	session := func(b *testing.B) *onnxx.Session {
-		s, err := onnxx.NewSession(model("small"), nil, nil, opts)
+		s, err := onnxx.NewSession(model("small"), nil, nil, &onnxx.SessionOptions{IntraOpThreads: 1, InterOpThreads: 1})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -197,6 +199,59 @@ func BenchmarkAdd64MiB(b *testing.B) {
 			if _, err := s.RunWith(map[string]*core.Tensor{"X": xc, "Y": yc}, outs); err != nil {
 				b.Fatal(err)
 			}
+		}
+	})
+}
+
+// BenchmarkLargeDynamicOutput: Y = Concat(X, X) with X [2^19, 3] float32 (6 MiB) and Y of a shape
+// the model does not declare (12 MiB), so ORT allocates Y on every run, side by side:
+//
+//   - onnxruntime_go: DynamicAdvancedSession.Run with a nil output, which copies ORT's output into
+//     Go memory and releases ORT's;
+//   - onnxx/Run: the tensor is over ORT's buffer (no copy) and releases it when released.
+func BenchmarkLargeDynamicOutput(b *testing.B) {
+	const rows = 1 << 19
+	in := make([]float32, rows*3)
+	for i := range in {
+		in[i] = float32(i)
+	}
+	b.Run("onnxruntime_go", func(b *testing.B) {
+		s, err := ort.NewDynamicAdvancedSession(model("dyn_float32"), []string{"X"}, []string{"Y"}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Destroy()
+		x, err := ort.NewTensor(ort.NewShape(rows, 3), in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer x.Destroy()
+		b.SetBytes(2 * rows * 3 * 4)
+		outs := []ort.Value{nil}
+		defer cpuPerOp(b)()
+		for b.Loop() {
+			outs[0] = nil
+			if err := s.Run([]ort.Value{x}, outs); err != nil {
+				b.Fatal(err)
+			}
+			outs[0].Destroy()
+		}
+	})
+	b.Run("onnxx/Run", func(b *testing.B) {
+		s, err := onnxx.NewSession(model("dyn_float32"), nil, nil, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Destroy()
+		ins := map[string]*core.Tensor{"X": core.MustFromSlice(in, rows, 3)}
+		b.SetBytes(2 * rows * 3 * 4)
+		defer cpuPerOp(b)()
+		for b.Loop() {
+			out, err := s.Run(ins)
+			if err != nil {
+				b.Fatal(err)
+			}
+			out["Y"].Release()
 		}
 	})
 }

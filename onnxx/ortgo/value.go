@@ -1,4 +1,4 @@
-package onnxx
+package ortgo
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/onnxx"
 	"github.com/x448/float16"
 	ort "github.com/yalue/onnxruntime_go"
 )
@@ -19,7 +20,7 @@ import (
 // layouts are copied once into C order, as opts allow (adapters.ZeroCopyOnly, AlwaysCopy,
 // ReportCopy). The value is an *ort.Tensor[T] for float32, float64, the integer types and bool,
 // an *ort.CustomDataTensor for float16 and bfloat16, and an *ort.Scalar[T] (a copy) for a 0-d
-// tensor. Other dtypes fail with ErrDType, device tensors with ErrDevice.
+// tensor. Other dtypes fail with onnxx.ErrDType, device tensors with onnxx.ErrUnsupportedDevice.
 //
 // The value keeps t's memory alive until it is destroyed or unreachable, even if t is released.
 // ORT does not write its inputs, so a read-only t is shared as well; do not write through the
@@ -67,9 +68,9 @@ func toValue(t *core.Tensor, o adapters.Options, public bool) (built, error) {
 		return built{}, fmt.Errorf("onnxx: %w", core.ErrReleased)
 	}
 	if !t.HostAccessible() {
-		return built{}, fmt.Errorf("%w: %s is on %s", ErrDevice, t, t.Device())
+		return built{}, fmt.Errorf("%w: %s is on %s", onnxx.ErrUnsupportedDevice, t, t.Device())
 	}
-	ot, err := ONNXType(t.DType())
+	ot, err := ToDType(t.DType())
 	if err != nil {
 		return built{}, err
 	}
@@ -238,7 +239,7 @@ func scalarValue(t *core.Tensor, o adapters.Options) (built, error) {
 	case core.Bool:
 		v, err = scalar[bool](t)
 	default:
-		return built{}, fmt.Errorf("%w: 0-d %s tensor (onnxruntime_go makes 0-d values of Go number types only)", ErrDType, t.DType())
+		return built{}, fmt.Errorf("%w: 0-d %s tensor (onnxruntime_go makes 0-d values of Go number types only)", onnxx.ErrDType, t.DType())
 	}
 	if err != nil {
 		return built{}, fmt.Errorf("onnxx: making an ORT value of %s: %w", t, err)
@@ -275,7 +276,7 @@ func scalar[T scalarElem](t *core.Tensor) (ort.Value, error) {
 //
 // It accepts *ort.Tensor[T] for float32, float64, the integer types and bool, and
 // *ort.CustomDataTensor of those types, float16 and bfloat16; an *ort.Scalar[T] gives a 0-d
-// tensor (a copy; v is destroyed). Strings, sequences and maps fail with ErrValue.
+// tensor (a copy; v is destroyed). Strings, sequences and maps fail with onnxx.ErrValue.
 func FromValue(v ort.Value) (*core.Tensor, error) {
 	if src, ok := made.Load(addr(v)); ok {
 		if t, err := src.(*core.Tensor).View(); err == nil {
@@ -284,7 +285,7 @@ func FromValue(v ort.Value) (*core.Tensor, error) {
 	}
 	switch x := v.(type) {
 	case nil:
-		return nil, fmt.Errorf("%w: nil value", ErrValue)
+		return nil, fmt.Errorf("%w: nil value", onnxx.ErrValue)
 	case *ort.Tensor[float32]:
 		return fromTensor(x)
 	case *ort.Tensor[float64]:
@@ -332,18 +333,18 @@ func FromValue(v ort.Value) (*core.Tensor, error) {
 	case *ort.Scalar[bool]:
 		return fromScalar(x)
 	}
-	return nil, fmt.Errorf("%w: %T (ONNX type %s)", ErrValue, v, v.GetONNXType())
+	return nil, fmt.Errorf("%w: %T (ONNX type %s)", onnxx.ErrValue, v, v.GetONNXType())
 }
 
 func fromTensor[T scalarElem](x *ort.Tensor[T]) (*core.Tensor, error) {
 	shape := x.GetShape()
 	if len(shape) == 0 {
-		return nil, fmt.Errorf("%w: %T has no shape (destroyed?)", ErrValue, x)
+		return nil, fmt.Errorf("%w: %T has no shape (destroyed?)", onnxx.ErrValue, x)
 	}
 	data := x.GetData()
 	n := shape.FlattenedSize()
 	if n != int64(len(data)) {
-		return nil, fmt.Errorf("%w: shape %v but %d elements", ErrValue, shape, len(data))
+		return nil, fmt.Errorf("%w: shape %v but %d elements", onnxx.ErrValue, shape, len(data))
 	}
 	d := core.Desc{Device: core.CPUDevice, DType: core.DTypeOf[T](), Shape: shape}
 	if n > 0 {
@@ -355,19 +356,19 @@ func fromTensor[T scalarElem](x *ort.Tensor[T]) (*core.Tensor, error) {
 func fromCustom(x *ort.CustomDataTensor) (*core.Tensor, error) {
 	shape := x.GetShape()
 	if len(shape) == 0 {
-		return nil, fmt.Errorf("%w: %T has no shape (destroyed?)", ErrValue, x)
+		return nil, fmt.Errorf("%w: %T has no shape (destroyed?)", onnxx.ErrValue, x)
 	}
-	dt, err := DType(ort.TensorElementDataType(x.DataType()))
+	dt, err := FromDType(ort.TensorElementDataType(x.DataType()))
 	if err != nil {
 		return nil, err
 	}
 	if err := shape.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrValue, err)
+		return nil, fmt.Errorf("%w: %v", onnxx.ErrValue, err)
 	}
 	n := shape.FlattenedSize()
 	data := x.GetData()
 	if int64(len(data))/int64(dt.Size()) < n {
-		return nil, fmt.Errorf("%w: %s of shape %v needs %d bytes, the value has %d", ErrValue, dt, shape,
+		return nil, fmt.Errorf("%w: %s of shape %v needs %d bytes, the value has %d", onnxx.ErrValue, dt, shape,
 			n*int64(dt.Size()), len(data))
 	}
 	d := core.Desc{Device: core.CPUDevice, DType: dt, Shape: shape}

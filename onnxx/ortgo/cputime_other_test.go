@@ -1,6 +1,6 @@
 //go:build !unix
 
-package onnxx_test
+package ortgo_test
 
 import "time"
 

@@ -1,4 +1,4 @@
-package onnxx_test
+package ortgo_test
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/adapters/adaptertest"
 	"github.com/dlpack-go/dlpack/core"
-	"github.com/dlpack-go/dlpack/onnxx"
+	"github.com/dlpack-go/dlpack/onnxx/ortgo"
 )
 
 // TestConformance runs the adapters conformance kit on the round trip core tensor → ORT value
@@ -21,11 +21,11 @@ func TestConformance(t *testing.T) {
 		MinNdim: 1,
 		MaxNdim: 5,
 		RoundTrip: func(x *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
-			v, err := onnxx.ToValue(x, opts...)
+			v, err := ortgo.ToValue(x, opts...)
 			if err != nil {
 				return nil, err
 			}
-			y, err := onnxx.FromValue(v)
+			y, err := ortgo.FromValue(v)
 			if err != nil {
 				v.Destroy()
 				return nil, err

@@ -1,0 +1,511 @@
+package onnxx
+
+import (
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/core"
+)
+
+// CastInputs is the option that lets a run convert an input whose element type is not the
+// model's (a float64 Gonum matrix for a float32 model) with adapters.Cast: a copy, reported by
+// adapters.ReportCopy and refused by adapters.ZeroCopyOnly. Without it such an input fails with
+// ErrDType. It is adapters.AllowCast.
+func CastInputs() adapters.Option { return adapters.AllowCast() }
+
+// Shareable reports whether ORT can read t in place (ok), or says what prevents it: t must be in C
+// order, of an element type ONNX Runtime has (see ToDType), in CPU memory (or CUDA memory, for a
+// session with the CUDA execution provider). Inputs that are not shareable are copied into C
+// order, as the adapters options allow; destinations must be shareable.
+func Shareable(t *core.Tensor) (ok bool, why string) {
+	switch {
+	case t == nil:
+		return false, "onnxx: nil tensor"
+	case !t.HostAccessible() && t.Device().DeviceType != core.CUDA:
+		return false, fmt.Sprintf("onnxx: %s is in %s memory, which ORT is not given here", t, t.Device())
+	case !t.IsContiguous():
+		return false, fmt.Sprintf("onnxx: ORT needs C-order elements, %s has strides %v", t, t.Strides())
+	}
+	if _, err := ToDType(t.DType()); err != nil {
+		return false, err.Error()
+	}
+	return true, ""
+}
+
+// Run runs the model on inputs (one tensor per input name) and returns every output by name.
+// Outputs whose shape the model fixes are core tensors in Go memory, allocated for this run, that
+// ORT wrote into; the others (dynamic shapes) are tensors over the memory ORT allocated, with no
+// copy: each owns its ORT value and releases it exactly once, on its last Release or when
+// collected (core.Wrap). opts are the adapters options: adapters.ZeroCopyOnly refuses inputs that
+// are not in C order, adapters.ReportCopy says whether some input was copied, CastInputs converts
+// inputs of another element type.
+func (s *Session) Run(inputs map[string]*core.Tensor, opts ...adapters.Option) (map[string]*core.Tensor, error) {
+	return s.RunWith(inputs, nil, opts...)
+}
+
+// RunWith is Run with destinations: ORT writes each output named in outputs into that tensor,
+// which must be a writable tensor in C order with the output's dtype and shape (memory of a Gonum
+// matrix, a memory-mapped file, ...), overlapping no input and no other destination. The result
+// holds every output, the given tensors among them. For repeated inference into the same
+// destinations, RunInto does the same without the maps.
+func (s *Session) RunWith(inputs, outputs map[string]*core.Tensor, opts ...adapters.Option) (map[string]*core.Tensor, error) {
+	var inBuf, outBuf [4]*core.Tensor // most models have few inputs and outputs: no allocation
+	ins, err := gather("input", s.inputs, inputs, inBuf[:0])
+	if err != nil {
+		return nil, err
+	}
+	outs, err := gather("output", s.outputs, outputs, outBuf[:0])
+	if err != nil {
+		return nil, err
+	}
+	var o adapters.Options
+	if len(opts) > 0 {
+		o = adapters.Apply(opts...)
+	}
+	if err := s.run(ins, outs, true, o); err != nil {
+		return nil, err
+	}
+	result := make(map[string]*core.Tensor, len(s.outputs))
+	for i, info := range s.outputs {
+		result[info.Name] = outs[i]
+	}
+	return result, nil
+}
+
+// gather lists m's tensors in the order of infos (nil where m has none), refusing names that are
+// not in infos.
+func gather(kind string, infos []IOInfo, m map[string]*core.Tensor, buf []*core.Tensor) ([]*core.Tensor, error) {
+	found := 0
+	for _, info := range infos {
+		t, ok := m[info.Name]
+		if ok {
+			found++
+		}
+		buf = append(buf, t)
+	}
+	if found != len(m) {
+		for n := range m {
+			if index(infos, n) < 0 {
+				return nil, unknownName(kind, n, infos)
+			}
+		}
+	}
+	return buf, nil
+}
+
+// RunInto runs the model on inputs, one tensor per input in the order of Inputs, and writes the
+// outputs into outputs, one destination per output in the order of Outputs (see RunWith). It is
+// the path for repeated inference: when the tensors are the ones of the previous run (same
+// tensors, memory and shapes), the ORT values made for that run are used again, and RunInto makes
+// one ORT call and allocates nothing.
+func (s *Session) RunInto(inputs, outputs []*core.Tensor, opts ...adapters.Option) error {
+	var o adapters.Options // adapters.Apply allocates its result; runs without options need none
+	if len(opts) > 0 {
+		o = adapters.Apply(opts...)
+	}
+	if len(inputs) != len(s.inputs) || len(outputs) != len(s.outputs) {
+		return fmt.Errorf("%w: RunInto got %d inputs and %d outputs, the session takes %d (%s) and gives %d (%s)",
+			ErrModel, len(inputs), len(outputs), len(s.inputs), quoted(s.inputs), len(s.outputs), quoted(s.outputs))
+	}
+	return s.run(inputs, outputs, false, o) // which refuses nil outputs, as fill is unset
+}
+
+// Run loads the model at path, runs it once on inputs and returns the named outputs (nil: all),
+// then frees the session. It calls Init. For repeated runs, make a Session.
+func Run(path string, inputs map[string]*core.Tensor, outputNames []string, opts ...adapters.Option) (map[string]*core.Tensor, error) {
+	s, err := NewSession(path, nil, outputNames, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Destroy()
+	return s.Run(inputs, opts...)
+}
+
+// run runs the model. outs[i] nil means the output is allocated here (known shape) or by ORT;
+// run fills it in. With fill unset every output must be a destination. It holds every tensor it
+// was given for the whole run.
+func (s *Session) run(ins, outs []*core.Tensor, fill bool, o adapters.Options) error {
+	hin, err := core.Hold(ins...)
+	if err != nil {
+		return fmt.Errorf("onnxx: input %s: %w", releasedName(ins, s.inputs), err)
+	}
+	defer hin.Release()
+	hout, err := core.Hold(outs...)
+	if err != nil {
+		return fmt.Errorf("onnxx: the destination of output %s: %w", releasedName(outs, s.outputs), err)
+	}
+	defer hout.Release()
+	s.h.mu.RLock()
+	defer s.h.mu.RUnlock()
+	if s.h.session == 0 {
+		return errDestroyed
+	}
+	st := s.stage()
+	defer s.unstage(st)
+	report := o.Copied
+	o.Copied = nil // the run reports once, for all inputs
+	if err := s.runStaged(st, ins, outs, fill, o); err != nil {
+		return err
+	}
+	if report != nil {
+		*report = st.copied
+	}
+	return nil
+}
+
+// releasedName names the first released tensor of ts.
+func releasedName(ts []*core.Tensor, infos []IOInfo) string {
+	for i, t := range ts {
+		if t != nil && t.Released() && i < len(infos) {
+			return fmt.Sprintf("%q", infos[i].Name)
+		}
+	}
+	return "(released)"
+}
+
+// runStaged makes or reuses the values, checks them, runs ORT and collects the outputs.
+func (s *Session) runStaged(st *stage, ins, outs []*core.Tensor, fill bool, o adapters.Options) error {
+	for i, t := range ins {
+		if err := s.bindInput(st, i, t, o); err != nil {
+			return err
+		}
+	}
+	for i, t := range outs {
+		if err := s.bindOutput(st, i, t, outs, fill); err != nil {
+			return err
+		}
+	}
+	if err := s.checkOverlap(st, outs); err != nil {
+		return err
+	}
+	if err := s.invoke(st); err != nil {
+		return err
+	}
+	return s.collect(st, outs)
+}
+
+// bindInput puts the value of input i into the stage: the kept one if t is the tensor it was made
+// over, else a new one over t (or over a copy of t, as o allows).
+func (s *Session) bindInput(st *stage, i int, t *core.Tensor, o adapters.Options) error {
+	info := &s.inputs[i]
+	if sl := &s.b.in[i]; st.cached && o.Policy != adapters.CopyAlways && sl.matches(t) {
+		st.inVals[i], st.srcs[i] = sl.v, t
+		return st.noteDevice(s, "input", info.Name, t)
+	}
+	if t == nil {
+		return fmt.Errorf("%w: input %q is missing (inputs: %s)", ErrModel, info.Name, quoted(s.inputs))
+	}
+	src, err := s.inputSource(st, info, t, o)
+	if err != nil {
+		return err
+	}
+	v, err := s.api.newValue(st, src, info.ElementType, s.api.memInfo(src))
+	if err != nil {
+		return fmt.Errorf("onnxx: input %q: %w", info.Name, err)
+	}
+	st.inVals[i], st.srcs[i] = v, src
+	if st.cached && src == t {
+		s.b.in[i].set(s.api, t, v)
+	} else {
+		st.keep(v, src)
+	}
+	return nil
+}
+
+// inputSource checks t against input info and returns what ORT reads: t, or its copy in C order
+// or in the model's element type.
+func (s *Session) inputSource(st *stage, info *IOInfo, t *core.Tensor, o adapters.Options) (*core.Tensor, error) {
+	if err := st.noteDevice(s, "input", info.Name, t); err != nil {
+		return nil, err
+	}
+	if err := fitsShape("input", info, t); err != nil {
+		return nil, err
+	}
+	if t.DType() != info.DType {
+		return s.castInput(st, info, t, o)
+	}
+	ok, why := Shareable(t)
+	cp, err := o.Decide(ok, why)
+	if err != nil {
+		return nil, fmt.Errorf("onnxx: input %q: %w", info.Name, err)
+	}
+	if !cp {
+		return t, nil
+	}
+	c, err := adapters.Contiguous(t)
+	if err != nil {
+		return nil, fmt.Errorf("onnxx: input %q: copying into C order: %w", info.Name, err)
+	}
+	st.copied = true
+	return c, nil
+}
+
+// castInput converts an input of another element type, if the options allow it.
+func (s *Session) castInput(st *stage, info *IOInfo, t *core.Tensor, o adapters.Options) (*core.Tensor, error) {
+	if !o.Cast {
+		return nil, fmt.Errorf("%w: %w: input %q is %s, the model wants %s: pass onnxx.CastInputs() to convert it (a copy), or convert it first with adapters.Cast",
+			ErrDType, ErrModel, info.Name, t.DType(), info.DType)
+	}
+	if o.Policy == adapters.CopyNever {
+		return nil, fmt.Errorf("%w: onnxx: input %q: casting %s to %s copies", adapters.ErrCopyRequired, info.Name, t.DType(), info.DType)
+	}
+	c, err := adapters.Cast(t, info.DType)
+	if err != nil {
+		return nil, fmt.Errorf("onnxx: input %q: casting %s to %s: %w", info.Name, t.DType(), info.DType, err)
+	}
+	st.copied = true
+	return c, nil
+}
+
+// fitsShape checks t's rank and fixed dimensions against the model's.
+func fitsShape(kind string, info *IOInfo, t *core.Tensor) error {
+	ok := t.Ndim() == len(info.Shape)
+	for i := 0; ok && i < len(info.Shape); i++ {
+		ok = info.Shape[i] < 0 || info.Shape[i] == t.Dim(i)
+	}
+	if !ok {
+		return fmt.Errorf("%w: %s %q has shape %v, the model wants %v (-1: any)", ErrModel, kind, info.Name, t.Shape(), info.Shape)
+	}
+	return nil
+}
+
+// bindOutput puts the value of output i into the stage: over the destination t (kept for the next
+// run), over a tensor allocated here when the shape is known, or none (ORT allocates).
+func (s *Session) bindOutput(st *stage, i int, t *core.Tensor, outs []*core.Tensor, fill bool) error {
+	info := &s.outputs[i]
+	if t == nil {
+		return s.allocateOutput(st, i, info, outs, fill)
+	}
+	st.dynamicDst = st.dynamicDst || info.Dynamic()
+	if sl := &s.b.out[i]; st.cached && sl.matches(t) { // checked when its value was made
+		st.outVals[i], st.ours[i] = sl.v, true
+		return st.noteDevice(s, "output", info.Name, t)
+	}
+	if err := s.checkDestination(st, info, t); err != nil {
+		return err
+	}
+	v, err := s.api.newValue(st, t, info.ElementType, s.api.memInfo(t))
+	if err != nil {
+		return fmt.Errorf("onnxx: output %q: %w", info.Name, err)
+	}
+	st.outVals[i], st.ours[i] = v, true
+	if st.cached {
+		s.b.out[i].set(s.api, t, v)
+	} else {
+		st.keep(v, t)
+	}
+	return nil
+}
+
+// allocateOutput makes a Go tensor for an output of known shape; others ORT allocates.
+func (s *Session) allocateOutput(st *stage, i int, info *IOInfo, outs []*core.Tensor, fill bool) error {
+	if !fill {
+		return fmt.Errorf("%w: RunInto needs a destination for output %q", ErrModel, info.Name)
+	}
+	if info.Dynamic() || st.device >= 0 {
+		return nil // ORT allocates it (on the inputs' device)
+	}
+	t, err := core.New(info.DType, info.Shape...)
+	if err != nil {
+		return fmt.Errorf("onnxx: output %q: %w", info.Name, err)
+	}
+	v, err := s.api.newValue(st, t, info.ElementType, s.api.cpuInfo)
+	if err != nil {
+		return fmt.Errorf("onnxx: output %q: %w", info.Name, err)
+	}
+	st.outVals[i], st.ours[i] = v, true
+	st.keep(v, t)
+	outs[i] = t
+	return nil
+}
+
+// checkDestination checks a caller's tensor for output info before ORT runs.
+func (s *Session) checkDestination(st *stage, info *IOInfo, t *core.Tensor) error {
+	if err := st.noteDevice(s, "output", info.Name, t); err != nil {
+		return err
+	}
+	if t.DType() != info.DType {
+		return fmt.Errorf("%w: %w: the destination of output %q is %s, the output is %s", ErrDType, ErrModel, info.Name, t.DType(), info.DType)
+	}
+	if err := fitsShape("output", info, t); err != nil {
+		return err
+	}
+	if !t.IsContiguous() {
+		return fmt.Errorf("%w: onnxx: output %q: ORT writes C order, the destination %s has strides %v",
+			adapters.ErrCopyRequired, info.Name, t, t.Strides())
+	}
+	if t.ReadOnly() {
+		return fmt.Errorf("onnxx: output %q: %w", info.Name, core.ErrReadOnly)
+	}
+	return nil
+}
+
+// checkOverlap refuses destinations that share memory with an input ORT reads or with another
+// destination: ORT would read elements it has already overwritten.
+func (s *Session) checkOverlap(st *stage, outs []*core.Tensor) error {
+	for i, d := range outs {
+		if d == nil {
+			continue
+		}
+		for j, x := range st.srcs[:len(s.inputs)] {
+			if overlaps(d, x) {
+				return fmt.Errorf("%w: the destination of output %q overlaps input %q", ErrOverlap, s.outputs[i].Name, s.inputs[j].Name)
+			}
+		}
+		for k := i + 1; k < len(outs); k++ {
+			if overlaps(d, outs[k]) {
+				return fmt.Errorf("%w: the destinations of outputs %q and %q overlap", ErrOverlap, s.outputs[i].Name, s.outputs[k].Name)
+			}
+		}
+	}
+	return nil
+}
+
+// overlaps reports whether two C-order tensors share bytes.
+func overlaps(a, b *core.Tensor) bool {
+	if a == nil || b == nil || a.Device() != b.Device() {
+		return false
+	}
+	na, nb := a.NumBytes(), b.NumBytes()
+	if na == 0 || nb == 0 {
+		return false
+	}
+	pa, pb := uintptr(a.Data()), uintptr(b.Data())
+	return pa < pb+uintptr(nb) && pb < pa+uintptr(na)
+}
+
+// invoke runs ORT on the staged values: Run for host memory, I/O binding when some tensor is in
+// device memory.
+func (s *Session) invoke(st *stage) error {
+	if st.device >= 0 {
+		return s.invokeBound(st)
+	}
+	a := s.api
+	// every pointer is into memory the session or the stage keeps on the heap
+	st.args = [8]uintptr{s.h.session, 0,
+		uintptr(unsafe.Pointer(unsafe.SliceData(s.inNames))), uintptr(unsafe.Pointer(&st.inVals[0])), uintptr(len(s.inputs)),
+		uintptr(unsafe.Pointer(unsafe.SliceData(s.outNames))), uintptr(len(s.outputs)), uintptr(unsafe.Pointer(&st.outVals[0]))}
+	status := invokeArgs(a.f(fnRun), st.args[:])
+	runtime.KeepAlive(s)
+	if status != noStatus {
+		err := a.statusError("running the model", status)
+		st.dropForeign(a, len(s.outputs))
+		if st.dynamicDst {
+			return fmt.Errorf("%w: a destination's shape may not be the output's for these inputs: %w", ErrModel, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// collect makes tensors of the outputs ORT allocated: over ORT's memory, each owning its value.
+func (s *Session) collect(st *stage, outs []*core.Tensor) error {
+	var first error
+	for i := range outs {
+		if st.ours[i] {
+			continue
+		}
+		v := st.outVals[i]
+		st.outVals[i] = 0
+		t, err := s.api.wrapValue(v, st.device)
+		if err != nil {
+			if first == nil {
+				first = fmt.Errorf("onnxx: output %q: %w", s.outputs[i].Name, err)
+			}
+			continue
+		}
+		outs[i] = t
+	}
+	if first != nil {
+		for i, t := range outs {
+			if !st.ours[i] && t != nil {
+				t.Release()
+			}
+		}
+	}
+	return first
+}
+
+// dummy stands for the data of tensors without elements, which ORT never reads or writes.
+var dummy [8]byte
+
+// newValue makes an OrtValue over t's memory (C order, described by info) with element type et.
+// The caller keeps t's memory valid and pinned while the value lives. It builds the call in the
+// stage's scratch (shape, arguments, result), so that it allocates nothing.
+func (a *ortAPI) newValue(st *stage, t *core.Tensor, et ElementType, info uintptr) (uintptr, error) {
+	nd := t.Ndim()
+	for d := range nd {
+		st.shape[d] = t.Dim(d)
+	}
+	data, n := t.Data(), t.NumBytes()
+	if n == 0 || data == nil {
+		data, n = unsafe.Pointer(&dummy[0]), 0
+	}
+	st.val = 0
+	st.args = [8]uintptr{info, uintptr(data), uintptr(n), uintptr(unsafe.Pointer(&st.shape[0])), uintptr(nd), uintptr(et),
+		uintptr(unsafe.Pointer(&st.val))}
+	status := invokeArgs(a.f(fnCreateTensorWithDataAsOrtValue), st.args[:7])
+	runtime.KeepAlive(t)
+	if status != noStatus {
+		return 0, a.statusError("making a tensor value", status)
+	}
+	return st.val, nil
+}
+
+// wrapValue makes a tensor over the memory of an OrtValue ORT allocated, owning it: ReleaseValue
+// runs exactly once, when the last tensor over it is released or collected. On error the value
+// is released. device is the CUDA device the value is on, or -1 for CPU memory.
+func (a *ortAPI) wrapValue(v uintptr, device int32) (*core.Tensor, error) {
+	d, err := a.describeValue(v, device)
+	if err != nil {
+		a.do(fnReleaseValue, v)
+		return nil, err
+	}
+	t, err := core.Wrap(d, func() { // Wrap releases on error too
+		a.do(fnReleaseValue, v)
+		if f := traceRelease.Load(); f != nil {
+			(*f)(v)
+		}
+	})
+	if f := traceWrap.Load(); err == nil && f != nil {
+		(*f)(v, t)
+	}
+	return t, err
+}
+
+// traceWrap and traceRelease, set by tests only (before any run), see each output value wrapped
+// and released.
+var traceWrap, traceRelease atomic.Pointer[func(v uintptr, t ...*core.Tensor)]
+
+// describeValue reads an OrtValue's element type, shape and data address.
+func (a *ortAPI) describeValue(v uintptr, device int32) (core.Desc, error) {
+	var tt uintptr
+	if err := a.call("reading an output's type and shape", fnGetTensorTypeAndShape, v, uintptr(unsafe.Pointer(&tt))); err != nil {
+		return core.Desc{}, fmt.Errorf("%w: %w", ErrValue, err)
+	}
+	defer a.do(fnReleaseTensorTypeAndShapeInfo, tt)
+	var et int32
+	if err := a.call("reading an output's element type", fnGetTensorElementType, tt, uintptr(unsafe.Pointer(&et))); err != nil {
+		return core.Desc{}, err
+	}
+	dt, err := FromDType(ElementType(et))
+	if err != nil {
+		return core.Desc{}, err
+	}
+	dims, _, err := a.shapeOf(tt, false)
+	if err != nil {
+		return core.Desc{}, err
+	}
+	var data uintptr
+	if err := a.call("reading an output's data address", fnGetTensorMutableData, v, uintptr(unsafe.Pointer(&data))); err != nil {
+		return core.Desc{}, err
+	}
+	dev := core.CPUDevice
+	if device >= 0 {
+		dev = core.DLDevice{DeviceType: core.CUDA, DeviceID: device}
+	}
+	return core.Desc{Data: cptr(data), Device: dev, DType: dt, Shape: dims}, nil
+}

@@ -1,0 +1,267 @@
+package onnxx
+
+import (
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/dlpack-go/dlpack/core"
+)
+
+// bindings are the ORT values a Session made over the caller's tensors, kept for the next run,
+// and the scratch of the run that holds mu (one at a time; a run that finds mu taken makes its own
+// stage and keeps nothing).
+type bindings struct {
+	mu      sync.Mutex
+	in, out []slot
+	st      stage
+}
+
+func newBindings(nin, nout int) *bindings {
+	b := &bindings{in: make([]slot, nin), out: make([]slot, nout)}
+	b.st.init(nin, nout)
+	return b
+}
+
+// drop releases every kept value.
+func (b *bindings) drop() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i := range b.in {
+		b.in[i].drop()
+	}
+	for i := range b.out {
+		b.out[i].drop()
+	}
+}
+
+// slot is one kept value: over t's memory at data, with t's shape. The value does not hold t's
+// memory: every run holds the tensors it is given (core.Hold), and a slot is used again only for
+// an unreleased tensor at the same address with the same shape.
+type slot struct {
+	t     *core.Tensor
+	data  unsafe.Pointer
+	shape []int64
+	v     uintptr
+	pin   *runtime.Pinner
+	api   *ortAPI
+}
+
+// matches reports whether the slot's value is over t's current memory and shape (a tensor's
+// dtype and flags never change).
+func (sl *slot) matches(t *core.Tensor) bool {
+	if sl.t != t || sl.v == 0 || t.Released() || t.Data() != sl.data || len(sl.shape) != t.Ndim() {
+		return false
+	}
+	for d, n := range sl.shape {
+		if t.Dim(d) != n {
+			return false
+		}
+	}
+	return true
+}
+
+// set replaces the slot's value with v, made over t.
+func (sl *slot) set(a *ortAPI, t *core.Tensor, v uintptr) {
+	sl.drop()
+	pin := new(runtime.Pinner)
+	if t.Data() != nil {
+		pin.Pin(t.Data()) // a no-op for memory Go did not allocate
+	}
+	*sl = slot{t: t, data: t.Data(), shape: t.Shape(), v: v, pin: pin, api: a}
+}
+
+func (sl *slot) drop() {
+	if sl.v != 0 {
+		sl.api.do(fnReleaseValue, sl.v)
+	}
+	if sl.pin != nil {
+		sl.pin.Unpin()
+	}
+	*sl = slot{}
+}
+
+// stage is the scratch of one run: the value arrays ORT reads and fills, the tensor each input
+// value reads, and the values made for this run only.
+type stage struct {
+	cached     bool      // the run holds bindings.mu: it may use and replace the slots
+	inVals     []uintptr // OrtValue* of each input (one spare entry: never empty)
+	outVals    []uintptr // OrtValue* of each output; 0: ORT allocates it
+	ours       []bool    // outVals[i] is a value over a tensor of ours or the caller's
+	srcs       []*core.Tensor
+	temps      []uintptr // values to release after the run
+	keepAlive  []*core.Tensor
+	pin        runtime.Pinner
+	copied     bool  // some input was copied
+	dynamicDst bool  // some destination is for an output of dynamic shape
+	device     int32 // the CUDA device of device tensors, -1 if none
+
+	args  [8]uintptr // scratch of the C calls (see invokeArgs)
+	shape [core.MaxNdim]int64
+	val   uintptr
+}
+
+func (st *stage) init(nin, nout int) {
+	st.inVals, st.outVals = make([]uintptr, nin+1), make([]uintptr, nout+1)
+	st.ours, st.srcs = make([]bool, nout), make([]*core.Tensor, nin)
+	st.device = -1
+}
+
+// stage returns the scratch of a run: the session's own if no other run uses it.
+func (s *Session) stage() *stage {
+	if s.b.mu.TryLock() {
+		s.b.st.cached = true
+		return &s.b.st
+	}
+	st := new(stage)
+	st.init(len(s.inputs), len(s.outputs))
+	return st
+}
+
+// unstage releases what the run made for itself and hands the session's scratch back.
+func (s *Session) unstage(st *stage) {
+	a := s.api
+	for _, v := range st.temps {
+		st.release(a, v)
+	}
+	st.pin.Unpin()
+	clear(st.temps)
+	clear(st.keepAlive)
+	clear(st.srcs)
+	clear(st.inVals)
+	st.dropForeign(a, len(st.ours))
+	clear(st.ours)
+	st.temps, st.keepAlive = st.temps[:0], st.keepAlive[:0]
+	st.copied, st.dynamicDst, st.device = false, false, -1
+	if st.cached {
+		st.cached = false
+		s.b.mu.Unlock()
+	}
+}
+
+// keep records a value made for this run over t's memory: pinned, released after the run.
+func (st *stage) keep(v uintptr, t *core.Tensor) {
+	st.temps = append(st.temps, v)
+	st.keepAlive = append(st.keepAlive, t)
+	if t.Data() != nil {
+		st.pin.Pin(t.Data())
+	}
+}
+
+// dropForeign releases output values ORT allocated that nobody took (after a failure).
+func (st *stage) dropForeign(a *ortAPI, n int) {
+	for i := range n {
+		if !st.ours[i] && st.outVals[i] != 0 {
+			st.release(a, st.outVals[i])
+		}
+		st.outVals[i] = 0
+	}
+}
+
+// noteDevice checks that the session can take t's memory, and records the CUDA device of device
+// tensors (one device per run).
+func (st *stage) noteDevice(s *Session, kind, name string, t *core.Tensor) error {
+	if t.HostAccessible() {
+		return nil
+	}
+	dev := t.Device()
+	switch {
+	case dev.DeviceType != core.CUDA:
+		return unsupportedDevice(kind, name, "%s is in %s memory; ORT is given CPU memory, and CUDA memory with the CUDA execution provider", t, dev)
+	case !s.cuda:
+		return unsupportedDevice(kind, name, "%s is in CUDA memory, and the session has no CUDA execution provider (SessionOptions.Providers)", t)
+	case st.device >= 0 && st.device != dev.DeviceID:
+		return unsupportedDevice(kind, name, "%s is on CUDA device %d, other tensors of this run on device %d", t, dev.DeviceID, st.device)
+	}
+	st.device = dev.DeviceID
+	return nil
+}
+
+// memInfo describes where t's memory is, for ORT.
+func (a *ortAPI) memInfo(t *core.Tensor) uintptr {
+	if t.HostAccessible() {
+		return a.cpuInfo
+	}
+	info, err := a.cudaInfo(t.Device().DeviceID)
+	if err != nil {
+		return a.cpuInfo // unreachable in practice: cudaInfo fails only if ORT cannot make memory info
+	}
+	return info
+}
+
+var (
+	cudaInfoMu sync.Mutex
+	cudaInfos  = map[int32]uintptr{}
+)
+
+// cudaInfo is the OrtMemoryInfo of CUDA device dev, made once per process.
+func (a *ortAPI) cudaInfo(dev int32) (uintptr, error) {
+	cudaInfoMu.Lock()
+	defer cudaInfoMu.Unlock()
+	if info, ok := cudaInfos[dev]; ok {
+		return info, nil
+	}
+	name := cstr(cudaName)
+	var info uintptr
+	if err := a.call("making CUDA memory info", fnCreateMemoryInfo, ptr(name), ortDeviceAllocator, uintptr(dev),
+		ortMemTypeDefault, uintptr(unsafe.Pointer(&info))); err != nil {
+		return 0, err
+	}
+	cudaInfos[dev] = info
+	return info, nil
+}
+
+// invokeBound runs the model through an I/O binding: inputs and destinations bound as values
+// (device memory included), other outputs allocated by ORT on the run's CUDA device, and read
+// back as values over that device memory.
+func (s *Session) invokeBound(st *stage) error {
+	a := s.api
+	info, err := a.cudaInfo(st.device)
+	if err != nil {
+		return err
+	}
+	var b uintptr
+	if err := a.call("creating an I/O binding", fnCreateIoBinding, s.h.session, uintptr(unsafe.Pointer(&b))); err != nil {
+		return err
+	}
+	defer a.do(fnReleaseIoBinding, b)
+	for i := range s.inputs {
+		if err := a.call("binding input "+s.inputs[i].Name, fnBindInput, b, s.inNames[i], st.inVals[i]); err != nil {
+			return err
+		}
+	}
+	for i := range s.outputs {
+		if st.ours[i] {
+			err = a.call("binding output "+s.outputs[i].Name, fnBindOutput, b, s.outNames[i], st.outVals[i])
+		} else {
+			err = a.call("binding output "+s.outputs[i].Name+" to the device", fnBindOutputToDevice, b, s.outNames[i], info)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if err := a.call("running the model with I/O binding", fnRunWithBinding, s.h.session, 0, b); err != nil {
+		return err
+	}
+	var arr, n uintptr
+	if err := a.call("reading bound outputs", fnGetBoundOutputValues, b, a.allocator, uintptr(unsafe.Pointer(&arr)),
+		uintptr(unsafe.Pointer(&n))); err != nil {
+		return err
+	}
+	vals := unsafe.Slice((*uintptr)(cptr(arr)), n)
+	for i, v := range vals {
+		if i < len(s.outputs) && !st.ours[i] {
+			st.outVals[i] = v
+		} else {
+			a.do(fnReleaseValue, v) // a new reference to a value of ours
+		}
+	}
+	a.do(fnAllocatorFree, a.allocator, arr)
+	return nil
+}
+
+// release releases an OrtValue through the stage's scratch (no allocation).
+func (st *stage) release(a *ortAPI, v uintptr) {
+	st.args[0] = v
+	invokeArgs(a.f(fnReleaseValue), st.args[:1])
+}
