@@ -58,6 +58,7 @@ One Go c-shared library per process: Go does not support two Go runtimes in one 
 
 import atexit
 import ctypes
+import sys
 import threading
 from ctypes import POINTER, c_char_p, c_int, c_int64, c_size_t, c_void_p, py_object
 
@@ -153,6 +154,7 @@ class Library:
         self._live.argtypes, self._live.restype = [c_int], c_int64
         self._collect = cdll.dlpackgo_collect
         self._collect.argtypes, self._collect.restype = [], None
+        _attach_exchange_api(self)
 
     # -- Go to Python ---------------------------------------------------------------------
 
@@ -167,13 +169,25 @@ class Library:
 
     # -- Python to Go ---------------------------------------------------------------------
 
-    def from_dlpack(self, x):
+    def from_dlpack(self, x, *, via=None):
         """Hand x's memory to Go without copying and return the Go tensor over it.
 
         x is any object with ``__dlpack__`` (a NumPy array, a torch tensor, another library's
         array). Go owns the managed tensor from then on: the producer's deleter runs exactly
         once, when the returned Tensor is released and no other Go holder is left.
+
+        ``via`` chooses the path: None uses the DLPack 1.3 C exchange API of ``type(x)``
+        (``__dlpack_c_exchange_api__``, version 1.x with x >= 3) for host memory and
+        ``__dlpack__`` otherwise; ``"api"`` the exchange API only (no stream synchronization:
+        see ``current_work_stream``); ``"dlpack"`` ``__dlpack__`` only. ``exchange_counts()``
+        tells which path imports took.
         """
+        if via is None or via == "api":
+            h = (self._take_api if via is None else self._take_api_strict)(x)
+            if h is not None:
+                return Tensor(self, h)
+        elif via != "dlpack":
+            raise ValueError(f"dlpackgo: via must be None, 'api' or 'dlpack', not {via!r}")
         method = getattr(x, "__dlpack__", None)
         if method is None:
             raise TypeError(f"dlpackgo: {type(x).__name__} has no __dlpack__ method")
@@ -189,6 +203,33 @@ class Library:
         Go owns the managed tensor from then on (on failure it has already run the deleter).
         """
         return Tensor(self, self._take(capsule))
+
+    # -- the DLPack 1.3 C exchange API (exchange_api.c) -----------------------------------
+
+    def to_framework(self, t, cls):
+        """A ``cls`` tensor over the Go tensor t's memory, made by cls's C exchange API.
+
+        cls is a tensor type that publishes ``__dlpack_c_exchange_api__`` (``torch.Tensor`` from
+        PyTorch 2.10 on): t is exported as by ``t.__dlpack__(max_version=(1, 3))`` (shared, or
+        copied when read-only or reversed) and cls's ``managed_tensor_to_py_object_no_sync`` adopts
+        it. Raises TypeError or BufferError when cls has no API, or one of another version.
+        """
+        return self._give_api(cls, t)
+
+    def current_work_stream(self, cls, device):
+        """The stream (an int, 0 for none) cls's exchange API says it works on for device, a
+        ``(device_type, device_id)`` pair: order Go's work after it for a tensor taken with
+        ``from_dlpack(x, via="api")`` on a GPU."""
+        return self._stream_api(cls, int(device[0]), int(device[1])) or 0
+
+    def exchange_counts(self):
+        """Counters of the exchange API: imports through a type's API and fallbacks on
+        ``__dlpack__`` (from_dlpack), exports, views and Tensors made by our own API, and
+        tensors of our allocator (live and in all)."""
+        f = self._exchange_count
+        keys = ("import_api", "import_fallback", "export_api", "view_api", "to_py", "live_allocs",
+                "allocs")
+        return {k: (f(i) if f else 0) for i, k in enumerate(keys)}
 
     # -- accounting -----------------------------------------------------------------------
 
@@ -376,3 +417,54 @@ class Tensor:
         except BaseException:
             lib._delete_export(ptr, versioned)
             raise
+
+
+# -- the DLPack 1.3 C exchange API (exchange_api.c in the Go library) ------------------------
+
+# What exchange_api.c needs of the Python C API, in the order of exchange_api.h (PXE_API_*).
+_XAPI = ("PyObject_GetAttr", "PyObject_SetAttr", "PyObject_IsInstance", "PyObject_Type",
+         "PyCFunction_GetSelf", "PyCapsule_GetPointer", "PyCapsule_IsValid", "PyLong_AsVoidPtr",
+         "PyLong_FromVoidPtr", "PyLong_FromLongLong", "PyLong_AsLongLong",
+         "PyObject_CallFunctionObjArgs", "PyErr_Occurred", "PyErr_Clear", "PyErr_SetString",
+         "PyErr_NoMemory", "PyCFunction_NewEx", "Py_IncRef", "Py_DecRef", "PyGILState_Ensure",
+         "PyGILState_Release")
+_EXCHANGE_ATTR = "__dlpack_c_exchange_api__"
+
+
+def _no_api(*args):
+    return None
+
+
+def _attach_exchange_api(lib):
+    """Publish the library's exchange API on Tensor and make its consumer builtins.
+
+    A library built before the exchange API (no dlpackgo_exchange_init) keeps working:
+    from_dlpack then always takes __dlpack__, and Tensor carries no API.
+    """
+    cdll = lib.cdll
+    lib._take_api = lib._take_api_strict = _no_api
+    lib._exchange_count = None
+    init = getattr(cdll, "dlpackgo_exchange_init", None)
+    if init is None:
+        def missing(*args):
+            raise TypeError("dlpackgo: the Go library has no DLPack exchange API: rebuild it")
+        lib._take_api_strict = lib._give_api = lib._stream_api = missing
+        return
+    objs = (None, False, TypeError, ValueError, BufferError, MemoryError, RuntimeError, Tensor,
+            lib.tensor, sys.intern("_share"), sys.intern("_handle"), sys.intern(_EXCHANGE_ATTR))
+    lib._exchange_objs = objs  # the library holds references of its own too
+    addrs = [_api_address(n) for n in _XAPI] + [id(o) for o in objs]
+    init.argtypes, init.restype = [POINTER(c_void_p), c_int], c_int
+    if init((c_void_p * len(addrs))(*addrs), len(addrs)) != 0:
+        raise RuntimeError("dlpackgo: the library refused the Python C API addresses of the exchange API")
+    builtin = ctypes.PYFUNCTYPE(py_object, c_int)(("dlpackgo_exchange_builtin", cdll))
+    lib._take_api, lib._take_api_strict, lib._give_api, lib._stream_api = (builtin(i) for i in range(4))
+    count = cdll.dlpackgo_exchange_count
+    count.argtypes, count.restype = [c_int], c_int64
+    lib._exchange_count = count
+    if _EXCHANGE_ATTR not in Tensor.__dict__:
+        api = cdll.dlpackgo_exchange_api
+        api.argtypes, api.restype = [], c_void_p
+        name = cdll.dlpackgo_exchange_capsule_name
+        name.argtypes, name.restype = [], c_void_p  # static in the library, as capsule names must be
+        setattr(Tensor, _EXCHANGE_ATTR, _capsule_new(api(), name(), None))
