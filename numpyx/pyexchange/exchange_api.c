@@ -193,7 +193,8 @@ static int x_dltensor_from_py_object(void *obj, dlpg_tensor *out) {
 	if (share == NULL) return -1;
 	int rc = -1;
 	if (share == xpy.false_obj) {
-		xpy.err_set_string(xpy.buffer_error,
+		if (tensor_handle(obj) != 0) /* else: released, and tensor_handle said so */
+			xpy.err_set_string(xpy.buffer_error,
 			"dlpackgo: this tensor is exported only as a copy (it is read-only or has negative "
 			"strides), which a borrowed DLTensor cannot own: use managed_tensor_from_py_object_no_sync");
 	} else {
