@@ -2,11 +2,32 @@ package pyexchange
 
 /*
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include "exchange_api.h"
+#include "../../core/cdlpack/dlpack_abi.h"
+
+// pxe_collect_error is the set_error of pxe_allocate: "kind: message" into the buffer ctx.
+static void pxe_collect_error(void *ctx, const char *kind, const char *message) {
+	snprintf((char *)ctx, 512, "%s: %s", kind, message);
+}
+
+// pxe_allocate calls the table's allocator as a consumer does; err gets 512 bytes.
+static int pxe_allocate(void *proto, void **out, char *err) {
+	const dlpg_exchange_api *api = pxe_api();
+	return api->managed_tensor_allocator((dlpg_tensor *)proto, (dlpg_managed_versioned **)out, err,
+		pxe_collect_error);
+}
 */
 import "C"
 
-import "unsafe"
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/dlpack-go/dlpack/core"
+)
 
 // The C functions below give dlpackgo.py the DLPack 1.3 C exchange API of exchange_api.c: the
 // table dlpackgo.Tensor publishes as __dlpack_c_exchange_api__, and the builtins through which
@@ -51,3 +72,44 @@ func dlpackgo_exchange_count(which C.int) C.int64_t { return C.pxe_count(which) 
 // ExchangeAPILiveAllocations returns how many tensors the exchange API's allocator made whose
 // deleter has not run yet.
 func ExchangeAPILiveAllocations() int64 { return int64(C.pxe_count(C.PXE_COUNT_LIVE_ALLOCS)) }
+
+// ExchangeAPI returns the DLPack 1.3 exchange table of this library (version 1.3, no prev_api), the
+// one dlpackgo.Tensor publishes as __dlpack_c_exchange_api__. It is static: it lives as long as
+// the process. Its Python entries work once dlpackgo.py has attached the interpreter; the
+// allocator and current_work_stream need no Python.
+func ExchangeAPI() *core.DLPackExchangeAPI { return (*core.DLPackExchangeAPI)(C.pxe_api()) }
+
+// ErrAllocate: the exchange API's allocator refused a prototype.
+var ErrAllocate = errors.New("pyexchange: the exchange API's allocator refused")
+
+// ExchangeAllocate calls the exchange API's managed_tensor_allocator as a consumer does, with a
+// prototype of the given dtype, device and shape: a new C tensor, compact row-major, zeroed, data
+// aligned to 256 bytes (CPU only), owned by the caller, who must run its deleter once
+// (cdlpack.DeleteVersioned, or an import that takes it over). Every argument is checked as
+// untrusted input; a refusal wraps ErrAllocate and names the Python exception the API reports
+// ("ValueError: ...", "MemoryError: ...", "BufferError: ...").
+func ExchangeAllocate(dtype core.DLDataType, device core.DLDevice, shape []int64) (*core.DLManagedTensorVersioned, error) {
+	n := len(shape)
+	if n > 1<<10 {
+		return nil, fmt.Errorf("%w: ValueError: ndim %d", ErrAllocate, n)
+	}
+	// The prototype and its shape live in C memory: C must not hold Go pointers to Go pointers.
+	mem := C.calloc(1, C.size_t(unsafe.Sizeof(core.DLTensor{}))+C.size_t(8*(n+1)))
+	if mem == nil {
+		return nil, fmt.Errorf("%w: %w", ErrAllocate, ErrOutOfMemory)
+	}
+	defer C.free(mem)
+	proto := (*core.DLTensor)(mem)
+	dims := unsafe.Slice((*int64)(unsafe.Add(mem, unsafe.Sizeof(core.DLTensor{}))), n+1)
+	copy(dims, shape)
+	proto.Device, proto.Dtype, proto.Ndim = device, dtype, int32(n)
+	if n > 0 {
+		proto.Shape = &dims[0]
+	}
+	var out unsafe.Pointer
+	var buf [512]C.char
+	if C.pxe_allocate(mem, &out, &buf[0]) != 0 {
+		return nil, fmt.Errorf("%w: %s", ErrAllocate, C.GoString(&buf[0]))
+	}
+	return (*core.DLManagedTensorVersioned)(out), nil
+}
