@@ -49,6 +49,14 @@ Python to Go::
 library made), which owns it from then on and runs the producer's deleter exactly once, with the
 GIL held, when the last Go holder lets go.
 
+DLPack 1.3's C exchange API: ``Tensor`` carries ``__dlpack_c_exchange_api__`` (a capsule named
+``"dlpack_exchange_api"`` over the library's table, implemented in C), so compiled consumers that
+know the API skip ``__dlpack__`` and capsules, and get the same tensors, flags and lifetimes.
+``from_dlpack(x)`` uses ``type(x)``'s table when it has one of version 1.x (x >= 3) and x is in host
+memory, and ``__dlpack__`` otherwise (``via="api"`` / ``via="dlpack"`` force one path;
+``exchange_counts()`` says which ones were taken); ``to_framework(t, cls)`` hands a Go tensor to
+``cls`` through cls's table (``torch.Tensor`` from PyTorch 2.10 on).
+
 Errors: ``BufferError`` when a tensor cannot be exchanged as asked (the Go error message says
 why), ``ValueError`` for a released or unknown handle, ``TypeError`` for an object that has no
 ``__dlpack__`` or returns no DLPack capsule.
