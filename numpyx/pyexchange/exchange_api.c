@@ -63,6 +63,7 @@ static struct {
 	void (*decref)(void *o);
 	int (*gil_ensure)(void);
 	void (*gil_release)(int state);
+	void *(*type_lookup)(void *type, void *name); /* may be NULL */
 	void *none, *false_obj;
 	void *type_error, *value_error, *buffer_error, *memory_error, *runtime_error;
 	void *tensor_type, *maker, *name_share, *name_handle, *name_attr;
@@ -81,7 +82,7 @@ int64_t pxe_count(int which) {
 int pxe_attach(const uintptr_t *api, int n) {
 	if (api == NULL || n != PXE_API_COUNT) return -1;
 	for (int i = 0; i < n; i++)
-		if (api[i] == 0) return -1;
+		if (api[i] == 0 && i != PXE_API_TYPE_LOOKUP) return -1;
 	if (__atomic_load_n(&xpy_attached, __ATOMIC_SEQ_CST)) return 0; /* one interpreter per process */
 	_Static_assert(sizeof xpy == PXE_API_COUNT * sizeof(uintptr_t), "one slot per API entry");
 	memcpy(&xpy, api, sizeof xpy); /* pointers and uintptr_t share their representation */
@@ -361,10 +362,26 @@ const void *pxe_api(void) { return &table; }
  * version is one we understand; NULL otherwise, with an exception set only where strict says so
  * (a broken attribute never crashes, and falls back when not strict). */
 static const dlpg_exchange_api *api_of(void *x, int is_type, int strict) {
-	void *type = is_type ? x : xpy.type(x);
-	if (type == NULL) return NULL;
-	void *capsule = xpy.get_attr(type, xpy.name_attr);
-	if (!is_type) xpy.decref(type);
+	void *capsule;
+	if (is_type) {
+		capsule = xpy.get_attr(x, xpy.name_attr);
+	} else {
+		void *type = xpy.type(x);
+		if (type == NULL) return NULL;
+		if (xpy.type_lookup != NULL) {
+			/* the type's MRO, through its attribute cache: no AttributeError to make and clear
+			 * for the many types without a table */
+			capsule = xpy.type_lookup(type, xpy.name_attr);
+			if (capsule != NULL) xpy.incref(capsule);
+			else if (!strict) {
+				xpy.decref(type);
+				return NULL;
+			}
+		} else {
+			capsule = xpy.get_attr(type, xpy.name_attr);
+		}
+		xpy.decref(type);
+	}
 	if (capsule == NULL) {
 		xpy.err_clear();
 		if (strict)

@@ -34,6 +34,7 @@ enum {
 	PXE_API_DECREF,
 	PXE_API_GIL_ENSURE,
 	PXE_API_GIL_RELEASE,
+	PXE_API_TYPE_LOOKUP,       /* _PyType_Lookup (borrowed, no exception), or 0 where missing */
 	PXE_API_NONE,
 	PXE_API_FALSE,
 	PXE_API_EXC_TYPE_ERROR,

@@ -100,6 +100,9 @@ _ABI = 3  # the protocol version of this module and the library (dlpackgo_abi)
 def _api_address(name):
     if not isinstance(name, str):
         return id(name)
+    if name == "_PyType_Lookup":  # CPython's; optional (0: the library asks getattr instead)
+        f = getattr(_api, name, None)
+        return ctypes.cast(f, c_void_p).value if f is not None else 0
     if name == "Py_IsFinalizing":
         for n in ("Py_IsFinalizing", "_Py_IsFinalizing"):  # public from 3.13; optional
             try:
@@ -435,7 +438,7 @@ _XAPI = ("PyObject_GetAttr", "PyObject_SetAttr", "PyObject_IsInstance", "PyObjec
          "PyLong_FromVoidPtr", "PyLong_FromLongLong", "PyLong_AsLongLong",
          "PyObject_CallFunctionObjArgs", "PyErr_Occurred", "PyErr_Clear", "PyErr_SetString",
          "PyErr_NoMemory", "PyCFunction_NewEx", "Py_IncRef", "Py_DecRef", "PyGILState_Ensure",
-         "PyGILState_Release")
+         "PyGILState_Release", "_PyType_Lookup")
 _EXCHANGE_ATTR = "__dlpack_c_exchange_api__"
 
 
