@@ -91,7 +91,9 @@ func TestExchangeAPIPython(t *testing.T) {
 //     deleter (export-api-ns/op), the borrowed view (view-api-ns/op), and __dlpack__ with the
 //     capsule taken and deleted (export-capsule-ns/op), timed in C;
 //   - to-py-ns/op: a managed tensor handed to our managed_tensor_to_py_object_no_sync (Go adopts
-//     it, a Tensor is made) and dropped.
+//     it, a Tensor is made) and dropped;
+//   - torch-auto-ns/op and torch-dlpack-ns/op: Library.from_dlpack of a torch 1.13 tensor (no
+//     exchange API: looked up, then __dlpack__) against via="dlpack".
 //
 // Run with -benchtime=1x: each run is one Python process that times many calls itself.
 func BenchmarkExchangeAPI(b *testing.B) {
@@ -101,7 +103,7 @@ func BenchmarkExchangeAPI(b *testing.B) {
 		require.NoError(b, json.Unmarshal(bytes.TrimSpace(lastLine(out)), &r), out)
 	}
 	for _, k := range []string{"import_api_ns", "import_dlpack_ns", "export_api_ns", "view_api_ns",
-		"export_capsule_ns", "to_py_ns"} {
+		"export_capsule_ns", "to_py_ns", "torch_auto_ns", "torch_dlpack_ns"} {
 		b.ReportMetric(r[k], strings.ReplaceAll(strings.TrimSuffix(k, "_ns"), "_", "-")+"-ns/op")
 	}
 	b.ReportMetric(0, "ns/op")
