@@ -426,6 +426,9 @@ class TestConsumer(Base):
         g = LIB.from_dlpack(h, via="api")
         self.assertEqual(self.delta("import_api"), 1)
         self.assertEqual((g.data_ptr, g.__dlpack_device__()), (h.data_ptr, (2, 0)))
+        back = LIB.to_framework(g, HT)  # and back to the framework, still on the device
+        self.assertEqual((back.data_ptr, back.device, back.flags), (h.data_ptr, (2, 0), 0))
+        del back
         g.release()
         self.assertEqual(LIB.current_work_stream(HT, (2, 0)), xharness.FAKE_STREAM)
         self.assertEqual(LIB.current_work_stream(HT, (1, 0)), 0)
