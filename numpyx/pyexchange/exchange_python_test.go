@@ -75,7 +75,7 @@ func runHarnessPython(t testing.TB, args ...string) string {
 // managed tensors of another major version refused and deleted once), and Library.from_dlpack
 // consuming the harness's tables (1.3, a 2.0 table linking to 1.3, 2.0, 1.2, a wrong capsule,
 // a hollow table: refused ones fall back on __dlpack__), errors through the API, device tensors,
-// lifetimes with every deleter counted.
+// lifetimes with every deleter counted, and 20 000 round trips each way with flat memory.
 func TestExchangeAPIPython(t *testing.T) {
 	out := runHarnessPython(t, "-m", "unittest", "-v", "test_exchange_api")
 	require.Regexp(t, `(?m)^OK`, out)

@@ -461,5 +461,35 @@ class TestConsumer(Base):
             xharness.view(h)
 
 
+def rss_mib():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / (1 << 20)
+
+
+class TestRoundTrips(Base):
+    def test_memory_flat(self):
+        """20 000 round trips each way through the API: counts settle, resident memory stays flat."""
+        t = arange((256,))
+        h = xharness.make(FLOAT, 64, 1, (256,))
+
+        def rounds(n):
+            for _ in range(n):
+                xharness.consume(t).release()
+                LIB.from_dlpack(h).release()
+                LIB.to_framework(t, HT).release()
+                g = xharness.to_py(dlpackgo.Tensor, xharness.alloc(dlpackgo.Tensor, (16,), FLOAT, 64, 1))
+                g.release()
+            gc.collect()
+            LIB.collect()
+
+        rounds(5000)  # warm: allocators, the harness's graveyard of 4096 deleted wrappers
+        before = rss_mib()
+        rounds(20000)
+        eventually(lambda: LIB.exchange_counts()["live_allocs"] == 0, "allocations freed")
+        grown = rss_mib() - before
+        print(f"  resident memory grew by {grown:.2f} MiB", file=sys.stderr)
+        self.assertLess(grown, 8, f"resident memory grew by {grown:.1f} MiB over 20 000 round trips")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -43,7 +43,7 @@ typedef struct {
 
 /* The graveyard: the last GRAVE deleted wrappers, kept (magic MAGIC_DEAD) so that a second
  * deleter call finds them; older ones are freed. */
-enum { GRAVE = 1 << 14 };
+enum { GRAVE = 1 << 12 };
 static hx *grave[GRAVE];
 static size_t grave_next;
 
