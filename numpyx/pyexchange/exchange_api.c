@@ -154,6 +154,15 @@ static void *sharer_of(void *obj) {
 	return fn;
 }
 
+/* anchor_capsule returns the self of obj's share builtin (a borrowed reference), or NULL with an
+ * exception set when share is not one of ours. */
+static void *anchor_capsule(void *share) {
+	void *self = xpy.cfunction_get_self(share);
+	if (self == NULL && xpy.err_occurred() == NULL)
+		xpy.err_set_string(xpy.type_error, "dlpackgo: the tensor's _share is not the library's share builtin");
+	return self;
+}
+
 static int x_from_py_object(void *obj, dlpg_managed_versioned **out) {
 	if (out == NULL) {
 		xpy.err_set_string(xpy.value_error, "dlpackgo: managed_tensor_from_py_object_no_sync: out is NULL");
@@ -165,7 +174,7 @@ static int x_from_py_object(void *obj, dlpg_managed_versioned **out) {
 	if (share == NULL) return -1;
 	void *m = NULL;
 	if (share != xpy.false_obj) {
-		void *self = xpy.cfunction_get_self(share);
+		void *self = anchor_capsule(share);
 		m = self != NULL ? pxg_share_of(self) : NULL;
 	} else {
 		/* Only a copy can be exported: Go makes it (IS_COPIED), as __dlpack__(copy=None) does. */
@@ -199,7 +208,7 @@ static int x_dltensor_from_py_object(void *obj, dlpg_tensor *out) {
 			"dlpackgo: this tensor is exported only as a copy (it is read-only or has negative "
 			"strides), which a borrowed DLTensor cannot own: use managed_tensor_from_py_object_no_sync");
 	} else {
-		void *self = xpy.cfunction_get_self(share);
+		void *self = anchor_capsule(share);
 		if (self != NULL) rc = pxg_share_view(self, (pxg_tensor *)out);
 	}
 	xpy.decref(share);

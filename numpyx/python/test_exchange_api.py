@@ -245,6 +245,16 @@ class TestProducer(Base):
             with self.subTest(stranger=type(stranger).__name__):
                 with self.assertRaisesRegex(TypeError, "another type"):
                     xharness.consume_as(dlpackgo.Tensor, stranger)
+        for junk in (True, len, print, 7, "x"):  # a _share someone tampered with: an error, no crash
+            with self.subTest(junk=junk):
+                u = arange((2,))
+                u._share = junk
+                with self.assertRaises((TypeError, ValueError, SystemError)):
+                    xharness.consume(u)
+                with self.assertRaises((TypeError, ValueError, SystemError)):
+                    xharness.view(u)
+                u._share = None
+                xharness.consume(u).release()  # made afresh, in Go
         self.assertEqual(xharness.stream(dlpackgo.Tensor, 1, 0), 0)
         self.assertEqual(xharness.stream(dlpackgo.Tensor, 2, 0), 0)
 
