@@ -73,7 +73,9 @@
 //   - managed_tensor_allocator allocates C memory (CPU only: one block holding the managed
 //     tensor, shape, strides and zeroed data aligned to 256 bytes), reports a bad prototype
 //     through the consumer's set_error, once; ExchangeAllocate calls it from Go.
-//   - current_work_stream answers NULL on every device: Go keeps no current stream.
+//   - current_work_stream answers NULL (the legacy default stream) on every device: Go keeps no
+//     current stream, and its exports of device tensors do not synchronize, through __dlpack__ as
+//     through this table.
 //
 // As a consumer, Library.from_dlpack(x) calls take_api, a builtin that reads type(x)'s table,
 // accepts major 1 with minor >= 3 (walking prev_api past newer majors), and hands the managed
