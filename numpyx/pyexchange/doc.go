@@ -83,7 +83,8 @@
 // on __dlpack__. The API does not synchronize streams, so a tensor on a device falls back on
 // __dlpack__ too unless the caller asks for the API (via="api") and orders its work after
 // current_work_stream. Library.to_framework(t, cls) makes a cls tensor over a Go tensor through
-// cls's managed_tensor_to_py_object_no_sync. The C functions dlpackgo_exchange_init,
+// cls's managed_tensor_to_py_object_no_sync, and Library.allocate(cls, shape, dtype, device) a
+// Go tensor over a new tensor of cls's managed_tensor_allocator. The C functions dlpackgo_exchange_init,
 // dlpackgo_exchange_api, dlpackgo_exchange_capsule_name, dlpackgo_exchange_builtin and
 // dlpackgo_exchange_count serve dlpackgo.py (exchange_api.go).
 //

@@ -530,6 +530,74 @@ static void *stream(void *self, void *const *args, ssize nargs) {
 	return xpy.long_from_void_ptr(s);
 }
 
+/* The consumer's set_error for a producer's allocator: the Python exception the kind names (the
+ * usual ones; RuntimeError for others), counted in ctx. */
+static void alloc_set_error(void *ctx, const char *kind, const char *message) {
+	void *exc = xpy.runtime_error;
+	if (kind != NULL) {
+		if (!strcmp(kind, "ValueError")) exc = xpy.value_error;
+		else if (!strcmp(kind, "TypeError")) exc = xpy.type_error;
+		else if (!strcmp(kind, "BufferError")) exc = xpy.buffer_error;
+		else if (!strcmp(kind, "MemoryError")) exc = xpy.memory_error;
+	}
+	char msg[600];
+	snprintf(msg, sizeof msg, "%s%s%s", exc == xpy.runtime_error && kind ? kind : "",
+		exc == xpy.runtime_error && kind ? ": " : "", message ? message : "allocation failed");
+	xpy.err_set_string(exc, msg);
+	(*(int *)ctx)++;
+}
+
+/* allocate(cls, shape_address, ndim, code, bits, lanes, device_type, device_id): the handle of a
+ * Go tensor over a new tensor of cls's allocator (shape_address: ndim int64 values). */
+static void *allocate(void *self, void *const *args, ssize nargs) {
+	(void)self;
+	if (nargs != 8) {
+		xpy.err_set_string(xpy.type_error, "dlpackgo: allocate_api takes 8 arguments");
+		return NULL;
+	}
+	const dlpg_exchange_api *api = api_of(args[0], 1, 1);
+	if (api == NULL) return NULL;
+	long long v[7];
+	for (int i = 0; i < 7; i++) {
+		v[i] = xpy.long_as_long_long(args[i + 1]);
+		if (v[i] == -1 && xpy.err_occurred() != NULL) return NULL;
+	}
+	if (v[1] < 0 || v[1] > 64 || (v[1] > 0 && v[0] == 0) || v[2] < 0 || v[2] > 255 || v[3] < 0 ||
+	    v[3] > 255 || v[4] < 0 || v[4] > 65535) {
+		xpy.err_set_string(xpy.value_error, "dlpackgo: allocate_api: bad ndim or dtype");
+		return NULL;
+	}
+	if (api->managed_tensor_allocator == NULL) {
+		xpy.err_set_string(xpy.buffer_error, "dlpackgo: the exchange API has no allocator");
+		return NULL;
+	}
+	dlpg_tensor proto;
+	memset(&proto, 0, sizeof proto);
+	proto.ndim = (int32_t)v[1];
+	proto.shape = v[1] > 0 ? (int64_t *)(uintptr_t)v[0] : NULL;
+	proto.dtype.code = (uint8_t)v[2], proto.dtype.bits = (uint8_t)v[3], proto.dtype.lanes = (uint16_t)v[4];
+	proto.device.device_type = (int32_t)v[5], proto.device.device_id = (int32_t)v[6];
+	dlpg_managed_versioned *m = NULL;
+	int errors = 0;
+	if (api->managed_tensor_allocator(&proto, &m, &errors, alloc_set_error) != 0 || m == NULL) {
+		if (errors == 0 && xpy.err_occurred() == NULL)
+			xpy.err_set_string(xpy.buffer_error, "dlpackgo: the allocator failed without calling set_error");
+		if (m != NULL && m->deleter != NULL) m->deleter(m);
+		return NULL;
+	}
+	if (errors != 0) xpy.err_clear(); /* success after all: the tensor counts, not the message */
+	char err[512];
+	err[0] = 0;
+	uintptr_t h = dlpackgo_import(m, 1, err, sizeof err); /* runs m's deleter on failure */
+	if (h == 0) {
+		raise_go(err);
+		return NULL;
+	}
+	void *ph = xpy.long_from_void_ptr((void *)h);
+	if (ph == NULL) dlpackgo_release(h);
+	return ph;
+}
+
 /* PyMethodDef (CPython's stable ABI). */
 typedef struct {
 	const char *name;
@@ -552,10 +620,13 @@ static method_def defs[] = {
 		"exchange API."},
 	{"stream_api", (void *)stream, METH_FASTCALL,
 		"stream_api(cls, device_type, device_id) -> cls's current work stream on the device (int)."},
+	{"allocate_api", (void *)allocate, METH_FASTCALL,
+		"allocate_api(cls, shape_address, ndim, code, bits, lanes, device_type, device_id) -> the "
+		"handle of a Go tensor over a new tensor of cls's allocator."},
 };
 
 /* pxe_builtin returns a new reference to builtin which (0 take_api, 1 take_api_strict,
- * 2 give_api, 3 stream_api), or NULL with an exception set. The caller holds the GIL. */
+ * 2 give_api, 3 stream_api, 4 allocate_api), or NULL with an exception set. The caller holds the GIL. */
 void *pxe_builtin(int which) {
 	if (which < 0 || which >= (int)(sizeof defs / sizeof defs[0])) {
 		xpy.err_set_string(xpy.value_error, "dlpackgo: no such builtin");

@@ -55,7 +55,7 @@ func dlpackgo_exchange_capsule_name() *C.char { return C.pxe_capsule_name() }
 
 // dlpackgo_exchange_builtin returns a new reference to a Python builtin of exchange_api.c:
 // 0 take_api(x), 1 take_api_strict(x), 2 give_api(cls, tensor), 3 stream_api(cls, device_type,
-// device_id); NULL with a Python exception set for other values. The caller must hold the GIL
+// device_id), 4 allocate_api(cls, shape_address, ndim, code, bits, lanes, device_type, device_id); NULL with a Python exception set for other values. The caller must hold the GIL
 // (ctypes.PYFUNCTYPE).
 //
 //export dlpackgo_exchange_builtin

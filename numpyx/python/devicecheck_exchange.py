@@ -17,7 +17,8 @@ Checks, with torch.Tensor.__dlpack_c_exchange_api__ (read with ctypes, version p
     streams); via="api" takes it through torch's API (same device address, device (2, i));
     current_work_stream is torch.cuda.current_stream() on the default and on a side stream;
     the Go tensor goes back to torch through torch's API and equals the original;
-  * torch's allocator (called with ctypes, set_error counted): CPU and CUDA tensors taken by Go;
+  * torch's allocator (called with ctypes, set_error counted, and through Library.allocate): CPU
+    and CUDA tensors taken by Go and handed back to torch over torch's own memory;
   * timings (best of 5): import via the API vs via __dlpack__ (Python level, Tensor released);
     and, when XHARNESS_DIR holds xharness built for this Python (devicecheck.sh builds it if gcc
     and Python.h are there), torch's own API from_py_object + deleter and to_py_object in C, next
@@ -173,6 +174,17 @@ def main():
             g = LIB.from_capsule(_capsule_new(out.value, ctypes.addressof(_NAME_V), None))
             assert g.shape == (2, 3) and g.dtype == (2, 32, 1) and g.__dlpack_device__() == (dt, di)
             g.release()
+            # the product path: Library.allocate, then back to torch over torch's own memory
+            g = LIB.allocate(torch.Tensor, (2, 3), (2, 32, 1), (dt, di))
+            assert g.shape == (2, 3) and g.__dlpack_device__() == (dt, di)
+            if dt == 1:
+                assert go_set(g, 2.5, 1, 2)
+            y = LIB.to_framework(g, torch.Tensor)
+            assert y.data_ptr() == g.data_ptr and tuple(y.shape) == (2, 3) and y.dtype == torch.float32
+            if dt == 1:
+                assert y[1, 2].item() == 2.5
+            g.release()
+            del y
         settle(base)
 
     if torch.cuda.is_available():

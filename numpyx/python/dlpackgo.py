@@ -55,7 +55,9 @@ know the API skip ``__dlpack__`` and capsules, and get the same tensors, flags a
 ``from_dlpack(x)`` uses ``type(x)``'s table when it has one of version 1.x (x >= 3) and x is in host
 memory, and ``__dlpack__`` otherwise (``via="api"`` / ``via="dlpack"`` force one path;
 ``exchange_counts()`` says which ones were taken); ``to_framework(t, cls)`` hands a Go tensor to
-``cls`` through cls's table (``torch.Tensor`` from PyTorch 2.10 on).
+``cls`` through cls's table (``torch.Tensor`` from PyTorch 2.10 on), and ``allocate(cls, shape,
+dtype, device)`` makes a Go tensor over memory cls's allocator provides (outputs a Go kernel fills
+for the framework, in the framework's own memory).
 
 Errors: ``BufferError`` when a tensor cannot be exchanged as asked (the Go error message says
 why), ``ValueError`` for a released or unknown handle, ``TypeError`` for an object that has no
@@ -226,6 +228,21 @@ class Library:
         it. Raises TypeError or BufferError when cls has no API, or one of another version.
         """
         return self._give_api(cls, t)
+
+    def allocate(self, cls, shape, dtype, device=(CPU, 0)):
+        """A new Go tensor over memory that cls's exchange API allocates (``torch.Tensor``: torch's
+        caching allocator, on any of its devices). dtype is DLPack's ``(code, bits, lanes)``.
+
+        Go code fills it, and ``to_framework(t, cls)`` hands it back to cls without copying: the
+        way to give a framework outputs in its own memory. The allocator's refusals are raised as
+        the exception it names (ValueError, MemoryError, ...).
+        """
+        shape = tuple(int(d) for d in shape)
+        arr = (c_int64 * max(len(shape), 1))(*shape)
+        code, bits, lanes = (int(x) for x in dtype)
+        h = self._allocate_api(cls, ctypes.addressof(arr), len(shape), code, bits, lanes,
+                               int(device[0]), int(device[1]))
+        return Tensor(self, h)
 
     def current_work_stream(self, cls, device):
         """The stream (an int, 0 for none) cls's exchange API says it works on for device, a
@@ -459,7 +476,7 @@ def _attach_exchange_api(lib):
     if init is None:
         def missing(*args):
             raise TypeError("dlpackgo: the Go library has no DLPack exchange API: rebuild it")
-        lib._take_api_strict = lib._give_api = lib._stream_api = missing
+        lib._take_api_strict = lib._give_api = lib._stream_api = lib._allocate_api = missing
         return
     objs = (None, False, TypeError, ValueError, BufferError, MemoryError, RuntimeError, Tensor,
             lib.tensor, sys.intern("_share"), sys.intern("_handle"), sys.intern(_EXCHANGE_ATTR))
@@ -469,7 +486,8 @@ def _attach_exchange_api(lib):
     if init((c_void_p * len(addrs))(*addrs), len(addrs)) != 0:
         raise RuntimeError("dlpackgo: the library refused the Python C API addresses of the exchange API")
     builtin = ctypes.PYFUNCTYPE(py_object, c_int)(("dlpackgo_exchange_builtin", cdll))
-    lib._take_api, lib._take_api_strict, lib._give_api, lib._stream_api = (builtin(i) for i in range(4))
+    (lib._take_api, lib._take_api_strict, lib._give_api, lib._stream_api,
+     lib._allocate_api) = (builtin(i) for i in range(5))
     count = cdll.dlpackgo_exchange_count
     count.argtypes, count.restype = [c_int], c_int64
     lib._exchange_count = count

@@ -462,6 +462,36 @@ class TestConsumer(Base):
         with self.assertRaisesRegex(ValueError, "released"):
             LIB.to_framework(t, HT)
 
+    def test_allocate(self):
+        """Library.allocate: Go tensors over a framework's allocations, filled by Go, handed back."""
+        for cls in (HT, dlpackgo.Tensor, HTchain):
+            with self.subTest(cls=cls.__name__):
+                before = xharness.counts()["alloc_calls"]
+                g = LIB.allocate(cls, (2, 3), (FLOAT, 64, 1))
+                self.assertEqual((g.shape, g.strides, g.dtype, g.__dlpack_device__()), ((2, 3), (3, 1), (FLOAT, 64, 1), (1, 0)))
+                self.assertEqual(xharness.counts()["alloc_calls"] - before, 0 if cls is dlpackgo.Tensor else 1)
+                self.assertTrue(go_set(g, 6.5, 1, 2))
+                back = LIB.to_framework(g, HT)
+                self.assertEqual((back.data_ptr, back.get(1, 2)), (g.data_ptr, 6.5))
+                g.release()
+                del back
+        s = LIB.allocate(HT, (), (INT, 32, 1))
+        self.assertEqual((s.shape, s.dtype), ((), (INT, 32, 1)))
+        s.release()
+        for cls, shape, dtype, device, exc, msg in [
+            (HT, (2, -1), (FLOAT, 64, 1), (1, 0), ValueError, "xharness: bad shape"),
+            (HT, (2,), (FLOAT, 64, 1), (2, 0), ValueError, "CPU tensors"),
+            (dlpackgo.Tensor, (2,), (FLOAT, 64, 1), (2, 0), BufferError, "CPU only"),
+            (dlpackgo.Tensor, (1 << 23, 1 << 23), (FLOAT, 64, 1), (1, 0), MemoryError, "too large"),
+            (HT, (1,) * 65, (FLOAT, 64, 1), (1, 0), ValueError, "bad ndim"),
+            (HT, (2,), (FLOAT, 300, 1), (1, 0), ValueError, "bad ndim or dtype"),
+            (HTv2, (2,), (FLOAT, 64, 1), (1, 0), BufferError, "version"),
+            (int, (2,), (FLOAT, 64, 1), (1, 0), TypeError, "no __dlpack_c_exchange_api__"),
+        ]:
+            with self.subTest(cls=cls.__name__, shape=shape[:3], device=device):
+                with self.assertRaisesRegex(exc, msg):
+                    LIB.allocate(cls, shape, dtype, device)
+
     def test_no_view_entry(self):
         h = xharness.make(FLOAT, 64, 1, (3,), cls=HTnoview)  # 1.4: a newer minor is fine; no view entry
         g = LIB.from_dlpack(h)
