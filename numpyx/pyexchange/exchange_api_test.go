@@ -69,6 +69,7 @@ func checkAllocated(t *testing.T, m *core.DLManagedTensorVersioned, dt core.DLDa
 }
 
 func TestExchangeAllocate(t *testing.T) {
+	foreign := leakcheck.Settle()
 	before := pyexchange.ExchangeAPILiveAllocations()
 	f64 := core.DLDataType{Code: core.CodeFloat, Bits: 64, Lanes: 1}
 	for _, c := range []struct {
@@ -86,7 +87,7 @@ func TestExchangeAllocate(t *testing.T) {
 		assert.Equal(t, before+1, pyexchange.ExchangeAPILiveAllocations())
 		checkAllocated(t, m, c.dt, c.shape)
 	}
-	leakcheck.Settle()
+	assert.Equal(t, foreign, leakcheck.Settle(), "every import let go")
 	assert.Equal(t, before, pyexchange.ExchangeAPILiveAllocations(), "every deleter ran")
 }
 
