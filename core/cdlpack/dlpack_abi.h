@@ -91,4 +91,48 @@ typedef struct dlpg_managed_versioned {
 	dlpg_tensor dl_tensor;
 } dlpg_managed_versioned;
 
+/*
+ * The C exchange API of DLPack 1.3 (dlpack.h: DLPackExchangeAPIHeader, DLPackExchangeAPI and the
+ * function pointer types of its entries). A framework publishes one static table per tensor type,
+ * as the type attribute __dlpack_c_exchange_api__: a PyCapsule named "dlpack_exchange_api" whose
+ * pointer is the table. PyObject* is void* here. The entries that return int return 0 on success
+ * and -1 on failure with a Python exception set (the allocator reports through set_error
+ * instead, and needs no Python API).
+ */
+#define DLPG_EXCHANGE_API_CAPSULE_NAME "dlpack_exchange_api"
+#define DLPG_EXCHANGE_API_ATTR "__dlpack_c_exchange_api__"
+
+/* set_error(error_ctx, kind, message): kind names a Python exception type ("MemoryError"). */
+typedef void (*dlpg_set_error)(void *error_ctx, const char *kind, const char *message);
+
+/* A new managed tensor of prototype's dtype, ndim, shape and device (other fields unused). */
+typedef int (*dlpg_managed_tensor_allocator)(dlpg_tensor *prototype, dlpg_managed_versioned **out,
+	void *error_ctx, dlpg_set_error set_error);
+
+/* An owning managed tensor over py_object's data, without stream synchronization. */
+typedef int (*dlpg_managed_tensor_from_py_object_no_sync)(void *py_object, dlpg_managed_versioned **out);
+
+/* A Python tensor of the producer's type over tensor, whose ownership is stolen. */
+typedef int (*dlpg_managed_tensor_to_py_object_no_sync)(dlpg_managed_versioned *tensor, void **out_py_object);
+
+/* A non-owning DLTensor of py_object, valid until control returns to the producer (optional). */
+typedef int (*dlpg_dltensor_from_py_object_no_sync)(void *py_object, dlpg_tensor *out);
+
+/* The producer's current work stream on a device (NULL on CPU). device_type is a DLDeviceType. */
+typedef int (*dlpg_current_work_stream)(int32_t device_type, int32_t device_id, void **out_current_stream);
+
+typedef struct dlpg_exchange_api_header {
+	dlpg_version version;
+	struct dlpg_exchange_api_header *prev_api; /* an older table, or NULL */
+} dlpg_exchange_api_header;
+
+typedef struct {
+	dlpg_exchange_api_header header;
+	dlpg_managed_tensor_allocator managed_tensor_allocator;                         /* required */
+	dlpg_managed_tensor_from_py_object_no_sync managed_tensor_from_py_object_no_sync; /* required */
+	dlpg_managed_tensor_to_py_object_no_sync managed_tensor_to_py_object_no_sync;     /* required */
+	dlpg_dltensor_from_py_object_no_sync dltensor_from_py_object_no_sync;             /* may be NULL */
+	dlpg_current_work_stream current_work_stream;                                     /* required */
+} dlpg_exchange_api;
+
 #endif

@@ -6,7 +6,9 @@
 #   1. the GPU tests of gpu/cuda and gpu, with DLPACK_REQUIRE_GPU=1 so that they fail rather
 #      than skip, and a short transfer benchmark;
 #   2. devicecheck.py: PyTorch and CuPy exchanging CUDA tensors with Go through DLPack capsules,
-#      and Go's H2D/D2H bandwidth next to torch's.
+#      and Go's H2D/D2H bandwidth next to torch's;
+#   3. numpyx/python/devicecheck_exchange.py: DLPack 1.3's C exchange API against torch's own, on
+#      CPU and CUDA tensors, with timings.
 # Usage (from anywhere): bash gpu/cuda/devicecheck.sh     Expected run time: about 1 minute;
 # every step has a timeout, 5 minutes in all at worst.
 # Exit status: 0 everything passed, 1 something failed, 2 no GPU ("NO GPU: device checks not run").
@@ -110,6 +112,37 @@ if [ -n "$PY" ] && [ -f "$B/libdlpackgo_test.so" ]; then
 	else
 		summary+=("FAIL host python exchange, numpy/torch 2.x (exit $rc, ${dt}s)")
 		status=1
+	fi
+fi
+
+# DLPack 1.3's C exchange API against PyTorch's own (numpyx/python/devicecheck_exchange.py), and
+# test_exchange_api.py on this Python. xharness (numpyx/python/xharness) is built for this Python
+# when gcc and Python.h are here; without it the C-level timings and test_exchange_api are not run.
+if [ -n "$PY" ] && [ -f "$B/libdlpackgo_test.so" ]; then
+	XH=$(mktemp -d)
+	inc=$("$PY" -c "import sysconfig; print(sysconfig.get_paths()['include'])")
+	suf=$("$PY" -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
+	if command -v gcc >/dev/null 2>&1 && [ -f "$inc/Python.h" ] &&
+		gcc -shared -fPIC -O2 -I"$inc" -I"$ROOT/core/cdlpack" -o "$XH/xharness$suf" numpyx/python/xharness/xharness.c; then
+		export XHARNESS_DIR=$XH
+	else
+		echo "xharness not built (no gcc or no $inc/Python.h): no C-level timings, no test_exchange_api"
+		summary+=("NOT RUN test_exchange_api and C-level exchange timings (no gcc/Python.h)")
+	fi
+	t0=$(date +%s)
+	(cd numpyx/python && DLPACKGO_TESTLIB="$B/libdlpackgo_test.so" PYTHONDONTWRITEBYTECODE=1 timeout 150 "$PY" devicecheck_exchange.py)
+	rc=$?
+	dt=$(($(date +%s) - t0))
+	case $rc in
+	0) summary+=("PASS exchange API against torch's (${dt}s)") ;;
+	2) summary+=("NOT RUN exchange API against torch's: this torch has no __dlpack_c_exchange_api__") ;;
+	*) summary+=("FAIL exchange API against torch's (exit $rc, ${dt}s)"); status=1 ;;
+	esac
+	if [ -n "${XHARNESS_DIR:-}" ]; then
+		(cd numpyx/python && DLPACKGO_TESTLIB="$B/libdlpackgo_test.so" PYTHONDONTWRITEBYTECODE=1 timeout 120 "$PY" -m unittest test_exchange_api) >"$LOG/xapi.txt" 2>&1
+		rc=$?
+		grep -E '^(FAIL|ERROR):|^Ran |^OK|^FAILED' "$LOG/xapi.txt" | head -30
+		if [ $rc -eq 0 ]; then summary+=("PASS test_exchange_api (xharness)"); else summary+=("FAIL test_exchange_api (exit $rc)"); status=1; fi
 	fi
 fi
 

@@ -54,6 +54,40 @@
 // Python producer therefore runs under PyGILState_Ensure, and not at all once the interpreter
 // is shutting down.
 //
+// # The C exchange API of DLPack 1.3
+//
+// dlpackgo.Tensor carries __dlpack_c_exchange_api__, a capsule named "dlpack_exchange_api"
+// over the library's static DLPackExchangeAPI (ExchangeAPI; version 1.3, no prev_api), whose
+// entries are C (exchange_api.c), so that compiled consumers (tvm-ffi, dlpark, a C++ extension)
+// skip __dlpack__ and capsules:
+//
+//   - managed_tensor_from_py_object_no_sync gives what __dlpack__(max_version=(1, 3)) gives: a
+//     share of the tensor's sharer, made in C without entering Go (the first call for a tensor
+//     makes the sharer in Go, as __dlpack__ does); a tensor that must be copied (read-only,
+//     negative strides) is copied by Go, IS_COPIED. Same flags, same lifetimes.
+//   - dltensor_from_py_object_no_sync fills a borrowed DLTensor from the sharer's template, and
+//     refuses (BufferError) a tensor only a copy could describe.
+//   - managed_tensor_to_py_object_no_sync adopts a managed tensor (dlpackgo_import, under the
+//     GIL guard) and returns a dlpackgo.Tensor; a tensor of another major version is refused and
+//     its deleter run.
+//   - managed_tensor_allocator allocates C memory (CPU only: one block holding the managed
+//     tensor, shape, strides and zeroed data aligned to 256 bytes), reports a bad prototype
+//     through the consumer's set_error, once; ExchangeAllocate calls it from Go.
+//   - current_work_stream answers NULL (the legacy default stream) on every device: Go keeps no
+//     current stream, and its exports of device tensors do not synchronize, through __dlpack__ as
+//     through this table.
+//
+// As a consumer, Library.from_dlpack(x) calls take_api, a builtin that reads type(x)'s table,
+// accepts major 1 with minor >= 3 (walking prev_api past newer majors), and hands the managed
+// tensor to Go in one call; a type without a table, or with one of another version, falls back
+// on __dlpack__. The API does not synchronize streams, so a tensor on a device falls back on
+// __dlpack__ too unless the caller asks for the API (via="api") and orders its work after
+// current_work_stream. Library.to_framework(t, cls) makes a cls tensor over a Go tensor through
+// cls's managed_tensor_to_py_object_no_sync, and Library.allocate(cls, shape, dtype, device) a
+// Go tensor over a new tensor of cls's managed_tensor_allocator. The C functions dlpackgo_exchange_init,
+// dlpackgo_exchange_api, dlpackgo_exchange_capsule_name, dlpackgo_exchange_builtin and
+// dlpackgo_exchange_count serve dlpackgo.py (exchange_api.go).
+//
 // # C functions
 //
 // dlpackgo_abi, dlpackgo_init, dlpackgo_python_exiting, dlpackgo_capsule_name,

@@ -231,6 +231,13 @@ static void anchor_capsule_destructor(void *capsule) {
 	if (a != NULL) anchor_unref(a);
 }
 
+/* share_versioned_init makes v a versioned share of a's template (the counts included). */
+static void share_versioned_init(pxg_managed_versioned *v, anchor *a) {
+	memcpy(v, a->tmpl, sizeof *v);
+	v->manager_ctx = a;
+	v->deleter = share_deleter_versioned;
+}
+
 /* share(versioned): the builtin. self is the anchor's capsule; versioned is True for a
  * "dltensor_versioned" capsule, anything else for a legacy "dltensor" one. */
 static void *share(void *self, void *versioned) {
@@ -241,9 +248,7 @@ static void *share(void *self, void *versioned) {
 	if (versioned == py.true_obj) {
 		pxg_managed_versioned *v = malloc(sizeof *v);
 		if (v == NULL) return py.err_no_memory();
-		memcpy(v, a->tmpl, sizeof *v);
-		v->manager_ctx = a;
-		v->deleter = share_deleter_versioned;
+		share_versioned_init(v, a);
 		m = v, name = names[PXG_NAME_VERSIONED];
 	} else {
 		pxg_managed *l = malloc(sizeof *l);
@@ -258,6 +263,31 @@ static void *share(void *self, void *versioned) {
 	void *capsule = py.capsule_new(m, name, capsule_destructor);
 	if (capsule == NULL) share_done(m, a); /* the exception is set; nobody else has m */
 	return capsule;
+}
+
+/*
+ * For the C exchange API (exchange_api.c), which has no capsule to make: pxg_share_of returns a
+ * new versioned share of the anchor held by the capsule anchor_capsule (the self of a share
+ * builtin), and pxg_share_view copies the template's descriptor into out, without a reference
+ * (it lives as long as the anchor). Both set a Python exception and fail (NULL, -1) on a capsule
+ * that is not an anchor, or when out of memory.
+ */
+pxg_managed_versioned *pxg_share_of(void *anchor_capsule) {
+	anchor *a = py.capsule_get_pointer(anchor_capsule, anchor_name);
+	if (a == NULL) return NULL;
+	pxg_managed_versioned *v = malloc(sizeof *v);
+	if (v == NULL) return py.err_no_memory();
+	share_versioned_init(v, a);
+	__atomic_add_fetch(&a->refs, 1, __ATOMIC_ACQ_REL);
+	__atomic_add_fetch(&live_shares, 1, __ATOMIC_SEQ_CST);
+	return v;
+}
+
+int pxg_share_view(void *anchor_capsule, pxg_tensor *out) {
+	anchor *a = py.capsule_get_pointer(anchor_capsule, anchor_name);
+	if (a == NULL) return -1;
+	*out = a->tmpl->dl_tensor;
+	return 0;
 }
 
 /* PyMethodDef, whose layout is part of CPython's stable ABI; METH_O functions only. */

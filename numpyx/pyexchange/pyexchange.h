@@ -88,5 +88,7 @@ void *pxg_sharer_new(pxg_managed_versioned *tmpl);
 void *pxg_taker_new(void);
 int64_t pxg_live_anchors(void);
 int64_t pxg_live_shares(void);
+pxg_managed_versioned *pxg_share_of(void *anchor_capsule);
+int pxg_share_view(void *anchor_capsule, pxg_tensor *out);
 
 #endif

@@ -49,6 +49,16 @@ Python to Go::
 library made), which owns it from then on and runs the producer's deleter exactly once, with the
 GIL held, when the last Go holder lets go.
 
+DLPack 1.3's C exchange API: ``Tensor`` carries ``__dlpack_c_exchange_api__`` (a capsule named
+``"dlpack_exchange_api"`` over the library's table, implemented in C), so compiled consumers that
+know the API skip ``__dlpack__`` and capsules, and get the same tensors, flags and lifetimes.
+``from_dlpack(x)`` uses ``type(x)``'s table when it has one of version 1.x (x >= 3) and x is in host
+memory, and ``__dlpack__`` otherwise (``via="api"`` / ``via="dlpack"`` force one path;
+``exchange_counts()`` says which ones were taken); ``to_framework(t, cls)`` hands a Go tensor to
+``cls`` through cls's table (``torch.Tensor`` from PyTorch 2.10 on), and ``allocate(cls, shape,
+dtype, device)`` makes a Go tensor over memory cls's allocator provides (outputs a Go kernel fills
+for the framework, in the framework's own memory).
+
 Errors: ``BufferError`` when a tensor cannot be exchanged as asked (the Go error message says
 why), ``ValueError`` for a released or unknown handle, ``TypeError`` for an object that has no
 ``__dlpack__`` or returns no DLPack capsule.
@@ -58,6 +68,7 @@ One Go c-shared library per process: Go does not support two Go runtimes in one 
 
 import atexit
 import ctypes
+import sys
 import threading
 from ctypes import POINTER, c_char_p, c_int, c_int64, c_size_t, c_void_p, py_object
 
@@ -91,6 +102,9 @@ _ABI = 3  # the protocol version of this module and the library (dlpackgo_abi)
 def _api_address(name):
     if not isinstance(name, str):
         return id(name)
+    if name == "_PyType_Lookup":  # CPython's; optional (0: the library asks getattr instead)
+        f = getattr(_api, name, None)
+        return ctypes.cast(f, c_void_p).value if f is not None else 0
     if name == "Py_IsFinalizing":
         for n in ("Py_IsFinalizing", "_Py_IsFinalizing"):  # public from 3.13; optional
             try:
@@ -153,6 +167,7 @@ class Library:
         self._live.argtypes, self._live.restype = [c_int], c_int64
         self._collect = cdll.dlpackgo_collect
         self._collect.argtypes, self._collect.restype = [], None
+        _attach_exchange_api(self)
 
     # -- Go to Python ---------------------------------------------------------------------
 
@@ -167,13 +182,25 @@ class Library:
 
     # -- Python to Go ---------------------------------------------------------------------
 
-    def from_dlpack(self, x):
+    def from_dlpack(self, x, *, via=None):
         """Hand x's memory to Go without copying and return the Go tensor over it.
 
         x is any object with ``__dlpack__`` (a NumPy array, a torch tensor, another library's
         array). Go owns the managed tensor from then on: the producer's deleter runs exactly
         once, when the returned Tensor is released and no other Go holder is left.
+
+        ``via`` chooses the path: None uses the DLPack 1.3 C exchange API of ``type(x)``
+        (``__dlpack_c_exchange_api__``, version 1.x with x >= 3) for host memory and
+        ``__dlpack__`` otherwise; ``"api"`` the exchange API only (no stream synchronization:
+        see ``current_work_stream``); ``"dlpack"`` ``__dlpack__`` only. ``exchange_counts()``
+        tells which path imports took.
         """
+        if via is None or via == "api":
+            h = (self._take_api if via is None else self._take_api_strict)(x)
+            if h is not None:
+                return Tensor(self, h)
+        elif via != "dlpack":
+            raise ValueError(f"dlpackgo: via must be None, 'api' or 'dlpack', not {via!r}")
         method = getattr(x, "__dlpack__", None)
         if method is None:
             raise TypeError(f"dlpackgo: {type(x).__name__} has no __dlpack__ method")
@@ -189,6 +216,48 @@ class Library:
         Go owns the managed tensor from then on (on failure it has already run the deleter).
         """
         return Tensor(self, self._take(capsule))
+
+    # -- the DLPack 1.3 C exchange API (exchange_api.c) -----------------------------------
+
+    def to_framework(self, t, cls):
+        """A ``cls`` tensor over the Go tensor t's memory, made by cls's C exchange API.
+
+        cls is a tensor type that publishes ``__dlpack_c_exchange_api__`` (``torch.Tensor`` from
+        PyTorch 2.10 on): t is exported as by ``t.__dlpack__(max_version=(1, 3))`` (shared, or
+        copied when read-only or reversed) and cls's ``managed_tensor_to_py_object_no_sync`` adopts
+        it. Raises TypeError or BufferError when cls has no API, or one of another version.
+        """
+        return self._give_api(cls, t)
+
+    def allocate(self, cls, shape, dtype, device=(CPU, 0)):
+        """A new Go tensor over memory that cls's exchange API allocates (``torch.Tensor``: torch's
+        caching allocator, on any of its devices). dtype is DLPack's ``(code, bits, lanes)``.
+
+        Go code fills it, and ``to_framework(t, cls)`` hands it back to cls without copying: the
+        way to give a framework outputs in its own memory. The allocator's refusals are raised as
+        the exception it names (ValueError, MemoryError, ...).
+        """
+        shape = tuple(int(d) for d in shape)
+        arr = (c_int64 * max(len(shape), 1))(*shape)
+        code, bits, lanes = (int(x) for x in dtype)
+        h = self._allocate_api(cls, ctypes.addressof(arr), len(shape), code, bits, lanes,
+                               int(device[0]), int(device[1]))
+        return Tensor(self, h)
+
+    def current_work_stream(self, cls, device):
+        """The stream (an int, 0 for none) cls's exchange API says it works on for device, a
+        ``(device_type, device_id)`` pair: order Go's work after it for a tensor taken with
+        ``from_dlpack(x, via="api")`` on a GPU."""
+        return self._stream_api(cls, int(device[0]), int(device[1])) or 0
+
+    def exchange_counts(self):
+        """Counters of the exchange API: imports through a type's API and fallbacks on
+        ``__dlpack__`` (from_dlpack), exports, views and Tensors made by our own API, and
+        tensors of our allocator (live and in all)."""
+        f = self._exchange_count
+        keys = ("import_api", "import_fallback", "export_api", "view_api", "to_py", "live_allocs",
+                "allocs")
+        return {k: (f(i) if f else 0) for i, k in enumerate(keys)}
 
     # -- accounting -----------------------------------------------------------------------
 
@@ -376,3 +445,55 @@ class Tensor:
         except BaseException:
             lib._delete_export(ptr, versioned)
             raise
+
+
+# -- the DLPack 1.3 C exchange API (exchange_api.c in the Go library) ------------------------
+
+# What exchange_api.c needs of the Python C API, in the order of exchange_api.h (PXE_API_*).
+_XAPI = ("PyObject_GetAttr", "PyObject_SetAttr", "PyObject_IsInstance", "PyObject_Type",
+         "PyCFunction_GetSelf", "PyCapsule_GetPointer", "PyCapsule_IsValid", "PyLong_AsVoidPtr",
+         "PyLong_FromVoidPtr", "PyLong_FromLongLong", "PyLong_AsLongLong",
+         "PyObject_CallFunctionObjArgs", "PyErr_Occurred", "PyErr_Clear", "PyErr_SetString",
+         "PyErr_NoMemory", "PyCFunction_NewEx", "Py_IncRef", "Py_DecRef", "PyGILState_Ensure",
+         "PyGILState_Release", "_PyType_Lookup")
+_EXCHANGE_ATTR = "__dlpack_c_exchange_api__"
+
+
+def _no_api(*args):
+    return None
+
+
+def _attach_exchange_api(lib):
+    """Publish the library's exchange API on Tensor and make its consumer builtins.
+
+    A library built before the exchange API (no dlpackgo_exchange_init) keeps working:
+    from_dlpack then always takes __dlpack__, and Tensor carries no API.
+    """
+    cdll = lib.cdll
+    lib._take_api = lib._take_api_strict = _no_api
+    lib._exchange_count = None
+    init = getattr(cdll, "dlpackgo_exchange_init", None)
+    if init is None:
+        def missing(*args):
+            raise TypeError("dlpackgo: the Go library has no DLPack exchange API: rebuild it")
+        lib._take_api_strict = lib._give_api = lib._stream_api = lib._allocate_api = missing
+        return
+    objs = (None, False, TypeError, ValueError, BufferError, MemoryError, RuntimeError, Tensor,
+            lib.tensor, sys.intern("_share"), sys.intern("_handle"), sys.intern(_EXCHANGE_ATTR))
+    lib._exchange_objs = objs  # the library holds references of its own too
+    addrs = [_api_address(n) for n in _XAPI] + [id(o) for o in objs]
+    init.argtypes, init.restype = [POINTER(c_void_p), c_int], c_int
+    if init((c_void_p * len(addrs))(*addrs), len(addrs)) != 0:
+        raise RuntimeError("dlpackgo: the library refused the Python C API addresses of the exchange API")
+    builtin = ctypes.PYFUNCTYPE(py_object, c_int)(("dlpackgo_exchange_builtin", cdll))
+    (lib._take_api, lib._take_api_strict, lib._give_api, lib._stream_api,
+     lib._allocate_api) = (builtin(i) for i in range(5))
+    count = cdll.dlpackgo_exchange_count
+    count.argtypes, count.restype = [c_int], c_int64
+    lib._exchange_count = count
+    if _EXCHANGE_ATTR not in Tensor.__dict__:
+        api = cdll.dlpackgo_exchange_api
+        api.argtypes, api.restype = [], c_void_p
+        name = cdll.dlpackgo_exchange_capsule_name
+        name.argtypes, name.restype = [], c_void_p  # static in the library, as capsule names must be
+        setattr(Tensor, _EXCHANGE_ATTR, _capsule_new(api(), name(), None))
