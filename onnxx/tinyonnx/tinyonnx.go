@@ -1,10 +1,11 @@
-// Package tinyonnx writes small ONNX models from Go, so that the tour and the notebooks can run
-// ONNX Runtime without Python's onnx package. It encodes the protobuf wire format by hand: an
-// ONNX file is one serialized onnx.ModelProto, and a model of a few nodes needs only a handful of
-// its fields, each listed below with its field number in onnx/onnx.proto.
+// Package tinyonnx writes small ONNX models from Go, so that programs, examples, notebooks and
+// tests can run ONNX Runtime without Python's onnx package (load the bytes with
+// onnxx.NewSessionFromBytes, or write them to a file). It encodes the protobuf wire format by
+// hand: an ONNX file is one serialized onnx.ModelProto, and a model of a few nodes needs only a
+// handful of its fields, each listed below with its field number in onnx/onnx.proto.
 //
-// It is an example's helper, not an ONNX library: it writes what Dense and Model describe and
-// checks nothing that ONNX Runtime checks when it loads the model.
+// It is not an ONNX library: it writes what Dense and Model describe and checks nothing that
+// ONNX Runtime checks when it loads the model.
 package tinyonnx
 
 import (

@@ -3,7 +3,7 @@ package tinyonnx_test
 import (
 	"fmt"
 
-	"github.com/dlpack-go/dlpack/examples/tour/tinyonnx"
+	"github.com/dlpack-go/dlpack/onnxx/tinyonnx"
 )
 
 // A dense layer Y = Relu(X·W + B) as the bytes of an .onnx file.

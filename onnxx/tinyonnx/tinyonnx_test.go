@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dlpack-go/dlpack/core"
-	"github.com/dlpack-go/dlpack/examples/tour/tinyonnx"
+	"github.com/dlpack-go/dlpack/onnxx/tinyonnx"
 	"github.com/dlpack-go/dlpack/onnxx"
 )
 
