@@ -19,7 +19,7 @@
 //
 // # The library
 //
-// Init loads $ONNXRUNTIME_LIB if it is set, else the copy that the script onnxx/setup/fetch-ort.sh
+// Init loads $ONNXRUNTIME_LIB if it is set, else the copy that the script scripts/fetch-ort.sh
 // puts in the user's cache (${XDG_CACHE_HOME:-$HOME/.cache}/dlpack-go/ort/1.30.0/libonnxruntime.so.1,
 // taken from the npm package onnxruntime-node@1.30.0). It asks the library for the C API version
 // APIVersion (24: the OrtApi function table of onnxruntime_c_api.h in onnxruntime_go v1.27.0, whose

@@ -13,7 +13,7 @@ import (
 func ExampleInit() {
 	err := onnxx.Init()
 	if errors.Is(err, onnxx.ErrNoRuntime) {
-		fmt.Println("run onnxx/setup/fetch-ort.sh:", err)
+		fmt.Println("run scripts/fetch-ort.sh:", err)
 		return
 	}
 	fmt.Println("loaded:", err == nil, "again:", onnxx.Init() == nil)

@@ -11,7 +11,7 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 )
 
-// RuntimeVersion is the ONNX Runtime release that setup/fetch-ort.sh fetches.
+// RuntimeVersion is the ONNX Runtime release that scripts/fetch-ort.sh fetches.
 const RuntimeVersion = "1.30.0"
 
 // Errors of this package. Each error returned wraps one of them (or an error of package core or
@@ -44,7 +44,7 @@ var (
 var initMu sync.Mutex
 
 // LibraryPath returns the ONNX Runtime library Init loads: $ONNXRUNTIME_LIB when set, else the
-// copy in the user's cache that setup/fetch-ort.sh fetched. It fails with ErrNoRuntime when that
+// copy in the user's cache that scripts/fetch-ort.sh fetched. It fails with ErrNoRuntime when that
 // file does not exist.
 func LibraryPath() (string, error) {
 	if p := os.Getenv("ONNXRUNTIME_LIB"); p != "" {
@@ -58,13 +58,13 @@ func LibraryPath() (string, error) {
 		return "", err
 	}
 	if st, err := os.Stat(p); err != nil || st.Size() == 0 {
-		return "", fmt.Errorf("%w: %s not found; run onnxx/setup/fetch-ort.sh (needs npm) or set $ONNXRUNTIME_LIB to your libonnxruntime.so",
+		return "", fmt.Errorf("%w: %s not found; run scripts/fetch-ort.sh (needs npm) or set $ONNXRUNTIME_LIB to your libonnxruntime.so",
 			ErrNoRuntime, p)
 	}
 	return p, nil
 }
 
-// cachedLibrary is where setup/fetch-ort.sh puts the library.
+// cachedLibrary is where scripts/fetch-ort.sh puts the library.
 func cachedLibrary() (string, error) {
 	dir := os.Getenv("XDG_CACHE_HOME")
 	if dir == "" {
@@ -119,7 +119,7 @@ func load(p string) (*ortAPI, error) {
 	a := &ortAPI{path: p, version: goString(invoke(entry(fnOrtApiBaseGetVersionString)), 64)}
 	a.table = cptr(invoke(entry(fnOrtApiBaseGetApi), APIVersion))
 	if a.table == nil {
-		return nil, fmt.Errorf("%w: %s is ONNX Runtime %s, which lacks C API version %d: onnxx needs ONNX Runtime 1.24 or later (onnxx/setup/fetch-ort.sh fetches %s)",
+		return nil, fmt.Errorf("%w: %s is ONNX Runtime %s, which lacks C API version %d: onnxx needs ONNX Runtime 1.24 or later (scripts/fetch-ort.sh fetches %s)",
 			ErrNoRuntime, p, a.version, APIVersion, RuntimeVersion)
 	}
 	logID := cstr(envLogID)

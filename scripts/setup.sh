@@ -26,11 +26,11 @@ if ((${#missing[@]})); then
 	$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-bash onnxx/setup/fetch-ort.sh
+bash scripts/fetch-ort.sh
 # the notebooks' Go kernel, for the user who runs the notebooks (under sudo: the one who asked)
 if [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ]; then
-	sudo -u "$SUDO_USER" -H bash tools/gophernotes/build.sh >/dev/null
+	sudo -u "$SUDO_USER" -H bash scripts/build-kernel.sh >/dev/null
 else
-	bash tools/gophernotes/build.sh >/dev/null
+	bash scripts/build-kernel.sh >/dev/null
 fi
 echo "setup: ready"

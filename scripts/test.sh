@@ -7,5 +7,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-bash tools/notebooks/run.sh
+bash scripts/notebooks.sh
 go test -race -count=1 -timeout 30m ./...

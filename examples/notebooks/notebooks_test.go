@@ -1,5 +1,5 @@
 // Package notebooks holds the example notebooks; its test checks the rules of README.md that a
-// notebook can break without failing to run (tools/notebooks/run.sh runs them).
+// notebook can break without failing to run (scripts/notebooks.sh runs them).
 package notebooks
 
 import (

@@ -1,7 +1,7 @@
 // Command onnx is the ONNX Runtime tour: a Gonum matrix goes into an ONNX model without a copy,
 // and the model's output comes back as a Gorgonia tensor and a .npy file.
 //
-// It needs the ONNX Runtime library (run onnxx/setup/fetch-ort.sh, or set $ONNXRUNTIME_LIB) and,
+// It needs the ONNX Runtime library (run scripts/fetch-ort.sh, or set $ONNXRUNTIME_LIB) and,
 // to build the small model it runs, /usr/bin/python3 with Debian's python3-onnx.
 //
 //	go run ./examples/onnx

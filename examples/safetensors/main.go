@@ -4,7 +4,7 @@
 // ONNX Runtime as inputs.
 //
 // It needs /usr/bin/python3 with Debian's python3-numpy and python3-onnx, and the ONNX Runtime
-// library (run onnxx/setup/fetch-ort.sh, or set $ONNXRUNTIME_LIB).
+// library (run scripts/fetch-ort.sh, or set $ONNXRUNTIME_LIB).
 //
 //	go run ./examples/safetensors
 package main

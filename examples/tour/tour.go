@@ -74,7 +74,7 @@ func tour(w io.Writer) error {
 
 	// 2. core → ONNX Runtime: ORT reads X where Gonum keeps it, and writes Y into a Gonum matrix.
 	if err := ortgo.Init(); err != nil {
-		return fmt.Errorf("ONNX Runtime not found — run scripts/setup.sh (or onnxx/setup/fetch-ort.sh): %w", err)
+		return fmt.Errorf("ONNX Runtime not found — run scripts/setup.sh (or scripts/fetch-ort.sh): %w", err)
 	}
 	model, err := tinyonnx.Dense(weights, bias)
 	if err != nil {

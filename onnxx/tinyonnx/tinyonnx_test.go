@@ -55,7 +55,7 @@ for i in g.initializer:
 
 // ONNX Runtime loads the model and computes Relu(X·W + B), for any batch size.
 func TestOnnxRuntimeRunsTheModel(t *testing.T) {
-	require.NoError(t, onnxx.Init(), "needs the ONNX Runtime library: run onnxx/setup/fetch-ort.sh")
+	require.NoError(t, onnxx.Init(), "needs the ONNX Runtime library: run scripts/fetch-ort.sh")
 	m, err := tinyonnx.Dense(w, b)
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "dense.onnx")

@@ -1,5 +1,5 @@
-// Pins for building the Jupyter kernel gophernotes v0.7.5 with a current Go (see build.sh).
-// This module holds no Go code: build.sh downloads gophernotes at the version pinned here,
+// Pins for building the Jupyter kernel gophernotes v0.7.5 with a current Go (see scripts/build-kernel.sh).
+// This module holds no Go code: scripts/build-kernel.sh downloads gophernotes at the version pinned here,
 // patches a copy of it outside the repository and builds that copy with these requirements.
 module github.com/dlpack-go/dlpack/tools/gophernotes
 

@@ -1,7 +1,7 @@
 // Command browsercheck loads executed notebooks, rendered to HTML by nbconvert, in headless
 // Chromium and checks what a reader sees: every tensor the notebook displayed is in the page
 // with its caption and its table, every picture is decoded at its size, no output shows markup
-// as text, and a screenshot of each page is not blank. tools/notebooks/run.sh runs it after the
+// as text, and a screenshot of each page is not blank. scripts/notebooks.sh runs it after the
 // notebooks have run; CI keeps the screenshots (see examples/notebooks/README.md).
 //
 //	go run ./tools/notebooks/browsercheck -shots DIR executed/01-tensors.ipynb ...

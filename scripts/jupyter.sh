@@ -1,22 +1,22 @@
 #!/usr/bin/env bash
 # Starts Jupyter on examples/notebooks with the Go kernel of this checkout:
 #
-#   tools/notebooks/jupyter.sh                  # opens http://localhost:8888 in a browser
-#   tools/notebooks/jupyter.sh --no-browser --ip 0.0.0.0 --port 9000   # any jupyter-notebook option
+#   scripts/jupyter.sh                  # opens http://localhost:8888 in a browser
+#   scripts/jupyter.sh --no-browser --ip 0.0.0.0 --port 9000   # any jupyter-notebook option
 #
-# It builds the kernel first if it is missing or stale (tools/gophernotes/build.sh: cached, so
+# It builds the kernel first if it is missing or stale (scripts/build-kernel.sh: cached, so
 # seconds after the first time) and installs its spec, "Go (gophernotes, dlpack-go)", which the
 # example notebooks name and new notebooks get by default. Notebooks anywhere (File > Open, or a
-# folder of your own: NOTEBOOK_DIR=~/work tools/notebooks/jupyter.sh) import the library by its
+# folder of your own: NOTEBOOK_DIR=~/work scripts/jupyter.sh) import the library by its
 # module path, github.com/dlpack-go/dlpack/..., which the kernel resolves to this checkout.
 #
 # Needs what scripts/setup.sh installs: Go, a C compiler, Debian's jupyter-notebook.
 set -euo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 notebook=$(command -v jupyter-notebook || true)
 [[ -n "$notebook" ]] || { echo "jupyter.sh: jupyter-notebook not found (run scripts/setup.sh, or apt-get install jupyter-notebook)" >&2; exit 1; }
-bash "$repo/tools/gophernotes/build.sh" >/dev/null
+bash "$repo/scripts/build-kernel.sh" >/dev/null
 
 args=(--notebook-dir="${NOTEBOOK_DIR:-$repo/examples/notebooks}"
 	--MappingKernelManager.default_kernel_name=go-dlpack)

@@ -35,12 +35,12 @@
 # Prints the path of the kernel binary on its last line.
 set -euo pipefail
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tools/gophernotes" && pwd)
 home=${DLPACK_GOPHERNOTES_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/dlpack-gophernotes}
 kernel_name=go-dlpack
 kernels_dir=${JUPYTER_DATA_DIR:-$HOME/.local/share/jupyter}/kernels
 
-gobin=$(command -v go) || { echo "build.sh: go is not on PATH" >&2; exit 1; }
+gobin=$(command -v go) || { echo "build-kernel.sh: go is not on PATH" >&2; exit 1; }
 goroot=$("$gobin" env GOROOT)
 go="$goroot/bin/go"
 export GOTOOLCHAIN=local CGO_ENABLED=1
@@ -48,25 +48,25 @@ export GOTOOLCHAIN=local CGO_ENABLED=1
 export GOFLAGS=-mod=readonly
 
 repo=$(cd "$here/../.." && pwd)
-stamp=$(cat "$here/go.mod" "$here/go.sum" "$here/jsoner.patch" "$here/gomacro.patch" "$here/build.sh" | sha256sum | cut -c1-16)
+stamp=$(cat "$here/go.mod" "$here/go.sum" "$here/jsoner.patch" "$here/gomacro.patch" "$repo/scripts/build-kernel.sh" | sha256sum | cut -c1-16)
 stamp="$stamp $("$go" version)"
 bin="$home/bin/gophernotes"
 
 if [[ -x "$bin" && -f "$home/stamp" && "$(cat "$home/stamp")" == "$stamp" ]]; then
-	echo "build.sh: gophernotes is up to date in $bin" >&2
+	echo "build-kernel.sh: gophernotes is up to date in $bin" >&2
 else
-	echo "build.sh: building gophernotes v0.7.5 into $bin" >&2
+	echo "build-kernel.sh: building gophernotes v0.7.5 into $bin" >&2
 	# The version to patch is the one go.mod requires.
 	(cd "$here" && "$go" mod download github.com/gopherdata/gophernotes)
 	src=$(cd "$here" && "$go" list -m -f '{{.Dir}}' github.com/gopherdata/gophernotes)
-	[[ -f "$src/x_package.go" ]] || { echo "build.sh: no gophernotes source in '$src'" >&2; exit 1; }
+	[[ -f "$src/x_package.go" ]] || { echo "build-kernel.sh: no gophernotes source in '$src'" >&2; exit 1; }
 
 	work=$(mktemp -d)
 	trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 	cp -R "$src" "$work/gophernotes"
 	chmod -R u+w "$work/gophernotes"
 	gomacro=$(cd "$here" && "$go" mod download github.com/cosmos72/gomacro && "$go" list -m -f '{{.Dir}}' github.com/cosmos72/gomacro)
-	[[ -f "$gomacro/base/genimport/importer.go" ]] || { echo "build.sh: no gomacro source in '$gomacro'" >&2; exit 1; }
+	[[ -f "$gomacro/base/genimport/importer.go" ]] || { echo "build-kernel.sh: no gomacro source in '$gomacro'" >&2; exit 1; }
 	cp -R "$gomacro" "$work/gomacro"
 	chmod -R u+w "$work/gomacro"
 	# git is there wherever the repository was cloned; patch(1) may not be
@@ -79,10 +79,10 @@ else
 	}
 	apply "$work/gophernotes" "$here/jsoner.patch"
 	grep -q 'JSON() map\[string\]interface{}' "$work/gophernotes/x_package.go" ||
-		{ echo "build.sh: jsoner.patch did not apply" >&2; exit 1; }
+		{ echo "build-kernel.sh: jsoner.patch did not apply" >&2; exit 1; }
 	apply "$work/gomacro" "$here/gomacro.patch"
 	grep -q GOMACRO_REPLACE "$work/gomacro/base/genimport/importer.go" ||
-		{ echo "build.sh: gomacro.patch did not apply" >&2; exit 1; }
+		{ echo "build-kernel.sh: gomacro.patch did not apply" >&2; exit 1; }
 
 	# Build with this directory's go.mod as the main module (its pins and its godebug line),
 	# gophernotes replaced by the patched copy.
@@ -91,7 +91,7 @@ else
 		-replace github.com/cosmos72/gomacro=./gomacro &&
 		"$go" build -o "$work/gophernotes.bin" github.com/gopherdata/gophernotes)
 	"$go" version -m "$work/gophernotes.bin" | grep -q 'DefaultGODEBUG=.*gotypesalias=0' ||
-		{ echo "build.sh: the binary lacks gotypesalias=0" >&2; exit 1; }
+		{ echo "build-kernel.sh: the binary lacks gotypesalias=0" >&2; exit 1; }
 
 	mkdir -p "$home/bin"
 	mv -f "$work/gophernotes.bin" "$bin"
@@ -130,5 +130,5 @@ cat >"$kernels_dir/$kernel_name/kernel.json" <<EOF
   }
 }
 EOF
-echo "build.sh: kernel spec $kernel_name in $kernels_dir/$kernel_name" >&2
+echo "build-kernel.sh: kernel spec $kernel_name in $kernels_dir/$kernel_name" >&2
 echo "$bin"

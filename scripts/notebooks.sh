@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Runs the example notebooks headlessly in the Go kernel and fails if any cell fails.
 #
-#   tools/notebooks/run.sh                      # every examples/notebooks/*.ipynb
-#   tools/notebooks/run.sh path/to/a.ipynb ...  # just these
+#   scripts/notebooks.sh                      # every examples/notebooks/*.ipynb
+#   scripts/notebooks.sh path/to/a.ipynb ...  # just these
 #
-# It first runs tools/gophernotes/build.sh (which builds the kernel once and caches it, and
+# It first runs scripts/build-kernel.sh (which builds the kernel once and caches it, and
 # installs the kernel spec "go-dlpack"), then executes each notebook in a fresh kernel with
 # Debian's jupyter nbconvert. The notebooks in the repository stay untouched: executed copies go
 # to $NOTEBOOK_OUT (default: a temporary directory, removed afterwards). Then each executed
@@ -19,18 +19,18 @@
 # runs reuse the cached kernel and Go's build cache.
 set -euo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 jupyter=/usr/bin/jupyter
-[[ -x "$jupyter" ]] || { echo "run.sh: $jupyter not found (apt-get install jupyter-nbconvert python3-nbclient python3-ipykernel)" >&2; exit 1; }
+[[ -x "$jupyter" ]] || { echo "notebooks.sh: $jupyter not found (apt-get install jupyter-nbconvert python3-nbclient python3-ipykernel)" >&2; exit 1; }
 
-bash "$repo/tools/gophernotes/build.sh" >/dev/null
+bash "$repo/scripts/build-kernel.sh" >/dev/null
 
 all=0
 if (($# == 0)); then
 	all=1
 	shopt -s nullglob
 	set -- "$repo"/examples/notebooks/*.ipynb
-	(($# > 0)) || { echo "run.sh: no notebooks in $repo/examples/notebooks" >&2; exit 1; }
+	(($# > 0)) || { echo "notebooks.sh: no notebooks in $repo/examples/notebooks" >&2; exit 1; }
 fi
 
 out=${NOTEBOOK_OUT:-}
