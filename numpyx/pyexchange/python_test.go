@@ -104,6 +104,16 @@ func TestPython(t *testing.T) {
 	t.Log(out)
 }
 
+// TestPythonFunctions runs test_functions.py: registered Go functions called from Python (help,
+// dir, TypeErrors before Go runs, Go errors and panics as exceptions, the GIL released, zero-copy
+// arguments and results) and the Tensor's Python face.
+func TestPythonFunctions(t *testing.T) {
+	out := runPython(t, "-m", "unittest", "-v", "test_functions")
+	require.Regexp(t, `(?m)^OK`, out)
+	require.NotContains(t, out, "skipped", "no Python test may be skipped here")
+	t.Log(out)
+}
+
 // TestPythonMemoryFlat runs 100 000 round trips Go -> NumPy, NumPy -> Go, Go -> PyTorch -> Go and
 // PyTorch -> Go, and checks that resident memory and the live counts stay flat.
 func TestPythonMemoryFlat(t *testing.T) {

@@ -211,7 +211,10 @@ class Library:
     def _capsule(self, x):
         """x's DLPack capsule: versioned if x's producer speaks it, else legacy."""
         if type(x) in self._legacy_types:
-            return x.__dlpack__()
+            try:
+                return x.__dlpack__()
+            except TypeError:  # instances of one type that differ: ask again, the new way
+                self._legacy_types.discard(type(x))
         method = getattr(x, "__dlpack__", None)
         if method is None:
             raise TypeError(f"dlpackgo: {type(x).__name__} has no __dlpack__ method")

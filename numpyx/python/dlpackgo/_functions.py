@@ -127,7 +127,10 @@ def _capsule(x, fn, i, name, legacy):
     take no max_version)."""
     t = type(x)
     if t in legacy:
-        return x.__dlpack__()
+        try:
+            return x.__dlpack__()
+        except TypeError:  # instances of one type that differ: ask again, the new way
+            legacy.discard(t)
     method = getattr(x, "__dlpack__", None)
     if method is None:
         raise TypeError(f"{fn}() argument {i} ({name}) must be an array with __dlpack__ "
@@ -158,6 +161,51 @@ class _Exported:
         return self._device
 
 
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", c_void_p), ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32),
+                ("ndim", ctypes.c_int32), ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                ("lanes", ctypes.c_uint16), ("shape", POINTER(ctypes.c_int64)),
+                ("strides", POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+class _ManagedVersioned(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("manager_ctx", c_void_p),
+                ("deleter", c_void_p), ("flags", ctypes.c_uint64), ("dl_tensor", _DLTensor)]
+
+
+_get_pointer = ctypes.PYFUNCTYPE(c_void_p, py_object, c_char_p)(("PyCapsule_GetPointer",
+                                                                 ctypes.pythonapi))
+
+
+class _Interface:
+    """What numpy.asarray reads a result through: an __array_interface__ over the memory of an
+    unused capsule this object keeps (its destructor lets the memory go when the array's base,
+    this object, is collected)."""
+
+    __slots__ = ("__array_interface__", "_capsule")
+
+
+def _numpy_array(x):
+    """A NumPy array over the memory of result x, without copying. Through __array_interface__
+    rather than numpy.from_dlpack, whose arrays NumPy < 2 makes read-only."""
+    capsule = x._share(True)
+    m = _ManagedVersioned.from_address(_get_pointer(capsule, b"dltensor_versioned"))
+    dl = m.dl_tensor
+    typestr = _exchange._TYPESTR.get((dl.code, dl.bits, dl.lanes))
+    if typestr is None or dl.device_type != _exchange.CPU:
+        return _np.from_dlpack(x)  # NumPy says what it cannot take
+    size = dl.bits // 8
+    holder = _Interface()
+    holder._capsule = capsule
+    holder.__array_interface__ = {
+        "version": 3, "typestr": typestr,
+        "shape": tuple(dl.shape[i] for i in range(dl.ndim)),
+        "strides": tuple(dl.strides[i] * size for i in range(dl.ndim)),
+        "data": (dl.data + dl.byte_offset, bool(m.flags & _exchange.FLAG_READ_ONLY)),
+    }
+    return _np.asarray(holder)
+
+
 _np = _torch = None
 
 
@@ -171,7 +219,7 @@ def _convert(lib, r, returns):
     if returns == "numpy":
         if _np is None:
             import numpy as _np
-        return _np.from_dlpack(x)
+        return _numpy_array(x)
     if returns == "torch":
         if _torch is None:
             import torch as _torch

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/dlpack-go/dlpack/adapters"
@@ -44,6 +45,7 @@ func init() {
 		{"spin", spin, "spin(ms)\n\nKeeps the CPU busy in Go for ms milliseconds."},
 		{"keep", keep, "keep(x)\n\nKeeps a view of x beyond the call (released by drop_kept)."},
 		{"drop_kept", dropKept, "drop_kept()\n\nReleases the views keep kept; returns how many."},
+		{"scale_calls", func() (int64, error) { return scaleCalls.Load(), nil }, "scale_calls()\n\nHow many times scale ran."},
 		{"unnamed", func(a *core.Tensor, n int) error { return nil }, "Parameters without names."},
 	} {
 		pyexchange.MustRegister(r.name, r.fn, r.doc)
@@ -68,7 +70,10 @@ func dlpackgo_test_noop(h C.uintptr_t) C.int {
 	return 0
 }
 
+var scaleCalls atomic.Int64
+
 func scale(x *core.Tensor, factor float64) error {
+	scaleCalls.Add(1)
 	switch x.DType() {
 	case core.Float64:
 		return each(x, true, func(p *float64) { *p *= factor })
