@@ -45,7 +45,9 @@ func goTool() string {
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
-// python returns the interpreter to test with: $PYTHON, or Debian's /usr/bin/python3.
+// python returns the interpreter to test with: $PYTHON, or Debian's /usr/bin/python3, because
+// that is the interpreter scripts/setup.sh gives NumPy, PyTorch and venv (python3 on PATH may be
+// a pyenv or conda one without them). Nothing outside the tests assumes /usr/bin/python3.
 func python() string {
 	if p := os.Getenv("PYTHON"); p != "" {
 		return p
