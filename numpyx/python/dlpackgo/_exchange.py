@@ -182,6 +182,13 @@ class Library:
         Go owns the managed tensor from then on: the producer's deleter runs exactly once, when
         the returned Tensor is released and no other Go holder is left.
         """
+        if copy is None and device is None:  # the common case, first and short
+            if type(x) in self._legacy_types:
+                try:
+                    return Tensor(self, self._take(x.__dlpack__()))
+                except TypeError:  # instances of one type that differ: ask again, the new way
+                    self._legacy_types.discard(type(x))
+            return Tensor(self, self._take(self._capsule(x)))
         if copy is not None and copy is not True and copy is not False:
             raise ValueError(f"dlpackgo: copy must be None, True or False, not {copy!r}")
         if device is not None:
