@@ -156,6 +156,27 @@ func BenchmarkNumPyFromDLPack(b *testing.B) {
 	}
 }
 
+// BenchmarkPythonCalls times, in one Python process, interleaved (bench_calls.py): import
+// (Library.from_dlpack of a NumPy array, released) against torch.from_dlpack of the same array;
+// export (numpy.from_dlpack of a Go tensor) against numpy.from_dlpack of a NumPy array; and a
+// registered function call (lib.noop(a)) against a ctypes call of an //export'ed Go function
+// taking a handle. ns/op is ours, peer-ns/op the peer's, ratio their quotient. Run with
+// -benchtime=1x: each run is one Python process that times many calls itself.
+func BenchmarkPythonCalls(b *testing.B) {
+	for _, pair := range []string{"import", "export", "call"} {
+		b.Run(pair, func(b *testing.B) {
+			var r map[string]float64
+			for range b.N {
+				out := runPython(b, "bench_calls.py")
+				require.NoError(b, json.Unmarshal(bytes.TrimSpace(lastLine(out)), &r), out)
+			}
+			b.ReportMetric(r[pair+"_ns"], "ns/op")
+			b.ReportMetric(r[pair+"_peer_ns"], "peer-ns/op")
+			b.ReportMetric(r[pair+"_ratio"], "ratio")
+		})
+	}
+}
+
 func lastLine(s string) []byte {
 	lines := bytes.Split(bytes.TrimSpace([]byte(s)), []byte("\n"))
 	return lines[len(lines)-1]
