@@ -252,7 +252,7 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 	/* 1. convert and check; nothing is consumed yet */
 	void *err = NULL;
 	for (int i = 0; i < fn->nparams && err == NULL; i++) {
-		void *o = args[1 + i];
+		void *o = args[1 + i], *idx;
 		pxg_value *v = &in[i];
 		switch (fn->params[i]) {
 		case PXG_K_TENSOR:
@@ -260,7 +260,17 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 				v->n = 1;
 			else if (cp.capsule_is_valid(o, pxg_name(PXG_NAME_LEGACY)))
 				v->n = 0;
-			else {
+			else if ((idx = cp.number_index(o)) != NULL) {
+				/* the handle of a dlpackgo.Tensor: Go has the tensor already */
+				v->u = cp.long_as_ull(idx);
+				cp.decref(idx);
+				if (v->u == (uint64_t)-1 && cp.err_occurred() != NULL) {
+					err = self;
+					break;
+				}
+				v->n = PXG_ARG_HANDLE;
+				break;
+			} else {
 				cp.err_format(cp.type_error, "%s() argument %d (%s): expected an unused DLPack capsule",
 					fn->name, i + 1, fn->pnames[i]);
 				err = self;
@@ -275,7 +285,7 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 			break;
 		case PXG_K_INT:
 		case PXG_K_UINT: {
-			void *idx = cp.number_index(o);
+			idx = cp.number_index(o);
 			if (idx == NULL) {
 				arg_type_error(fn, i, o);
 				err = self;
@@ -337,7 +347,7 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 
 	/* 2. consume the capsules: Go owns the managed tensors from here on */
 	for (int i = 0; i < fn->nparams; i++) {
-		if (fn->params[i] != PXG_K_TENSOR) continue;
+		if (fn->params[i] != PXG_K_TENSOR || in[i].n == PXG_ARG_HANDLE) continue;
 		void *o = args[1 + i];
 		cp.capsule_set_name(o, pxg_name(in[i].n ? PXG_NAME_USED_VERSIONED : PXG_NAME_USED_LEGACY));
 		if (in[i].n) {

@@ -184,9 +184,10 @@ func (e *panicError) Error() string {
 // stores the results.
 func (f *function) call(in, out []C.pxg_value, handles bool) (err error) {
 	vals := make([]reflect.Value, len(in))
-	tensors := make([]*core.Tensor, 0, 2)
+	tensors := make([]*core.Tensor, 0, 2) // every tensor argument, held for the call
+	imported := make([]*core.Tensor, 0, 2)
 	defer func() {
-		for _, t := range tensors {
+		for _, t := range imported { // the imports are ours; a handle's tensor is the registry's
 			t.Release()
 		}
 	}()
@@ -196,7 +197,13 @@ func (f *function) call(in, out []C.pxg_value, handles bool) (err error) {
 		if p.kind != kindTensor {
 			continue
 		}
-		t, ierr := importArg(in[i])
+		var t *core.Tensor
+		var ierr error
+		if in[i].n == C.PXG_ARG_HANDLE {
+			t, ierr = Lookup(Handle(in[i].u))
+		} else if t, ierr = importArg(in[i]); t != nil {
+			imported = append(imported, t)
+		}
 		if ierr != nil && err == nil {
 			err = fmt.Errorf("%s() argument %d (%s): %w", f.Name, i+1, p.Name, ierr)
 		}
@@ -221,11 +228,35 @@ func (f *function) call(in, out []C.pxg_value, handles bool) (err error) {
 		return fmt.Errorf("%s(): %w", f.Name, err)
 	}
 	defer h.Release()
-	results, err := f.invoke(vals)
+	var results []reflect.Value
+	if f.direct != nil {
+		var fl float64
+		for i, p := range f.Params {
+			if p.kind == kindFloat {
+				fl = vals[i].Float()
+			}
+		}
+		var t *core.Tensor
+		if t, err = f.invokeDirect(tensors, fl); err == nil && len(f.Results) == 1 {
+			results = []reflect.Value{reflect.ValueOf(t)}
+		}
+	} else {
+		results, err = f.invoke(vals)
+	}
 	if err != nil {
 		return err
 	}
 	return f.store(results, out, handles)
+}
+
+// invokeDirect is invoke for functions with a direct caller.
+func (f *function) invokeDirect(ts []*core.Tensor, fl float64) (t *core.Tensor, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			t, err = nil, &panicError{fn: f.Name, value: r, stack: debug.Stack()}
+		}
+	}()
+	return f.direct(ts, fl)
 }
 
 // invoke calls f, recovering a panic as a *panicError.

@@ -25,7 +25,8 @@ typedef struct {
 
 /*
  * One argument or result. Arguments: i (int), u (uint), f (float), i != 0 (bool), p and n
- * (string bytes, not NUL-terminated; tensor: the managed tensor, n = 1 versioned, 0 legacy).
+ * (string bytes, not NUL-terminated; tensor: the managed tensor, n = 1 versioned, 0 legacy,
+ * or n = PXG_ARG_HANDLE and u = the handle of a tensor Go has).
  * Results: the same, except that a tensor result is p = an exported DLManagedTensorVersioned
  * (n = 0) or u = a handle (n = 1), with its device in dev_type and dev_id, and a string result's p
  * is malloc'ed memory the caller frees.
@@ -38,6 +39,9 @@ typedef struct {
 	int64_t n;
 	int32_t dev_type, dev_id;
 } pxg_value;
+
+/* pxg_value.n of a tensor argument passed as the handle of a dlpackgo.Tensor (u). */
+#define PXG_ARG_HANDLE 2
 
 /* The Python C API entries dlpackgo_call_init takes, by index (functions, then objects). */
 enum {

@@ -163,7 +163,7 @@ func BenchmarkNumPyFromDLPack(b *testing.B) {
 // taking a handle. ns/op is ours, peer-ns/op the peer's, ratio their quotient. Run with
 // -benchtime=1x: each run is one Python process that times many calls itself.
 func BenchmarkPythonCalls(b *testing.B) {
-	for _, pair := range []string{"import", "export", "call"} {
+	for _, pair := range []string{"import", "export", "call", "call_handle"} {
 		b.Run(pair, func(b *testing.B) {
 			var r map[string]float64
 			for range b.N {

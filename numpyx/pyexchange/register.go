@@ -72,6 +72,27 @@ type function struct {
 	Params  []param `json:"params"`
 	Results []param `json:"results"` // the error result is not listed
 	fn      reflect.Value
+	// direct calls fn without reflect for the most common signatures (see directOf): ts are
+	// the tensor arguments in order, f the float64 argument if any; the tensor result or nil.
+	direct func(ts []*core.Tensor, f float64) (*core.Tensor, error)
+}
+
+// directOf returns a reflect-free caller for the common signatures below, or nil: a call
+// through reflect.Value.Call costs more than the rest of the Go side of a call.
+func directOf(fn any) func(ts []*core.Tensor, f float64) (*core.Tensor, error) {
+	switch fn := fn.(type) {
+	case func(*core.Tensor) error:
+		return func(ts []*core.Tensor, _ float64) (*core.Tensor, error) { return nil, fn(ts[0]) }
+	case func(*core.Tensor, float64) error:
+		return func(ts []*core.Tensor, f float64) (*core.Tensor, error) { return nil, fn(ts[0], f) }
+	case func(*core.Tensor, *core.Tensor) error:
+		return func(ts []*core.Tensor, _ float64) (*core.Tensor, error) { return nil, fn(ts[0], ts[1]) }
+	case func(*core.Tensor) (*core.Tensor, error):
+		return func(ts []*core.Tensor, _ float64) (*core.Tensor, error) { return fn(ts[0]) }
+	case func(*core.Tensor, *core.Tensor) (*core.Tensor, error):
+		return func(ts []*core.Tensor, _ float64) (*core.Tensor, error) { return fn(ts[0], ts[1]) }
+	}
+	return nil
 }
 
 var registry struct {
@@ -151,7 +172,7 @@ func describeFunc(name string, fn any, doc string) (*function, error) {
 		return nil, fmt.Errorf("%w: %s: %v has more than %d parameters or %d results", ErrRegister,
 			name, t, maxParams, maxResults)
 	}
-	f := &function{Name: name, Doc: doc, fn: v, Params: []param{}, Results: []param{}}
+	f := &function{Name: name, Doc: doc, fn: v, Params: []param{}, Results: []param{}, direct: directOf(fn)}
 	names := paramNames(name, doc, t.NumIn())
 	for i := range t.NumIn() {
 		k := kindOf(t.In(i))

@@ -13,12 +13,15 @@ float64 array of 1000 elements:
 * export: ``numpy.from_dlpack(t)`` of a Go tensor against ``numpy.from_dlpack(x)``;
 * call: ``lib.noop(x)`` (a registered ``func(*core.Tensor) error`` on a NumPy array: capsule,
   import, hold, call, release) against a ctypes call of an //export'ed Go function taking the
-  handle of a tensor Go already has (``dlpackgo_test_noop``: look the handle up, hold, return).
+  handle of a tensor Go already has (``dlpackgo_test_noop``: look the handle up, hold, return);
+* call_handle: ``lib.noop(g)`` on a dlpackgo.Tensor ``g`` (passed by its handle: look up, hold,
+  call) against the same ctypes call: the same work on both sides.
 """
 
 import argparse
 import ctypes
 import json
+import time
 import timeit
 
 import numpy as np
@@ -31,7 +34,11 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--number", type=int, default=20_000, help="calls per repeat")
     p.add_argument("--repeat", type=int, default=7)
+    p.add_argument("--timer", choices=("wall", "cpu"), default="wall",
+                   help="wall: time.perf_counter; cpu: time.process_time (all of this process's "
+                        "threads, Go's included), steadier on a loaded machine")
     a = p.parse_args()
+    timer = time.perf_counter if a.timer == "wall" else time.process_time
 
     x = np.arange(1000, dtype=np.float64)
     t = arange((1000,))
@@ -46,12 +53,13 @@ def main():
         "import": (lambda: take(x).release(), lambda: tfrom(x)),
         "export": (lambda: nfrom(t), lambda: nfrom(x)),
         "call": (lambda: noop(x), lambda: noop_c(h)),
+        "call_handle": (lambda: noop(g), lambda: noop_c(h)),
     }
     best = {k: [float("inf"), float("inf")] for k in pairs}
     for _ in range(a.repeat):
         for k, (ours, peer) in pairs.items():
             for i, f in enumerate((ours, peer)):
-                s = timeit.timeit(f, number=a.number) / a.number * 1e9
+                s = timeit.timeit(f, number=a.number, timer=timer) / a.number * 1e9
                 best[k][i] = min(best[k][i], s)
     out = {}
     for k, (ours, peer) in best.items():

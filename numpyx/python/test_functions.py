@@ -70,9 +70,18 @@ class Calls(Base):
         self.assertEqual(LIB.first_address(a[3:]), a[3:].ctypes.data)
         t = torch.ones(5)
         self.assertEqual(LIB.first_address(t), t.data_ptr())
-        g = LIB.from_dlpack(a)  # a dlpackgo.Tensor is an argument like any other
+        g = LIB.from_dlpack(a)  # a dlpackgo.Tensor goes by its handle: Go has it already
         self.assertEqual(LIB.first_address(g), a.ctypes.data)
+        LIB.scale(g, 2.0)
+        self.assertEqual(a[3], 6.0)
+        handles = LIB.live_handles()
+        r = LIB.same(g, returns="tensor")
+        self.assertEqual(r.data_ptr, a.ctypes.data)
+        self.assertEqual(LIB.live_handles(), handles + 1, "the argument's handle is untouched")
+        r.release()
         g.release()
+        with self.assertRaises(ValueError):
+            LIB.first_address(g)  # released: refused before Go runs
 
     def test_results_zero_copy(self):
         a = np.arange(6.0).reshape(2, 3)

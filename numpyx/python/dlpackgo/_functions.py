@@ -124,8 +124,10 @@ def attach(lib, returns):
 
 def _capsule(x, fn, i, name, legacy):
     """x's unused DLPack capsule, for argument i of fn (legacy: the set of producer types that
-    take no max_version)."""
+    take no max_version), or the handle of a dlpackgo.Tensor."""
     t = type(x)
+    if t is Tensor:  # Go has it: its handle is enough (ValueError once released)
+        return x.handle
     if t in legacy:
         try:
             return x.__dlpack__()
@@ -244,8 +246,9 @@ def _make(lib, spec, call):
         names = [f"arg{i}" for i in range(len(params))]
     args = []
     for i, (n, p) in enumerate(zip(names, params)):
-        if p["kind"] == "tensor":
-            args.append(f"_cap({n}, {name!r}, {i + 1}, {n!r}, _legacy)")
+        if p["kind"] == "tensor":  # a live dlpackgo.Tensor goes by its handle, inline
+            args.append(f"({n}._handle if type({n}) is _Tensor and {n}._handle else "
+                        f"_cap({n}, {name!r}, {i + 1}, {n!r}, _legacy))")
         else:
             args.append(n)
     tensors = [i for i, r in enumerate(results) if r["kind"] == "tensor"]
@@ -265,7 +268,7 @@ def _make(lib, spec, call):
                      for i in range(len(results))]
             body += f"    return ({', '.join(items)},)\n"
     src = f"def {name}({sig}):\n{body}"
-    env = {"_call": call, "_cap": _capsule, "_legacy": lib._legacy_types, "_lib": lib,
+    env = {"_call": call, "_cap": _capsule, "_Tensor": Tensor, "_legacy": lib._legacy_types, "_lib": lib,
            "_convert": _convert, "_check": _check_returns}
     exec(compile(src, f"<dlpackgo {name}>", "exec"), env)
     f = env[name]
