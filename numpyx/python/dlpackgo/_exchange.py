@@ -333,10 +333,11 @@ class Tensor:
             self._lib._release(h)
 
     def __del__(self):
-        try:
-            self.release()
-        except Exception:  # interpreter shutdown: the library may be gone
-            pass
+        if self._handle:  # released already (the common case after release()): nothing to do
+            try:
+                self.release()
+            except Exception:  # interpreter shutdown: the library may be gone
+                pass
 
     def __enter__(self):
         return self
