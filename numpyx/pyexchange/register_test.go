@@ -105,3 +105,39 @@ func TestExceptionFor(t *testing.T) {
 	}
 	assert.Equal(t, "BufferError", BufferError.String())
 }
+
+func TestDirectCallers(t *testing.T) {
+	direct := []any{
+		func(*core.Tensor) error { return nil },
+		func(*core.Tensor, float64) error { return nil },
+		func(*core.Tensor, *core.Tensor) error { return nil },
+		func(*core.Tensor) (*core.Tensor, error) { return nil, nil },
+		func(*core.Tensor, *core.Tensor) (*core.Tensor, error) { return nil, nil },
+	}
+	for _, fn := range direct {
+		f, err := describeFunc("d", fn, "")
+		require.NoError(t, err)
+		assert.NotNil(t, f.direct, "%T", fn)
+	}
+	for _, fn := range []any{
+		func(*core.Tensor, float32) error { return nil },
+		func(*core.Tensor) (float64, error) { return 0, nil },
+		func(int) error { return nil },
+	} {
+		f, err := describeFunc("r", fn, "")
+		require.NoError(t, err)
+		assert.Nil(t, f.direct, "%T goes through reflect", fn)
+	}
+	// a direct caller passes the tensors and the float in order, and returns what fn returns
+	x := core.MustFromSlice([]float64{1, 2}, 2)
+	var got []any
+	f, err := describeFunc("d", func(a *core.Tensor, s float64) error {
+		got = append(got, a, s)
+		return core.ErrArgument
+	}, "")
+	require.NoError(t, err)
+	r, err := f.direct([]*core.Tensor{x}, 2.5)
+	assert.Nil(t, r)
+	require.ErrorIs(t, err, core.ErrArgument)
+	assert.Equal(t, []any{x, 2.5}, got)
+}
