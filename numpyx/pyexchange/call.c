@@ -369,13 +369,11 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 	/* 3. Go, without the GIL */
 	char errbuf[ERRLEN];
 	errbuf[0] = 0;
-	int saved = npending;
 	in_call = 1;
 	void *ts = cp.save_thread();
 	int rc = dlpackgo_call(fn->id, handles, in, fn->nparams, out, fn->nresults, errbuf, sizeof errbuf);
 	cp.restore_thread(ts);
 	in_call = 0;
-	(void)saved;
 
 	/* 4. deferred deleters, then the results */
 	run_pending();

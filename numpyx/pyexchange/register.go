@@ -102,8 +102,9 @@ var registry struct {
 }
 
 // Register makes fn callable from Python as the attribute name of dlpackgo.Library, with doc as
-// its docstring. Call it from the c-shared library's init function (or main package variables),
-// once per function:
+// its docstring. Call it from the c-shared library's init function, once per function (Python
+// lists the functions when it loads the library; later registrations are not seen by a Library
+// made before them):
 //
 //	func init() {
 //		pyexchange.Register("scale", scale, "scale(x, factor)\n\nMultiplies x by factor in place.")
