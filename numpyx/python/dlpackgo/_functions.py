@@ -283,6 +283,9 @@ def _make(lib, spec, call):
     go_results = ", ".join([r["type"] for r in results] + ["error"])
     go_results = f"({go_results})" if len(results) > 0 else go_results
     doc = spec["doc"].strip()
+    first, _, rest = doc.partition("\n")
+    if first.startswith(name + "(") and first.rstrip().endswith(")"):
+        doc = rest.strip()  # the parameter names' line: help() shows the signature itself
     f.__doc__ = (doc + "\n\n" if doc else "") + f"Go: func {name}({go_params}) {go_results}"
     if tensors:
         f.__doc__ += ("\n\nTensor results come back as NumPy arrays by default (Library(..., "
