@@ -104,8 +104,13 @@ def _api_address(name):
 class Library:
     """A Go c-shared library that exports the pyexchange C functions.
 
-    ``path`` is the shared object's path (or an already loaded ``ctypes.CDLL``). The raw
-    library stays available as ``cdll`` for the library's own functions; pass them
+    ``path`` is the shared object's path (or an already loaded ``ctypes.CDLL``). The Go
+    functions the library registered (``pyexchange.Register``) are attributes of it
+    (``lib.scale(a, 2.0)``; ``dir(lib)``, ``help(lib.scale)``, and all of them in the dict
+    ``functions``); their tensor results come back as ``returns`` says: "numpy" (the default),
+    "torch", "tensor" (a ``Tensor``) or a callable taking an object with ``__dlpack__`` (such as
+    ``cupy.from_dlpack``), which a call's own ``returns=`` overrides. The raw library stays
+    available as ``cdll`` for functions the library exports itself with //export; pass them
     ``Tensor.handle`` and adopt the handles they return with ``tensor``.
     """
 
