@@ -84,9 +84,6 @@ static __thread int in_call; /* this thread is in dlpackgo_call, its GIL release
 static __thread void *pending[PENDING_MAX];
 static __thread uint8_t pending_versioned[PENDING_MAX];
 static __thread int npending;
-static int64_t live_guards;
-
-int64_t pxg_call_guards_live(void) { return __atomic_load_n(&live_guards, __ATOMIC_SEQ_CST); }
 
 static void run_or_defer(void *orig, int versioned) {
 	if (in_call && npending < PENDING_MAX) {
@@ -117,14 +114,12 @@ static void run_pending(void) {
 static void guard_deleter_v(pxg_managed_versioned *self) {
 	void *orig = self->manager_ctx;
 	free(self);
-	__atomic_sub_fetch(&live_guards, 1, __ATOMIC_SEQ_CST);
 	run_or_defer(orig, 1);
 }
 
 static void guard_deleter_l(pxg_managed *self) {
 	void *orig = self->manager_ctx;
 	free(self);
-	__atomic_sub_fetch(&live_guards, 1, __ATOMIC_SEQ_CST);
 	run_or_defer(orig, 0);
 }
 
@@ -363,7 +358,6 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 			g->deleter = guard_deleter_l;
 			in[i].p = g;
 		}
-		__atomic_add_fetch(&live_guards, 1, __ATOMIC_SEQ_CST);
 	}
 
 	/* 3. Go, without the GIL */

@@ -89,6 +89,5 @@ enum {
 int pxg_call_attach(const uintptr_t *api, int n);
 void *pxg_caller_new(const pxg_fn *fn);
 void *pxg_releaser_new(void);
-int64_t pxg_call_guards_live(void);
 
 #endif
