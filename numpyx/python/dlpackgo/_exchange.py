@@ -85,7 +85,7 @@ _API = ("PyCapsule_IsValid", "PyCapsule_GetPointer", "PyErr_Fetch", "PyErr_Resto
         "PyCapsule_New", "PyCFunction_NewEx", "Py_IncRef", "Py_DecRef", "PyErr_NoMemory",
         "PyCapsule_SetName", "PyLong_FromVoidPtr", "PyErr_SetString",
         True, None, TypeError, ValueError, BufferError)
-_ABI = 3  # the protocol version of this module and the library (dlpackgo_abi)
+_ABI = 4  # the protocol version of this module and the library (dlpackgo_abi); 4: functions
 
 
 def _api_address(name):
