@@ -1,113 +1,96 @@
-// Command python is a Go library for Python: built with -buildmode=c-shared, it hands its
-// tensors to NumPy and PyTorch and works on theirs, without copying, through DLPack capsules.
-// roundtrip.py loads it with the pure-Python module numpyx/python/dlpackgo.py. From the
-// repository root:
+// Command python is a Go library for Python: built with -buildmode=c-shared, it registers two Go
+// functions that example.py calls on NumPy arrays and PyTorch tensors, without copying:
 //
 //	go build -buildmode=c-shared -o /tmp/libexample.so ./examples/python
-//	PYTHONPATH=numpyx/python python3 examples/python/roundtrip.py /tmp/libexample.so
+//	PYTHONPATH=numpyx/python python3 examples/python/example.py /tmp/libexample.so
 //
-// Importing package pyexchange gives the library the exchange functions the Python module calls
-// (dlpackgo_export, dlpackgo_import, ...); the library adds its own, which take and return
-// tensor handles (pyexchange.Handle).
+// (python3: any interpreter with NumPy and PyTorch.) Each function is an ordinary Go function
+// registered once, in init, with pyexchange.Register: no //export, no C types, no handles.
+// Python passes any object with __dlpack__ where a *core.Tensor is expected, and gets tensor
+// results back as NumPy arrays (or torch tensors) over Go's memory. Go errors become Python
+// exceptions; ErrSingular becomes a ValueError through pyexchange.MapError.
 package main
 
-/*
-#include <stdint.h>
-*/
-import "C"
-
 import (
+	"errors"
 	"fmt"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/gonumx"
 	"github.com/dlpack-go/dlpack/numpyx/pyexchange"
 )
 
+// ErrSingular is returned by solve for a matrix Gonum cannot solve with; Python sees a
+// ValueError (see init).
+var ErrSingular = errors.New("example: matrix is singular")
+
+func init() {
+	pyexchange.MapError(ErrSingular, pyexchange.ValueError)
+	pyexchange.MustRegister("solve", solve, `solve(a, b)
+
+Solves a·x = b with Gonum (LU with partial pivoting) and returns x: a is an n×n float64 matrix,
+b a float64 vector of n elements or an n×k matrix. a and b are read in place (a copy is made
+only for layouts Gonum cannot read, such as Fortran order); x is Gonum's memory, handed to
+Python without a copy.`)
+	pyexchange.MustRegister("scale", scale, `scale(x, factor)
+
+Multiplies every element of x (float32 or float64, any strides) by factor, in place.`)
+}
+
 func main() {
-	fmt.Println("build me with -buildmode=c-shared and load me from Python: see roundtrip.py")
+	fmt.Println("build me with -buildmode=c-shared and load me from Python: see example.py")
 }
 
-// example_matrix returns the handle of a new rows×cols float64 matrix holding 0, 1, 2, ... in
-// row-major order, or 0 for a bad shape.
-//
-//export example_matrix
-func example_matrix(rows, cols C.int64_t) C.uintptr_t {
-	if rows < 0 || cols < 0 || rows*cols > 1<<24 {
-		return 0
-	}
-	vals := make([]float64, rows*cols)
-	for i := range vals {
-		vals[i] = float64(i)
-	}
-	t, err := core.FromSlice(vals, int64(rows), int64(cols))
+// solve solves a·x = b with Gonum.
+func solve(a, b *core.Tensor) (*core.Tensor, error) {
+	am, err := gonumx.ToDense(a) // zero-copy for a C-order float64 matrix
 	if err != nil {
-		return 0
+		return nil, fmt.Errorf("example: solve: a: %w", err)
 	}
-	h, err := pyexchange.NewHandle(t)
+	if r, c := am.Dims(); r != c {
+		return nil, fmt.Errorf("%w: example: solve: a is %d×%d, want a square matrix", core.ErrArgument, r, c)
+	}
+	var lu mat.LU
+	lu.Factorize(am)
+	if b.Ndim() == 1 {
+		bv, err := gonumx.ToVecDense(b)
+		if err != nil {
+			return nil, fmt.Errorf("example: solve: b: %w", err)
+		}
+		var x mat.VecDense
+		if err := lu.SolveVecTo(&x, false, bv); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrSingular, err)
+		}
+		return gonumx.FromVecDense(&x) // a tensor over x's memory: no copy
+	}
+	bm, err := gonumx.ToDense(b)
 	if err != nil {
-		return 0
+		return nil, fmt.Errorf("example: solve: b: %w", err)
 	}
-	return C.uintptr_t(h)
+	var x mat.Dense
+	if err := lu.SolveTo(&x, false, bm); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSingular, err)
+	}
+	return gonumx.FromDense(&x)
 }
 
-// example_scale multiplies every element of a float64 or float32 tensor by factor, in place,
-// whatever its strides. It returns 0, or -1 for an unknown handle, another dtype or a read-only
-// tensor.
-//
-//export example_scale
-func example_scale(h C.uintptr_t, factor C.double) C.int {
-	t, err := pyexchange.Lookup(pyexchange.Handle(h))
-	if err != nil {
-		return -1
-	}
-	switch t.DType() {
+// scale multiplies x by factor in place, whatever its strides.
+func scale(x *core.Tensor, factor float64) error {
+	switch x.DType() {
 	case core.Float64:
-		err = scale(t, float64(factor))
+		return each(x, func(p *float64) { *p *= factor })
 	case core.Float32:
-		err = scale(t, float32(factor))
-	default:
-		return -1
+		return each(x, func(p *float32) { *p *= float32(factor) })
 	}
-	if err != nil {
-		return -1
-	}
-	return 0
+	return fmt.Errorf("%w: example: scale: dtype %v, want float32 or float64", core.ErrTypeMismatch, x.DType())
 }
 
-// example_sum stores the sum of a float64 or float32 tensor's elements in *out; 0, or -1.
-//
-//export example_sum
-func example_sum(h C.uintptr_t, out *C.double) C.int {
-	t, err := pyexchange.Lookup(pyexchange.Handle(h))
-	if err != nil || out == nil {
-		return -1
-	}
-	var s float64
-	switch t.DType() {
-	case core.Float64:
-		err = each(t, false, func(p *float64) { s += *p })
-	case core.Float32:
-		err = each(t, false, func(p *float32) { s += float64(*p) })
-	default:
-		return -1
-	}
-	if err != nil {
-		return -1
-	}
-	*out = C.double(s)
-	return 0
-}
-
-func scale[T float32 | float64](t *core.Tensor, f T) error {
-	return each(t, true, func(p *T) { *p *= f })
-}
-
-// each calls f with the address of every element of t, in C order, whatever the strides.
-func each[T float32 | float64](t *core.Tensor, write bool, f func(*T)) error {
-	span, first, err := core.ReadOnlySpan[T](t)
-	if write {
-		span, first, err = core.Span[T](t)
-	}
+// each calls f with the address of every element of t, in C order, whatever the strides. The
+// tensor's memory is held by the caller (pyexchange holds every argument for the whole call).
+func each[T float32 | float64](t *core.Tensor, f func(*T)) error {
+	span, first, err := core.Span[T](t) // refuses read-only tensors
 	if err != nil {
 		return err
 	}

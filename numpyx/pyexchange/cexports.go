@@ -17,7 +17,7 @@ import (
 	"github.com/dlpack-go/dlpack/core/cdlpack"
 )
 
-// The C functions below are what the Python module (numpyx/python/dlpackgo.py) calls through
+// The C functions below are what the Python module (numpyx/python/dlpackgo) calls through
 // ctypes. Every c-shared library that imports this package exports them. They never panic on
 // bad input: failures are reported through an error kind and a message buffer.
 
@@ -38,7 +38,7 @@ func report(err error, buf *C.char, n C.size_t) {
 	b[1+m] = 0
 }
 
-// dlpackgo_abi returns the version of the protocol between the library and dlpackgo.py; the
+// dlpackgo_abi returns the version of the protocol between the library and the dlpackgo package; the
 // Python module refuses a library that speaks another.
 //
 //export dlpackgo_abi

@@ -1,7 +1,36 @@
-// Package pyexchange is what a Go library loaded into a Python process needs to hand its
-// tensors to NumPy and PyTorch, and to take theirs, without copying: the C functions that the
-// pure-Python module numpyx/python/dlpackgo.py calls, and the export and import policy behind
-// them. It is built on the C bridge of package core/cdlpack, and needs cgo.
+// Package pyexchange is what a Go library loaded into a Python process needs to be called from
+// Python on NumPy and PyTorch arrays, and to hand its tensors to them and take theirs, without
+// copying: Register, the C functions that the pure-Python package dlpackgo (numpyx/python, with
+// a pyproject.toml; the exchange itself is its module dlpackgo._exchange) calls, and the export
+// and import policy behind them. It is built on the C bridge of package core/cdlpack, and needs
+// cgo.
+//
+// # Registered functions
+//
+// A library registers ordinary Go functions in its init, one call each, and Python calls them
+// as attributes of dlpackgo.Library:
+//
+//	func init() { pyexchange.MustRegister("scale", scale, "scale(x, factor)\n\nx *= factor, in place.") }
+//	func scale(x *core.Tensor, factor float64) error { ... }
+//
+//	lib = dlpackgo.Library("./libexample.so")   # Python
+//	lib.scale(numpy_array, 2.0)                 # or a torch tensor: Go writes it in place
+//
+// Parameters are *core.Tensor, Go integers, floats, bool and string; results the same, before
+// a last error (Register refuses other signatures). Each function is a Python function with
+// its real signature (positional-only parameters, named by the first line of the docstring),
+// so help(lib.scale) and dir(lib) work. A call converts and checks every argument in C (a
+// TypeError, or an OverflowError for a number out of range of the Go type, before the Go
+// function runs), hands the tensor arguments' DLPack capsules to Go, releases the GIL and enters
+// Go once: the arguments are imported, held (core.Hold) for the whole call and released after
+// it (the producers' deleters then run with the GIL, on the calling thread), and the tensor
+// results are exported, without copying, to NumPy (the default), PyTorch or dlpackgo.Tensor, as
+// the caller asks (Library(..., returns=...), or returns= on the call). A non-nil error raises
+// dlpackgo.GoError with the error's message, as a ValueError, TypeError, BufferError or
+// MemoryError subclass when it wraps a mapped sentinel (ExceptionFor, MapError); a panic is
+// recovered and raises dlpackgo.GoPanic with the panic value and stack. The function may keep
+// views of its arguments beyond the call: their memory then stays valid until the views are
+// released, whose deleter takes the GIL itself.
 //
 // A Go program becomes such a library by importing this package and building with
 // -buildmode=c-shared (see examples/python): every function below marked "C" is then exported
@@ -86,14 +115,16 @@
 // cls's managed_tensor_to_py_object_no_sync, and Library.allocate(cls, shape, dtype, device) a
 // Go tensor over a new tensor of cls's managed_tensor_allocator. The C functions dlpackgo_exchange_init,
 // dlpackgo_exchange_api, dlpackgo_exchange_capsule_name, dlpackgo_exchange_builtin and
-// dlpackgo_exchange_count serve dlpackgo.py (exchange_api.go).
+// dlpackgo_exchange_count serve dlpackgo/_exchange.py (exchange_api.go).
 //
 // # C functions
 //
 // dlpackgo_abi, dlpackgo_init, dlpackgo_python_exiting, dlpackgo_capsule_name,
 // dlpackgo_capsule_destructor, dlpackgo_export, dlpackgo_sharer, dlpackgo_taker,
 // dlpackgo_delete_export, dlpackgo_import, dlpackgo_release, dlpackgo_describe, dlpackgo_live
-// and dlpackgo_collect: see cexports.go. Failures are reported through a message buffer whose
+// and dlpackgo_collect: see cexports.go. dlpackgo_call_init, dlpackgo_functions, dlpackgo_free,
+// dlpackgo_caller, dlpackgo_call, dlpackgo_releaser, dlpackgo_view and dlpackgo_clone: see
+// call.go. Failures are reported through a message buffer whose
 // first byte says which Python exception to raise.
 //
 // # Limits

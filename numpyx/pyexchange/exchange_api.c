@@ -12,7 +12,7 @@
  *   - dltensor_from_py_object_no_sync: the template's descriptor itself, non-owning; refused
  *     (BufferError) for a tensor that only a copy could describe, as a borrowed view cannot own it.
  *   - managed_tensor_to_py_object_no_sync: Go adopts the managed tensor (dlpackgo_import, with the
- *     GIL guard of every Python import) and the Tensor is made by dlpackgo.py's maker.
+ *     GIL guard of every Python import) and the Tensor is made by dlpackgo/_exchange.py's maker.
  *   - managed_tensor_allocator: C memory of our own (one block: the managed tensor, shape,
  *     strides, then zeroed data aligned to 256 bytes), CPU only; its deleter frees the block.
  *   - current_work_stream: NULL (the legacy default stream) for every device. dlpack-go keeps no

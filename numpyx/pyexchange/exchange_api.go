@@ -29,7 +29,7 @@ import (
 	"github.com/dlpack-go/dlpack/core"
 )
 
-// The C functions below give dlpackgo.py the DLPack 1.3 C exchange API of exchange_api.c: the
+// The C functions below give dlpackgo/_exchange.py the DLPack 1.3 C exchange API of exchange_api.c: the
 // table dlpackgo.Tensor publishes as __dlpack_c_exchange_api__, and the builtins through which
 // Library.from_dlpack consumes other types' tables. Go is on none of their hot paths.
 
@@ -75,7 +75,7 @@ func ExchangeAPILiveAllocations() int64 { return int64(C.pxe_count(C.PXE_COUNT_L
 
 // ExchangeAPI returns the DLPack 1.3 exchange table of this library (version 1.3, no prev_api), the
 // one dlpackgo.Tensor publishes as __dlpack_c_exchange_api__. It is static: it lives as long as
-// the process. Its Python entries work once dlpackgo.py has attached the interpreter; the
+// the process. Its Python entries work once dlpackgo/_exchange.py has attached the interpreter; the
 // allocator and current_work_stream need no Python.
 func ExchangeAPI() *core.DLPackExchangeAPI { return (*core.DLPackExchangeAPI)(C.pxe_api()) }
 

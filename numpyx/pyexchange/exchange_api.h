@@ -10,7 +10,7 @@
 
 /*
  * The Python C API entries pxe_attach takes, by index: function addresses, then (from
- * PXE_API_NONE on) object addresses. dlpackgo.py passes them in this order (_XAPI).
+ * PXE_API_NONE on) object addresses. dlpackgo/_exchange.py passes them in this order (_XAPI).
  */
 enum {
 	PXE_API_GET_ATTR,          /* PyObject_GetAttr */

@@ -7,11 +7,27 @@ import "C"
 
 import (
 	"fmt"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/core/cdlpack"
 )
+
+// attached caches the first true answer of pxg_python_attached (the interpreter, once attached,
+// stays attached): a cgo call less per import.
+var attached atomic.Bool
+
+func pythonAttached() bool {
+	if attached.Load() {
+		return true
+	}
+	if C.pxg_python_attached() != 0 {
+		attached.Store(true)
+		return true
+	}
+	return false
+}
 
 // ImportVersioned takes ownership of m, a DLManagedTensorVersioned that a Python producer
 // handed over (the capsule already renamed to "used_dltensor_versioned"), and returns a tensor
@@ -26,7 +42,7 @@ func ImportVersioned(m *core.DLManagedTensorVersioned) (*core.Tensor, error) {
 	if m == nil {
 		return nil, fmt.Errorf("pyexchange: import: %w: DLManagedTensorVersioned", core.ErrNil)
 	}
-	if C.pxg_python_attached() != 0 {
+	if pythonAttached() {
 		cm := (*C.pxg_managed_versioned)(unsafe.Pointer(m))
 		w := C.pxg_guard_versioned(cm)
 		if w == nil {
@@ -49,7 +65,7 @@ func ImportLegacy(m *core.DLManagedTensor) (*core.Tensor, error) {
 	if m == nil {
 		return nil, fmt.Errorf("pyexchange: import: %w: DLManagedTensor", core.ErrNil)
 	}
-	if C.pxg_python_attached() != 0 {
+	if pythonAttached() {
 		cm := (*C.pxg_managed)(unsafe.Pointer(m))
 		w := C.pxg_guard_legacy(cm)
 		if w == nil {

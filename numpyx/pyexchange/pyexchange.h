@@ -67,8 +67,8 @@ enum {
 	PXG_API_COUNT
 };
 
-/* The version of the protocol between the library and dlpackgo.py (dlpackgo_abi). */
-#define PXG_ABI 3
+/* The version of the protocol between the library and the dlpackgo package (numpyx/python/dlpackgo/_exchange.py) (dlpackgo_abi). */
+#define PXG_ABI 4 /* 4: registered functions (call.h) */
 
 /* pxg_attach takes n API addresses in the order above. It returns 0, or -1 if n is not
  * PXG_API_COUNT or a required address is 0. */

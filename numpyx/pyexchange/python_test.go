@@ -45,7 +45,9 @@ func goTool() string {
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
-// python returns the interpreter to test with: $PYTHON, or Debian's /usr/bin/python3.
+// python returns the interpreter to test with: $PYTHON, or Debian's /usr/bin/python3, because
+// that is the interpreter scripts/setup.sh gives NumPy, PyTorch and venv (python3 on PATH may be
+// a pyenv or conda one without them). Nothing outside the tests assumes /usr/bin/python3.
 func python() string {
 	if p := os.Getenv("PYTHON"); p != "" {
 		return p
@@ -104,8 +106,19 @@ func TestPython(t *testing.T) {
 	t.Log(out)
 }
 
+// TestPythonFunctions runs test_functions.py: registered Go functions called from Python (help,
+// dir, TypeErrors before Go runs, Go errors and panics as exceptions, the GIL released, zero-copy
+// arguments and results) and the Tensor's Python face.
+func TestPythonFunctions(t *testing.T) {
+	out := runPython(t, "-m", "unittest", "-v", "test_functions")
+	require.Regexp(t, `(?m)^OK`, out)
+	require.NotContains(t, out, "skipped", "no Python test may be skipped here")
+	t.Log(out)
+}
+
 // TestPythonMemoryFlat runs 100 000 round trips Go -> NumPy, NumPy -> Go, Go -> PyTorch -> Go and
-// PyTorch -> Go, and checks that resident memory and the live counts stay flat.
+// PyTorch -> Go, then 100 000 rounds of registered calls (NumPy, torch and handle arguments,
+// tensor results, errors, panics), and checks that resident memory and the live counts stay flat.
 func TestPythonMemoryFlat(t *testing.T) {
 	if testing.Short() {
 		t.Skip("100 000 round trips take a while; run without -short")
@@ -140,6 +153,27 @@ func BenchmarkNumPyFromDLPack(b *testing.B) {
 			b.ReportMetric(r.Ratio, "ratio")
 			b.ReportMetric(r.FirstNs, "first-ns/op")
 			b.ReportMetric(r.Import, "import-ns/op")
+		})
+	}
+}
+
+// BenchmarkPythonCalls times, in one Python process, interleaved (bench_calls.py): import
+// (Library.from_dlpack of a NumPy array, released) against torch.from_dlpack of the same array;
+// export (numpy.from_dlpack of a Go tensor) against numpy.from_dlpack of a NumPy array; and a
+// registered function call (lib.noop(a)) against a ctypes call of an //export'ed Go function
+// taking a handle. ns/op is ours, peer-ns/op the peer's, ratio their quotient. Run with
+// -benchtime=1x: each run is one Python process that times many calls itself.
+func BenchmarkPythonCalls(b *testing.B) {
+	for _, pair := range []string{"import", "export", "call", "call_handle"} {
+		b.Run(pair, func(b *testing.B) {
+			var r map[string]float64
+			for range b.N {
+				out := runPython(b, "bench_calls.py")
+				require.NoError(b, json.Unmarshal(bytes.TrimSpace(lastLine(out)), &r), out)
+			}
+			b.ReportMetric(r[pair+"_ns"], "ns/op")
+			b.ReportMetric(r[pair+"_peer_ns"], "peer-ns/op")
+			b.ReportMetric(r[pair+"_ratio"], "ratio")
 		})
 	}
 }

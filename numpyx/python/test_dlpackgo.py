@@ -265,7 +265,8 @@ class GoToNumPy(Base):
             with self.subTest(view=name):
                 a = np.from_dlpack(t)
                 np.testing.assert_array_equal(a, want)
-                self.assertEqual(tuple(s // 8 for s in a.strides), t.strides, "strides in elements")
+                self.assertEqual(tuple(s // 8 for s in a.strides), t.element_strides, "strides in elements")
+                self.assertEqual(a.strides, t.strides, "strides in bytes, as NumPy counts them")
                 self.assertEqual(a.ctypes.data, t.data_ptr, "offset folded into data, shared")
                 self.assertTrue(go_set(t, -1, 0, 1))
                 self.assertEqual(a[0, 1], -1)
@@ -619,9 +620,10 @@ class NumPyToGo(Base):
             with self.subTest(dtype=dt.__name__):
                 a = np.arange(6).reshape(2, 3).astype(dt)
                 g = LIB.from_dlpack(a)
-                self.assertEqual(g.dtype, (code, bits, 1))
+                self.assertEqual(g.dl_dtype, (code, bits, 1))
+                self.assertEqual(g.dtype, np.dtype(dt).name, "NumPy's name")
                 self.assertEqual(g.shape, (2, 3))
-                self.assertEqual(g.strides, (3, 1), "NULL strides from NumPy < 2.4 become C order")
+                self.assertEqual(g.element_strides, (3, 1), "NULL strides from NumPy < 2.4 become C order")
                 self.assertEqual(g.data_ptr, a.ctypes.data)
                 self.assertEqual(go_sum(g), 15)
                 a[1, 1] = 9
@@ -645,7 +647,8 @@ class NumPyToGo(Base):
                     self.assertEqual(go_get(g, *idx), a[idx])
                 for i, n in enumerate(a.shape):
                     if n > 1 and a.size:
-                        self.assertEqual(g.strides[i] * a.itemsize, a.strides[i])
+                        self.assertEqual(g.element_strides[i] * a.itemsize, a.strides[i])
+                        self.assertEqual(g.strides[i], a.strides[i])
                 g.release()
 
     def test_refusals_are_python_exceptions(self):
@@ -721,7 +724,8 @@ class TorchToGo(Base):
             with self.subTest(dtype=str(dt)):
                 x = torch.arange(6).reshape(2, 3).to(dt)
                 g = LIB.from_dlpack(x)
-                self.assertEqual(g.dtype, (code, bits, 1))
+                self.assertEqual(g.dl_dtype, (code, bits, 1))
+                self.assertEqual(g.dtype, str(dt).split(".")[1], "torch's name, NumPy's where both have it")
                 self.assertEqual(g.shape, (2, 3))
                 self.assertEqual(g.data_ptr, x.data_ptr())
                 self.assertEqual(go_sum(g), 15)

@@ -57,6 +57,46 @@ class MemoryFlat(unittest.TestCase):
         self.assertLess(grown, SLACK, f"resident memory grew by {grown} bytes")
         self.assertEqual(np.from_dlpack(t).sum(), sum(range(128)))
 
+    def test_registered_calls(self):
+        """100 000 calls of registered functions: NumPy and torch arguments, a Go tensor by
+        handle, tensor results back to NumPy and torch, errors and panics."""
+        x = np.arange(128.0)
+        y = torch.arange(128.0, dtype=torch.float64)
+        g = LIB.from_dlpack(np.arange(128.0))
+
+        def run(n):
+            for i in range(n):
+                LIB.scale(x, 1.0)
+                LIB.noop(y)
+                LIB.noop(g)
+                a = LIB.add(x, y)
+                b = LIB.same(y, returns="torch")
+                if i % 10 == 0:
+                    try:
+                        LIB.fail("value")
+                    except ValueError:
+                        pass
+                    try:
+                        LIB.crash(x)
+                    except RuntimeError:
+                        pass
+                del a, b
+
+        counts = lambda: (LIB.live_exports(), LIB.live_handles(), LIB.live_foreign())
+        run(10_000)
+        gc.collect()
+        LIB.collect()
+        base, live = rss(), counts()
+        run(ROUND_TRIPS)
+        gc.collect()
+        LIB.collect()
+        eventually(lambda: counts() == live, "live counts back to baseline")
+        grown = rss() - base
+        print(f"\n{ROUND_TRIPS} rounds of calls: resident memory {base >> 20} MiB -> {rss() >> 20} MiB "
+              f"({grown / 1024:+.0f} KiB)")
+        self.assertLess(grown, SLACK, f"resident memory grew by {grown} bytes")
+        g.release()
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

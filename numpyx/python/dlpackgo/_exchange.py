@@ -96,7 +96,7 @@ _API = ("PyCapsule_IsValid", "PyCapsule_GetPointer", "PyErr_Fetch", "PyErr_Resto
         "PyCapsule_New", "PyCFunction_NewEx", "Py_IncRef", "Py_DecRef", "PyErr_NoMemory",
         "PyCapsule_SetName", "PyLong_FromVoidPtr", "PyErr_SetString",
         True, None, TypeError, ValueError, BufferError)
-_ABI = 3  # the protocol version of this module and the library (dlpackgo_abi)
+_ABI = 4  # the protocol version of this module and the library (dlpackgo_abi); 4: functions
 
 
 def _api_address(name):
@@ -118,12 +118,17 @@ def _api_address(name):
 class Library:
     """A Go c-shared library that exports the pyexchange C functions.
 
-    ``path`` is the shared object's path (or an already loaded ``ctypes.CDLL``). The raw
-    library stays available as ``cdll`` for the library's own functions; pass them
+    ``path`` is the shared object's path (or an already loaded ``ctypes.CDLL``). The Go
+    functions the library registered (``pyexchange.Register``) are attributes of it
+    (``lib.scale(a, 2.0)``; ``dir(lib)``, ``help(lib.scale)``, and all of them in the dict
+    ``functions``); their tensor results come back as ``returns`` says: "numpy" (the default),
+    "torch", "tensor" (a ``Tensor``) or a callable taking an object with ``__dlpack__`` (such as
+    ``cupy.from_dlpack``), which a call's own ``returns=`` overrides. The raw library stays
+    available as ``cdll`` for functions the library exports itself with //export; pass them
     ``Tensor.handle`` and adopt the handles they return with ``tensor``.
     """
 
-    def __init__(self, path):
+    def __init__(self, path, *, returns="numpy"):
         cdll = path if isinstance(path, ctypes.CDLL) else ctypes.CDLL(path)
         self.cdll = cdll
         abi = getattr(cdll, "dlpackgo_abi", None)
@@ -167,6 +172,9 @@ class Library:
         self._live.argtypes, self._live.restype = [c_int], c_int64
         self._collect = cdll.dlpackgo_collect
         self._collect.argtypes, self._collect.restype = [], None
+        self._legacy_types = set()  # producers whose __dlpack__ takes no max_version
+        from . import _functions  # the registered Go functions: attributes of this Library
+        _functions.attach(self, returns)
         _attach_exchange_api(self)
 
     # -- Go to Python ---------------------------------------------------------------------
@@ -182,33 +190,82 @@ class Library:
 
     # -- Python to Go ---------------------------------------------------------------------
 
-    def from_dlpack(self, x, *, via=None):
-        """Hand x's memory to Go without copying and return the Go tensor over it.
+    def from_dlpack(self, x, *, copy=None, device=None, via=None):
+        """Hand x's memory to Go and return the Go tensor over it (a ``Tensor``).
 
         x is any object with ``__dlpack__`` (a NumPy array, a torch tensor, another library's
-        array). Go owns the managed tensor from then on: the producer's deleter runs exactly
-        once, when the returned Tensor is released and no other Go holder is left.
+        array). ``copy`` has the array API's meaning: None (the default) and False share x's
+        memory (Go reads and writes it in place; importing never needs a copy), True gives Go a
+        C-order copy of its own (flag IS_COPIED). ``device`` must be None, ``"cpu"`` or x's own
+        DLPack device: tensors are never moved between devices (``BufferError`` otherwise).
 
         ``via`` chooses the path: None uses the DLPack 1.3 C exchange API of ``type(x)``
         (``__dlpack_c_exchange_api__``, version 1.x with x >= 3) for host memory and
         ``__dlpack__`` otherwise; ``"api"`` the exchange API only (no stream synchronization:
         see ``current_work_stream``); ``"dlpack"`` ``__dlpack__`` only. ``exchange_counts()``
         tells which path imports took.
+
+        Go owns the managed tensor from then on: the producer's deleter runs exactly once, when
+        the returned Tensor is released and no other Go holder is left.
         """
         if via is None or via == "api":
-            h = (self._take_api if via is None else self._take_api_strict)(x)
-            if h is not None:
-                return Tensor(self, h)
+            if copy is None and device is None:
+                h = (self._take_api if via is None else self._take_api_strict)(x)
+                if h is not None:
+                    return Tensor(self, h)
+            elif via == "api":
+                raise ValueError("dlpackgo: via='api' takes neither copy nor device")
         elif via != "dlpack":
             raise ValueError(f"dlpackgo: via must be None, 'api' or 'dlpack', not {via!r}")
+        if copy is None and device is None:  # the common case, first and short
+            if type(x) in self._legacy_types:
+                try:
+                    return Tensor(self, self._take(x.__dlpack__()))
+                except TypeError:  # instances of one type that differ: ask again, the new way
+                    self._legacy_types.discard(type(x))
+            return Tensor(self, self._take(self._capsule(x)))
+        if copy is not None and copy is not True and copy is not False:
+            raise ValueError(f"dlpackgo: copy must be None, True or False, not {copy!r}")
+        if device is not None:
+            want = (CPU, 0) if device == "cpu" else device
+            dev_of = getattr(x, "__dlpack_device__", None)
+            have = tuple(int(v) for v in dev_of()) if dev_of is not None else None
+            try:
+                want = (int(want[0]), int(want[1]))
+            except (TypeError, ValueError, IndexError):
+                raise ValueError(f"dlpackgo: device must be None, 'cpu' or a DLPack device "
+                                 f"(type, id), not {device!r}") from None
+            if have is not None and have != want:
+                raise BufferError(f"dlpackgo: x is on device {have}, not {want}: "
+                                  "tensors are never moved between devices")
+        t = self.from_capsule(self._capsule(x))
+        if copy:
+            try:
+                buf = _errbuf()
+                h = self._clone(t._handle, buf, _ERRLEN)
+                if not h:
+                    raise _error(buf)
+            finally:
+                t.release()
+            return Tensor(self, h)
+        return t
+
+    def _capsule(self, x):
+        """x's DLPack capsule: versioned if x's producer speaks it, else legacy."""
+        if type(x) in self._legacy_types:
+            try:
+                return x.__dlpack__()
+            except TypeError:  # instances of one type that differ: ask again, the new way
+                self._legacy_types.discard(type(x))
         method = getattr(x, "__dlpack__", None)
         if method is None:
             raise TypeError(f"dlpackgo: {type(x).__name__} has no __dlpack__ method")
         try:
-            capsule = method(max_version=DLPACK_VERSION)
+            return method(max_version=DLPACK_VERSION)
         except TypeError:  # a producer that predates max_version (NumPy < 2.1, PyTorch < 2.9)
             capsule = method()
-        return self.from_capsule(capsule)
+            self._legacy_types.add(type(x))  # ask it the old way from now on: no exception
+            return capsule
 
     def from_capsule(self, capsule):
         """Take an unused DLPack capsule: rename it to used_..., hand its pointer to Go.
@@ -278,6 +335,29 @@ class Library:
         self._collect()
 
 
+# DLPack dtype codes and NumPy's names (ml_dtypes' for the float formats NumPy lacks)
+_KINDS = {0: "int", 1: "uint", 2: "float", 4: "bfloat", 5: "complex", 6: "bool"}
+_NAMED = {(7, 8): "float8_e3m4", (8, 8): "float8_e4m3", (9, 8): "float8_e4m3b11fnuz",
+          (10, 8): "float8_e4m3fn", (11, 8): "float8_e4m3fnuz", (12, 8): "float8_e5m2",
+          (13, 8): "float8_e5m2fnuz", (14, 8): "float8_e8m0fnu", (15, 6): "float6_e2m3fn",
+          (16, 6): "float6_e3m2fn", (17, 4): "float4_e2m1fn", (6, 8): "bool"}
+
+
+def dtype_name(code, bits, lanes=1):
+    """NumPy's name of a DLPack dtype: dtype_name(2, 64) == 'float64', (4, 16) 'bfloat16'."""
+    name = _NAMED.get((code, bits))
+    if name is None:
+        kind = _KINDS.get(code)
+        name = f"{kind}{bits}" if kind is not None else f"dlpack(code={code}, bits={bits})"
+    return name if lanes == 1 else f"{name}x{lanes}"
+
+
+# NumPy's __array_interface__ typestr of the dtypes NumPy has (little-endian hosts)
+_TYPESTR = {(0, 8, 1): "|i1", (0, 16, 1): "<i2", (0, 32, 1): "<i4", (0, 64, 1): "<i8",
+            (1, 8, 1): "|u1", (1, 16, 1): "<u2", (1, 32, 1): "<u4", (1, 64, 1): "<u8",
+            (2, 16, 1): "<f2", (2, 32, 1): "<f4", (2, 64, 1): "<f8",
+            (5, 64, 1): "<c8", (5, 128, 1): "<c16", (6, 8, 1): "|b1"}
+
 _local = threading.local()
 
 
@@ -304,13 +384,15 @@ class Tensor:
     the memory alive on their own.
     """
 
-    __slots__ = ("_lib", "_handle", "_device", "_share", "__weakref__")
+    __slots__ = ("_lib", "_handle", "_device", "_share", "_desc", "_keep", "__weakref__")
 
     def __init__(self, lib, handle):
         self._lib = lib
         self._handle = handle
         self._device = None  # a handle's device never changes: asked once, on first use
         self._share = None   # the fast path of __dlpack__: None not asked yet, False none
+        self._desc = None    # (header, shape, element strides), asked once, on first use
+        self._keep = None    # a view that keeps the memory of __array_interface__'s arrays
 
     @property
     def handle(self):
@@ -323,14 +405,16 @@ class Tensor:
         """Release the handle now (idempotent)."""
         h, self._handle = self._handle, 0
         self._share = False  # drops the sharer's hold; arrays made from it keep theirs
+        # self._keep stays: arrays made from __array_interface__ have this object as their base
         if h:
             self._lib._release(h)
 
     def __del__(self):
-        try:
-            self.release()
-        except Exception:  # interpreter shutdown: the library may be gone
-            pass
+        if self._handle:  # released already (the common case after release()): nothing to do
+            try:
+                self.release()
+            except Exception:  # interpreter shutdown: the library may be gone
+                pass
 
     def __enter__(self):
         return self
@@ -338,39 +422,80 @@ class Tensor:
     def __exit__(self, *exc):
         self.release()
 
-    def _header(self, with_layout=False):
-        out = (c_int64 * 8)()
-        shape = strides = None
-        if with_layout:
+    def _describe(self):
+        """(header, shape, element strides) of the tensor: a handle never changes, so Go is asked
+        once."""
+        d = self._desc
+        if d is None:
+            out = (c_int64 * 8)()
             shape, strides = (c_int64 * 64)(), (c_int64 * 64)()
-        if self._lib._describe(self.handle, out, shape, strides) != 0:
-            raise ValueError(f"dlpackgo: unknown handle {self._handle}")
-        return out, shape, strides
+            if self._lib._describe(self.handle, out, shape, strides) != 0:
+                raise ValueError(f"dlpackgo: unknown handle {self._handle}")
+            n = out[0]
+            d = self._desc = (tuple(out), tuple(shape[:n]), tuple(strides[:n]))
+        return d
 
     @property
     def ndim(self):
-        return self._header()[0][0]
+        """The number of dimensions."""
+        return self._describe()[0][0]
 
     @property
     def shape(self):
-        out, shape, _ = self._header(True)
-        return tuple(shape[: out[0]])
+        """The size of each dimension, a tuple of ints."""
+        return self._describe()[1]
+
+    @property
+    def size(self):
+        """The number of elements."""
+        n = 1
+        for d in self._describe()[1]:
+            n *= d
+        return n
+
+    @property
+    def element_strides(self):
+        """Strides in elements, as DLPack counts them (NumPy's ``strides`` // ``itemsize``)."""
+        return self._describe()[2]
 
     @property
     def strides(self):
-        """Strides in elements (DLPack's unit), not bytes."""
-        out, _, strides = self._header(True)
-        return tuple(strides[: out[0]])
+        """Strides in bytes, as NumPy counts them (see ``element_strides`` for DLPack's)."""
+        size = self.itemsize
+        return tuple(s * size for s in self._describe()[2])
 
     @property
-    def dtype(self):
+    def dl_dtype(self):
         """The DLPack dtype as (code, bits, lanes)."""
-        out = self._header()[0]
+        out = self._describe()[0]
         return (out[1], out[2], out[3])
 
     @property
+    def dtype(self):
+        """The dtype as NumPy names it: 'float64', 'int8', 'bool', 'complex64', and 'bfloat16',
+        'float8_e4m3fn', ... for those NumPy lacks (ml_dtypes' names); 'float32x4' for lanes > 1."""
+        return dtype_name(*self.dl_dtype)
+
+    @property
+    def itemsize(self):
+        """Bytes per element (0 for packed sub-byte dtypes, such as int4)."""
+        _, bits, lanes = self.dl_dtype
+        return bits * lanes // 8 if bits % 8 == 0 else 0
+
+    @property
+    def nbytes(self):
+        """Bytes the elements take (size × itemsize)."""
+        return self.size * self.itemsize
+
+    @property
+    def device(self):
+        """The DLPack device (type, id): (1, 0) is the CPU."""
+        return self.__dlpack_device__()
+
+    @property
     def flags(self):
-        return self._header()[0][6]
+        """The DLPack flags: FLAG_READ_ONLY, FLAG_IS_COPIED."""
+        return self._describe()[0][6]
 
     @property
     def readonly(self):
@@ -379,19 +504,50 @@ class Tensor:
     @property
     def data_ptr(self):
         """Address of the first element (to prove sharing by pointer identity)."""
-        return self._header()[0][7]
+        return self._describe()[0][7]
+
+    def __len__(self):
+        shape = self.shape
+        if not shape:
+            raise TypeError("len() of a 0-d tensor")
+        return shape[0]
 
     def __repr__(self):
         if not self._handle:
             return "dlpackgo.Tensor(released)"
-        return f"dlpackgo.Tensor(handle={self._handle}, dtype={self.dtype}, shape={self.shape})"
+        ro = ", readonly" if self.readonly else ""
+        dev = self.device
+        where = "" if dev == (CPU, 0) else f", device={dev}"
+        return (f"dlpackgo.Tensor(shape={self.shape}, dtype='{self.dtype}', "
+                f"strides={self.strides}{where}{ro})")
+
+    @property
+    def __array_interface__(self):
+        """NumPy's array interface (version 3), so that ``numpy.asarray(t)`` shares the memory on
+        every NumPy version. The array keeps the memory valid on its own (through a view Go holds
+        for as long as this Tensor object lives), even after ``release()``. CPU tensors only; a
+        dtype NumPy lacks (bfloat16) raises TypeError."""
+        if self.__dlpack_device__()[0] != CPU:
+            raise TypeError(f"dlpackgo: __array_interface__ is for CPU tensors; this one is on "
+                            f"{self.__dlpack_device__()}: use the DLPack protocol")
+        code, bits, lanes = self.dl_dtype
+        typestr = _TYPESTR.get((code, bits, lanes))
+        if typestr is None:
+            raise TypeError(f"dlpackgo: NumPy has no dtype for {self.dtype}")
+        if self._keep is None:
+            h = self._lib._view(self.handle)
+            if not h:
+                raise ValueError("dlpackgo: tensor was released")
+            self._keep = Tensor(self._lib, h)
+        return {"version": 3, "shape": self.shape, "typestr": typestr,
+                "data": (self.data_ptr, self.readonly), "strides": self.strides}
 
     # -- the DLPack protocol --------------------------------------------------------------
 
     def __dlpack_device__(self):
         dev = self._device
         if dev is None:
-            out = self._header()[0]
+            out = self._describe()[0]
             dev = self._device = (out[4], out[5])
         return dev
 

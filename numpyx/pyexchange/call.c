@@ -1,0 +1,460 @@
+/*
+ * call.c: the builtin through which Python calls a registered Go function (register.go).
+ *
+ * dlpackgo_caller(id) makes one builtin per registered function, bound to a capsule of the
+ * function's pxg_fn (its id, parameter and result kinds, names). Called as
+ * builtin(handles, *args) from the generated Python wrapper (args: an unused DLPack capsule for
+ * each tensor parameter, the Python value for each other), it
+ *
+ *   1. converts every argument, checking its type: a TypeError here means Go never ran and
+ *      every capsule is still unused (its own destructor frees it);
+ *   2. renames the capsules "used_...", wraps each managed tensor in a guard of ours (below);
+ *   3. releases the GIL and calls dlpackgo_call, one crossing into Go that imports the
+ *      tensors, calls the function, releases the imports and exports the results;
+ *   4. takes the GIL back, runs the producer deleters that became due during the call, and
+ *      builds the results or raises the error Go reported.
+ *
+ * The guard: the producers of the arguments (NumPy, PyTorch) must run their deleters with the
+ * GIL held, while Go lets go of an argument at the end of the call, without it. A guard's
+ * deleter that runs on the calling thread during the call (the common case: the function kept
+ * no view) is put on this thread's list and run in step 4, with the GIL taken back anyway; on
+ * any other thread, or later, it takes the GIL itself (pxg_delete_guarded_*).
+ *
+ * The releaser: Tensor.release's builtin, dlpackgo_release with the GIL held, instead of a ctypes
+ * call that lets the GIL go and makes the producer's deleter take it back.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "call.h"
+#include "pyexchange.h"
+#include "_cgo_export.h" /* dlpackgo_call, dlpackgo_release */
+
+static struct {
+	void *(*save_thread)(void);
+	void (*restore_thread)(void *tstate);
+	long long (*long_as_ll)(void *o);
+	unsigned long long (*long_as_ull)(void *o);
+	double (*float_as_double)(void *o);
+	const char *(*unicode_as_utf8_and_size)(void *o, intptr_t *size);
+	void *(*err_occurred)(void);
+	void *(*err_format)(void *exc, const char *fmt, ...);
+	void (*err_set_string)(void *exc, const char *msg);
+	int (*err_exception_matches)(void *exc);
+	void *(*long_from_ll)(long long v);
+	void *(*long_from_ull)(unsigned long long v);
+	void *(*float_from_double)(double v);
+	void *(*unicode_decode_utf8)(const char *s, intptr_t n, const char *errors);
+	void *(*tuple_new)(intptr_t n);
+	int (*tuple_set_item)(void *t, intptr_t i, void *o);
+	void *(*capsule_new)(void *p, const char *name, void (*destructor)(void *));
+	int (*capsule_is_valid)(void *c, const char *name);
+	void *(*capsule_get_pointer)(void *c, const char *name);
+	int (*capsule_set_name)(void *c, const char *name);
+	void *(*cfunction_new_ex)(void *def, void *self, void *module);
+	void (*incref)(void *o);
+	void (*decref)(void *o);
+	void *(*err_no_memory)(void);
+	void *(*number_index)(void *o);
+	void *(*object_type)(void *o);
+	void *(*object_get_attr_string)(void *o, const char *name);
+	void *true_obj, *false_obj, *none_obj, *type_error, *overflow_error;
+	void *go_error, *go_value_error, *go_type_error, *go_buffer_error, *go_memory_error, *go_panic;
+} cp;
+static volatile int cp_attached;
+
+int pxg_call_attach(const uintptr_t *api, int n) {
+	if (api == NULL || n != PXG_CAPI_COUNT) return -1;
+	for (int i = 0; i < n; i++)
+		if (api[i] == 0) return -1;
+	if (__atomic_load_n(&cp_attached, __ATOMIC_SEQ_CST)) return 0;
+	void **dst = (void **)&cp;
+	/* cp is PXG_CAPI_COUNT pointers in the order of the enum */
+	_Static_assert(sizeof cp == PXG_CAPI_COUNT * sizeof(void *), "cp matches the API table");
+	for (int i = 0; i < n; i++) memcpy(&dst[i], &api[i], sizeof(void *));
+	__atomic_store_n(&cp_attached, 1, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+/* -- the guard ------------------------------------------------------------------------------ */
+
+#define PENDING_MAX 64
+
+static __thread int in_call; /* this thread is in dlpackgo_call, its GIL released */
+static __thread void *pending[PENDING_MAX];
+static __thread uint8_t pending_versioned[PENDING_MAX];
+static __thread int npending;
+
+static void run_or_defer(void *orig, int versioned) {
+	if (in_call && npending < PENDING_MAX) {
+		pending[npending] = orig;
+		pending_versioned[npending++] = (uint8_t)versioned;
+		return;
+	}
+	if (versioned)
+		pxg_delete_guarded_versioned(orig); /* takes the GIL */
+	else
+		pxg_delete_guarded_legacy(orig);
+}
+
+/* run_pending runs the deleters deferred on this thread; the caller holds the GIL. */
+static void run_pending(void) {
+	while (npending > 0) {
+		int i = --npending;
+		if (pending_versioned[i]) {
+			pxg_managed_versioned *m = pending[i];
+			if (m->deleter != NULL) m->deleter(m);
+		} else {
+			pxg_managed *m = pending[i];
+			if (m->deleter != NULL) m->deleter(m);
+		}
+	}
+}
+
+static void guard_deleter_v(pxg_managed_versioned *self) {
+	void *orig = self->manager_ctx;
+	free(self);
+	run_or_defer(orig, 1);
+}
+
+static void guard_deleter_l(pxg_managed *self) {
+	void *orig = self->manager_ctx;
+	free(self);
+	run_or_defer(orig, 0);
+}
+
+/* -- the call builtin ----------------------------------------------------------------------- */
+
+static const char fn_name[] = "dlpackgo.function";
+
+static const char *kind_name(int k) {
+	switch (k) {
+	case PXG_K_TENSOR: return "an object with __dlpack__";
+	case PXG_K_INT: return "int";
+	case PXG_K_UINT: return "int >= 0";
+	case PXG_K_FLOAT: return "float";
+	case PXG_K_BOOL: return "bool";
+	case PXG_K_STRING: return "str";
+	}
+	return "?";
+}
+
+/* arg_type_error replaces any pending exception with a TypeError that names the parameter and
+ * the type of what was passed. It returns NULL. */
+static void *arg_type_error(const pxg_fn *fn, int i, void *obj) {
+	const char *tname = "?";
+	void *type = cp.object_type(obj), *name = NULL;
+	if (type != NULL) name = cp.object_get_attr_string(type, "__name__");
+	if (name != NULL) {
+		intptr_t n;
+		const char *s = cp.unicode_as_utf8_and_size(name, &n);
+		if (s != NULL) tname = s;
+	}
+	cp.err_format(cp.type_error, "%s() argument %d (%s) must be %s, not %s", fn->name, i + 1,
+		fn->pnames[i], kind_name(fn->params[i]), tname);
+	if (name != NULL) cp.decref(name);
+	if (type != NULL) cp.decref(type);
+	return NULL;
+}
+
+/* exception_of returns the Python exception class for a report kind of call.go. */
+static void *exception_of(char kind) {
+	switch (kind) {
+	case 'V': return cp.go_value_error;
+	case 'T': return cp.go_type_error;
+	case 'B': return cp.go_buffer_error;
+	case 'M': return cp.go_memory_error;
+	case 'P': return cp.go_panic;
+	case 'O': return cp.overflow_error;
+	case 'A': return cp.type_error;
+	}
+	return cp.go_error;
+}
+
+/* drop_result lets go of result r that no Python object took. */
+static void drop_result(int kind, pxg_value *r, int handles) {
+	if (kind == PXG_K_TENSOR) {
+		if (handles) {
+			dlpackgo_release((uintptr_t)r->u);
+		} else if (r->p != NULL) {
+			pxg_managed_versioned *m = r->p;
+			if (m->deleter != NULL) m->deleter(m);
+		}
+	} else if (kind == PXG_K_STRING) {
+		free(r->p);
+	}
+	r->p = NULL;
+}
+
+/* result_object builds the Python object of result r (consuming r), or NULL with an exception. */
+static void *result_object(int kind, pxg_value *r, int handles) {
+	void *o = NULL;
+	switch (kind) {
+	case PXG_K_TENSOR:
+		if (handles) {
+			o = cp.long_from_ull(r->u);
+			if (o == NULL) dlpackgo_release((uintptr_t)r->u);
+			return o;
+		} else {
+			void *share = pxg_sharer_new(r->p); /* adopts r->p, even on failure */
+			r->p = NULL;
+			if (share == NULL) return NULL;
+			void *t = cp.tuple_new(3), *dt = cp.long_from_ll(r->dev_type), *di = cp.long_from_ll(r->dev_id);
+			if (t == NULL || dt == NULL || di == NULL) {
+				if (t) cp.decref(t);
+				if (dt) cp.decref(dt);
+				if (di) cp.decref(di);
+				cp.decref(share);
+				return NULL;
+			}
+			cp.tuple_set_item(t, 0, share); /* steals */
+			cp.tuple_set_item(t, 1, dt);
+			cp.tuple_set_item(t, 2, di);
+			return t;
+		}
+	case PXG_K_INT: return cp.long_from_ll(r->i);
+	case PXG_K_UINT: return cp.long_from_ull(r->u);
+	case PXG_K_FLOAT: return cp.float_from_double(r->f);
+	case PXG_K_BOOL:
+		o = r->i ? cp.true_obj : cp.false_obj;
+		cp.incref(o);
+		return o;
+	case PXG_K_STRING:
+		o = cp.unicode_decode_utf8(r->p ? r->p : "", r->n, "surrogateescape");
+		free(r->p);
+		r->p = NULL;
+		return o;
+	}
+	return NULL;
+}
+
+#define ERRLEN 4096
+
+/* call(handles, *args): see the top of the file. */
+static void *call(void *self, void *const *args, intptr_t nargs) {
+	pxg_fn *fn = cp.capsule_get_pointer(self, fn_name);
+	if (fn == NULL) return NULL;
+	if (nargs != 1 + fn->nparams)
+		return cp.err_format(cp.type_error, "%s() takes %d arguments (%d given)", fn->name,
+			(int)fn->nparams, (int)nargs - 1);
+	int handles = args[0] == cp.true_obj;
+	pxg_value in[PXG_MAX_PARAMS], out[PXG_MAX_RESULTS];
+	void *guard[PXG_MAX_PARAMS];
+	memset(in, 0, sizeof in);
+	memset(out, 0, sizeof out);
+	memset(guard, 0, sizeof guard);
+
+	/* 1. convert and check; nothing is consumed yet */
+	void *err = NULL;
+	for (int i = 0; i < fn->nparams && err == NULL; i++) {
+		void *o = args[1 + i], *idx;
+		pxg_value *v = &in[i];
+		switch (fn->params[i]) {
+		case PXG_K_TENSOR:
+			if (cp.capsule_is_valid(o, pxg_name(PXG_NAME_VERSIONED)))
+				v->n = 1;
+			else if (cp.capsule_is_valid(o, pxg_name(PXG_NAME_LEGACY)))
+				v->n = 0;
+			else if ((idx = cp.number_index(o)) != NULL) {
+				/* the handle of a dlpackgo.Tensor: Go has the tensor already */
+				v->u = cp.long_as_ull(idx);
+				cp.decref(idx);
+				if (v->u == (uint64_t)-1 && cp.err_occurred() != NULL) {
+					err = self;
+					break;
+				}
+				v->n = PXG_ARG_HANDLE;
+				break;
+			} else {
+				cp.err_format(cp.type_error, "%s() argument %d (%s): expected an unused DLPack capsule",
+					fn->name, i + 1, fn->pnames[i]);
+				err = self;
+				break;
+			}
+			v->p = cp.capsule_get_pointer(o, pxg_name(v->n ? PXG_NAME_VERSIONED : PXG_NAME_LEGACY));
+			guard[i] = malloc(v->n ? sizeof(pxg_managed_versioned) : sizeof(pxg_managed));
+			if (v->p == NULL || guard[i] == NULL) {
+				if (v->p != NULL) cp.err_no_memory();
+				err = self;
+			}
+			break;
+		case PXG_K_INT:
+		case PXG_K_UINT: {
+			idx = cp.number_index(o);
+			if (idx == NULL) {
+				arg_type_error(fn, i, o);
+				err = self;
+				break;
+			}
+			if (fn->params[i] == PXG_K_INT)
+				v->i = cp.long_as_ll(idx);
+			else
+				v->u = cp.long_as_ull(idx);
+			cp.decref(idx);
+			if ((v->i == -1 || v->u == (uint64_t)-1) && cp.err_occurred() != NULL) {
+				if (cp.err_exception_matches(cp.overflow_error))
+					cp.err_format(cp.overflow_error, "%s() argument %d (%s) is out of range: %s",
+						fn->name, i + 1, fn->pnames[i],
+						fn->params[i] == PXG_K_INT ? "it does not fit in 64 bits"
+									   : "it is negative or does not fit in 64 bits");
+				err = self;
+			}
+			break;
+		}
+		case PXG_K_FLOAT:
+			v->f = cp.float_as_double(o);
+			if (v->f == -1.0 && cp.err_occurred() != NULL) {
+				if (cp.err_exception_matches(cp.type_error)) arg_type_error(fn, i, o);
+				err = self;
+			}
+			break;
+		case PXG_K_BOOL:
+			if (o == cp.true_obj)
+				v->i = 1;
+			else if (o == cp.false_obj)
+				v->i = 0;
+			else {
+				arg_type_error(fn, i, o);
+				err = self;
+			}
+			break;
+		case PXG_K_STRING: {
+			intptr_t n = 0;
+			const char *s = cp.unicode_as_utf8_and_size(o, &n);
+			if (s == NULL) {
+				if (cp.err_exception_matches(cp.type_error)) arg_type_error(fn, i, o);
+				err = self;
+				break;
+			}
+			v->p = (void *)s; /* owned by o, which the caller holds for the whole call */
+			v->n = n;
+			break;
+		}
+		default:
+			cp.err_set_string(cp.type_error, "dlpackgo: unknown parameter kind");
+			err = self;
+		}
+	}
+	if (err != NULL) {
+		for (int i = 0; i < fn->nparams; i++) free(guard[i]);
+		return NULL;
+	}
+
+	/* 2. consume the capsules: Go owns the managed tensors from here on */
+	for (int i = 0; i < fn->nparams; i++) {
+		if (fn->params[i] != PXG_K_TENSOR || in[i].n == PXG_ARG_HANDLE) continue;
+		void *o = args[1 + i];
+		cp.capsule_set_name(o, pxg_name(in[i].n ? PXG_NAME_USED_VERSIONED : PXG_NAME_USED_LEGACY));
+		if (in[i].n) {
+			pxg_managed_versioned *m = in[i].p, *g = guard[i];
+			memcpy(g, m, sizeof *g);
+			g->manager_ctx = m;
+			g->deleter = guard_deleter_v;
+			in[i].p = g;
+		} else {
+			pxg_managed *m = in[i].p, *g = guard[i];
+			memcpy(g, m, sizeof *g);
+			g->manager_ctx = m;
+			g->deleter = guard_deleter_l;
+			in[i].p = g;
+		}
+	}
+
+	/* 3. Go, without the GIL */
+	char errbuf[ERRLEN];
+	errbuf[0] = 0;
+	in_call = 1;
+	void *ts = cp.save_thread();
+	int rc = dlpackgo_call(fn->id, handles, in, fn->nparams, out, fn->nresults, errbuf, sizeof errbuf);
+	cp.restore_thread(ts);
+	in_call = 0;
+
+	/* 4. deferred deleters, then the results */
+	run_pending();
+	if (rc != 0) {
+		cp.err_set_string(exception_of(errbuf[0]), errbuf[0] ? errbuf + 1 : "dlpackgo: the call failed");
+		return NULL;
+	}
+	if (fn->nresults == 0) {
+		cp.incref(cp.none_obj);
+		return cp.none_obj;
+	}
+	void *objs[PXG_MAX_RESULTS] = {0};
+	int k = 0;
+	for (; k < fn->nresults; k++) {
+		objs[k] = result_object(fn->results[k], &out[k], handles);
+		if (objs[k] == NULL) break;
+	}
+	if (k < fn->nresults) {
+		for (int j = k + 1; j < fn->nresults; j++) drop_result(fn->results[j], &out[j], handles);
+		for (int j = 0; j < k; j++) cp.decref(objs[j]);
+		return NULL;
+	}
+	if (fn->nresults == 1) return objs[0];
+	void *t = cp.tuple_new(fn->nresults);
+	if (t == NULL) {
+		for (int j = 0; j < fn->nresults; j++) cp.decref(objs[j]);
+		return NULL;
+	}
+	for (int j = 0; j < fn->nresults; j++) cp.tuple_set_item(t, j, objs[j]);
+	return t;
+}
+
+/* PyMethodDef (stable ABI layout). */
+typedef struct {
+	const char *name;
+	void *meth;
+	int flags;
+	const char *doc;
+} method_def;
+
+#define METH_O 0x0008
+#define METH_FASTCALL 0x0080
+
+static method_def call_def = {
+	"call", (void *)call, METH_FASTCALL,
+	"call(handles, *args): calls a registered Go function (see dlpackgo.Library).",
+};
+
+static void fn_capsule_destructor(void *capsule) {
+	free(cp.capsule_get_pointer(capsule, fn_name));
+}
+
+/* pxg_caller_new returns a new reference to the builtin that calls fn (copied), or NULL with a
+ * Python exception set. The caller holds the GIL. */
+void *pxg_caller_new(const pxg_fn *fn) {
+	pxg_fn *c = malloc(sizeof *c);
+	if (c == NULL) return cp.err_no_memory();
+	memcpy(c, fn, sizeof *c);
+	void *capsule = cp.capsule_new(c, fn_name, fn_capsule_destructor);
+	if (capsule == NULL) {
+		free(c);
+		return NULL;
+	}
+	void *f = cp.cfunction_new_ex(&call_def, capsule, NULL);
+	cp.decref(capsule);
+	return f;
+}
+
+/* -- the releaser --------------------------------------------------------------------------- */
+
+static void *release(void *self, void *handle) {
+	(void)self;
+	void *idx = cp.number_index(handle);
+	if (idx == NULL) return NULL;
+	unsigned long long h = cp.long_as_ull(idx);
+	cp.decref(idx);
+	if (h == (unsigned long long)-1 && cp.err_occurred() != NULL) return NULL;
+	void *r = dlpackgo_release((uintptr_t)h) == 0 ? cp.true_obj : cp.false_obj;
+	cp.incref(r);
+	return r;
+}
+
+static method_def release_def = {
+	"release", (void *)release, METH_O,
+	"release(handle) -> True, or False for an unknown handle: releases a Go tensor handle.",
+};
+
+/* pxg_releaser_new returns a new reference to the builtin release (NULL with an exception set).
+ * The caller holds the GIL. */
+void *pxg_releaser_new(void) { return cp.cfunction_new_ex(&release_def, NULL, NULL); }

@@ -1,0 +1,379 @@
+package pyexchange
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "call.h"
+#include "pyexchange.h"
+*/
+import "C"
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"runtime/debug"
+	"unsafe"
+
+	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/core/cdlpack"
+)
+
+// The C functions below are what dlpackgo.Library uses to list and call registered functions
+// (see call.c for the builtin that does the Python half of a call).
+
+// ErrArgument: an argument of a registered function is out of the range of its Go type; raised
+// in Python as OverflowError before the function runs.
+var ErrArgument = errors.New("pyexchange: argument out of range")
+
+// reportAs writes kind and the message of err into the C buffer (see report).
+func reportAs(kind byte, msg string, buf *C.char, n C.size_t) {
+	if buf == nil || n < 2 {
+		return
+	}
+	b := unsafe.Slice((*byte)(unsafe.Pointer(buf)), int(n))
+	b[0] = kind
+	m := copy(b[1:len(b)-1], msg)
+	b[1+m] = 0
+}
+
+// dlpackgo_call_init attaches the Python C API table of call.h (dlpackgo_call_init after
+// dlpackgo_init). It returns 0, or -1 if n is wrong or an address is missing.
+//
+//export dlpackgo_call_init
+func dlpackgo_call_init(api *C.uintptr_t, n C.int) C.int { return C.pxg_call_attach(api, n) }
+
+// dlpackgo_functions returns the registered functions as JSON (a C string the caller frees with
+// dlpackgo_free): a list of {"name", "doc", "params": [{"name", "kind", "type"}], "results":
+// [{"kind", "type"}]}, in the order of registration (a function's id is its index).
+//
+//export dlpackgo_functions
+func dlpackgo_functions() *C.char {
+	registry.RLock()
+	b, err := json.Marshal(registry.funcs)
+	registry.RUnlock()
+	if err != nil {
+		b = []byte("[]")
+	}
+	return C.CString(string(b))
+}
+
+// dlpackgo_free frees memory this package allocated with C's malloc.
+//
+//export dlpackgo_free
+func dlpackgo_free(p unsafe.Pointer) { C.free(p) }
+
+// dlpackgo_caller returns a new reference to the builtin that calls function id (see call.c), or
+// None for an unknown id. The caller holds the GIL (ctypes.PYFUNCTYPE).
+//
+//export dlpackgo_caller
+func dlpackgo_caller(id C.int) unsafe.Pointer {
+	f := lookupFunc(int(id))
+	if f == nil {
+		return C.pxg_none()
+	}
+	var c C.pxg_fn
+	c.id, c.nparams, c.nresults = C.int32_t(id), C.int32_t(len(f.Params)), C.int32_t(len(f.Results))
+	for i, p := range f.Params {
+		c.params[i] = C.uint8_t(p.kind)
+		cstr(c.pnames[i][:], p.Name)
+	}
+	for i, r := range f.Results {
+		c.results[i] = C.uint8_t(r.kind)
+	}
+	cstr(c.name[:], f.Name)
+	return C.pxg_caller_new(&c)
+}
+
+// cstr copies s into dst, truncated and NUL-terminated.
+func cstr(dst []C.char, s string) {
+	n := min(len(s), len(dst)-1)
+	for i := range n {
+		dst[i] = C.char(s[i])
+	}
+	dst[n] = 0
+}
+
+// dlpackgo_releaser returns a new reference to the builtin release(handle) (see call.c). The
+// caller holds the GIL.
+//
+//export dlpackgo_releaser
+func dlpackgo_releaser() unsafe.Pointer { return C.pxg_releaser_new() }
+
+// dlpackgo_view registers a view of handle h's tensor under a new handle (0 for an unknown
+// handle): what keeps the memory of an array NumPy made from Tensor.__array_interface__.
+//
+//export dlpackgo_view
+func dlpackgo_view(h C.uintptr_t) C.uintptr_t {
+	t, err := Lookup(Handle(h))
+	if err != nil {
+		return 0
+	}
+	nh, err := NewHandle(t)
+	if err != nil {
+		return 0
+	}
+	return C.uintptr_t(nh)
+}
+
+// dlpackgo_clone registers a C-order copy of handle h's tensor (flagged IS_COPIED) under a new
+// handle: Library.from_dlpack(x, copy=True). It returns 0 after reporting the error.
+//
+//export dlpackgo_clone
+func dlpackgo_clone(h C.uintptr_t, errbuf *C.char, errlen C.size_t) C.uintptr_t {
+	t, err := Lookup(Handle(h))
+	if err == nil {
+		var c *core.Tensor
+		if c, err = adapters.Contiguous(t); err == nil {
+			return C.uintptr_t(register(c))
+		}
+	}
+	report(fmt.Errorf("pyexchange: copy: %w", err), errbuf, errlen)
+	return 0
+}
+
+// dlpackgo_call calls registered function id with nargs arguments (call.h's pxg_value, kinds as
+// registered; the tensors' managed tensors are Go's to own from now on) and stores its results
+// in res: tensor results as exports (handles == 0) or handles. It returns 0, or -1 after writing
+// the error into errbuf: its first byte is the Python exception to raise ('A' TypeError, 'O'
+// OverflowError, 'P' a panic, else an Exception of ExceptionFor). The caller does not hold the
+// GIL.
+//
+//export dlpackgo_call
+func dlpackgo_call(id C.int32_t, handles C.int, args *C.pxg_value, nargs C.int, res *C.pxg_value,
+	nres C.int, errbuf *C.char, errlen C.size_t) C.int {
+	in := unsafe.Slice(args, max(int(nargs), 0))
+	out := unsafe.Slice(res, max(int(nres), 0))
+	f := lookupFunc(int(id))
+	if f == nil || len(f.Params) != len(in) || len(f.Results) != len(out) {
+		// cannot happen: call.c's pxg_fn is a copy of the registry's, which never changes
+		reportAs('A', fmt.Sprintf("dlpackgo: function %d does not take these arguments", id), errbuf, errlen)
+		return -1
+	}
+	if err := f.call(in, out, handles != 0); err != nil {
+		var p *panicError
+		switch {
+		case errors.As(err, &p):
+			reportAs(panicked, err.Error(), errbuf, errlen)
+		case errors.Is(err, ErrArgument):
+			reportAs('O', err.Error(), errbuf, errlen)
+		default:
+			reportAs(byte(ExceptionFor(err)), err.Error(), errbuf, errlen)
+		}
+		return -1
+	}
+	return 0
+}
+
+// panicError is a panic of a registered function, recovered.
+type panicError struct {
+	fn    string
+	value any
+	stack []byte
+}
+
+func (e *panicError) Error() string {
+	return fmt.Sprintf("%s: Go panic: %v\n\n%s", e.fn, e.value, e.stack)
+}
+
+// call imports the arguments, calls f under a hold on its tensors, releases the imports and
+// stores the results.
+func (f *function) call(in, out []C.pxg_value, handles bool) (err error) {
+	vals := make([]reflect.Value, len(in))
+	tensors := make([]*core.Tensor, 0, 2) // every tensor argument, held for the call
+	imported := make([]*core.Tensor, 0, 2)
+	defer func() {
+		for _, t := range imported { // the imports are ours; a handle's tensor is the registry's
+			t.Release()
+		}
+	}()
+	// import every tensor first: each managed tensor is ours and must be let go even if another
+	// argument is wrong
+	for i, p := range f.Params {
+		if p.kind != kindTensor {
+			continue
+		}
+		var t *core.Tensor
+		var ierr error
+		if in[i].n == C.PXG_ARG_HANDLE {
+			t, ierr = Lookup(Handle(in[i].u))
+		} else if t, ierr = importArg(in[i]); t != nil {
+			imported = append(imported, t)
+		}
+		if ierr != nil && err == nil {
+			err = fmt.Errorf("%s() argument %d (%s): %w", f.Name, i+1, p.Name, ierr)
+		}
+		if t != nil {
+			tensors = append(tensors, t)
+			vals[i] = reflect.ValueOf(t)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	for i, p := range f.Params {
+		if p.kind == kindTensor {
+			continue
+		}
+		if vals[i], err = scalarArg(p, in[i]); err != nil {
+			return fmt.Errorf("%w: %s() argument %d (%s): %w", ErrArgument, f.Name, i+1, p.Name, err)
+		}
+	}
+	h, err := core.Hold(tensors...)
+	if err != nil {
+		return fmt.Errorf("%s(): %w", f.Name, err)
+	}
+	defer h.Release()
+	var results []reflect.Value
+	if f.direct != nil {
+		var fl float64
+		for i, p := range f.Params {
+			if p.kind == kindFloat {
+				fl = vals[i].Float()
+			}
+		}
+		var t *core.Tensor
+		if t, err = f.invokeDirect(tensors, fl); err == nil && len(f.Results) == 1 {
+			results = []reflect.Value{reflect.ValueOf(t)}
+		}
+	} else {
+		results, err = f.invoke(vals)
+	}
+	if err != nil {
+		return err
+	}
+	return f.store(results, out, handles)
+}
+
+// invokeDirect is invoke for functions with a direct caller.
+func (f *function) invokeDirect(ts []*core.Tensor, fl float64) (t *core.Tensor, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			t, err = nil, &panicError{fn: f.Name, value: r, stack: debug.Stack()}
+		}
+	}()
+	return f.direct(ts, fl)
+}
+
+// invoke calls f, recovering a panic as a *panicError.
+func (f *function) invoke(vals []reflect.Value) (results []reflect.Value, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &panicError{fn: f.Name, value: r, stack: debug.Stack()}
+		}
+	}()
+	results = f.fn.Call(vals)
+	if e := results[len(results)-1]; !e.IsNil() {
+		return nil, e.Interface().(error)
+	}
+	return results[:len(results)-1], nil
+}
+
+// importArg imports the managed tensor of a tensor argument (call.c's guard, which Go owns).
+func importArg(a C.pxg_value) (*core.Tensor, error) {
+	if a.n != 0 {
+		return cdlpack.ImportVersioned((*core.DLManagedTensorVersioned)(a.p))
+	}
+	return cdlpack.ImportLegacy((*core.DLManagedTensor)(a.p))
+}
+
+// scalarArg converts a number, bool or string argument to the parameter's Go type, refusing
+// values out of its range.
+func scalarArg(p param, a C.pxg_value) (reflect.Value, error) {
+	v := reflect.New(p.typ).Elem()
+	switch p.kind {
+	case kindInt:
+		x := int64(a.i)
+		if v.OverflowInt(x) {
+			return v, fmt.Errorf("%d does not fit in %v", x, p.typ)
+		}
+		v.SetInt(x)
+	case kindUint:
+		x := uint64(a.u)
+		if v.OverflowUint(x) {
+			return v, fmt.Errorf("%d does not fit in %v", x, p.typ)
+		}
+		v.SetUint(x)
+	case kindFloat:
+		x := float64(a.f)
+		if p.typ.Kind() == reflect.Float32 && !math.IsInf(x, 0) && !math.IsNaN(x) && math.Abs(x) > math.MaxFloat32 {
+			return v, fmt.Errorf("%g does not fit in %v", x, p.typ)
+		}
+		v.SetFloat(x)
+	case kindBool:
+		v.SetBool(a.i != 0)
+	case kindString:
+		v.SetString(C.GoStringN((*C.char)(a.p), C.int(a.n)))
+	}
+	return v, nil
+}
+
+// store writes the results into out: tensors exported (or registered, with handles), numbers,
+// strings in C memory. On failure it lets go of what it stored already.
+func (f *function) store(results []reflect.Value, out []C.pxg_value, handles bool) error {
+	for i, r := range results {
+		o := &out[i]
+		switch f.Results[i].kind {
+		case kindTensor:
+			t, _ := r.Interface().(*core.Tensor)
+			if t == nil {
+				dropResults(f, out[:i], handles)
+				return fmt.Errorf("%w: %s() returned a nil *core.Tensor as result %d without an error",
+					core.ErrNil, f.Name, i)
+			}
+			dev := t.Device()
+			o.dev_type, o.dev_id = C.int32_t(dev.DeviceType), C.int32_t(dev.DeviceID)
+			if handles {
+				h, err := NewHandle(t)
+				if err != nil {
+					dropResults(f, out[:i], handles)
+					return fmt.Errorf("%s() result %d: %w", f.Name, i, err)
+				}
+				o.u, o.n = C.uint64_t(h), 1
+			} else {
+				m, err := ExportVersioned(t)
+				if err != nil {
+					dropResults(f, out[:i], handles)
+					return fmt.Errorf("%s() result %d: %w", f.Name, i, err)
+				}
+				o.p, o.n = unsafe.Pointer(m), 0
+			}
+		case kindInt:
+			o.i = C.int64_t(r.Int())
+		case kindUint:
+			o.u = C.uint64_t(r.Uint())
+		case kindFloat:
+			o.f = C.double(r.Float())
+		case kindBool:
+			if r.Bool() {
+				o.i = 1
+			}
+		case kindString:
+			s := r.String()
+			o.p, o.n = C.CBytes([]byte(s)), C.int64_t(len(s))
+		}
+	}
+	return nil
+}
+
+// dropResults lets go of results stored before a failure.
+func dropResults(f *function, out []C.pxg_value, handles bool) {
+	for i := range out {
+		o := &out[i]
+		switch f.Results[i].kind {
+		case kindTensor:
+			if handles {
+				_ = Release(Handle(o.u))
+			} else if o.p != nil {
+				cdlpack.DeleteVersioned((*core.DLManagedTensorVersioned)(o.p))
+			}
+		case kindString:
+			C.free(o.p)
+		}
+		o.p = nil
+	}
+}

@@ -1,0 +1,93 @@
+/*
+ * call.h: the C half of registered-function calls (register.go, call.go, call.c). Like
+ * pyexchange.h, it reaches the Python C API only through addresses the Python module hands over
+ * (dlpackgo_call_init), in a table of its own.
+ */
+#ifndef DLPACKGO_CALL_H
+#define DLPACKGO_CALL_H
+
+#include <stdint.h>
+
+/* How a parameter or result crosses (register.go's kind). */
+enum { PXG_K_TENSOR = 1, PXG_K_INT, PXG_K_UINT, PXG_K_FLOAT, PXG_K_BOOL, PXG_K_STRING };
+
+#define PXG_MAX_PARAMS 32
+#define PXG_MAX_RESULTS 8
+#define PXG_NAME_LEN 64
+
+/* A registered function as the builtin that calls it knows it. */
+typedef struct {
+	int32_t id, nparams, nresults;
+	uint8_t params[PXG_MAX_PARAMS], results[PXG_MAX_RESULTS];
+	char name[PXG_NAME_LEN];
+	char pnames[PXG_MAX_PARAMS][PXG_NAME_LEN];
+} pxg_fn;
+
+/*
+ * One argument or result. Arguments: i (int), u (uint), f (float), i != 0 (bool), p and n
+ * (string bytes, not NUL-terminated; tensor: the managed tensor, n = 1 versioned, 0 legacy,
+ * or n = PXG_ARG_HANDLE and u = the handle of a tensor Go has).
+ * Results: the same, except that a tensor result is p = an exported DLManagedTensorVersioned
+ * (n = 0) or u = a handle (n = 1), with its device in dev_type and dev_id, and a string result's p
+ * is malloc'ed memory the caller frees.
+ */
+typedef struct {
+	int64_t i;
+	uint64_t u;
+	double f;
+	void *p;
+	int64_t n;
+	int32_t dev_type, dev_id;
+} pxg_value;
+
+/* pxg_value.n of a tensor argument passed as the handle of a dlpackgo.Tensor (u). */
+#define PXG_ARG_HANDLE 2
+
+/* The Python C API entries dlpackgo_call_init takes, by index (functions, then objects). */
+enum {
+	PXG_CAPI_EVAL_SAVE_THREAD,
+	PXG_CAPI_EVAL_RESTORE_THREAD,
+	PXG_CAPI_LONG_AS_LONG_LONG,
+	PXG_CAPI_LONG_AS_UNSIGNED_LONG_LONG,
+	PXG_CAPI_FLOAT_AS_DOUBLE,
+	PXG_CAPI_UNICODE_AS_UTF8_AND_SIZE,
+	PXG_CAPI_ERR_OCCURRED,
+	PXG_CAPI_ERR_FORMAT,
+	PXG_CAPI_ERR_SET_STRING,
+	PXG_CAPI_ERR_EXCEPTION_MATCHES,
+	PXG_CAPI_LONG_FROM_LONG_LONG,
+	PXG_CAPI_LONG_FROM_UNSIGNED_LONG_LONG,
+	PXG_CAPI_FLOAT_FROM_DOUBLE,
+	PXG_CAPI_UNICODE_DECODE_UTF8,
+	PXG_CAPI_TUPLE_NEW,
+	PXG_CAPI_TUPLE_SET_ITEM,
+	PXG_CAPI_CAPSULE_NEW,
+	PXG_CAPI_CAPSULE_IS_VALID,
+	PXG_CAPI_CAPSULE_GET_POINTER,
+	PXG_CAPI_CAPSULE_SET_NAME,
+	PXG_CAPI_CFUNCTION_NEW_EX,
+	PXG_CAPI_INCREF,
+	PXG_CAPI_DECREF,
+	PXG_CAPI_ERR_NO_MEMORY,
+	PXG_CAPI_NUMBER_INDEX,
+	PXG_CAPI_OBJECT_TYPE,
+	PXG_CAPI_OBJECT_GET_ATTR_STRING,
+	PXG_CAPI_TRUE,
+	PXG_CAPI_FALSE,
+	PXG_CAPI_NONE,
+	PXG_CAPI_EXC_TYPE_ERROR,
+	PXG_CAPI_EXC_OVERFLOW_ERROR,
+	PXG_CAPI_EXC_GO_ERROR,        /* dlpackgo.GoError */
+	PXG_CAPI_EXC_GO_VALUE_ERROR,  /* dlpackgo.GoValueError */
+	PXG_CAPI_EXC_GO_TYPE_ERROR,   /* dlpackgo.GoTypeError */
+	PXG_CAPI_EXC_GO_BUFFER_ERROR, /* dlpackgo.GoBufferError */
+	PXG_CAPI_EXC_GO_MEMORY_ERROR, /* dlpackgo.GoMemoryError */
+	PXG_CAPI_EXC_GO_PANIC,        /* dlpackgo.GoPanic */
+	PXG_CAPI_COUNT
+};
+
+int pxg_call_attach(const uintptr_t *api, int n);
+void *pxg_caller_new(const pxg_fn *fn);
+void *pxg_releaser_new(void);
+
+#endif

@@ -1,0 +1,49 @@
+//go:build cgo
+
+package pyexchange_test
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/numpyx/pyexchange"
+)
+
+// Register makes a Go function callable from Python as lib.halve(array); a signature Python
+// cannot call is refused when registered, not when called.
+func ExampleRegister() {
+	halve := func(x *core.Tensor) error {
+		v, err := core.Data[float64](x)
+		if err != nil {
+			return err
+		}
+		for i := range v {
+			v[i] /= 2
+		}
+		return nil
+	}
+	err := pyexchange.Register("halve", halve, "halve(x)\n\nHalves a C-order float64 array in place.")
+	fmt.Println(err)
+
+	err = pyexchange.Register("bad", func(xs []float64) error { return nil }, "")
+	fmt.Println(errors.Is(err, pyexchange.ErrRegister))
+	fmt.Println(err)
+	// Output:
+	// <nil>
+	// true
+	// pyexchange: cannot register function: bad: parameter 0 has type []float64; want *core.Tensor, an integer, a float, bool or string
+}
+
+// ExceptionFor says which Python exception a Go error raises; MapError adds a library's own.
+func ExampleExceptionFor() {
+	errShape := errors.New("mylib: shapes differ")
+	pyexchange.MapError(errShape, pyexchange.ValueError)
+	fmt.Println(pyexchange.ExceptionFor(fmt.Errorf("add: %w", errShape)))
+	fmt.Println(pyexchange.ExceptionFor(fmt.Errorf("scale: %w", core.ErrTypeMismatch)))
+	fmt.Println(pyexchange.ExceptionFor(errors.New("something else")))
+	// Output:
+	// ValueError
+	// TypeError
+	// RuntimeError
+}

@@ -1,0 +1,218 @@
+package main
+
+/*
+#include <stdint.h>
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/numpyx/pyexchange"
+)
+
+// The registered functions test_functions.py calls (pyexchange.Register).
+
+// errOdd is a sentinel of this library, mapped to ValueError with pyexchange.MapError.
+var errOdd = errors.New("testlib: odd")
+
+func init() {
+	pyexchange.MapError(errOdd, pyexchange.ValueError)
+	for _, r := range []struct {
+		name string
+		fn   any
+		doc  string
+	}{
+		{"noop", noop, "noop(a)\n\nDoes nothing with a (call overhead)."},
+		{"scale", scale, "scale(x, factor)\n\nMultiplies every element of x (float32 or float64) by factor, in place."},
+		{"add", add, "add(a, b)\n\nReturns a new float64 tensor a + b (same shapes)."},
+		{"total", total, "total(x)\n\nThe sum of x's elements, as a float64."},
+		{"first_address", firstAddress, "first_address(x)\n\nThe address of x's first element."},
+		{"same", same, "same(x)\n\nReturns x itself: the result shares the argument's memory."},
+		{"reversed", reversed, "reversed(x)\n\nReturns x reversed along axis 0 (negative strides)."},
+		{"readonly", readonly, "readonly(x)\n\nReturns a read-only view of x."},
+		{"echo", echo, "echo(i8, i64, u8, u64, f32, f64, b, s)\n\nReturns its scalar arguments."},
+		{"split", split, "split(x)\n\nReturns x's first row, its row count, and its dtype's name."},
+		{"fail", fail, "fail(kind)\n\nReturns an error: kind 'value', 'type', 'buffer', 'memory', 'odd' or other."},
+		{"crash", crash, "crash(x)\n\nPanics (index out of range) after reading x."},
+		{"nil_result", nilResult, "nil_result()\n\nReturns a nil tensor without an error."},
+		{"spin", spin, "spin(ms)\n\nKeeps the CPU busy in Go for ms milliseconds."},
+		{"keep", keep, "keep(x)\n\nKeeps a view of x beyond the call (released by drop_kept)."},
+		{"drop_kept", dropKept, "drop_kept()\n\nReleases the views keep kept; returns how many."},
+		{"scale_calls", func() (int64, error) { return scaleCalls.Load(), nil }, "scale_calls()\n\nHow many times scale ran."},
+		{"unnamed", func(a *core.Tensor, n int) error { return nil }, "Parameters without names."},
+	} {
+		pyexchange.MustRegister(r.name, r.fn, r.doc)
+	}
+}
+
+func noop(a *core.Tensor) error { return nil }
+
+// dlpackgo_test_noop is noop as a plain //export taking a handle: what a ctypes caller pays.
+//
+//export dlpackgo_test_noop
+func dlpackgo_test_noop(h C.uintptr_t) C.int {
+	t, err := pyexchange.Lookup(pyexchange.Handle(h))
+	if err != nil {
+		return -1
+	}
+	held, err := core.Hold(t)
+	if err != nil {
+		return -1
+	}
+	held.Release()
+	return 0
+}
+
+var scaleCalls atomic.Int64
+
+func scale(x *core.Tensor, factor float64) error {
+	scaleCalls.Add(1)
+	switch x.DType() {
+	case core.Float64:
+		return each(x, true, func(p *float64) { *p *= factor })
+	case core.Float32:
+		return each(x, true, func(p *float32) { *p *= float32(factor) })
+	}
+	return fmt.Errorf("%w: scale: dtype %v, want float32 or float64", core.ErrTypeMismatch, x.DType())
+}
+
+func add(a, b *core.Tensor) (*core.Tensor, error) {
+	if fmt.Sprint(a.Shape()) != fmt.Sprint(b.Shape()) {
+		return nil, fmt.Errorf("%w: add: shapes %v and %v differ", core.ErrArgument, a.Shape(), b.Shape())
+	}
+	ca, err := adapters.Cast(a, core.Float64)
+	if err != nil {
+		return nil, err
+	}
+	cb, err := adapters.Cast(b, core.Float64)
+	if err != nil {
+		return nil, err
+	}
+	x, _ := core.Data[float64](ca)
+	y, _ := core.Data[float64](cb)
+	for i := range x {
+		x[i] += y[i]
+	}
+	return ca, nil
+}
+
+func total(x *core.Tensor) (float64, error) {
+	c, err := adapters.Cast(x, core.Float64)
+	if err != nil {
+		return 0, err
+	}
+	v, _ := core.ReadOnlyData[float64](c)
+	s := 0.0
+	for _, e := range v {
+		s += e
+	}
+	return s, nil
+}
+
+func firstAddress(x *core.Tensor) (uintptr, error) { return uintptr(x.Data()), nil }
+
+func same(x *core.Tensor) (*core.Tensor, error) { return x, nil }
+
+func reversed(x *core.Tensor) (*core.Tensor, error) { return x.Reverse(0) }
+
+func readonly(x *core.Tensor) (*core.Tensor, error) { return x.AsReadOnly() }
+
+func echo(i8 int8, i64 int64, u8 uint8, u64 uint64, f32 float32, f64 float64, b bool, s string) (int8, int64, uint8, uint64, float32, float64, bool, string, error) {
+	return i8, i64, u8, u64, f32, f64, b, s + "!", nil
+}
+
+func split(x *core.Tensor) (*core.Tensor, int, string, error) {
+	row, err := x.Index(0, 0)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	return row, int(x.Dim(0)), x.DType().String(), nil
+}
+
+func fail(kind string) error {
+	switch kind {
+	case "value":
+		return fmt.Errorf("testlib: fail: %w: the value", core.ErrArgument)
+	case "type":
+		return fmt.Errorf("testlib: fail: %w", core.ErrTypeMismatch)
+	case "buffer":
+		return fmt.Errorf("testlib: fail: %w", adapters.ErrCopyRequired)
+	case "memory":
+		return fmt.Errorf("testlib: fail: %w", pyexchange.ErrOutOfMemory)
+	case "odd":
+		return fmt.Errorf("testlib: fail: %w", errOdd)
+	}
+	return errors.New("testlib: fail: " + strings.ToUpper(kind))
+}
+
+func crash(x *core.Tensor) error {
+	var s []int
+	_ = s[x.Len()+3] // index out of range: a runtime panic
+	return nil
+}
+
+func nilResult() (*core.Tensor, error) { return nil, nil }
+
+func spin(ms int) (int64, error) {
+	end := time.Now().Add(time.Duration(ms) * time.Millisecond)
+	n := int64(0)
+	for time.Now().Before(end) {
+		n++
+	}
+	return n, nil
+}
+
+var kept []*core.Tensor
+
+func keep(x *core.Tensor) error {
+	v, err := x.View()
+	if err != nil {
+		return err
+	}
+	kept = append(kept, v)
+	return nil
+}
+
+func dropKept() (int, error) {
+	n := len(kept)
+	for _, v := range kept {
+		v.Release()
+	}
+	kept = nil
+	return n, nil
+}
+
+// each calls f with the address of every element of t, whatever its strides (write: through
+// core.Span, which refuses read-only tensors).
+func each[T float32 | float64](t *core.Tensor, write bool, f func(*T)) error {
+	span, first, err := core.ReadOnlySpan[T](t)
+	if write {
+		span, first, err = core.Span[T](t)
+	}
+	if err != nil {
+		return err
+	}
+	shape, strides := t.Shape(), t.Strides()
+	idx := make([]int64, len(shape))
+	for range t.Len() {
+		off := first
+		for i, x := range idx {
+			off += x * strides[i]
+		}
+		f(&span[off])
+		for i := len(idx) - 1; i >= 0; i-- {
+			if idx[i]++; idx[i] < shape[i] {
+				break
+			}
+			idx[i] = 0
+		}
+	}
+	return nil
+}

@@ -1,0 +1,296 @@
+"""The Go functions a library registered (pyexchange.Register), as Python functions.
+
+``attach(lib)`` asks the library for its registered functions (``dlpackgo_functions``: names,
+docstrings, parameter and result kinds) and makes, for each, a Python function with the real
+signature (positional-only parameters named as the Go library named them, annotations from
+their kinds) that turns tensor arguments into DLPack capsules and calls one builtin the library
+made (``dlpackgo_caller``, see pyexchange/call.c): it checks the other arguments' types, hands
+the capsules to Go, releases the GIL while Go runs, and builds the results or raises the error.
+"""
+
+import ctypes
+import json
+import keyword
+import warnings
+from ctypes import POINTER, c_char_p, c_int, c_size_t, c_void_p, py_object
+
+from . import _exchange
+from ._exchange import DLPACK_VERSION, Tensor
+
+__all__ = ["GoError", "GoValueError", "GoTypeError", "GoBufferError", "GoMemoryError", "GoPanic",
+           "Array"]
+
+
+class GoError(RuntimeError):
+    """An error a Go function returned; the message is the Go error's. Errors that wrap one of
+    the sentinels pyexchange maps (pyexchange.ExceptionFor, pyexchange.MapError) are raised as
+    the subclasses below, which are ValueError, TypeError, BufferError or MemoryError too."""
+
+
+class GoValueError(GoError, ValueError):
+    """A Go error mapped to ValueError (bad values: core.ErrInvalid, ErrArgument, ErrReadOnly)."""
+
+
+class GoTypeError(GoError, TypeError):
+    """A Go error mapped to TypeError (dtypes: core.ErrDType, ErrTypeMismatch, ErrUnsupported)."""
+
+
+class GoBufferError(GoError, BufferError):
+    """A Go error mapped to BufferError (memory that cannot be shared or reached as asked)."""
+
+
+class GoMemoryError(GoError, MemoryError):
+    """A Go error mapped to MemoryError."""
+
+
+class GoPanic(GoError):
+    """A Go function panicked; the message holds the panic value and the goroutine's stack. The
+    panic was recovered: the library and the interpreter carry on."""
+
+
+for _c in (GoError, GoValueError, GoTypeError, GoBufferError, GoMemoryError, GoPanic):
+    _c.__module__ = "dlpackgo"
+
+
+class Array:
+    """Annotation of a tensor parameter: any object with ``__dlpack__`` (a NumPy array, a torch
+    tensor, a dlpackgo.Tensor, ...), shared with Go without copying."""
+
+    __module__ = "dlpackgo"
+
+
+# The Python C API table of call.h (PXG_CAPI_*): functions, then objects.
+_CAPI = ("PyEval_SaveThread", "PyEval_RestoreThread", "PyLong_AsLongLong",
+         "PyLong_AsUnsignedLongLong", "PyFloat_AsDouble", "PyUnicode_AsUTF8AndSize",
+         "PyErr_Occurred", "PyErr_Format", "PyErr_SetString", "PyErr_ExceptionMatches",
+         "PyLong_FromLongLong", "PyLong_FromUnsignedLongLong", "PyFloat_FromDouble",
+         "PyUnicode_DecodeUTF8", "PyTuple_New", "PyTuple_SetItem", "PyCapsule_New",
+         "PyCapsule_IsValid", "PyCapsule_GetPointer", "PyCapsule_SetName", "PyCFunction_NewEx",
+         "Py_IncRef", "Py_DecRef", "PyErr_NoMemory", "PyNumber_Index", "PyObject_Type",
+         "PyObject_GetAttrString")
+_OBJECTS = (True, False, None, TypeError, OverflowError, GoError, GoValueError, GoTypeError,
+            GoBufferError, GoMemoryError, GoPanic)
+
+_ANNOTATION = {"tensor": Array, "int": int, "float": float, "bool": bool, "str": str}
+_RETURNS = ("numpy", "torch", "tensor")
+
+
+def _address(name):
+    if not isinstance(name, str):
+        return id(name)  # an object's address is its id in CPython
+    return ctypes.cast(getattr(ctypes.pythonapi, name), c_void_p).value
+
+
+def attach(lib, returns):
+    """Give lib its registered functions (see the module docstring)."""
+    if returns not in _RETURNS and not callable(returns):
+        raise ValueError(f"dlpackgo: returns must be one of {_RETURNS} or a callable, not {returns!r}")
+    lib._returns = returns
+    cdll = lib.cdll
+    api = (c_void_p * (len(_CAPI) + len(_OBJECTS)))(*(_address(n) for n in _CAPI + _OBJECTS))
+    init = cdll.dlpackgo_call_init
+    init.argtypes, init.restype = [POINTER(c_void_p), c_int], c_int
+    if init(api, len(api)) != 0:
+        raise RuntimeError("dlpackgo: the library refused the Python C API addresses of calls")
+    lib._release = ctypes.PYFUNCTYPE(py_object)(("dlpackgo_releaser", cdll))()
+    view = cdll.dlpackgo_view
+    view.argtypes, view.restype = [c_void_p], c_void_p
+    lib._view = view
+    clone = cdll.dlpackgo_clone
+    clone.argtypes, clone.restype = [c_void_p, c_char_p, c_size_t], c_void_p
+    lib._clone = clone
+
+    listing = cdll.dlpackgo_functions
+    listing.argtypes, listing.restype = [], c_void_p
+    free = cdll.dlpackgo_free
+    free.argtypes, free.restype = [c_void_p], None
+    p = listing()
+    try:
+        specs = json.loads(ctypes.string_at(p).decode())
+    finally:
+        free(p)
+    caller = ctypes.PYFUNCTYPE(py_object, c_int)(("dlpackgo_caller", cdll))
+    lib.functions = {}
+    reserved = set(dir(type(lib))) | set(vars(lib))
+    for fid, spec in enumerate(specs):
+        f = _make(lib, spec, caller(fid))
+        lib.functions[spec["name"]] = f
+        if spec["name"] in reserved:
+            warnings.warn(f"dlpackgo: the Go function {spec['name']!r} has the name of a Library "
+                          f"attribute: call it as lib.functions[{spec['name']!r}]", stacklevel=3)
+        else:
+            setattr(lib, spec["name"], f)
+
+
+def _capsule(x, fn, i, name, legacy):
+    """x's unused DLPack capsule, for argument i of fn (legacy: the set of producer types that
+    take no max_version), or the handle of a dlpackgo.Tensor."""
+    t = type(x)
+    if t is Tensor:  # Go has it: its handle is enough (ValueError once released)
+        return x.handle
+    if t in legacy:
+        try:
+            return x.__dlpack__()
+        except TypeError:  # instances of one type that differ: ask again, the new way
+            legacy.discard(t)
+    method = getattr(x, "__dlpack__", None)
+    if method is None:
+        raise TypeError(f"{fn}() argument {i} ({name}) must be an array with __dlpack__ "
+                        f"(NumPy, PyTorch, ...), not {t.__name__}")
+    try:
+        return method(max_version=DLPACK_VERSION)
+    except TypeError:  # a producer that predates max_version (NumPy < 2.1, PyTorch < 2.9)
+        capsule = method()
+        legacy.add(t)
+        return capsule
+
+
+class _Exported:
+    """A tensor result on its way to the consumer: its __dlpack__ makes capsules in C."""
+
+    __slots__ = ("_share", "_device")
+
+    def __init__(self, share, device):
+        self._share = share
+        self._device = device
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        if copy is True or (dl_device is not None and tuple(dl_device) != self._device):
+            raise BufferError("dlpackgo: a function result is shared as it is")
+        return self._share(max_version is not None and max_version[0] >= 1)
+
+    def __dlpack_device__(self):
+        return self._device
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", c_void_p), ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32),
+                ("ndim", ctypes.c_int32), ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                ("lanes", ctypes.c_uint16), ("shape", POINTER(ctypes.c_int64)),
+                ("strides", POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+class _ManagedVersioned(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("manager_ctx", c_void_p),
+                ("deleter", c_void_p), ("flags", ctypes.c_uint64), ("dl_tensor", _DLTensor)]
+
+
+_get_pointer = ctypes.PYFUNCTYPE(c_void_p, py_object, c_char_p)(("PyCapsule_GetPointer",
+                                                                 ctypes.pythonapi))
+
+
+class _Interface:
+    """What numpy.asarray reads a result through: an __array_interface__ over the memory of an
+    unused capsule this object keeps (its destructor lets the memory go when the array's base,
+    this object, is collected)."""
+
+    __slots__ = ("__array_interface__", "_capsule")
+
+
+def _numpy_array(x):
+    """A NumPy array over the memory of result x, without copying. Through __array_interface__
+    rather than numpy.from_dlpack, whose arrays NumPy < 2 makes read-only."""
+    capsule = x._share(True)
+    m = _ManagedVersioned.from_address(_get_pointer(capsule, b"dltensor_versioned"))
+    dl = m.dl_tensor
+    typestr = _exchange._TYPESTR.get((dl.code, dl.bits, dl.lanes))
+    if typestr is None or dl.device_type != _exchange.CPU:
+        return _np.from_dlpack(x)  # NumPy says what it cannot take
+    size = dl.bits // 8
+    holder = _Interface()
+    holder._capsule = capsule
+    holder.__array_interface__ = {
+        "version": 3, "typestr": typestr,
+        "shape": tuple(dl.shape[i] for i in range(dl.ndim)),
+        "strides": tuple(dl.strides[i] * size for i in range(dl.ndim)),
+        "data": (dl.data + dl.byte_offset, bool(m.flags & _exchange.FLAG_READ_ONLY)),
+    }
+    return _np.asarray(holder)
+
+
+_np = _torch = None
+
+
+def _convert(lib, r, returns):
+    """The Python value of a tensor result r: a handle (returns == 'tensor') or (share, device
+    type, device id)."""
+    global _np, _torch
+    if returns == "tensor":
+        return Tensor(lib, r)
+    x = _Exported(r[0], (r[1], r[2]))
+    if returns == "numpy":
+        if _np is None:
+            import numpy as _np
+        return _numpy_array(x)
+    if returns == "torch":
+        if _torch is None:
+            import torch as _torch
+        return _torch.from_dlpack(x)
+    return returns(x)
+
+
+def _check_returns(lib, returns):
+    if returns is None:
+        return lib._returns
+    if returns not in _RETURNS and not callable(returns):
+        raise ValueError(f"dlpackgo: returns must be one of {_RETURNS}, a callable or None, not "
+                         f"{returns!r}")
+    return returns
+
+
+def _make(lib, spec, call):
+    """The Python function of one registered Go function."""
+    name, params, results = spec["name"], spec["params"], spec["results"]
+    names = [p["name"] for p in params]
+    if any(not n.isidentifier() or keyword.iskeyword(n) for n in names) or len(set(names)) != len(names):
+        names = [f"arg{i}" for i in range(len(params))]
+    args = []
+    for i, (n, p) in enumerate(zip(names, params)):
+        if p["kind"] == "tensor":  # a live dlpackgo.Tensor goes by its handle, inline
+            args.append(f"({n}._handle if type({n}) is _Tensor and {n}._handle else "
+                        f"_cap({n}, {name!r}, {i + 1}, {n!r}, _legacy))")
+        else:
+            args.append(n)
+    tensors = [i for i, r in enumerate(results) if r["kind"] == "tensor"]
+    sig = ", ".join(names) + (", /" if names else "")
+    call_args = ", ".join(["_handles"] + args)
+    if not tensors:
+        body = f"    return _call(False, {', '.join(args)})\n" if args else "    return _call(False)\n"
+    else:
+        sig += (", " if names else "") + "*, returns=None"
+        body = ("    returns = _check(_lib, returns)\n"
+                "    _handles = returns == 'tensor'\n"
+                f"    r = _call({call_args})\n")
+        if len(results) == 1:
+            body += "    return _convert(_lib, r, returns)\n"
+        else:
+            items = [f"_convert(_lib, r[{i}], returns)" if i in tensors else f"r[{i}]"
+                     for i in range(len(results))]
+            body += f"    return ({', '.join(items)},)\n"
+    src = f"def {name}({sig}):\n{body}"
+    env = {"_call": call, "_cap": _capsule, "_Tensor": Tensor, "_legacy": lib._legacy_types, "_lib": lib,
+           "_convert": _convert, "_check": _check_returns}
+    exec(compile(src, f"<dlpackgo {name}>", "exec"), env)
+    f = env[name]
+    f.__annotations__ = {n: _ANNOTATION[p["kind"]] for n, p in zip(names, params)}
+    if not results:
+        f.__annotations__["return"] = None
+    elif len(results) == 1:
+        f.__annotations__["return"] = _ANNOTATION[results[0]["kind"]]
+    else:
+        f.__annotations__["return"] = tuple[tuple(_ANNOTATION[r["kind"]] for r in results)]
+    go_params = ", ".join(f"{n} {p['type']}" for n, p in zip(names, params))
+    go_results = ", ".join([r["type"] for r in results] + ["error"])
+    go_results = f"({go_results})" if len(results) > 0 else go_results
+    doc = spec["doc"].strip()
+    first, _, rest = doc.partition("\n")
+    if first.startswith(name + "(") and first.rstrip().endswith(")"):
+        doc = rest.strip()  # the parameter names' line: help() shows the signature itself
+    f.__doc__ = (doc + "\n\n" if doc else "") + f"Go: func {name}({go_params}) {go_results}"
+    if tensors:
+        f.__doc__ += ("\n\nTensor results come back as NumPy arrays by default (Library(..., "
+                      "returns=...)); returns='torch', 'tensor' (a dlpackgo.Tensor) or a callable "
+                      "such as cupy.from_dlpack asks for another kind, without copying.")
+    f.__module__ = "dlpackgo"
+    f.__qualname__ = name
+    return f

@@ -1,0 +1,340 @@
+"""Tests of registered Go functions (pyexchange.Register) called from Python, with the real NumPy
+and PyTorch, and of the Tensor's Python face (dtype names, strides, __array_interface__,
+from_dlpack's copy and device).
+
+Run by the Go test TestPythonFunctions in numpyx/pyexchange, like test_dlpackgo.py:
+
+    DLPACKGO_TESTLIB=/path/libdlpackgo_test.so python3 -m unittest -v test_functions
+"""
+
+import gc
+import inspect
+import pydoc
+import threading
+import time
+import unittest
+
+import numpy as np
+import torch
+
+import dlpackgo
+from test_dlpackgo import LIB, C, NP_VERSION, Base, arange, go_get
+
+BFLOAT = 4
+
+
+class Signatures(unittest.TestCase):
+    def test_dir_lists_functions(self):
+        for name in ("noop", "scale", "add", "total", "echo", "split", "fail", "crash", "spin"):
+            self.assertIn(name, dir(LIB))
+            self.assertIs(getattr(LIB, name), LIB.functions[name])
+
+    def test_signature_and_help(self):
+        sig = inspect.signature(LIB.scale)
+        self.assertEqual(list(sig.parameters), ["x", "factor"])
+        self.assertTrue(all(p.kind is p.POSITIONAL_ONLY for p in sig.parameters.values()))
+        self.assertIs(sig.parameters["x"].annotation, dlpackgo.Array)
+        self.assertIs(sig.parameters["factor"].annotation, float)
+        self.assertIsNone(sig.return_annotation)
+        text = pydoc.render_doc(LIB.scale, renderer=pydoc.plaintext)
+        self.assertIn("scale(x: dlpackgo.Array, factor: float, /) -> None", text)
+        self.assertIn("Multiplies every element of x (float32 or float64) by factor, in place.", text)
+        self.assertIn("Go: func scale(x *core.Tensor, factor float64) error", text)
+
+    def test_results_and_returns_keyword(self):
+        sig = inspect.signature(LIB.add)
+        self.assertEqual(list(sig.parameters), ["a", "b", "returns"])
+        self.assertIs(sig.parameters["returns"].kind, inspect.Parameter.KEYWORD_ONLY)
+        self.assertEqual(inspect.signature(LIB.split).return_annotation, tuple[dlpackgo.Array, int, str])
+        self.assertNotIn("returns", inspect.signature(LIB.total).parameters, "no tensor result")
+
+    def test_unnamed_parameters(self):
+        self.assertEqual(list(inspect.signature(LIB.unnamed).parameters), ["arg0", "arg1"])
+
+
+class Calls(Base):
+    def test_in_place_numpy_and_torch(self):
+        a = np.arange(6.0).reshape(2, 3)
+        self.assertIsNone(LIB.scale(a, 2.0))
+        np.testing.assert_array_equal(a, np.arange(6.0).reshape(2, 3) * 2)
+        t = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+        LIB.scale(t.T, 3)  # a strided view, an int for a float parameter
+        self.assertEqual(t.tolist(), [[0, 3, 6], [9, 12, 15]])
+        v = a[:, ::2]
+        LIB.scale(v, -1.0)
+        self.assertEqual(a.tolist(), [[-0.0, 2, -4], [-6, 8, -10]])
+
+    def test_arguments_zero_copy(self):
+        a = np.arange(12.0)
+        self.assertEqual(LIB.first_address(a), a.ctypes.data)
+        self.assertEqual(LIB.first_address(a[3:]), a[3:].ctypes.data)
+        t = torch.ones(5)
+        self.assertEqual(LIB.first_address(t), t.data_ptr())
+        g = LIB.from_dlpack(a)  # a dlpackgo.Tensor goes by its handle: Go has it already
+        self.assertEqual(LIB.first_address(g), a.ctypes.data)
+        LIB.scale(g, 2.0)
+        self.assertEqual(a[3], 6.0)
+        handles = LIB.live_handles()
+        r = LIB.same(g, returns="tensor")
+        self.assertEqual(r.data_ptr, a.ctypes.data)
+        self.assertEqual(LIB.live_handles(), handles + 1, "the argument's handle is untouched")
+        r.release()
+        g.release()
+        with self.assertRaises(ValueError):
+            LIB.first_address(g)  # released: refused before Go runs
+
+    def test_results_zero_copy(self):
+        a = np.arange(6.0).reshape(2, 3)
+        r = LIB.same(a)
+        self.assertIsInstance(r, np.ndarray)
+        self.assertEqual(r.ctypes.data, a.ctypes.data, "the result is the argument's memory")
+        r[0, 0] = 42
+        self.assertEqual(a[0, 0], 42)
+        x = torch.zeros(4)
+        y = LIB.same(x, returns="torch")
+        self.assertIsInstance(y, torch.Tensor)
+        self.assertEqual(y.data_ptr(), x.data_ptr())
+        t = LIB.same(a, returns="tensor")
+        self.assertIsInstance(t, dlpackgo.Tensor)
+        self.assertEqual(t.data_ptr, a.ctypes.data)
+        t.release()
+        s = LIB.add(a, a)  # new Go memory, returned without a copy: Go's address is NumPy's
+        self.assertEqual(s.tolist(), (a * 2).tolist())
+        self.assertEqual(LIB.first_address(s), s.ctypes.data)
+        c = LIB.same(a, returns=lambda x: np.from_dlpack(x))
+        self.assertEqual(c.ctypes.data, a.ctypes.data)
+        del r, y, s, c
+
+    def test_results_that_cannot_be_shared_are_copied(self):
+        a = np.arange(6.0).reshape(2, 3)
+        r = LIB.reversed(a)
+        self.assertEqual(r.tolist(), a[::-1].tolist())
+        self.assertTrue(all(s > 0 for s in r.strides), "no negative strides reach a consumer")
+        ro = LIB.readonly(a)
+        self.assertEqual(ro.tolist(), a.tolist())
+        self.assertNotEqual(ro.ctypes.data, a.ctypes.data, "read-only results are copies")
+
+    def test_library_default_returns(self):
+        lib = dlpackgo.Library(LIB.cdll, returns="torch")
+        self.assertIsInstance(lib.add(np.ones(2), np.ones(2)), torch.Tensor)
+        self.assertIsInstance(lib.add(np.ones(2), np.ones(2), returns="numpy"), np.ndarray)
+        with self.assertRaises(ValueError):
+            dlpackgo.Library(LIB.cdll, returns="jax")
+        with self.assertRaises(ValueError):
+            LIB.add(np.ones(2), np.ones(2), returns="pandas")
+
+    def test_scalars_both_ways(self):
+        got = LIB.echo(-128, -2**63, 255, 2**64 - 1, 1.5, 2.5, True, "héllo")
+        self.assertEqual(got, (-128, -2**63, 255, 2**64 - 1, 1.5, 2.5, True, "héllo!"))
+        got = LIB.echo(np.int8(3), np.int64(4), np.uint8(5), 6, np.float32(0.25), 7, False, "")
+        self.assertEqual(got, (3, 4, 5, 6, 0.25, 7.0, False, "!"))
+
+    def test_multiple_results(self):
+        a = np.arange(6.0).reshape(2, 3)
+        row, n, name = LIB.split(a)
+        self.assertEqual((row.tolist(), n, name), ([0, 1, 2], 2, "float64"))
+        self.assertEqual(row.ctypes.data, a.ctypes.data)
+        self.assertEqual(LIB.total(a), 15.0)
+
+    def test_wrong_arguments_raise_type_error_before_go_runs(self):
+        a = np.arange(3.0)
+        before = LIB.scale_calls()
+        cases = [
+            (lambda: LIB.scale(a), TypeError, "missing 1 required positional argument: 'factor'"),
+            (lambda: LIB.scale(a, 1.0, 2.0), TypeError, "takes 2 positional arguments but 3 were given"),
+            (lambda: LIB.scale(x=a, factor=1.0), TypeError, "positional-only"),
+            (lambda: LIB.scale([1.0, 2.0], 1.0), TypeError, "argument 1 (x) must be an array with __dlpack__"),
+            (lambda: LIB.scale(a, "2"), TypeError, "argument 2 (factor) must be float, not str"),
+            (lambda: LIB.scale(a, None), TypeError, "argument 2 (factor) must be float, not NoneType"),
+            (lambda: LIB.echo(1.5, 0, 0, 0, 0, 0, True, ""), TypeError, "argument 1 (i8) must be int, not float"),
+            (lambda: LIB.echo(1, 0, 0, 0, 0, 0, 1, ""), TypeError, "argument 7 (b) must be bool, not int"),
+            (lambda: LIB.echo(1, 0, 0, 0, 0, 0, True, b"x"), TypeError, "argument 8 (s) must be str, not bytes"),
+            (lambda: LIB.echo(128, 0, 0, 0, 0, 0, True, ""), OverflowError, "128 does not fit in int8"),
+            (lambda: LIB.echo(1, 2**63, 0, 0, 0, 0, True, ""), OverflowError, "argument 2 (i64) is out of range"),
+            (lambda: LIB.echo(1, 0, -1, 0, 0, 0, True, ""), OverflowError, "argument 3 (u8) is out of range"),
+            (lambda: LIB.echo(1, 0, 0, 0, 1e300, 0, True, ""), OverflowError, "does not fit in float32"),
+        ]
+        for fn, exc, msg in cases:
+            with self.subTest(msg=msg):
+                with self.assertRaises(exc) as cm:
+                    fn()
+                self.assertIn(msg, str(cm.exception))
+        self.assertEqual(LIB.scale_calls(), before, "scale never ran")
+        np.testing.assert_array_equal(a, np.arange(3.0))
+
+    def test_go_errors_are_python_exceptions(self):
+        for kind, exc in [("value", ValueError), ("type", TypeError), ("buffer", BufferError),
+                          ("memory", MemoryError), ("odd", ValueError), ("other", RuntimeError)]:
+            with self.subTest(kind=kind):
+                with self.assertRaises(exc) as cm:
+                    LIB.fail(kind)
+                self.assertIsInstance(cm.exception, dlpackgo.GoError)
+                self.assertIn("testlib: fail:", str(cm.exception), "the Go message")
+        with self.assertRaises(dlpackgo.GoTypeError) as cm:
+            LIB.scale(np.arange(3), 2.0)  # int64: scale refuses it
+        self.assertIn("element type does not match dtype", str(cm.exception))
+        with self.assertRaises(dlpackgo.GoValueError) as cm:
+            LIB.add(np.ones(2), np.ones(3))
+        self.assertIn("shapes [2] and [3] differ", str(cm.exception))
+        with self.assertRaises(dlpackgo.GoValueError) as cm:
+            LIB.nil_result()
+        self.assertIn("returned a nil *core.Tensor", str(cm.exception))
+        ro = np.ones(3)
+        ro.flags.writeable = False
+        if NP_VERSION < (2, 1):  # the producer's own refusal surfaces unchanged
+            with self.assertRaises(BufferError):
+                LIB.total(ro)
+        else:  # a versioned capsule says READ_ONLY: Go reads it, and may not write it
+            self.assertEqual(LIB.total(ro), 3.0)
+            with self.assertRaises(dlpackgo.GoValueError):
+                LIB.scale(ro, 2.0)
+
+    def test_panic_is_an_exception_and_the_library_lives_on(self):
+        a = np.arange(4.0)
+        for _ in range(3):
+            with self.assertRaises(dlpackgo.GoPanic) as cm:
+                LIB.crash(a)
+            self.assertIn("index out of range [7] with length 0", str(cm.exception))
+            self.assertIn("goroutine", str(cm.exception), "the Go stack")
+        self.assertEqual(LIB.total(a), 6.0)
+
+    def test_gil_released_while_go_runs(self):
+        done = []
+        th = threading.Thread(target=lambda: done.append(LIB.spin(1500)))
+        ticks = []
+        th.start()
+        start = time.perf_counter()
+        while th.is_alive():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+        th.join()
+        elapsed = time.perf_counter() - start
+        self.assertGreater(done[0], 0)
+        self.assertGreater(elapsed, 1.4, "spin ran its 1.5 s")
+        gaps = [b - a for a, b in zip(ticks, ticks[1:])]
+        # with the GIL held by the caller, this thread would not run at all for 1.5 s; the bound
+        # is loose because the test machine is shared and its scheduler stalls at times
+        self.assertGreater(len(ticks), 50, "this thread ran while Go spun")
+        self.assertLess(max(gaps), 0.75, "no stall as long as the Go call: the GIL was free")
+
+    def test_threads_call_concurrently(self):
+        arrays = [np.full(1000, float(i)) for i in range(8)]
+        errors = []
+
+        def work(a, i):
+            try:
+                for _ in range(200):
+                    self.assertEqual(LIB.total(a), 1000.0 * i)
+                    LIB.scale(a, 1.0)
+            except Exception as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+
+        ths = [threading.Thread(target=work, args=(a, i)) for i, a in enumerate(arrays)]
+        for t in ths:
+            t.start()
+        for t in ths:
+            t.join()
+        self.assertEqual(errors, [])
+
+    def test_view_kept_beyond_the_call(self):
+        foreign = LIB.live_foreign()
+        a = np.arange(5.0)
+        LIB.keep(a)
+        self.assertEqual(LIB.live_foreign(), foreign + 1, "Go still holds a's memory")
+        del a
+        gc.collect()
+        self.assertEqual(LIB.drop_kept(), 1)  # the producer's deleter runs now, taking the GIL
+        self.assertEqual(LIB.live_foreign(), foreign)
+
+    def test_many_calls_leave_nothing_behind(self):
+        a = np.arange(100.0)
+        t = torch.arange(100.0)
+        for _ in range(2000):
+            LIB.noop(a)
+            LIB.noop(t)
+            LIB.same(a)
+        with self.assertRaises(TypeError):
+            LIB.noop("nothing")
+
+
+class TensorFace(Base):
+    def test_dtype_names(self):
+        for code, bits, name in [(2, 64, "float64"), (2, 16, "float16"), (0, 8, "int8"),
+                                 (1, 32, "uint32"), (5, 128, "complex128"), (6, 8, "bool"),
+                                 (BFLOAT, 16, "bfloat16")]:
+            with self.subTest(name=name):
+                t = arange((2,), code, bits)
+                self.assertEqual(t.dtype, name)
+                self.assertEqual(t.dl_dtype, (code, bits, 1))
+                t.release()
+        self.assertEqual(dlpackgo.dtype_name(2, 32, 4), "float32x4")
+        self.assertEqual(dlpackgo.dtype_name(12, 8), "float8_e5m2")
+
+    def test_strides_repr_and_sizes(self):
+        t = arange((3, 4))
+        tt = LIB.tensor(C.dlpackgo_test_transpose(t.handle))
+        self.assertEqual(tt.shape, (4, 3))
+        self.assertEqual(tt.strides, (8, 32), "bytes, like NumPy")
+        self.assertEqual(tt.element_strides, (1, 4), "elements, like DLPack")
+        self.assertEqual((tt.size, tt.itemsize, tt.nbytes, tt.ndim, len(tt)), (12, 8, 96, 2, 4))
+        self.assertEqual(tt.device, (dlpackgo.CPU, 0))
+        self.assertEqual(repr(tt), "dlpackgo.Tensor(shape=(4, 3), dtype='float64', strides=(8, 32))")
+        tt.release()
+        self.assertEqual(repr(tt), "dlpackgo.Tensor(released)")
+        t.release()
+
+    def test_array_interface_shares_and_outlives_release(self):
+        t = arange((2, 3))
+        a = np.asarray(t)
+        self.assertEqual(a.dtype, np.float64)
+        self.assertEqual(a.ctypes.data, t.data_ptr)
+        self.assertEqual(a.strides, t.strides)
+        a[1, 1] = -5
+        self.assertEqual(go_get(t, 1, 1), -5, "NumPy writes Go memory")
+        t.release()
+        gc.collect()
+        LIB.collect()
+        self.assertEqual(a[1, 1], -5, "the array keeps the memory after release()")
+        self.assertEqual(a.sum(), 0 + 1 + 2 + 3 - 5 + 5)
+        del a, t
+
+    def test_array_interface_of_views_and_refusals(self):
+        base = arange((3, 4))
+        rev = LIB.tensor(C.dlpackgo_test_reverse(base.handle, 1))
+        a = np.asarray(rev)
+        self.assertEqual(a.tolist(), np.arange(12.0).reshape(3, 4)[:, ::-1].tolist())
+        self.assertEqual(a.strides, (32, -8), "negative strides are fine for NumPy itself")
+        ro = LIB.tensor(C.dlpackgo_test_readonly(base.handle))
+        self.assertFalse(np.asarray(ro).flags.writeable)
+        bf = arange((2,), BFLOAT, 16)
+        with self.assertRaises(TypeError):
+            np.asarray(bf)
+        for t in (rev, ro, bf, base):
+            t.release()
+        del a
+
+    def test_from_dlpack_copy_and_device(self):
+        a = np.arange(6.0).reshape(2, 3)
+        for copy in (None, False):
+            g = LIB.from_dlpack(a, copy=copy)
+            self.assertEqual(g.data_ptr, a.ctypes.data)
+            self.assertFalse(g.flags & dlpackgo.FLAG_IS_COPIED)
+            g.release()
+        g = LIB.from_dlpack(a.T, copy=True)
+        self.assertNotEqual(g.data_ptr, a.ctypes.data)
+        self.assertTrue(g.flags & dlpackgo.FLAG_IS_COPIED)
+        self.assertEqual(g.element_strides, (2, 1), "a C-order copy")
+        self.assertEqual(np.from_dlpack(g).tolist(), a.T.tolist())
+        g.release()
+        for device in ("cpu", (1, 0)):
+            LIB.from_dlpack(a, device=device).release()
+        with self.assertRaises(BufferError):
+            LIB.from_dlpack(a, device=(2, 0))
+        with self.assertRaises(ValueError):
+            LIB.from_dlpack(a, copy="yes")
+        with self.assertRaises(TypeError):
+            LIB.from_dlpack([1, 2])
+
+
+if __name__ == "__main__":
+    unittest.main()
