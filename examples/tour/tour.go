@@ -17,13 +17,13 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
-	"github.com/dlpack-go/dlpack/onnxx/tinyonnx"
 	"github.com/dlpack-go/dlpack/gonumx"
 	"github.com/dlpack-go/dlpack/gorgoniax"
 	"github.com/dlpack-go/dlpack/gpu"
 	"github.com/dlpack-go/dlpack/numpyx"
 	"github.com/dlpack-go/dlpack/onnxx"
 	"github.com/dlpack-go/dlpack/onnxx/ortgo"
+	"github.com/dlpack-go/dlpack/onnxx/tinyonnx"
 )
 
 // python is the interpreter whose NumPy reads the tour's .npy file (Debian's python3-numpy).

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dlpack-go/dlpack/core"
-	"github.com/dlpack-go/dlpack/onnxx/tinyonnx"
 	"github.com/dlpack-go/dlpack/onnxx"
+	"github.com/dlpack-go/dlpack/onnxx/tinyonnx"
 )
 
 var (
