@@ -8,31 +8,12 @@
 
 #include <stdint.h>
 
-/* The DLPack managed tensors, as far as this file needs them (layouts fixed by dlpack.h). */
-typedef struct {
-	void *data;
-	int32_t device_type, device_id;
-	int32_t ndim;
-	uint8_t code, bits;
-	uint16_t lanes;
-	int64_t *shape, *strides;
-	uint64_t byte_offset;
-} pxg_tensor;
-
-typedef struct pxg_managed {
-	pxg_tensor dl_tensor;
-	void *manager_ctx;
-	void (*deleter)(struct pxg_managed *self);
-} pxg_managed;
-
-typedef struct pxg_managed_versioned {
-	uint32_t major, minor;
-	void *manager_ctx;
-	void (*deleter)(struct pxg_managed_versioned *self);
-	uint64_t flags;
-	pxg_tensor dl_tensor;
-} pxg_managed_versioned;
-
+/* The DLPack managed tensors: the module's one C declaration of the ABI (core/cdlpack), under
+ * this file's names. */
+#include "../../core/cdlpack/dlpack_abi.h"
+typedef dlpg_tensor pxg_tensor;
+typedef dlpg_managed pxg_managed;
+typedef dlpg_managed_versioned pxg_managed_versioned;
 
 /* Capsule names, static for the life of the process (Python keeps only the pointer). */
 enum { PXG_NAME_VERSIONED, PXG_NAME_LEGACY, PXG_NAME_USED_VERSIONED, PXG_NAME_USED_LEGACY };

@@ -124,7 +124,7 @@ def main():
             assert g.shape == tuple(v.shape), (name, g.shape)
             if v.numel():
                 assert g.data_ptr == v.data_ptr(), name
-                assert g.strides == tuple(v.stride()), (name, g.strides, v.stride())
+                assert g.element_strides == tuple(v.stride()), (name, g.element_strides, v.stride())
             g.release()
         assert counts()["import_api"] - before == len(views), counts()
         g = LIB.from_dlpack(x)
@@ -172,7 +172,7 @@ def main():
             out = c_void_p()
             assert alloc(ctypes.byref(proto), ctypes.byref(out), None, set_error) == 0 and out.value, errors
             g = LIB.from_capsule(_capsule_new(out.value, ctypes.addressof(_NAME_V), None))
-            assert g.shape == (2, 3) and g.dtype == (2, 32, 1) and g.__dlpack_device__() == (dt, di)
+            assert g.shape == (2, 3) and g.dl_dtype == (2, 32, 1) and g.__dlpack_device__() == (dt, di)
             g.release()
             # the product path: Library.allocate, then back to torch over torch's own memory
             g = LIB.allocate(torch.Tensor, (2, 3), (2, 32, 1), (dt, di))

@@ -174,7 +174,7 @@ class TestProducer(Base):
                 h = xharness.consume(v)
                 self.assertEqual(api_view(h), capsule_view(v))
                 self.assertEqual(h.shape, v.shape)
-                self.assertEqual(h.strides, v.strides)
+                self.assertEqual(h.strides, v.element_strides)
                 self.assertEqual(h.flags, 0)
                 if 0 not in v.shape:
                     self.assertEqual(h.data_ptr, v.data_ptr)
@@ -312,7 +312,7 @@ class TestProducer(Base):
         after = xharness.counts()
         self.assertEqual(after["deleted"] - before["deleted"], 1, "the stolen tensor's deleter ran once")
         g = xharness.to_py_raw(dlpackgo.Tensor, 1)
-        self.assertEqual((g.shape, g.dtype), ((3,), (FLOAT, 64, 1)))
+        self.assertEqual((g.shape, g.dl_dtype), ((3,), (FLOAT, 64, 1)))
 
     def test_to_py_wrong_major_from_harness_type(self):
         # the harness as producer refuses a managed tensor of major 2 the same way
@@ -328,7 +328,7 @@ class TestConsumer(Base):
             with self.subTest(code=code, bits=bits):
                 h = xharness.make(code, bits, 1, (2, 3))
                 g = LIB.from_dlpack(h)
-                self.assertEqual((g.data_ptr, g.shape, g.strides, g.dtype, g.flags),
+                self.assertEqual((g.data_ptr, g.shape, g.element_strides, g.dl_dtype, g.flags),
                                  (h.data_ptr, (2, 3), (3, 1), (code, bits, 1), 0))
                 if (code, bits) in INT_FLOAT:
                     self.assertEqual(go_get(g, 1, 2), 5)
@@ -355,7 +355,7 @@ class TestConsumer(Base):
                 if 0 not in h.shape:
                     self.assertEqual(g.data_ptr, h.data_ptr)
                     if h.shape:
-                        self.assertEqual(g.strides, h.strides)
+                        self.assertEqual(g.element_strides, h.strides)
                     idx = tuple(d - 1 for d in h.shape)
                     self.assertEqual(go_get(g, *idx), h.get(*idx))
                 self.assertEqual(g.readonly, name == "read-only")
@@ -468,7 +468,7 @@ class TestConsumer(Base):
             with self.subTest(cls=cls.__name__):
                 before = xharness.counts()["alloc_calls"]
                 g = LIB.allocate(cls, (2, 3), (FLOAT, 64, 1))
-                self.assertEqual((g.shape, g.strides, g.dtype, g.__dlpack_device__()), ((2, 3), (3, 1), (FLOAT, 64, 1), (1, 0)))
+                self.assertEqual((g.shape, g.element_strides, g.dl_dtype, g.__dlpack_device__()), ((2, 3), (3, 1), (FLOAT, 64, 1), (1, 0)))
                 self.assertEqual(xharness.counts()["alloc_calls"] - before, 0 if cls is dlpackgo.Tensor else 1)
                 self.assertTrue(go_set(g, 6.5, 1, 2))
                 back = LIB.to_framework(g, HT)
@@ -476,7 +476,7 @@ class TestConsumer(Base):
                 g.release()
                 del back
         s = LIB.allocate(HT, (), (INT, 32, 1))
-        self.assertEqual((s.shape, s.dtype), ((), (INT, 32, 1)))
+        self.assertEqual((s.shape, s.dl_dtype), ((), (INT, 32, 1)))
         s.release()
         for cls, shape, dtype, device, exc, msg in [
             (HT, (2, -1), (FLOAT, 64, 1), (1, 0), ValueError, "xharness: bad shape"),
