@@ -459,6 +459,36 @@ class Sharer(Base):
         with self.assertRaises(BufferError):
             t.__dlpack__(stream=3)
 
+    def test_release_during_copy_export(self):
+        """A copy made by __dlpack__(copy=True) on one thread while another releases the tensor,
+        which is the only holder of memory NumPy frees on release: the copy is right or refused
+        (ValueError: released or unknown handle), never a fault or wrong values (Go holds what it copies)."""
+        n = 1 << 18
+        want = np.arange(n, dtype=np.float64)
+        outcomes = {"copied": 0, "refused": 0}
+        for _ in range(60):
+            t = LIB.from_dlpack(np.arange(n, dtype=np.float64))  # t holds NumPy's only reference
+            go = threading.Barrier(2)
+
+            def release():
+                go.wait()
+                t.release()
+
+            r = threading.Thread(target=release)
+            r.start()
+            go.wait()
+            try:
+                a = np.from_dlpack(_Asking(t, copy=True))
+            except (ValueError, BufferError) as e:
+                self.assertRegex(str(e), "released|unknown tensor handle")
+                outcomes["refused"] += 1
+            else:
+                np.testing.assert_array_equal(a, want)
+                outcomes["copied"] += 1
+                del a
+            r.join()
+        self.assertEqual(outcomes["copied"] + outcomes["refused"], 60, outcomes)
+
     def test_deleters_on_other_threads(self):
         t = arange((64,))
         arrays = [np.from_dlpack(t) for _ in range(4000)]
