@@ -233,7 +233,7 @@ open('plain.txt', 'w').write('just text')
 		{"truncated.npy", numpyx.ErrTruncated, "header promises 48 data bytes", nil},
 		{"short.npy", numpyx.ErrTruncated, "truncated", nil},
 		{"notnpy.npy", numpyx.ErrFormat, "numpyx:", nil},
-		{"huge.npy", numpyx.ErrHeader, "numpyx: bad .npy header", nil},
+		{"huge.npy", numpyx.ErrHeader, "bad .npy header", nil},
 		{"dtype.npy", numpyx.ErrUnsupportedDType, `descr "<q7"`, nil},
 		{"cut.npz", numpyx.ErrFormat, "not a zip archive", nil},
 		{"junk.npz", numpyx.ErrFormat, "not a zip archive", nil},
