@@ -1,0 +1,284 @@
+package flightx_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/stretchr/testify/assert"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dlpack-go/dlpack/arrowx/flightx"
+	"github.com/dlpack-go/dlpack/core"
+)
+
+func TestPutGetList(t *testing.T) {
+	mem := noLeaks(t)
+	dtypes := []core.DLDataType{core.Float32, core.Float64, core.Float16, core.BFloat16, core.Int8, core.Int64,
+		core.Uint16, core.Bool, core.Complex64, core.Complex128,
+		{Code: core.CodeFloat8E4M3FN, Bits: 8, Lanes: 1}}
+	shapes := [][]int64{{}, {0}, {3, 0}, {5}, {2, 3, 4}, {7, 1, 9}}
+	for _, chunk := range []int{16, 1 << 20} { // many batches, and one
+		t.Run(fmt.Sprintf("chunk%d", chunk), func(t *testing.T) {
+			srv, addr := serve(t, flightx.WithAllocator(mem), flightx.WithChunkBytes(chunk))
+			c := dial(t, addr, flightx.WithAllocator(mem), flightx.WithChunkBytes(chunk))
+			ctx := context.Background()
+			for i, dt := range dtypes {
+				for j, sh := range shapes {
+					name := fmt.Sprintf("%s-%d", dt, j)
+					x := filled(t, dt, byte(i+j), sh...)
+					meta := map[string]string{"source": name, "unit": "m/s"}
+					require.NoError(t, c.Put(ctx, name, x, meta), name)
+					got, gotMeta, err := c.Get(ctx, name)
+					require.NoError(t, err, name)
+					assert.Equal(t, dt, got.DType(), name)
+					assert.Equal(t, sh, got.Shape(), name)
+					assert.Equal(t, meta, gotMeta, name)
+					assert.Equal(t, bytesOf(t, x), bytesOf(t, got), name)
+					// the server stored what came
+					st, _, err := srv.Get(name)
+					require.NoError(t, err)
+					assert.Equal(t, bytesOf(t, x), bytesOf(t, st), name)
+					st.Release()
+					got.Release()
+				}
+			}
+			infos, err := c.List(ctx)
+			require.NoError(t, err)
+			require.Len(t, infos, len(dtypes)*len(shapes))
+			for _, in := range infos {
+				assert.Equal(t, in.Name, in.Meta["source"])
+			}
+			_, _, err = c.Get(ctx, "nope")
+			require.ErrorIs(t, err, flightx.ErrNotFound)
+		})
+	}
+}
+
+// TestGetSingleBatchIsAView: a tensor that arrives in one batch is the received message itself:
+// read-only, not flagged as a copy, and fetching it allocates no more than reading the raw
+// FlightData messages of the same stream does (the transport's own buffers), so no copy of its
+// size is made after the network read.
+func TestGetSingleBatchIsAView(t *testing.T) {
+	mem := noLeaks(t)
+	const n = 2 << 20 // 8 MiB of float32, in one 15 MiB-bounded batch
+	srv, addr := serve(t, flightx.WithAllocator(mem), flightx.WithChunkBytes(15<<20))
+	c := dial(t, addr, flightx.WithAllocator(mem))
+	x := filled(t, core.Float32, 1, n)
+	require.NoError(t, srv.Put("x", x, nil))
+	ctx := context.Background()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(16<<20)))
+	require.NoError(t, err)
+	defer conn.Close()
+	raw := flight.NewFlightServiceClient(conn)
+	rawGet := func() {
+		s, err := raw.DoGet(ctx, &flight.Ticket{Ticket: []byte("x")})
+		require.NoError(t, err)
+		for i := 0; i < 10; i++ {
+			if _, err := s.Recv(); err != nil {
+				require.ErrorIs(t, err, io.EOF)
+				return
+			}
+		}
+		t.Fatal("more messages than expected")
+	}
+	allocs := func(f func()) uint64 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	var got *core.Tensor
+	get := func() {
+		var err error
+		got, _, err = c.Get(ctx, "x")
+		require.NoError(t, err)
+	}
+	get() // warm both paths: connections, pools
+	got.Release()
+	rawGet()
+	transport := allocs(rawGet)
+	fetch := allocs(get)
+	t.Logf("Get allocated %d bytes, the raw messages %d", fetch, transport)
+	defer got.Release()
+	assert.Less(t, fetch, transport+n*4/2,
+		"Get allocated %d bytes, reading the raw messages %d: a copy of the %d bytes was made", fetch, transport, n*4)
+	assert.True(t, got.ReadOnly())
+	assert.True(t, got.Foreign(), "the tensor holds the received buffer")
+	assert.Zero(t, got.Flags()&core.FlagIsCopied)
+	assert.Equal(t, bytesOf(t, x), bytesOf(t, got))
+
+	// a multi-batch tensor is assembled once, and says so
+	srv2, addr2 := serve(t, flightx.WithAllocator(mem), flightx.WithChunkBytes(1<<16))
+	require.NoError(t, srv2.Put("x", x, nil))
+	c2 := dial(t, addr2, flightx.WithAllocator(mem))
+	many, _, err := c2.Get(ctx, "x")
+	require.NoError(t, err)
+	defer many.Release()
+	assert.NotZero(t, many.Flags()&core.FlagIsCopied)
+	assert.Equal(t, bytesOf(t, x), bytesOf(t, many))
+}
+
+func TestStreamChunks(t *testing.T) {
+	mem := noLeaks(t)
+	srv, addr := serve(t, flightx.WithAllocator(mem), flightx.WithChunkBytes(4096))
+	c := dial(t, addr, flightx.WithAllocator(mem))
+	x := filled(t, core.Float64, 3, 100, 33)
+	require.NoError(t, srv.Put("x", x, map[string]string{"k": "v"}))
+	want := bytesOf(t, x)
+	var got []byte
+	chunks := 0
+	err := c.Stream(context.Background(), "x", func(info flightx.Info, chunk *core.Tensor, off int64) error {
+		assert.Equal(t, []int64{100, 33}, info.Shape)
+		assert.Equal(t, "v", info.Meta["k"])
+		assert.Equal(t, int64(len(got)/8), off)
+		assert.LessOrEqual(t, chunk.NumBytes(), int64(4096))
+		got = append(got, bytesOf(t, chunk)...)
+		chunks++
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	assert.Equal(t, (100*33*8+4095)/4096, chunks)
+}
+
+func TestConcurrentTransfers(t *testing.T) {
+	mem := noLeaks(t)
+	srv, addr := serve(t, flightx.WithAllocator(mem), flightx.WithChunkBytes(8192))
+	c := dial(t, addr, flightx.WithAllocator(mem), flightx.WithChunkBytes(8192))
+	shared := filled(t, core.Float32, 9, 64, 1024) // 256 KiB that every goroutine fetches
+	require.NoError(t, srv.Put("shared", shared, nil))
+	want := bytesOf(t, shared)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const workers, rounds = 8, 4
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*rounds*2)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range rounds {
+				name := fmt.Sprintf("w%d-r%d", w, r)
+				x := filled(t, core.Int32, byte(w*rounds+r), int64(1000+w*100+r))
+				if err := c.Put(ctx, name, x, map[string]string{"w": name}); err != nil {
+					errs <- err
+					return
+				}
+				got, meta, err := c.Get(ctx, name)
+				if err != nil {
+					errs <- err
+					return
+				}
+				gb, _ := got.ReadOnlyBytes()
+				xb, _ := x.ReadOnlyBytes()
+				if string(gb) != string(xb) || meta["w"] != name {
+					errs <- fmt.Errorf("%s came back different", name)
+				}
+				got.Release()
+				sh, _, err := c.Get(ctx, "shared")
+				if err != nil {
+					errs <- err
+					return
+				}
+				if b, _ := sh.ReadOnlyBytes(); string(b) != string(want) {
+					errs <- errors.New("shared came back different")
+				}
+				sh.Release()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	assert.Len(t, srv.Names(), workers*rounds+1)
+}
+
+// TestClientDisconnectsMidStream: a consumer that gives up after the first chunk, and one whose
+// context is cancelled, end the transfer on both sides; nothing leaks on the server.
+func TestClientDisconnectsMidStream(t *testing.T) {
+	mem := noLeaks(t)
+	srv, addr := serve(t, flightx.WithAllocator(mem), flightx.WithChunkBytes(1<<16))
+	c := dial(t, addr, flightx.WithAllocator(mem))
+	x := filled(t, core.Float32, 5, 8<<20) // 32 MiB, 512 batches
+	require.NoError(t, srv.Put("big", x, nil))
+	stop := errors.New("enough")
+	n := 0
+	err := c.Stream(context.Background(), "big", func(_ flightx.Info, _ *core.Tensor, _ int64) error {
+		n++
+		return stop
+	})
+	require.ErrorIs(t, err, stop)
+	assert.Equal(t, 1, n)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	err = c.Stream(ctx, "big", func(_ flightx.Info, _ *core.Tensor, off int64) error {
+		if off > 0 {
+			cancel()
+		}
+		return nil
+	})
+	require.Error(t, err)
+	assert.ErrorIs(t, err, flightx.ErrTransport)
+	cancel()
+
+	// the server still serves
+	got, _, err := c.Get(context.Background(), "big")
+	require.NoError(t, err)
+	got.Release()
+}
+
+// TestServerDiesMidTransfer: a server stopped while a tensor streams fails the transfer with a
+// transport error, and the client leaks nothing.
+func TestServerDiesMidTransfer(t *testing.T) {
+	mem := noLeaks(t)
+	srv, addr := serve(t, flightx.WithAllocator(mem), flightx.WithChunkBytes(1<<16))
+	c := dial(t, addr, flightx.WithAllocator(mem))
+	x := filled(t, core.Float32, 5, 8<<20)
+	require.NoError(t, srv.Put("big", x, nil))
+	chunks := 0
+	err := c.Stream(context.Background(), "big", func(_ flightx.Info, _ *core.Tensor, _ int64) error {
+		chunks++
+		if chunks == 2 {
+			go srv.Stop()
+		}
+		return nil
+	})
+	require.Error(t, err)
+	assert.ErrorIs(t, err, flightx.ErrTransport)
+	assert.Less(t, chunks, 512, "the stream ended early")
+
+	// a put to the dead server fails too
+	err = c.Put(context.Background(), "y", x, nil)
+	require.ErrorIs(t, err, flightx.ErrTransport)
+}
+
+func TestLimitsAndNames(t *testing.T) {
+	mem := noLeaks(t)
+	srv, addr := serve(t, flightx.WithAllocator(mem), flightx.WithMaxBytes(1024))
+	c := dial(t, addr, flightx.WithAllocator(mem), flightx.WithMaxBytes(1024))
+	ctx := context.Background()
+	big := filled(t, core.Float64, 1, 200) // 1600 bytes
+	err := c.Put(ctx, "big", big, nil)
+	require.ErrorIs(t, err, flightx.ErrTooLarge)
+	require.NoError(t, srv.Put("big", big, nil))
+	_, _, err = c.Get(ctx, "big")
+	require.ErrorIs(t, err, flightx.ErrTooLarge)
+	require.ErrorIs(t, c.Put(ctx, "", big, nil), flightx.ErrName)
+	err = c.Put(ctx, "m", filled(t, core.Int8, 1, 2), map[string]string{"dlpack.shape": "1"})
+	require.ErrorIs(t, err, flightx.ErrProtocol)
+	assert.True(t, contains(err.Error(), "reserved"))
+}
