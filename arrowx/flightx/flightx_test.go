@@ -12,9 +12,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	"github.com/stretchr/testify/require"
 
 	"github.com/dlpack-go/dlpack/arrowx/flightx"
 	"github.com/dlpack-go/dlpack/core"
