@@ -108,21 +108,19 @@ func layoutOf(d arrow.ArrayData) (layout, error) {
 	return l, nil
 }
 
-// hasNulls reports whether any element this conversion uses is null, at any level.
-func (l layout) hasNulls() bool {
+// hasNulls reports whether any element this conversion uses is null, at any level, checking
+// each validity bitmap's length first.
+func (l layout) hasNulls() (bool, error) {
 	for _, lv := range l.levels {
-		if lv.data.NullN() == 0 || lv.n == 0 {
-			continue
+		bm, err := lv.validBits()
+		if err != nil {
+			return false, err
 		}
-		bs := lv.data.Buffers()
-		if len(bs) == 0 || bs[0] == nil || bs[0].Len() == 0 {
-			continue // NullN without a bitmap: arrow-go treats every slot as valid
-		}
-		if int64(bitutil.CountSetBits(bs[0].Bytes(), int(lv.start), int(lv.n))) != lv.n {
-			return true
+		if bm != nil && lv.n > 0 && int64(bitutil.CountSetBits(bm, int(lv.start), int(lv.n))) != lv.n {
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
 }
 
 // validBits returns the validity bitmap of a level, or nil if every slot is valid. It checks the
@@ -178,7 +176,10 @@ func fromData(d arrow.ArrayData, opts ...adapters.Option) (*core.Tensor, error) 
 		return nil, fmt.Errorf("arrowx: FromArray of %s: %w", d.DataType(), err)
 	}
 	fill, canFill := fillOf(o)
-	nulls := l.hasNulls()
+	nulls, err := l.hasNulls()
+	if err != nil {
+		return nil, fmt.Errorf("arrowx: FromArray of %s: %w", d.DataType(), err)
+	}
 	if nulls && !canFill {
 		return nil, fmt.Errorf("%w: %s of shape %v (give arrowx.FillNulls to copy with a fill value)",
 			ErrNulls, d.DataType(), l.shape)

@@ -257,7 +257,11 @@ func FromRecord(rec arrow.RecordBatch, opts ...adapters.Option) (*core.Tensor, e
 		if j > 0 && l.dtype != lays[0].dtype {
 			return nil, fmt.Errorf("%w: column %d is %s, column 0 %s", ErrMismatch, j, l.dtype, lays[0].dtype)
 		}
-		if l.hasNulls() {
+		hasNulls, err := l.hasNulls()
+		if err != nil {
+			return nil, fmt.Errorf("arrowx: column %d: %w", j, err)
+		}
+		if hasNulls {
 			if !canFill {
 				return nil, fmt.Errorf("%w: column %d (give arrowx.FillNulls to copy with a fill value)", ErrNulls, j)
 			}

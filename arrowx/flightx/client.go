@@ -8,7 +8,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -70,11 +69,11 @@ func (c *Client) Get(ctx context.Context, name string) (*core.Tensor, map[string
 // whole tensor. An error from fn cancels the transfer and is returned.
 func (c *Client) Stream(ctx context.Context, name string, fn func(info Info, chunk *core.Tensor, off int64) error) error {
 	var info Info
-	_, err := c.get(ctx, name, &info, func(chunk *core.Tensor, off int64) error { return fn(info, chunk, off) })
+	_, err := c.get(ctx, name, &info, fn)
 	return err
 }
 
-func (c *Client) get(ctx context.Context, name string, info *Info, each func(*core.Tensor, int64) error) (*core.Tensor, error) {
+func (c *Client) get(ctx context.Context, name string, info *Info, each func(Info, *core.Tensor, int64) error) (*core.Tensor, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
@@ -84,19 +83,15 @@ func (c *Client) get(ctx context.Context, name string, info *Info, each func(*co
 	if err != nil {
 		return nil, fmt.Errorf("flightx: get %q: %w", name, transportErr(err))
 	}
-	rd, err := flight.NewRecordReader(stream, ipc.WithAllocator(c.cfg.mem))
-	if err != nil {
-		return nil, fmt.Errorf("flightx: get %q: %w", name, readErr(unwrapStatus(err)))
-	}
-	defer rd.Release()
-	if *info, err = DecodeSchema(rd.Schema()); err != nil {
-		return nil, fmt.Errorf("flightx: get %q: %w", name, err)
-	}
-	info.Name = name
-	t, err := receive(rd, *info, c.cfg.maxBytes, each)
+	got, t, err := readStream(stream, c.cfg, func(_ *flight.FlightDescriptor, i *Info) error {
+		i.Name = name
+		return nil
+	}, each)
 	if err != nil {
 		return nil, fmt.Errorf("flightx: get %q: %w", name, err)
 	}
+	got.Name = name
+	*info = got
 	return t, nil
 }
 

@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -279,25 +278,13 @@ func (s *Server) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServe
 // DoPut receives a tensor (descriptor PATH [name] on the first message) and stores it. The
 // stored tensor is a view of the received message when it came in one batch.
 func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
-	rd, err := flight.NewRecordReader(stream, ipc.WithAllocator(s.cfg.mem))
-	if err != nil {
-		return status.Errorf(codes.InvalidArgument, "flightx: reading the schema: %v", err)
-	}
-	defer rd.Release()
-	d := rd.LatestFlightDescriptor()
-	if d == nil || len(d.Path) != 1 {
-		return status.Error(codes.InvalidArgument, "flightx: DoPut needs a descriptor PATH [name]")
-	}
-	name := d.Path[0]
-	if err := checkName(name); err != nil {
-		return status.Error(codes.InvalidArgument, err.Error())
-	}
-	info, err := DecodeSchema(rd.Schema())
-	if err != nil {
-		return status.Error(codes.InvalidArgument, err.Error())
-	}
-	info.Name = name
-	t, err := receive(rd, info, s.cfg.maxBytes, nil)
+	info, t, err := readStream(stream, s.cfg, func(d *flight.FlightDescriptor, info *Info) error {
+		if d == nil || len(d.Path) != 1 {
+			return fmt.Errorf("%w: DoPut needs a descriptor PATH [name]", ErrProtocol)
+		}
+		info.Name = d.Path[0]
+		return checkName(info.Name)
+	}, nil)
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrTooLarge):
@@ -307,6 +294,6 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
 	default:
 		return status.Error(codes.InvalidArgument, err.Error())
 	}
-	s.store(name, entry{t: t, meta: info.Meta})
+	s.store(info.Name, entry{t: t, meta: info.Meta})
 	return stream.Send(&flight.PutResult{})
 }

@@ -287,3 +287,38 @@ func readErr(err error) error {
 	}
 	return fmt.Errorf("%w: %v", ErrProtocol, err)
 }
+
+// readStream reads a tensor stream from src: the schema (decoded into info), then the batches,
+// into one tensor (each == nil) or chunk by chunk into each. before, if not nil, sees the first
+// message's descriptor and the schema before any batch is read, and may refuse. A panic of the
+// IPC reader on garbage becomes ErrProtocol.
+func readStream(src flight.DataStreamReader, cfg config, before func(*flight.FlightDescriptor, *Info) error,
+	each func(Info, *core.Tensor, int64) error) (info Info, t *core.Tensor, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if t != nil {
+				t.Release()
+			}
+			t, err = nil, fmt.Errorf("%w: unreadable stream: %v", ErrProtocol, r)
+		}
+	}()
+	rd, err := flight.NewRecordReader(verified{src}, ipc.WithAllocator(cfg.mem))
+	if err != nil {
+		return info, nil, readErr(err)
+	}
+	defer rd.Release()
+	if info, err = DecodeSchema(rd.Schema()); err != nil {
+		return info, nil, err
+	}
+	if before != nil {
+		if err := before(rd.LatestFlightDescriptor(), &info); err != nil {
+			return info, nil, err
+		}
+	}
+	var inner func(*core.Tensor, int64) error
+	if each != nil {
+		inner = func(c *core.Tensor, off int64) error { return each(info, c, off) }
+	}
+	t, err = receive(rd, info, cfg.maxBytes, inner)
+	return info, t, err
+}
