@@ -56,11 +56,33 @@ func (c *Client) Close() error {
 // flagged core.FlagIsCopied). Use Stream to consume large tensors chunk by chunk without it.
 func (c *Client) Get(ctx context.Context, name string) (*core.Tensor, map[string]string, error) {
 	var info Info
-	t, err := c.get(ctx, name, &info, nil)
+	t, err := c.get(ctx, name, &info, nil, nil)
 	if err != nil {
 		return nil, nil, err
 	}
 	return t, info.Meta, nil
+}
+
+// GetInto fetches the tensor called name into dst, a writable C-contiguous host tensor of its
+// dtype and number of elements (ErrMismatch otherwise), copying each batch once into place as
+// it arrives: for fetching the same tensor again and again without allocating it each time. It
+// returns the metadata; on error dst may hold part of the tensor.
+func (c *Client) GetInto(ctx context.Context, name string, dst *core.Tensor) (map[string]string, error) {
+	if dst == nil {
+		return nil, fmt.Errorf("%w: nil destination", ErrMismatch)
+	}
+	h, err := core.Hold(dst)
+	if err != nil {
+		return nil, fmt.Errorf("flightx: get %q: %w", name, err)
+	}
+	defer h.Release()
+	var info Info
+	t, err := c.get(ctx, name, &info, dst, nil)
+	if err != nil {
+		return nil, err
+	}
+	t.Release()
+	return info.Meta, nil
 }
 
 // Stream fetches the tensor called name chunk by chunk, with memory bounded by one chunk:
@@ -69,11 +91,12 @@ func (c *Client) Get(ctx context.Context, name string) (*core.Tensor, map[string
 // whole tensor. An error from fn cancels the transfer and is returned.
 func (c *Client) Stream(ctx context.Context, name string, fn func(info Info, chunk *core.Tensor, off int64) error) error {
 	var info Info
-	_, err := c.get(ctx, name, &info, fn)
+	_, err := c.get(ctx, name, &info, nil, fn)
 	return err
 }
 
-func (c *Client) get(ctx context.Context, name string, info *Info, each func(Info, *core.Tensor, int64) error) (*core.Tensor, error) {
+func (c *Client) get(ctx context.Context, name string, info *Info, into *core.Tensor,
+	each func(Info, *core.Tensor, int64) error) (*core.Tensor, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
@@ -86,7 +109,7 @@ func (c *Client) get(ctx context.Context, name string, info *Info, each func(Inf
 	got, t, err := readStream(stream, c.cfg, func(_ *flight.FlightDescriptor, i *Info) error {
 		i.Name = name
 		return nil
-	}, each)
+	}, into, each)
 	if err != nil {
 		return nil, fmt.Errorf("flightx: get %q: %w", name, err)
 	}

@@ -130,6 +130,30 @@ func TestGetSingleBatchIsAView(t *testing.T) {
 	assert.Equal(t, bytesOf(t, x), bytesOf(t, many))
 }
 
+func TestGetInto(t *testing.T) {
+	mem := noLeaks(t)
+	srv, addr := serve(t, flightx.WithAllocator(mem), flightx.WithChunkBytes(1000))
+	c := dial(t, addr, flightx.WithAllocator(mem))
+	x := filled(t, core.Int16, 4, 30, 70)
+	require.NoError(t, srv.Put("x", x, map[string]string{"a": "b"}))
+	ctx := context.Background()
+	for _, shape := range [][]int64{{30, 70}, {2100}} { // any shape of the same size
+		dst := core.MustNew(core.Int16, shape...)
+		meta, err := c.GetInto(ctx, "x", dst)
+		require.NoError(t, err)
+		assert.Equal(t, "b", meta["a"])
+		assert.Equal(t, bytesOf(t, x), bytesOf(t, dst))
+	}
+	for _, bad := range []*core.Tensor{core.MustNew(core.Int16, 7), core.MustNew(core.Int32, 30, 70), nil} {
+		_, err := c.GetInto(ctx, "x", bad)
+		require.ErrorIs(t, err, flightx.ErrMismatch)
+	}
+	ro, err := core.MustNew(core.Int16, 2100).AsReadOnly()
+	require.NoError(t, err)
+	_, err = c.GetInto(ctx, "x", ro)
+	require.ErrorIs(t, err, flightx.ErrMismatch)
+}
+
 func TestStreamChunks(t *testing.T) {
 	mem := noLeaks(t)
 	srv, addr := serve(t, flightx.WithAllocator(mem), flightx.WithChunkBytes(4096))

@@ -81,7 +81,7 @@ func FuzzReadStream(f *testing.F) {
 		src := &messages{fds: []*flight.FlightData{{DataHeader: h0}, {DataHeader: h1, DataBody: b1},
 			{DataHeader: h2, DataBody: b2}}}
 		cfg := newConfig([]Option{WithAllocator(mem), WithMaxBytes(1 << 20)})
-		info, x, err := readStream(src, cfg, nil, nil)
+		info, x, err := readStream(src, cfg, nil, nil, nil)
 		if err == nil {
 			if x.DType() != info.DType || !slices.Equal(x.Shape(), info.Shape) {
 				t.Fatalf("got %s for %+v", x, info)

@@ -27,6 +27,8 @@ var (
 	ErrTooLarge = errors.New("flightx: tensor exceeds the size limit")
 	// ErrTransport: the call failed in gRPC or at the peer.
 	ErrTransport = errors.New("flightx: transfer failed")
+	// ErrMismatch: GetInto's destination does not match the tensor (dtype, size, layout).
+	ErrMismatch = errors.New("flightx: destination does not fit the tensor")
 	// ErrName: a tensor name is empty or too long.
 	ErrName = errors.New("flightx: bad tensor name")
 )

@@ -284,7 +284,7 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
 		}
 		info.Name = d.Path[0]
 		return checkName(info.Name)
-	}, nil)
+	}, nil, nil)
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrTooLarge):

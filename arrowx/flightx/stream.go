@@ -178,7 +178,7 @@ func (r *receiver) add(rec arrow.RecordBatch) error {
 		}
 	}()
 	n := chunk.Len()
-	if r.got == 0 && n == total {
+	if r.dst == nil && r.got == 0 && n == total {
 		r.single, chunk = chunk, nil
 		r.got = n
 		return nil
@@ -231,6 +231,8 @@ func (r *receiver) finish() (*core.Tensor, error) {
 	switch {
 	case r.single != nil:
 		t, err = r.single.Reshape(r.info.Shape...)
+	case r.dst != nil && r.got == 0: // GetInto of an empty tensor
+		t, err = r.dst.Reshape(r.info.Shape...)
 	case r.dst != nil:
 		if t, err = r.dst.Reshape(r.info.Shape...); err == nil {
 			t, err = t.WithFlags(core.FlagIsCopied)
@@ -242,12 +244,24 @@ func (r *receiver) finish() (*core.Tensor, error) {
 	return t, err
 }
 
-// receive reads a whole tensor from rd, whose schema was decoded into info.
-func receive(rd *flight.Reader, info Info, maxBytes int64, each func(chunk *core.Tensor, off int64) error) (*core.Tensor, error) {
+// receive reads a whole tensor from rd, whose schema was decoded into info, into a new tensor,
+// or into into's memory (a writable C-contiguous tensor of info's dtype and shape), or chunk by
+// chunk into each.
+func receive(rd *flight.Reader, info Info, maxBytes int64, into *core.Tensor, each func(chunk *core.Tensor, off int64) error) (*core.Tensor, error) {
 	if info.Bytes() > maxBytes {
 		return nil, fmt.Errorf("%w: %s %v is %d bytes, the limit %d", ErrTooLarge, info.DType, info.Shape, info.Bytes(), maxBytes)
 	}
 	r := &receiver{info: info, maxBytes: maxBytes}
+	if into != nil {
+		if into.DType() != info.DType || into.Len() != info.Len() || !into.IsContiguous() || into.ReadOnly() || !into.HostAccessible() {
+			return nil, fmt.Errorf("%w: the stream holds %s %v, the destination is %s", ErrMismatch, info.DType, info.Shape, into)
+		}
+		flat, err := into.Reshape(info.Len())
+		if err != nil {
+			return nil, err
+		}
+		r.dst = flat
+	}
 	defer r.release()
 	for rd.Next() {
 		if each != nil {
@@ -293,7 +307,7 @@ func readErr(err error) error {
 // message's descriptor and the schema before any batch is read, and may refuse. A panic of the
 // IPC reader on garbage becomes ErrProtocol.
 func readStream(src flight.DataStreamReader, cfg config, before func(*flight.FlightDescriptor, *Info) error,
-	each func(Info, *core.Tensor, int64) error) (info Info, t *core.Tensor, err error) {
+	into *core.Tensor, each func(Info, *core.Tensor, int64) error) (info Info, t *core.Tensor, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			if t != nil {
@@ -319,6 +333,6 @@ func readStream(src flight.DataStreamReader, cfg config, before func(*flight.Fli
 	if each != nil {
 		inner = func(c *core.Tensor, off int64) error { return each(info, c, off) }
 	}
-	t, err = receive(rd, info, cfg.maxBytes, inner)
+	t, err = receive(rd, info, cfg.maxBytes, into, inner)
 	return info, t, err
 }
