@@ -4,16 +4,17 @@ go 1.26.0
 
 require (
 	codeberg.org/sbinet/npyio v0.14.0
+	github.com/apache/arrow-go/v18 v18.8.0
 	github.com/ebitengine/purego v0.11.3
 	github.com/stretchr/testify v1.12.1
 	github.com/x448/float16 v0.8.4
 	github.com/yalue/onnxruntime_go v1.27.0
 	gonum.org/v1/gonum v0.17.0
+	google.golang.org/grpc v1.83.2
 	gorgonia.org/tensor v0.9.24
 )
 
 require (
-	github.com/apache/arrow-go/v18 v18.8.0 // indirect
 	github.com/apache/arrow/go/arrow v0.0.0-20201229220542-30ce2eb5d4dc // indirect
 	github.com/campoy/embedmd v1.0.0 // indirect
 	github.com/chewxy/hm v1.0.0 // indirect
@@ -38,7 +39,6 @@ require (
 	golang.org/x/text v0.41.0 // indirect
 	golang.org/x/xerrors v0.0.0-20200804184101-5ec99f83aff1 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c // indirect
-	google.golang.org/grpc v1.83.2 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 	gorgonia.org/vecf32 v0.9.0 // indirect
 	gorgonia.org/vecf64 v0.9.0 // indirect

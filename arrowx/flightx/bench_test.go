@@ -259,4 +259,3 @@ func BenchmarkRoundTrip1KiB(b *testing.B) {
 		s.CloseSend()
 	})
 }
-

@@ -181,7 +181,7 @@ func client(addr string) error {
 		return err
 	}
 	defer w.Release()
-	fmt.Println("fetched", x, "and", w, "(views of the received messages: " + fmt.Sprint(x.Foreign() && x.Flags()&core.FlagIsCopied == 0) + ")")
+	fmt.Println("fetched", x, "and", w, "(views of the received messages: "+fmt.Sprint(x.Foreign() && x.Flags()&core.FlagIsCopied == 0)+")")
 
 	dir, err := os.MkdirTemp("", "flight-model-")
 	if err != nil {
