@@ -263,6 +263,45 @@ func TestClientDisconnectsMidStream(t *testing.T) {
 	got, _, err := c.Get(context.Background(), "big")
 	require.NoError(t, err)
 	got.Release()
+
+	// a Put whose client gives up (its deadline passes mid-stream) stores nothing
+	pctx, pcancel := context.WithTimeout(context.Background(), time.Millisecond)
+	defer pcancel()
+	err = c.Put(pctx, "partial", x, nil)
+	require.ErrorIs(t, err, flightx.ErrTransport)
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if len(srv.Names()) == 1 {
+			break
+		}
+	}
+	assert.Equal(t, []string{"big"}, srv.Names())
+}
+
+// TestServerKeepsStridedTensorsInCOrder: a transposed tensor is copied once when stored, and
+// served in C order.
+func TestServerKeepsStridedTensorsInCOrder(t *testing.T) {
+	mem := noLeaks(t)
+	srv, addr := serve(t, flightx.WithAllocator(mem))
+	c := dial(t, addr, flightx.WithAllocator(mem))
+	x := core.MustFromSlice([]int32{1, 2, 3, 4, 5, 6}, 2, 3)
+	xt, err := x.Transpose()
+	require.NoError(t, err)
+	require.NoError(t, srv.Put("xt", xt, nil))
+	got, _, err := c.Get(context.Background(), "xt")
+	require.NoError(t, err)
+	defer got.Release()
+	assert.Equal(t, []int64{3, 2}, got.Shape())
+	vals, err := core.ReadOnlyData[int32](got)
+	require.NoError(t, err)
+	assert.Equal(t, []int32{1, 4, 2, 5, 3, 6}, vals)
+	// and a client sends one the same way
+	require.NoError(t, c.Put(context.Background(), "xt2", xt, nil))
+	st, _, err := srv.Get("xt2")
+	require.NoError(t, err)
+	defer st.Release()
+	sv, err := core.ReadOnlyData[int32](st)
+	require.NoError(t, err)
+	assert.Equal(t, []int32{1, 4, 2, 5, 3, 6}, sv)
 }
 
 // TestServerDiesMidTransfer: a server stopped while a tensor streams fails the transfer with a

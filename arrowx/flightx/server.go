@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 )
 
@@ -86,8 +87,10 @@ func NewServer(opts ...Option) *Server {
 }
 
 // Put stores t under name with its metadata (keys must not start with "dlpack."), replacing
-// what was there. The server keeps a view of t (t.View), so t's memory stays valid until the
-// tensor is replaced or deleted or the server is closed, whatever the caller does with t.
+// what was there. The server keeps a view of a C-contiguous t (t.View), so t's memory stays
+// valid until the tensor is replaced or deleted or the server is closed, whatever the caller
+// does with t, and every DoGet sends it without a copy; any other layout is copied once, here,
+// into C order.
 func (s *Server) Put(name string, t *core.Tensor, meta map[string]string) error {
 	if err := checkName(name); err != nil {
 		return err
@@ -101,7 +104,13 @@ func (s *Server) Put(name string, t *core.Tensor, meta map[string]string) error 
 	if !t.HostAccessible() {
 		return fmt.Errorf("flightx: serving %s: %w", t, core.ErrNotHost)
 	}
-	v, err := t.View()
+	var v *core.Tensor
+	var err error
+	if t.IsContiguous() {
+		v, err = t.View()
+	} else {
+		v, err = adapters.Contiguous(t)
+	}
 	if err != nil {
 		return fmt.Errorf("flightx: %w", err)
 	}
