@@ -64,9 +64,9 @@ func TestPutGetList(t *testing.T) {
 }
 
 // TestGetSingleBatchIsAView: a tensor that arrives in one batch is the received message itself:
-// read-only, not flagged as a copy, and fetching it allocates no more than reading the raw
-// FlightData messages of the same stream does (the transport's own buffers), so no copy of its
-// size is made after the network read.
+// read-only, not flagged as a copy, and fetching it allocates about what reading the raw
+// FlightData messages of the same stream does (the transport's one buffer of the tensor's size),
+// well under the two such buffers a copy after the network read would take.
 func TestGetSingleBatchIsAView(t *testing.T) {
 	mem := noLeaks(t)
 	const n = 2 << 20 // 8 MiB of float32, in one 15 MiB-bounded batch
@@ -108,12 +108,20 @@ func TestGetSingleBatchIsAView(t *testing.T) {
 	get() // warm both paths: connections, pools
 	got.Release()
 	rawGet()
-	transport := allocs(rawGet)
-	fetch := allocs(get)
+	// the server runs in this process too, and its gRPC buffer pool sometimes allocates afresh:
+	// take the least of a few runs of each
+	transport, fetch := uint64(1<<63), uint64(1<<63)
+	for i := range 4 {
+		transport = min(transport, allocs(rawGet))
+		fetch = min(fetch, allocs(get))
+		if i < 3 {
+			got.Release()
+		}
+	}
 	t.Logf("Get allocated %d bytes, the raw messages %d", fetch, transport)
 	defer got.Release()
-	assert.Less(t, fetch, transport+n*4/2,
-		"Get allocated %d bytes, reading the raw messages %d: a copy of the %d bytes was made", fetch, transport, n*4)
+	assert.Less(t, fetch, uint64(n*4*3/2),
+		"Get allocated %d bytes for %d bytes of tensor (the raw messages alone %d): a copy was made", fetch, n*4, transport)
 	assert.True(t, got.ReadOnly())
 	assert.True(t, got.Foreign(), "the tensor holds the received buffer")
 	assert.Zero(t, got.Flags()&core.FlagIsCopied)
