@@ -28,7 +28,9 @@ package cdatax
 
 import (
 	"fmt"
+	"runtime"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/cdata"
 
 	"github.com/dlpack-go/dlpack/adapters"
@@ -79,6 +81,25 @@ func ExportArray(t *core.Tensor, out *cdata.CArrowArray, outSchema *cdata.CArrow
 		return fmt.Errorf("cdatax: %w", err)
 	}
 	defer a.Release() // the export holds its own reference
+	pinBuffers(a.Data())
 	cdata.ExportArrowArray(a, out, outSchema)
 	return nil
+}
+
+// pinBuffers pins the Go memory of every buffer of d (and of its children) for as long as the
+// buffer is reachable, which the export keeps it until the consumer's release: C holds the
+// addresses, so cgo's rules want them pinned (GOEXPERIMENT=cgocheck2 checks it). Pinning C
+// memory does nothing.
+func pinBuffers(d arrow.ArrayData) {
+	for _, b := range d.Buffers() {
+		if b == nil || b.Len() == 0 {
+			continue
+		}
+		p := new(runtime.Pinner)
+		p.Pin(&b.Bytes()[0])
+		runtime.AddCleanup(b, func(p *runtime.Pinner) { p.Unpin() }, p)
+	}
+	for _, c := range d.Children() {
+		pinBuffers(c)
+	}
 }
