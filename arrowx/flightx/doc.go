@@ -1,8 +1,9 @@
 // Package flightx moves named tensors between processes and machines over Apache Arrow Flight
 // (gRPC), with arrow-go's Flight implementation: a Server that holds tensors and serves them,
 // and a Client that fetches (DoGet), sends (DoPut) and lists (ListFlights) them. Any dtype the
-// suite knows travels (sub-byte types excepted), any shape, with string metadata. A Python
-// service speaks to it with pyarrow.flight alone: the streams are plain Arrow record batches.
+// suite knows travels (sub-byte types excepted), any shape, with string metadata. The streams
+// are plain Arrow record batches, so a Python service should need only pyarrow.flight to speak
+// to it (the tests here talk to Go peers and hand-made streams only: Debian 12 has no pyarrow).
 //
 // It is pure Go (no cgo). It is not a tensor store: the server keeps tensors in memory, with no
 // persistence, authentication or eviction (see the example in examples/flight for what serving
