@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"runtime"
 	"sync"
 	"testing"
@@ -335,6 +336,21 @@ func TestServerDiesMidTransfer(t *testing.T) {
 	// a put to the dead server fails too
 	err = c.Put(context.Background(), "y", x, nil)
 	require.ErrorIs(t, err, flightx.ErrTransport)
+}
+
+func TestServeOnce(t *testing.T) {
+	mem := noLeaks(t)
+	srv, addr := serve(t, flightx.WithAllocator(mem))
+	_, err := dial(t, addr).List(context.Background()) // the first Serve is running
+	require.NoError(t, err)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	require.ErrorIs(t, srv.Serve(lis), flightx.ErrServing)
+	stopped := flightx.NewServer()
+	stopped.Stop()
+	lis2, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	require.ErrorIs(t, stopped.Serve(lis2), flightx.ErrServing)
 }
 
 func TestLimitsAndNames(t *testing.T) {

@@ -79,6 +79,7 @@ type Server struct {
 	mu      sync.Mutex
 	tensors map[string]entry
 	grpc    *grpc.Server
+	stopped bool // Stop or GracefulStop was called: Serve returns at once
 }
 
 // NewServer makes a server with no tensors.
@@ -175,30 +176,43 @@ func (s *Server) Names() []string {
 // grpc.MaxRecvMsgSize to at least the senders' chunk size plus headers).
 func (s *Server) Register(g *grpc.Server) { flight.RegisterFlightServiceServer(g, s) }
 
-// Serve runs a gRPC server with the Flight service on lis until Stop or GracefulStop.
+// ErrServing: Serve was called twice, or after Stop.
+var ErrServing = errors.New("flightx: server already serving or stopped")
+
+// Serve runs a gRPC server with the Flight service on lis until Stop or GracefulStop (it then
+// returns nil). It closes lis. A server serves once: a second Serve, or one after Stop, closes
+// lis and fails with ErrServing.
 func (s *Server) Serve(lis net.Listener) error {
+	s.mu.Lock()
+	if s.grpc != nil || s.stopped {
+		s.mu.Unlock()
+		lis.Close()
+		return ErrServing
+	}
 	g := grpc.NewServer(grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage))
 	s.Register(g)
-	s.mu.Lock()
 	s.grpc = g
 	s.mu.Unlock()
 	return g.Serve(lis)
 }
 
-// Stop stops the gRPC server that Serve runs at once, failing the transfers under way.
+// Stop stops the gRPC server that Serve runs at once, failing the transfers under way. A Serve
+// called after it returns at once.
 func (s *Server) Stop() {
 	s.mu.Lock()
 	g := s.grpc
+	s.stopped = true
 	s.mu.Unlock()
 	if g != nil {
 		g.Stop()
 	}
 }
 
-// GracefulStop stops the gRPC server that Serve runs after the transfers under way.
+// GracefulStop stops the gRPC server that Serve runs after the transfers under way end.
 func (s *Server) GracefulStop() {
 	s.mu.Lock()
 	g := s.grpc
+	s.stopped = true
 	s.mu.Unlock()
 	if g != nil {
 		g.GracefulStop()
