@@ -240,6 +240,9 @@ func deserializeSchema(b []byte, cfg config) (s *arrow.Schema, err error) {
 			s, err = nil, fmt.Errorf("%w: unreadable schema: %v", ErrProtocol, r)
 		}
 	}()
+	if err := verifySchemaBytes(b); err != nil {
+		return nil, err
+	}
 	s, err = flight.DeserializeSchema(b, cfg.mem)
 	if err != nil {
 		return nil, fmt.Errorf("%w: unreadable schema: %v", ErrProtocol, err)

@@ -96,3 +96,32 @@ func FuzzReadStream(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSchemaBytes feeds untrusted FlightInfo schema bytes (what ListFlights returns) to the
+// client's decoder: an Info that re-encodes, or an error; never a panic or a huge allocation.
+func FuzzSchemaBytes(f *testing.F) {
+	for _, info := range []Info{{DType: core.Float32, Shape: []int64{2, 3}, Meta: map[string]string{"a": "b"}},
+		{DType: core.Complex64, Shape: []int64{}}} {
+		s, err := schemaOf(info)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(flight.SerializeSchema(s, memory.DefaultAllocator))
+	}
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 8, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		cfg := newConfig([]Option{WithAllocator(mem)})
+		s, err := deserializeSchema(b, cfg)
+		if err == nil {
+			if _, err := DecodeSchema(s); err == nil {
+				if _, err := schemaOf(Info{}); err == nil {
+					t.Fatal("an empty Info encoded")
+				}
+			}
+		}
+		if mem.CurrentAlloc() != 0 {
+			t.Fatalf("%d bytes left allocated", mem.CurrentAlloc())
+		}
+	})
+}

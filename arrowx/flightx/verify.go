@@ -26,6 +26,7 @@ const (
 const (
 	msgHeaderType     = 1
 	msgHeader         = 2
+	msgBodyLength     = 3
 	msgCustomMetadata = 4
 	schemaFields      = 1
 	schemaCustomMeta  = 2
@@ -165,8 +166,10 @@ func (t table) tables(slot int) ([]table, error) {
 	return out, nil
 }
 
-// verifyHeader checks an IPC message header from the network before arrow-go reads it.
-func verifyHeader(h []byte) error {
+// verifyHeader checks an IPC message header from the network before arrow-go reads it; the
+// message's body must be at most maxBody bytes (an IPC reader over a byte stream allocates what
+// the header claims).
+func verifyHeader(h []byte, maxBody int) error {
 	if len(h) == 0 {
 		return nil
 	}
@@ -181,6 +184,15 @@ func verifyHeader(h []byte) error {
 	}
 	if _, err := msg.tables(msgCustomMetadata); err != nil {
 		return fmt.Errorf("%w: message metadata: %v", ErrProtocol, err)
+	}
+	if p, err := msg.field(msgBodyLength); err != nil {
+		return fmt.Errorf("%w: %v", ErrProtocol, err)
+	} else if p != 0 {
+		lo, ok1 := b.u32(p)
+		hi, ok2 := b.u32(p + 4)
+		if !ok1 || !ok2 || hi != 0 || lo > maxBody {
+			return fmt.Errorf("%w: message claims a body of %d bytes, %d came", ErrProtocol, uint64(hi)<<32|uint64(lo), maxBody)
+		}
 	}
 	tp, err := msg.field(msgHeaderType)
 	if err != nil {
@@ -272,8 +284,25 @@ func (v verified) Recv() (*flight.FlightData, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := verifyHeader(fd.GetDataHeader()); err != nil {
+	if err := verifyHeader(fd.GetDataHeader(), len(fd.GetDataBody())); err != nil {
 		return nil, err
 	}
 	return fd, nil
+}
+
+// verifySchemaBytes checks the serialized schema of a FlightInfo (an encapsulated IPC message:
+// an optional 0xFFFFFFFF continuation marker, a 32-bit length, the flatbuffer header) with
+// verifyHeader before arrow-go reads it.
+func verifySchemaBytes(b []byte) error {
+	fb := fbuf(b)
+	n, ok := fb.u32(0)
+	off := 4
+	if ok && n == 0xFFFFFFFF {
+		n, ok = fb.u32(4)
+		off = 8
+	}
+	if !ok || n > len(b)-off {
+		return fmt.Errorf("%w: schema of %d bytes claims a %d-byte header", ErrProtocol, len(b), n)
+	}
+	return verifyHeader(b[off:off+n], len(b)-off-n)
 }
