@@ -15,7 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	"github.com/dlpack-go/dlpack/arrowx/flightx"
 	"github.com/dlpack-go/dlpack/core"
@@ -336,6 +338,32 @@ func TestServerDiesMidTransfer(t *testing.T) {
 	// a put to the dead server fails too
 	err = c.Put(context.Background(), "y", x, nil)
 	require.ErrorIs(t, err, flightx.ErrTransport)
+}
+
+func TestGetFlightInfo(t *testing.T) {
+	mem := noLeaks(t)
+	srv, addr := serve(t, flightx.WithAllocator(mem), flightx.WithChunkBytes(1000))
+	require.NoError(t, srv.Put("x", filled(t, core.Float64, 1, 50, 10), nil)) // 4000 bytes, 4 batches
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer conn.Close()
+	fc := flight.NewFlightServiceClient(conn)
+	ctx := context.Background()
+	fi, err := fc.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{"x"}})
+	require.NoError(t, err)
+	assert.Equal(t, int64(4000), fi.TotalBytes)
+	assert.Equal(t, int64(4), fi.TotalRecords)
+	require.Len(t, fi.Endpoint, 1)
+	assert.Equal(t, []byte("x"), fi.Endpoint[0].Ticket.Ticket)
+	s, err := flight.DeserializeSchema(fi.Schema, mem)
+	require.NoError(t, err)
+	info, err := flightx.DecodeSchema(s)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{50, 10}, info.Shape)
+	_, err = fc.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{"y"}})
+	assert.Equal(t, codes.NotFound, status.Code(err))
+	_, err = fc.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte("x")})
+	assert.Equal(t, codes.InvalidArgument, status.Code(err))
 }
 
 func TestServeOnce(t *testing.T) {
