@@ -128,18 +128,27 @@ func (c *Client) Put(ctx context.Context, name string, t *core.Tensor, meta map[
 	if t == nil {
 		return fmt.Errorf("%w: nil tensor", core.ErrNil)
 	}
+	h, err := core.Hold(t)
+	if err != nil {
+		return fmt.Errorf("flightx: put %q: %w", name, err)
+	}
+	defer h.Release()
+	info := Info{Name: name, DType: t.DType(), Shape: t.Shape(), Meta: meta}
+	if _, err := schemaOf(info); err != nil {
+		return fmt.Errorf("flightx: put %q: %w", name, err)
+	}
+	if !t.HostAccessible() {
+		return fmt.Errorf("flightx: put %q of %s: %w", name, t, core.ErrNotHost)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stream, err := c.fc.DoPut(ctx)
 	if err != nil {
 		return fmt.Errorf("flightx: put %q: %w", name, transportErr(err))
 	}
-	info := Info{Name: name, DType: t.DType(), Shape: t.Shape(), Meta: meta}
 	desc := &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{name}}
+	// everything sendTensor could refuse was checked above: an error now is the stream's
 	sendErr := sendTensor(stream.Send, desc, info, t, c.cfg.chunkBytes, c.cfg.mem)
-	if sendErr != nil && !errors.Is(sendErr, io.EOF) && !isStatus(sendErr) {
-		return fmt.Errorf("flightx: put %q: %w", name, sendErr)
-	}
 	if err := stream.CloseSend(); err != nil && sendErr == nil {
 		sendErr = err
 	}
@@ -148,7 +157,7 @@ func (c *Client) Put(ctx context.Context, name string, t *core.Tensor, meta map[
 	for i := 0; i < 16; i++ {
 		if _, err := stream.Recv(); err != nil {
 			if errors.Is(err, io.EOF) {
-				if sendErr != nil && !errors.Is(sendErr, io.EOF) {
+				if sendErr != nil {
 					return fmt.Errorf("flightx: put %q: %w", name, transportErr(sendErr))
 				}
 				return nil
