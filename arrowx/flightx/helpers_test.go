@@ -1,7 +1,12 @@
 package flightx_test
 
 import (
+	"bufio"
+	"fmt"
+	"io"
 	"net"
+	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
@@ -100,3 +105,81 @@ func bytesOf(t *testing.T, x *core.Tensor) []byte {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// helperEnv makes the test binary run helperServer instead of the tests.
+const helperEnv = "FLIGHTX_HELPER_SERVER"
+
+// helperBytes is the size of the tensor "x" the helper serves (float32, one batch).
+const helperBytes = 8 << 20
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "1" {
+		helperServer()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// helperPattern fills b as filled does with seed 1.
+func helperPattern(b []byte) {
+	for k := range b {
+		b[k] = byte(k*7) + 1
+	}
+}
+
+// helperServer serves "x" on 127.0.0.1, prints its address, and stops when stdin closes (or
+// after a minute).
+func helperServer() {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Println("error", err)
+		return
+	}
+	srv := flightx.NewServer(flightx.WithChunkBytes(15 << 20))
+	x := core.MustNew(core.Float32, helperBytes/4)
+	b, _ := x.Bytes()
+	helperPattern(b)
+	if err := srv.Put("x", x, nil); err != nil {
+		fmt.Println("error", err)
+		return
+	}
+	go srv.Serve(lis)
+	fmt.Println(lis.Addr())
+	done := make(chan struct{})
+	go func() { io.Copy(io.Discard, os.Stdin); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+	}
+	srv.Stop()
+}
+
+// startHelper runs helperServer in a child process and returns its address; the test's end
+// stops it.
+func startHelper(t *testing.T) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		stdin.Close()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Error("the helper server did not stop")
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	line = strings.TrimSpace(line)
+	require.False(t, strings.HasPrefix(line, "error"), line)
+	return line
+}
