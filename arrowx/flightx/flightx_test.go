@@ -136,6 +136,30 @@ func TestGetSingleBatchIsAView(t *testing.T) {
 	assert.Equal(t, bytesOf(t, x), bytesOf(t, many))
 }
 
+// TestStreamChunksAreViews: every chunk Stream hands over is the body of its message.
+func TestStreamChunksAreViews(t *testing.T) {
+	mem := noLeaks(t)
+	srv, addr := serve(t, flightx.WithAllocator(mem), flightx.WithChunkBytes(1024))
+	require.NoError(t, srv.Put("x", filled(t, core.Uint8, 2, 5000), nil))
+	rec := &recorder{}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithStreamInterceptor(rec.intercept))
+	require.NoError(t, err)
+	defer conn.Close()
+	c := flightx.NewClient(conn, flightx.WithAllocator(mem))
+	var addrs []unsafe.Pointer
+	err = c.Stream(context.Background(), "x", func(_ flightx.Info, chunk *core.Tensor, _ int64) error {
+		addrs = append(addrs, chunk.Data())
+		return nil
+	})
+	require.NoError(t, err)
+	require.Len(t, addrs, 5)
+	require.Len(t, rec.bodies, 5)
+	for i, a := range addrs {
+		assert.Equal(t, unsafe.Pointer(&rec.bodies[i][0]), a, "chunk %d is its message's body", i)
+	}
+}
+
 func TestGetInto(t *testing.T) {
 	mem := noLeaks(t)
 	srv, addr := serve(t, flightx.WithAllocator(mem), flightx.WithChunkBytes(1000))
