@@ -51,6 +51,10 @@ type Options struct {
 	// elements of another dtype with Cast, a copy. Off by default: a narrowing such as float64 to
 	// float32 is never silent.
 	Cast bool
+
+	// extra holds settings that one adapter defines and the others ignore (arrowx's fill value
+	// for nulls), keyed by a value of a type private to that adapter: see WithExtra and Extra.
+	extra map[any]any
 }
 
 // Option sets one of the Options.
@@ -71,6 +75,24 @@ func ReportCopy(copied *bool) Option { return func(o *Options) { o.Copied = copi
 // AllowCast lets a conversion convert elements to the element type its target needs (a copy
 // with Cast, reported like any copy) instead of failing because the dtypes differ.
 func AllowCast() Option { return func(o *Options) { o.Cast = true } }
+
+// WithExtra sets a setting that only one adapter understands, under a key of a type private to
+// that adapter (as context.WithValue does); the adapter exports a constructor that calls it, such
+// as arrowx.FillNulls. Other adapters ignore it.
+func WithExtra(key, value any) Option {
+	return func(o *Options) {
+		if o.extra == nil {
+			o.extra = map[any]any{}
+		}
+		o.extra[key] = value
+	}
+}
+
+// Extra returns the setting stored under key by WithExtra, and whether there was one.
+func (o Options) Extra(key any) (any, bool) {
+	v, ok := o.extra[key]
+	return v, ok
+}
 
 // Apply folds opts into Options, starting from the defaults.
 func Apply(opts ...Option) Options {

@@ -1,0 +1,559 @@
+package arrowx_test
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/float16"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/tensor"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/adapters/adaptertest"
+	"github.com/dlpack-go/dlpack/arrowx"
+	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/leakcheck"
+)
+
+// checked returns a checked allocator that the test asserts empty at its end.
+func checked(t *testing.T) *memory.CheckedAllocator {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	t.Cleanup(func() {
+		leakcheck.Settle() // buffers held by unreachable tensors and arrays are let go by cleanups
+		mem.AssertSize(t, 0)
+	})
+	return mem
+}
+
+func float32Array(mem memory.Allocator, vals ...float32) *array.Float32 {
+	b := array.NewFloat32Builder(mem)
+	defer b.Release()
+	b.AppendValues(vals, nil)
+	return b.NewFloat32Array()
+}
+
+func TestFromArrayPrimitiveIsAView(t *testing.T) {
+	mem := checked(t)
+	base := leakcheck.Settle()
+	arr := float32Array(mem, 1, 2, 3, 4, 5)
+	ten, err := arrowx.FromArray(arr, adapters.ZeroCopyOnly())
+	require.NoError(t, err)
+	assert.Equal(t, []int64{5}, ten.Shape())
+	assert.Equal(t, core.Float32, ten.DType())
+	assert.Same(t, &arr.Float32Values()[0], (*float32)(ten.Data()), "the tensor is over the array's buffer")
+	assert.False(t, ten.ReadOnly(), "a builder's buffer is mutable")
+	vals, err := ten.Float32s()
+	require.NoError(t, err)
+	vals[2] = 30
+	assert.Equal(t, float32(30), arr.Value(2), "a write through the tensor shows in the array")
+
+	// the tensor keeps the buffer alive after the array is released
+	arr.Release()
+	assert.Equal(t, []float32{1, 2, 30, 4, 5}, vals)
+	assert.NotZero(t, mem.CurrentAlloc(), "the buffer is still held by the tensor")
+	ten.Release()
+	assert.Zero(t, mem.CurrentAlloc(), "releasing the tensor released the buffer")
+	assert.Equal(t, base, leakcheck.Settle())
+}
+
+func TestFromArrayHonoursOffset(t *testing.T) {
+	mem := checked(t)
+	arr := float32Array(mem, 0, 1, 2, 3, 4, 5, 6)
+	defer arr.Release()
+	sl := array.NewSlice(arr, 2, 5).(*array.Float32)
+	defer sl.Release()
+	ten, err := arrowx.FromArray(sl)
+	require.NoError(t, err)
+	defer ten.Release()
+	assert.Same(t, &arr.Float32Values()[2], (*float32)(ten.Data()))
+	vals, err := core.ReadOnlyData[float32](ten)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{2, 3, 4}, vals)
+}
+
+// nested builds a FixedSizeList<FixedSizeList<float64, 3>, 2> of n rows with values 0, 1, ...
+func nested(mem memory.Allocator, n int, nullRow int) arrow.Array {
+	inner := arrow.FixedSizeListOf(3, arrow.PrimitiveTypes.Float64)
+	b := array.NewFixedSizeListBuilder(mem, 2, inner)
+	defer b.Release()
+	ib := b.ValueBuilder().(*array.FixedSizeListBuilder)
+	vb := ib.ValueBuilder().(*array.Float64Builder)
+	k := 0.0
+	for i := range n {
+		if i == nullRow {
+			b.AppendNull()
+			k += 6
+			continue
+		}
+		b.Append(true)
+		for range 2 {
+			ib.Append(true)
+			for range 3 {
+				vb.Append(k)
+				k++
+			}
+		}
+	}
+	return b.NewArray()
+}
+
+func TestFromArrayNestedFixedSizeList(t *testing.T) {
+	mem := checked(t)
+	arr := nested(mem, 4, -1)
+	defer arr.Release()
+	ten, err := arrowx.FromArray(arr, adapters.ZeroCopyOnly())
+	require.NoError(t, err)
+	defer ten.Release()
+	assert.Equal(t, []int64{4, 2, 3}, ten.Shape())
+	leaf := arr.(*array.FixedSizeList).ListValues().(*array.FixedSizeList).ListValues().(*array.Float64)
+	assert.Same(t, &leaf.Float64Values()[0], (*float64)(ten.Data()))
+	v, err := core.At[float64](ten, 2, 1, 2)
+	require.NoError(t, err)
+	assert.Equal(t, float64(2*6+1*3+2), v)
+
+	// a slice of the outer list starts at row 1 of the same memory
+	sl := array.NewSlice(arr, 1, 3)
+	defer sl.Release()
+	st, err := arrowx.FromArray(sl)
+	require.NoError(t, err)
+	defer st.Release()
+	assert.Equal(t, []int64{2, 2, 3}, st.Shape())
+	assert.Same(t, &leaf.Float64Values()[6], (*float64)(st.Data()))
+}
+
+func TestNullsRefusedOrFilled(t *testing.T) {
+	mem := checked(t)
+	b := array.NewFloat32Builder(mem)
+	b.AppendValues([]float32{1, 2, 3}, []bool{true, false, true})
+	arr := b.NewArray()
+	b.Release()
+	defer arr.Release()
+
+	_, err := arrowx.FromArray(arr)
+	require.ErrorIs(t, err, arrowx.ErrNulls)
+
+	_, err = arrowx.FromArray(arr, arrowx.FillNulls(-1), adapters.ZeroCopyOnly())
+	require.ErrorIs(t, err, adapters.ErrCopyRequired)
+
+	var copied bool
+	ten, err := arrowx.FromArray(arr, arrowx.FillNulls(-1), adapters.ReportCopy(&copied))
+	require.NoError(t, err)
+	defer ten.Release()
+	assert.True(t, copied)
+	assert.NotZero(t, ten.Flags()&core.FlagIsCopied, "a filled copy is flagged")
+	vals, err := ten.Float32s()
+	require.NoError(t, err)
+	assert.Equal(t, []float32{1, -1, 3}, vals)
+
+	// a null list fills the whole row, at any level
+	narr := nested(mem, 3, 1)
+	defer narr.Release()
+	_, err = arrowx.FromArray(narr)
+	require.ErrorIs(t, err, arrowx.ErrNulls)
+	nt, err := arrowx.FromArray(narr, arrowx.FillNulls(7))
+	require.NoError(t, err)
+	defer nt.Release()
+	got, err := nt.Float64s()
+	require.NoError(t, err)
+	for i, v := range got {
+		switch {
+		case i >= 6 && i < 12:
+			assert.Equal(t, 7.0, v, "element %d is under the null row", i)
+		default:
+			assert.Equal(t, float64(i), v)
+		}
+	}
+}
+
+func TestBooleansAreCopied(t *testing.T) {
+	mem := checked(t)
+	b := array.NewBooleanBuilder(mem)
+	want := []bool{true, false, false, true, true, false, true, false, true, true}
+	b.AppendValues(want, nil)
+	arr := b.NewArray()
+	b.Release()
+	defer arr.Release()
+	sl := array.NewSlice(arr, 3, 10) // a bit offset that is not a byte boundary
+	defer sl.Release()
+
+	_, err := arrowx.FromArray(sl, adapters.ZeroCopyOnly())
+	require.ErrorIs(t, err, adapters.ErrCopyRequired)
+	ten, err := arrowx.FromArray(sl)
+	require.NoError(t, err)
+	defer ten.Release()
+	got, err := ten.Bools()
+	require.NoError(t, err)
+	assert.Equal(t, want[3:], got)
+
+	back, err := arrowx.ToArray(ten)
+	require.NoError(t, err)
+	defer back.Release()
+	require.Equal(t, arrow.BOOL, back.DataType().ID())
+	for i, w := range want[3:] {
+		assert.Equal(t, w, back.(*array.Boolean).Value(i))
+	}
+}
+
+func TestToArrayShares(t *testing.T) {
+	x := core.MustFromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3)
+	arr, err := arrowx.ToArray(x, adapters.ZeroCopyOnly())
+	require.NoError(t, err)
+	defer arr.Release()
+	fsl, ok := arr.(*array.FixedSizeList)
+	require.True(t, ok, "a 2-D tensor is a FixedSizeList array, got %T", arr)
+	assert.Equal(t, 2, fsl.Len())
+	leaf := fsl.ListValues().(*array.Float32)
+	assert.Same(t, (*float32)(x.Data()), &leaf.Float32Values()[0])
+
+	xt, err := x.Transpose()
+	require.NoError(t, err)
+	_, err = arrowx.ToArray(xt, adapters.ZeroCopyOnly())
+	require.ErrorIs(t, err, adapters.ErrCopyRequired)
+	arrT, err := arrowx.ToArray(xt)
+	require.NoError(t, err)
+	defer arrT.Release()
+	back, err := arrowx.FromArray(arrT)
+	require.NoError(t, err)
+	defer back.Release()
+	assert.Equal(t, []int64{3, 2}, back.Shape())
+	vals, err := core.ReadOnlyData[float32](back)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{1, 4, 2, 5, 3, 6}, vals)
+
+	_, err = arrowx.ToArray(core.Scalar[float32](1))
+	require.ErrorIs(t, err, adapters.ErrUnsupported)
+	_, err = arrowx.ToArray(core.MustNew(core.Complex64, 2))
+	require.ErrorIs(t, err, adapters.ErrUnsupported)
+}
+
+func TestFloat16(t *testing.T) {
+	mem := checked(t)
+	b := array.NewFloat16Builder(mem)
+	b.AppendValues([]float16.Num{float16.New(1.5), float16.New(-2)}, nil)
+	arr := b.NewArray()
+	b.Release()
+	defer arr.Release()
+	ten, err := arrowx.FromArray(arr, adapters.ZeroCopyOnly())
+	require.NoError(t, err)
+	defer ten.Release()
+	assert.Equal(t, core.Float16, ten.DType())
+	v, err := adapters.At(ten, 1)
+	require.NoError(t, err)
+	assert.Equal(t, complex(-2, 0), v)
+}
+
+// TestForeignMemoryLivesAsLongAsTheArray: a tensor over foreign memory, handed to Arrow, is
+// released only when the Arrow array (and what was made of it) is gone, and exactly once.
+func TestForeignMemoryLivesAsLongAsTheArray(t *testing.T) {
+	base := leakcheck.Settle()
+	mem := make([]float64, 4)
+	released := 0
+	x, err := core.Wrap(core.Desc{Data: unsafe.Pointer(&mem[0]), Device: core.CPUDevice, DType: core.Float64,
+		Shape: []int64{4}}, func() { released++ })
+	require.NoError(t, err)
+	arr, err := arrowx.ToArray(x)
+	require.NoError(t, err)
+	x.Release()
+	leakcheck.Settle()
+	assert.Zero(t, released, "the array holds the memory")
+	back, err := arrowx.FromArray(arr)
+	require.NoError(t, err)
+	arr.Release()
+	arr = nil
+	leakcheck.Settle()
+	assert.Zero(t, released, "the tensor made of the array holds the memory")
+	back.Release()
+	assert.Equal(t, base, leakcheck.Settle())
+	assert.Equal(t, 1, released)
+}
+
+func TestMalformedArrays(t *testing.T) {
+	short := memory.NewBufferBytes(make([]byte, 8)) // room for 2 float32, claims 5
+	d := array.NewData(arrow.PrimitiveTypes.Float32, 5, []*memory.Buffer{nil, short}, nil, 0, 0)
+	defer d.Release()
+	_, err := arrowx.FromArrayData(d)
+	require.ErrorIs(t, err, arrowx.ErrMalformed)
+
+	child := array.NewData(arrow.PrimitiveTypes.Float32, 2, []*memory.Buffer{nil, short}, nil, 0, 0)
+	defer child.Release()
+	l := array.NewData(arrow.FixedSizeListOf(3, arrow.PrimitiveTypes.Float32), 2, []*memory.Buffer{nil},
+		[]arrow.ArrayData{child}, 0, 0)
+	defer l.Release()
+	_, err = arrowx.FromArrayData(l)
+	require.ErrorIs(t, err, arrowx.ErrMalformed)
+
+	_, err = arrowx.FromArray(nil)
+	require.ErrorIs(t, err, arrowx.ErrNil)
+
+	s := array.NewStringBuilder(memory.DefaultAllocator)
+	s.Append("x")
+	sa := s.NewArray()
+	s.Release()
+	defer sa.Release()
+	_, err = arrowx.FromArray(sa)
+	require.ErrorIs(t, err, adapters.ErrUnsupported)
+}
+
+func TestArrowTensorBothWays(t *testing.T) {
+	mem := checked(t)
+	arr := float32Array(mem, 0, 1, 2, 3, 4, 5)
+	defer arr.Release()
+	for _, c := range []struct {
+		name    string
+		strides []int64 // bytes
+		want    []float32
+	}{
+		{"row-major", []int64{12, 4}, []float32{0, 1, 2, 3, 4, 5}},
+		{"column-major", []int64{4, 8}, []float32{0, 2, 4, 1, 3, 5}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			at := tensor.New(arr.Data(), []int64{2, 3}, c.strides, nil)
+			defer at.Release()
+			ten, err := arrowx.FromTensor(at, adapters.ZeroCopyOnly())
+			require.NoError(t, err)
+			defer ten.Release()
+			assert.Same(t, &arr.Float32Values()[0], (*float32)(ten.Data()))
+			got, err := adapters.Contiguous(ten)
+			require.NoError(t, err)
+			vals, err := got.Float32s()
+			require.NoError(t, err)
+			assert.Equal(t, c.want, vals)
+
+			back, err := arrowx.ToTensor(ten, adapters.ZeroCopyOnly())
+			require.NoError(t, err)
+			defer back.Release()
+			assert.Equal(t, c.strides, back.Strides())
+			assert.Same(t, &arr.Float32Values()[0], &back.(*tensor.Float32).Float32Values()[0])
+		})
+	}
+
+	bad := tensor.New(arr.Data(), []int64{2, 3}, []int64{6, 2}, nil) // 2 bytes is no float32
+	defer bad.Release()
+	_, err := arrowx.FromTensor(bad)
+	require.ErrorIs(t, err, arrowx.ErrMalformed)
+	big := tensor.New(arr.Data(), []int64{3, 3}, []int64{12, 4}, nil) // 9 elements over 6
+	defer big.Release()
+	_, err = arrowx.FromTensor(big)
+	require.ErrorIs(t, err, arrowx.ErrMalformed)
+
+	// a negative-stride view is copied; float16 has no arrow-go tensor
+	x := core.MustFromSlice([]float64{1, 2, 3})
+	r, err := x.Reverse(0)
+	require.NoError(t, err)
+	_, err = arrowx.ToTensor(r, adapters.ZeroCopyOnly())
+	require.ErrorIs(t, err, adapters.ErrCopyRequired)
+	rt, err := arrowx.ToTensor(r)
+	require.NoError(t, err)
+	defer rt.Release()
+	assert.Equal(t, []float64{3, 2, 1}, rt.(*tensor.Float64).Float64Values())
+	_, err = arrowx.ToTensor(core.MustNew(core.Float16, 2))
+	require.ErrorIs(t, err, adapters.ErrUnsupported)
+}
+
+func TestRecordBatchAsMatrix(t *testing.T) {
+	mem := checked(t)
+	x := core.MustFromSlice([]float64{1, 2, 3, 4, 5, 6}, 3, 2) // C order: columns are strided
+	rec, err := arrowx.ToRecord(x, []string{"a", "b"})
+	require.NoError(t, err)
+	defer rec.Release()
+	assert.Equal(t, []float64{1, 3, 5}, rec.Column(0).(*array.Float64).Float64Values())
+
+	// the copy ToRecord made is in Fortran order, so FromRecord views it
+	v, err := arrowx.FromRecord(rec, adapters.ZeroCopyOnly())
+	require.NoError(t, err)
+	defer v.Release()
+	assert.Equal(t, []int64{1, 3}, v.Strides())
+	assert.Same(t, &rec.Column(0).(*array.Float64).Float64Values()[0], (*float64)(v.Data()))
+	c, err := adapters.Contiguous(v)
+	require.NoError(t, err)
+	vals, err := c.Float64s()
+	require.NoError(t, err)
+	assert.Equal(t, []float64{1, 2, 3, 4, 5, 6}, vals)
+
+	// through IPC, the columns of one message body stay equally spaced when their size is a
+	// multiple of the 64-byte padding: a view of the read buffer
+	const rows = 16
+	big := core.MustNew(core.Float32, rows, 3)
+	f, err := big.Float32s()
+	require.NoError(t, err)
+	for i := range f {
+		f[i] = float32(i)
+	}
+	rec2, err := arrowx.ToRecord(big, nil)
+	require.NoError(t, err)
+	defer rec2.Release()
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(rec2.Schema()), ipc.WithAllocator(mem))
+	require.NoError(t, w.Write(rec2))
+	require.NoError(t, w.Close())
+	r, err := ipc.NewReader(&buf, ipc.WithAllocator(mem))
+	require.NoError(t, err)
+	defer r.Release()
+	require.True(t, r.Next())
+	got, err := arrowx.FromRecord(r.RecordBatch())
+	require.NoError(t, err)
+	defer got.Release()
+	assert.Equal(t, []int64{rows, 3}, got.Shape())
+	gc, err := adapters.Contiguous(got)
+	require.NoError(t, err)
+	gv, err := gc.Float32s()
+	require.NoError(t, err)
+	assert.Equal(t, f, gv)
+
+	// columns that are not equally spaced (here: the same column twice) are copied once
+	a := float32Array(mem, 1, 2)
+	defer a.Release()
+	sep := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Float32},
+		{Name: "b", Type: arrow.PrimitiveTypes.Float32}}, nil), []arrow.Array{a, a}, 2)
+	defer sep.Release()
+	_, err = arrowx.FromRecord(sep, adapters.ZeroCopyOnly())
+	require.ErrorIs(t, err, adapters.ErrCopyRequired)
+	var copied bool
+	st, err := arrowx.FromRecord(sep, adapters.ReportCopy(&copied))
+	require.NoError(t, err)
+	defer st.Release()
+	assert.True(t, copied)
+	sv, err := st.Float32s()
+	require.NoError(t, err)
+	assert.Equal(t, []float32{1, 1, 2, 2}, sv)
+
+	// columns of different types are refused
+	i32 := array.NewInt32Builder(mem)
+	i32.AppendValues([]int32{1, 2}, nil)
+	ia := i32.NewArray()
+	i32.Release()
+	defer ia.Release()
+	mixed := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Float32},
+		{Name: "i", Type: arrow.PrimitiveTypes.Int32}}, nil), []arrow.Array{a, ia}, 2)
+	defer mixed.Release()
+	_, err = arrowx.FromRecord(mixed)
+	require.ErrorIs(t, err, arrowx.ErrMismatch)
+}
+
+func TestDTypes(t *testing.T) {
+	for _, dt := range []core.DLDataType{core.Int8, core.Int16, core.Int32, core.Int64, core.Uint8, core.Uint16,
+		core.Uint32, core.Uint64, core.Float16, core.Float32, core.Float64, core.Bool} {
+		at, err := arrowx.ToDType(dt)
+		require.NoError(t, err, dt)
+		back, err := arrowx.FromDType(at)
+		require.NoError(t, err)
+		assert.Equal(t, dt, back)
+	}
+	_, err := arrowx.ToDType(core.BFloat16)
+	require.ErrorIs(t, err, adapters.ErrUnsupported)
+	assert.Contains(t, err.Error(), "bfloat16")
+	_, err = arrowx.ToDType(core.DLDataType{Code: core.CodeFloat, Bits: 7, Lanes: 1})
+	require.ErrorIs(t, err, core.ErrDType)
+	_, err = arrowx.FromDType(arrow.BinaryTypes.String)
+	require.ErrorIs(t, err, adapters.ErrUnsupported)
+	assert.Contains(t, err.Error(), "utf8")
+}
+
+func roundTrip(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+	o := adapters.Apply(opts...)
+	var c1, c2 bool
+	arr, err := arrowx.ToArray(t, append(opts, adapters.ReportCopy(&c1))...)
+	if err != nil {
+		return nil, err
+	}
+	defer arr.Release()
+	back, err := arrowx.FromArray(arr, append(opts, adapters.ReportCopy(&c2))...)
+	if err != nil {
+		return nil, err
+	}
+	o.Report(c1 || c2)
+	return back, nil
+}
+
+// TestConformance runs the kit over arrays. arrow-go cannot make a FixedSizeList of size 0
+// (arrow.FixedSizeListOf panics), so an N-D tensor with an empty inner dimension, such as the
+// kit's [3 0], has no array form: the kit runs on 1-D arrays here, and N-D FixedSizeLists are
+// covered by the table tests above and by TestConformanceNested.
+func TestConformance(t *testing.T) {
+	adaptertest.Run(t, adaptertest.Adapter{
+		Name: "arrowx",
+		DTypes: []core.DLDataType{core.Float32, core.Float64, core.Float16, core.Int8, core.Int16, core.Int32,
+			core.Int64, core.Uint8, core.Uint16, core.Uint32, core.Uint64, core.Bool},
+		MinNdim:   1,
+		MaxNdim:   1,
+		RoundTrip: roundTrip,
+		Shareable: arrowx.Shareable,
+	})
+}
+
+// TestConformanceNested checks N-D FixedSizeLists on the kit's own cases (every layout, dtype and
+// rank 2 to 5), leaving out only the shapes with an empty inner dimension, which must fail with
+// adapters.ErrUnsupported.
+func TestConformanceNested(t *testing.T) {
+	for _, c := range adaptertest.Cases([]core.DLDataType{core.Float32, core.Int16, core.Bool, core.Float16}, 2, 5) {
+		t.Run(c.Name, func(t *testing.T) {
+			in := c.Tensor
+			want, err := adapters.Contiguous(in)
+			require.NoError(t, err)
+			wb, err := want.ReadOnlyBytes()
+			require.NoError(t, err)
+			var copied bool
+			back, err := roundTrip(in, adapters.ReportCopy(&copied))
+			if in.Empty() && in.Dim(0) != 0 {
+				require.ErrorIs(t, err, adapters.ErrUnsupported)
+				return
+			}
+			require.NoError(t, err)
+			defer back.Release()
+			assert.Equal(t, in.Shape(), back.Shape())
+			gb, err := adapters.Contiguous(back)
+			require.NoError(t, err)
+			got, err := gb.ReadOnlyBytes()
+			require.NoError(t, err)
+			assert.Equal(t, wb, got)
+			share, _ := arrowx.Shareable(in)
+			assert.Equal(t, !share, copied)
+			if share && !in.Empty() {
+				assert.Equal(t, in.Data(), back.Data(), "shared memory")
+			}
+		})
+	}
+}
+
+func tensorRoundTrip(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+	o := adapters.Apply(opts...)
+	var c1, c2 bool
+	at, err := arrowx.ToTensor(t, append(opts, adapters.ReportCopy(&c1))...)
+	if err != nil {
+		return nil, err
+	}
+	defer at.Release()
+	back, err := arrowx.FromTensor(at, append(opts, adapters.ReportCopy(&c2))...)
+	if err != nil {
+		return nil, err
+	}
+	o.Report(c1 || c2)
+	return back, nil
+}
+
+// TestConformanceTensor runs the kit over arrow-go's tensor package, every rank.
+func TestConformanceTensor(t *testing.T) {
+	adaptertest.Run(t, adaptertest.Adapter{
+		Name: "arrowx-tensor",
+		DTypes: []core.DLDataType{core.Float32, core.Float64, core.Int8, core.Int16, core.Int32,
+			core.Int64, core.Uint8, core.Uint16, core.Uint32, core.Uint64},
+		RoundTrip: tensorRoundTrip,
+		Shareable: arrowx.TensorShareable,
+	})
+}
+
+func TestErrorsMatchSentinels(t *testing.T) {
+	_, err := arrowx.ToArray(nil)
+	assert.True(t, errors.Is(err, arrowx.ErrNil))
+	x := core.MustFromSlice([]float32{1})
+	x.Release()
+	_, err = arrowx.ToArray(x)
+	assert.ErrorIs(t, err, core.ErrReleased)
+}

@@ -1,0 +1,32 @@
+package cdatax_test
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow/cdata"
+
+	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/arrowx/cdatax"
+	"github.com/dlpack-go/dlpack/core"
+)
+
+// A tensor goes out through the C Data Interface and comes back in, as it would through a C
+// library: the structs carry its memory, never a copy.
+func Example() {
+	x := core.MustFromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3)
+	var arr cdata.CArrowArray
+	var schema cdata.CArrowSchema
+	if err := cdatax.ExportArray(x, &arr, &schema, adapters.ZeroCopyOnly()); err != nil {
+		fmt.Println(err)
+		return
+	}
+	back, err := cdatax.ImportArray(&arr, &schema) // takes the array; releases it when let go
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer back.Release()
+	fmt.Println(back, back.Data() == x.Data())
+	// Output:
+	// Tensor(float32, [2 3], cpu:0, read-only) true
+}

@@ -1,0 +1,84 @@
+package arrowx
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/core"
+)
+
+// FromDType maps an Arrow fixed-width primitive type to its DLPack element type: the signed and
+// unsigned integers of 8 to 64 bits, float16, float32, float64, and boolean (core.Bool, one byte
+// per element in a tensor, one bit in Arrow: arrays of it are always copied). Other Arrow types
+// (temporal, decimal, nested, variable-width) fail with an error wrapping adapters.ErrUnsupported
+// that names the type.
+func FromDType(dt arrow.DataType) (core.DLDataType, error) {
+	if dt == nil {
+		return core.DLDataType{}, fmt.Errorf("%w: arrowx: nil Arrow data type", adapters.ErrUnsupported)
+	}
+	switch dt.ID() {
+	case arrow.INT8:
+		return core.Int8, nil
+	case arrow.INT16:
+		return core.Int16, nil
+	case arrow.INT32:
+		return core.Int32, nil
+	case arrow.INT64:
+		return core.Int64, nil
+	case arrow.UINT8:
+		return core.Uint8, nil
+	case arrow.UINT16:
+		return core.Uint16, nil
+	case arrow.UINT32:
+		return core.Uint32, nil
+	case arrow.UINT64:
+		return core.Uint64, nil
+	case arrow.FLOAT16:
+		return core.Float16, nil
+	case arrow.FLOAT32:
+		return core.Float32, nil
+	case arrow.FLOAT64:
+		return core.Float64, nil
+	case arrow.BOOL:
+		return core.Bool, nil
+	}
+	return core.DLDataType{}, fmt.Errorf("%w: arrowx: Arrow type %s has no DLPack element type", adapters.ErrUnsupported, dt)
+}
+
+// ToDType maps a DLPack element type to the Arrow type of the same values: the inverse of
+// FromDType. bfloat16, complex, float8, sub-byte and vector types have no Arrow primitive type and
+// fail with an error wrapping adapters.ErrUnsupported; a malformed dtype fails with core.ErrDType.
+func ToDType(dt core.DLDataType) (arrow.DataType, error) {
+	if err := dt.Validate(); err != nil {
+		return nil, fmt.Errorf("arrowx: %w", err)
+	}
+	switch dt {
+	case core.Int8:
+		return arrow.PrimitiveTypes.Int8, nil
+	case core.Int16:
+		return arrow.PrimitiveTypes.Int16, nil
+	case core.Int32:
+		return arrow.PrimitiveTypes.Int32, nil
+	case core.Int64:
+		return arrow.PrimitiveTypes.Int64, nil
+	case core.Uint8:
+		return arrow.PrimitiveTypes.Uint8, nil
+	case core.Uint16:
+		return arrow.PrimitiveTypes.Uint16, nil
+	case core.Uint32:
+		return arrow.PrimitiveTypes.Uint32, nil
+	case core.Uint64:
+		return arrow.PrimitiveTypes.Uint64, nil
+	case core.Float16:
+		return arrow.FixedWidthTypes.Float16, nil
+	case core.Float32:
+		return arrow.PrimitiveTypes.Float32, nil
+	case core.Float64:
+		return arrow.PrimitiveTypes.Float64, nil
+	case core.Bool:
+		return arrow.FixedWidthTypes.Boolean, nil
+	}
+	return nil, fmt.Errorf("%w: arrowx: dtype %s has no Arrow primitive type", adapters.ErrUnsupported, dt)
+}

@@ -1,0 +1,19 @@
+package arrowx
+
+import "errors"
+
+// Errors of this package, each wrapped with what was wrong; unsupported types wrap
+// adapters.ErrUnsupported instead, and invalid tensors the errors of package core.
+var (
+	// ErrNulls: the array (or one of its list levels) has nulls and no fill value was given
+	// (see FillNulls).
+	ErrNulls = errors.New("arrowx: array has nulls")
+	// ErrMalformed: an array, tensor or record batch does not describe its own memory
+	// consistently (a buffer shorter than its length needs, a stride that is not a whole number
+	// of elements, a size that overflows).
+	ErrMalformed = errors.New("arrowx: malformed arrow data")
+	// ErrMismatch: the columns of a record batch differ in type or length.
+	ErrMismatch = errors.New("arrowx: columns do not form a matrix")
+	// ErrNil: a nil array, tensor or record batch was given.
+	ErrNil = errors.New("arrowx: nil argument")
+)

@@ -1,0 +1,261 @@
+package flightx_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/encoding"
+
+	"github.com/dlpack-go/dlpack/arrowx/flightx"
+	"github.com/dlpack-go/dlpack/core"
+)
+
+// The peers of the DoGet benchmarks: the same 256 MiB through a plain gRPC stream of raw bytes
+// (no Arrow, no protobuf: a codec that hands []byte through), and a local copy() (the floor).
+
+const (
+	bigBytes   = 256 << 20
+	benchChunk = 4 << 20 // one batch / message: 4 MiB, for Flight and raw gRPC alike
+)
+
+// rawCodec marshals *[]byte as itself; unmarshalling copies into the *[]byte's destination
+// (gRPC may reuse the buffer it hands over), as a receiver assembling the bytes must.
+type rawCodec struct{}
+
+func (rawCodec) Name() string { return "raw" }
+func (rawCodec) Marshal(v any) ([]byte, error) {
+	return *(v.(*[]byte)), nil
+}
+func (rawCodec) Unmarshal(data []byte, v any) error {
+	dst := v.(*[]byte)
+	*dst = append((*dst)[:0], data...)
+	return nil
+}
+
+var _ encoding.Codec = rawCodec{}
+
+// rawService streams src in chunks on "Get" and echoes every message on "Echo".
+type rawService struct{ src []byte }
+
+var rawDesc = grpc.ServiceDesc{
+	ServiceName: "raw.Raw",
+	HandlerType: (*any)(nil),
+	Streams: []grpc.StreamDesc{
+		{StreamName: "Get", ServerStreams: true, Handler: func(srv any, s grpc.ServerStream) error {
+			var req []byte
+			if err := s.RecvMsg(&req); err != nil {
+				return err
+			}
+			src := srv.(*rawService).src
+			for off := 0; off < len(src); off += benchChunk {
+				chunk := src[off:min(off+benchChunk, len(src))]
+				if err := s.SendMsg(&chunk); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{StreamName: "Echo", ServerStreams: true, ClientStreams: true, Handler: func(_ any, s grpc.ServerStream) error {
+			var m []byte
+			for {
+				if err := s.RecvMsg(&m); err != nil {
+					if errors.Is(err, io.EOF) {
+						return nil
+					}
+					return err
+				}
+				if err := s.SendMsg(&m); err != nil {
+					return err
+				}
+			}
+		}},
+	},
+}
+
+func rawServer(b *testing.B, src []byte) *grpc.ClientConn {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := grpc.NewServer(grpc.ForceServerCodec(rawCodec{}), grpc.MaxRecvMsgSize(16<<20), grpc.MaxSendMsgSize(16<<20))
+	g.RegisterService(&rawDesc, &rawService{src: src})
+	go g.Serve(lis)
+	b.Cleanup(g.Stop)
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{}), grpc.MaxCallRecvMsgSize(16<<20)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+func bigTensor(b *testing.B) *core.Tensor {
+	x := core.MustNew(core.Float32, bigBytes/4)
+	v, _ := x.Float32s()
+	for i := range v {
+		v[i] = float32(i)
+	}
+	return x
+}
+
+func flightServer(b *testing.B, name string, x *core.Tensor) *flightx.Client {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := flightx.NewServer(flightx.WithChunkBytes(benchChunk))
+	if err := srv.Put(name, x, nil); err != nil {
+		b.Fatal(err)
+	}
+	go srv.Serve(lis)
+	b.Cleanup(func() { srv.Stop(); srv.Close() })
+	c, err := flightx.Dial(lis.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	return c
+}
+
+// BenchmarkDoGet256MiB fetches a 256 MiB float32 tensor whole (Client.Get: 64 batches of
+// 4 MiB assembled into a new tensor; Client.GetInto: into a preallocated one, like the raw peer)
+// and chunk by chunk (Client.Stream: each batch a view, nothing assembled).
+func BenchmarkDoGet256MiB(b *testing.B) {
+	c := flightServer(b, "big", bigTensor(b))
+	ctx := context.Background()
+	b.Run("Get", func(b *testing.B) {
+		b.SetBytes(bigBytes)
+		for b.Loop() {
+			t, _, err := c.Get(ctx, "big")
+			if err != nil {
+				b.Fatal(err)
+			}
+			t.Release()
+		}
+	})
+	b.Run("GetInto", func(b *testing.B) {
+		dst := core.MustNew(core.Float32, bigBytes/4)
+		b.SetBytes(bigBytes)
+		for b.Loop() {
+			if _, err := c.GetInto(ctx, "big", dst); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Stream", func(b *testing.B) {
+		b.SetBytes(bigBytes)
+		for b.Loop() {
+			n := int64(0)
+			err := c.Stream(ctx, "big", func(_ flightx.Info, chunk *core.Tensor, _ int64) error {
+				n += chunk.NumBytes()
+				return nil
+			})
+			if err != nil || n != bigBytes {
+				b.Fatal(err, n)
+			}
+		}
+	})
+}
+
+// BenchmarkRawGRPC256MiB is the peer: the same bytes through a gRPC stream of raw 4 MiB
+// messages, copied into one preallocated 256 MiB buffer as they arrive.
+func BenchmarkRawGRPC256MiB(b *testing.B) {
+	x := bigTensor(b)
+	src, _ := x.Bytes()
+	conn := rawServer(b, src)
+	dst := make([]byte, bigBytes)
+	ctx := context.Background()
+	b.SetBytes(bigBytes)
+	for b.Loop() {
+		s, err := conn.NewStream(ctx, &rawDesc.Streams[0], "/raw.Raw/Get")
+		if err != nil {
+			b.Fatal(err)
+		}
+		req := []byte("big")
+		if err := s.SendMsg(&req); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.CloseSend(); err != nil {
+			b.Fatal(err)
+		}
+		off := 0
+		var m []byte
+		for {
+			if err := s.RecvMsg(&m); err != nil {
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				b.Fatal(err)
+			}
+			off += copy(dst[off:], m)
+		}
+		if off != bigBytes {
+			b.Fatal(off)
+		}
+	}
+}
+
+// BenchmarkLocalCopy256MiB is the floor: copy() of the same 256 MiB in memory.
+func BenchmarkLocalCopy256MiB(b *testing.B) {
+	x := bigTensor(b)
+	src, _ := x.Bytes()
+	dst := make([]byte, bigBytes)
+	copy(dst, src) // fault the pages in
+	b.SetBytes(bigBytes)
+	for b.Loop() {
+		copy(dst, src)
+	}
+}
+
+// BenchmarkRoundTrip1KiB puts a 1 KiB tensor and gets it back (two Flight calls), beside the
+// raw peer: 1 KiB sent and echoed on an open gRPC stream (one message each way, no call set-up).
+func BenchmarkRoundTrip1KiB(b *testing.B) {
+	x := core.MustNew(core.Float32, 256)
+	ctx := context.Background()
+	b.Run("flight-put-get", func(b *testing.B) {
+		c := flightServer(b, "seed", x)
+		for b.Loop() {
+			if err := c.Put(ctx, "small", x, nil); err != nil {
+				b.Fatal(err)
+			}
+			t, _, err := c.Get(ctx, "small")
+			if err != nil {
+				b.Fatal(err)
+			}
+			t.Release()
+		}
+	})
+	b.Run("flight-get", func(b *testing.B) {
+		c := flightServer(b, "small", x)
+		for b.Loop() {
+			t, _, err := c.Get(ctx, "small")
+			if err != nil {
+				b.Fatal(err)
+			}
+			t.Release()
+		}
+	})
+	b.Run("raw-grpc-echo", func(b *testing.B) {
+		conn := rawServer(b, nil)
+		s, err := conn.NewStream(ctx, &rawDesc.Streams[1], "/raw.Raw/Echo")
+		if err != nil {
+			b.Fatal(err)
+		}
+		msg, back := make([]byte, 1024), []byte(nil)
+		for b.Loop() {
+			if err := s.SendMsg(&msg); err != nil {
+				b.Fatal(err)
+			}
+			if err := s.RecvMsg(&back); err != nil {
+				b.Fatal(err)
+			}
+		}
+		s.CloseSend()
+	})
+}

@@ -1,0 +1,65 @@
+// Package flightx moves named tensors between processes and machines over Apache Arrow Flight
+// (gRPC), with arrow-go's Flight implementation: a Server that holds tensors and serves them,
+// and a Client that fetches (DoGet), sends (DoPut) and lists (ListFlights) them. Any dtype the
+// suite knows travels (sub-byte types excepted), any shape, with string metadata. The streams
+// are plain Arrow record batches, so a Python service should need only pyarrow.flight to speak
+// to it (the tests here talk to Go peers and hand-made streams only: Debian 12 has no pyarrow).
+//
+// It is pure Go (no cgo). It is not a tensor store: the server keeps tensors in memory, with no
+// persistence, authentication or eviction (see the example in examples/flight for what serving
+// many clients would take).
+//
+// # Wire format
+//
+// A tensor is one Flight stream. Its ticket (DoGet) and its descriptor path (DoPut, ListFlights)
+// is the tensor's name. The schema has one column, "data", and metadata:
+//
+//	dlpack.dtype   the element type, as core.DLDataType.String writes it: "float32", "bfloat16", "complex64", "bool", "int8x4"
+//	dlpack.shape   the shape, decimal sizes joined by commas: "2,3,4" ("" for a 0-d tensor)
+//	dlpack.order   "C": the batches hold the elements in row-major order
+//	anything else  the tensor's own metadata (keys must not start with "dlpack.")
+//
+// The column's type is the dtype's Arrow primitive when it has a byte-wide one (int8…uint64,
+// float16, float32, float64), else FixedSizeBinary of the element size (bool as one byte,
+// bfloat16, complex, float8, vector lanes), so that pyarrow reads the common dtypes as numbers.
+// The batches are consecutive runs of elements, each at most the sender's chunk size
+// (WithChunkBytes, default 1 MiB); their lengths add up to the shape's product, and they have
+// no nulls. A receiver refuses anything else with ErrProtocol: every header is checked before
+// arrow-go reads it, the metadata is parsed as untrusted input, and nothing is allocated beyond
+// what the stream announced and the receiver's limit (WithMaxBytes, default 1 GiB) allows.
+//
+// # What is zero-copy
+//
+//	step                                                   copies
+//	send a C-contiguous host tensor (Put, the server's DoGet)  none in this package: each batch's
+//	                                                         body is the tensor's own memory, which
+//	                                                         gRPC's marshaller reads into its frame
+//	send any other layout                                   one C-order copy first
+//	receive a tensor that fits one batch (Get, DoPut)       none after the network read: the tensor
+//	                                                         is a read-only view of the received
+//	                                                         message body, held until released
+//	receive a larger tensor whole (Get, DoPut)              each batch once, into one C-order tensor
+//	                                                         (flagged core.FlagIsCopied): gRPC gives
+//	                                                         every message its own buffer, so one
+//	                                                         contiguous tensor needs the copy
+//	receive chunk by chunk (Stream)                         none: each chunk is a view of its message
+//
+// (Below this package, gRPC copies the body into its frame when sending and protobuf copies it
+// out of the frame when receiving: that is the network read and write.) Memory stays bounded:
+// a sender holds the tensor and one batch in flight; a receiver of Stream one batch; a receiver
+// of Get the tensor and one batch.
+//
+// # Ownership
+//
+// Server.Put keeps a view of the tensor (the caller may release its own); Delete, a later Put
+// of the same name and Close release it, after transfers under way end. Tensors that Get
+// returns hold the received memory (they count in core.LiveForeign) until released. Every
+// transfer ends its gRPC stream before returning, whether it succeeded, failed, or its context
+// was cancelled: no goroutine is left behind.
+//
+// # Errors
+//
+// ErrNotFound (no such tensor), ErrProtocol (a malformed stream, on either side), ErrTooLarge
+// (over the receiver's limit), ErrTransport (the network or the peer failed: a server that died,
+// a cancelled call), ErrName; the gRPC status stays wrapped inside (status.Code reads it).
+package flightx

@@ -1,0 +1,54 @@
+package flightx_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+
+	"github.com/dlpack-go/dlpack/arrowx/flightx"
+	"github.com/dlpack-go/dlpack/core"
+)
+
+// A server on loopback serves a tensor; a client lists it, fetches it, and sends one back.
+func Example() {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	srv := flightx.NewServer()
+	defer srv.Close()
+	go srv.Serve(lis)
+	defer srv.Stop()
+	_ = srv.Put("weights", core.MustFromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3), map[string]string{"layer": "fc1"})
+
+	c, err := flightx.Dial(lis.Addr().String())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	ctx := context.Background()
+	infos, _ := c.List(ctx)
+	for _, in := range infos {
+		fmt.Println(in.Name, in.DType, in.Shape, in.Meta)
+	}
+	w, meta, err := c.Get(ctx, "weights")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer w.Release()
+	vals, _ := core.ReadOnlyData[float32](w)
+	fmt.Println(w, vals, meta["layer"], w.ReadOnly())
+
+	if err := c.Put(ctx, "grad", core.MustFromSlice([]float64{0.5, -0.5}), nil); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(srv.Names())
+	// Output:
+	// weights float32 [2 3] map[layer:fc1]
+	// Tensor(float32, [2 3], cpu:0, read-only) [1 2 3 4 5 6] fc1 true
+	// [grad weights]
+}

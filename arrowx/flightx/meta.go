@@ -1,0 +1,245 @@
+package flightx
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/dlpack-go/dlpack/arrowx"
+	"github.com/dlpack-go/dlpack/core"
+)
+
+// Errors of this package, each wrapped with what was wrong. Errors from the peer or the
+// network also wrap ErrTransport (and the gRPC status, which status.Code reads).
+var (
+	// ErrNotFound: no tensor of that name is on the server.
+	ErrNotFound = errors.New("flightx: no such tensor")
+	// ErrProtocol: a stream or schema does not follow this package's format (see the package
+	// documentation): bad metadata, a column of the wrong type, nulls, more or fewer elements
+	// than the shape holds.
+	ErrProtocol = errors.New("flightx: malformed tensor stream")
+	// ErrTooLarge: a tensor is larger than the receiver's limit (WithMaxBytes).
+	ErrTooLarge = errors.New("flightx: tensor exceeds the size limit")
+	// ErrTransport: the call failed in gRPC or at the peer.
+	ErrTransport = errors.New("flightx: transfer failed")
+	// ErrMismatch: GetInto's destination does not match the tensor (dtype, size, layout).
+	ErrMismatch = errors.New("flightx: destination does not fit the tensor")
+	// ErrName: a tensor name is empty or too long.
+	ErrName = errors.New("flightx: bad tensor name")
+)
+
+// Schema metadata keys. Every other key of the schema's metadata is the tensor's own metadata.
+const (
+	// KeyDType holds the element type as core.DLDataType.String writes it ("float32",
+	// "bfloat16", "complex64", "bool", "float8_e4m3fn", "int8x4" for lanes).
+	KeyDType = "dlpack.dtype"
+	// KeyShape holds the shape as decimal sizes joined by commas ("2,3,4"; "" for a 0-d tensor).
+	KeyShape = "dlpack.shape"
+	// KeyOrder holds the element order of the batches: always "C".
+	KeyOrder = "dlpack.order"
+	// keyPrefix starts every key this package reserves.
+	keyPrefix = "dlpack."
+	// column is the name of the one column of every batch.
+	column = "data"
+)
+
+// maxNameLen bounds tensor names (they travel as tickets and descriptor paths).
+const maxNameLen = 1024
+
+// Info describes a tensor on the wire: its name, element type, shape and metadata.
+type Info struct {
+	Name  string
+	DType core.DLDataType
+	Shape []int64
+	Meta  map[string]string
+}
+
+// Len is the number of elements.
+func (i Info) Len() int64 {
+	n := int64(1)
+	for _, d := range i.Shape {
+		n *= d
+	}
+	return n
+}
+
+// Bytes is the size of the elements.
+func (i Info) Bytes() int64 { return i.Len() * int64(i.DType.Size()) }
+
+func checkName(name string) error {
+	if name == "" || len(name) > maxNameLen {
+		return fmt.Errorf("%w: %d bytes (want 1 to %d)", ErrName, len(name), maxNameLen)
+	}
+	return nil
+}
+
+// dtypeNames maps every valid scalar DLPack dtype's name to the dtype.
+var dtypeNames = func() map[string]core.DLDataType {
+	m := map[string]core.DLDataType{}
+	for _, c := range core.DataTypeCodes() {
+		for _, b := range []uint8{1, 4, 6, 8, 16, 32, 64, 128} {
+			dt := core.DLDataType{Code: c, Bits: b, Lanes: 1}
+			if dt.Validate() == nil {
+				m[dt.String()] = dt
+			}
+		}
+	}
+	return m
+}()
+
+// ParseDType reads a dtype name as core.DLDataType.String writes it.
+func ParseDType(s string) (core.DLDataType, error) {
+	name, lanes := s, uint64(1)
+	if _, whole := dtypeNames[s]; !whole {
+		if i := strings.LastIndexByte(s, 'x'); i > 0 {
+			if n, err := strconv.ParseUint(s[i+1:], 10, 16); err == nil && s[i+1] != '0' && s[i+1] != '+' {
+				name, lanes = s[:i], n
+			}
+		}
+	}
+	dt, ok := dtypeNames[name]
+	if !ok || lanes == 0 {
+		return core.DLDataType{}, fmt.Errorf("%w: %s %q is no DLPack dtype", ErrProtocol, KeyDType, truncate(s))
+	}
+	dt.Lanes = uint16(lanes)
+	if err := dt.Validate(); err != nil {
+		return core.DLDataType{}, fmt.Errorf("%w: %s %q: %v", ErrProtocol, KeyDType, truncate(s), err)
+	}
+	return dt, nil
+}
+
+func truncate(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}
+
+// ParseShape reads a shape as KeyShape holds it, checking that every size is a non-negative
+// decimal, that there are at most core.MaxNdim of them, and that the element count times size
+// bytes fits an int64.
+func ParseShape(s string, elemSize int) ([]int64, error) {
+	if s == "" {
+		return []int64{}, nil
+	}
+	if strings.Count(s, ",") >= core.MaxNdim {
+		return nil, fmt.Errorf("%w: %s has more than %d dimensions", ErrProtocol, KeyShape, core.MaxNdim)
+	}
+	parts := strings.Split(s, ",")
+	shape := make([]int64, len(parts))
+	total := uint64(max(elemSize, 1))
+	for i, p := range parts {
+		d, err := strconv.ParseInt(p, 10, 64)
+		if err != nil || d < 0 || p[0] < '0' || p[0] > '9' || (len(p) > 1 && p[0] == '0') {
+			return nil, fmt.Errorf("%w: %s %q: size %d is not a non-negative decimal", ErrProtocol, KeyShape, truncate(s), i)
+		}
+		shape[i] = d
+		hi, lo := bits.Mul64(total, uint64(d))
+		if hi != 0 || lo > math.MaxInt64 {
+			return nil, fmt.Errorf("%w: %s %q overflows", ErrProtocol, KeyShape, truncate(s))
+		}
+		if d != 0 {
+			total = lo
+		}
+	}
+	return shape, nil
+}
+
+func formatShape(shape []int64) string {
+	parts := make([]string, len(shape))
+	for i, d := range shape {
+		parts[i] = strconv.FormatInt(d, 10)
+	}
+	return strings.Join(parts, ",")
+}
+
+// wireType is the Arrow type of the column that carries dt: its Arrow primitive when it has a
+// byte-wide one, else a FixedSizeBinary of its size (bool, bfloat16, complex, float8, lanes).
+func wireType(dt core.DLDataType) (arrow.DataType, error) {
+	if dt.Size() == 0 {
+		return nil, fmt.Errorf("%w: sub-byte dtype %s cannot travel element by element", ErrProtocol, dt)
+	}
+	if at, err := arrowx.ToDType(dt); err == nil && dt != core.Bool {
+		return at, nil
+	}
+	return &arrow.FixedSizeBinaryType{ByteWidth: dt.Size()}, nil
+}
+
+// schemaOf makes the schema of a tensor stream.
+func schemaOf(info Info) (*arrow.Schema, error) {
+	typ, err := wireType(info.DType)
+	if err != nil {
+		return nil, err
+	}
+	keys := []string{KeyDType, KeyShape, KeyOrder}
+	vals := []string{info.DType.String(), formatShape(info.Shape), "C"}
+	for k, v := range info.Meta {
+		if strings.HasPrefix(k, keyPrefix) {
+			return nil, fmt.Errorf("%w: metadata key %q uses the reserved prefix %q", ErrProtocol, k, keyPrefix)
+		}
+		keys, vals = append(keys, k), append(vals, v)
+	}
+	md := arrow.NewMetadata(keys, vals)
+	return arrow.NewSchema([]arrow.Field{{Name: column, Type: typ}}, &md), nil
+}
+
+// DecodeSchema reads a tensor stream's schema (untrusted): the dtype, the shape, the order, the
+// one column of the matching wire type, and the rest of the metadata. name is left empty.
+func DecodeSchema(s *arrow.Schema) (Info, error) {
+	var info Info
+	if s == nil {
+		return info, fmt.Errorf("%w: no schema", ErrProtocol)
+	}
+	md := s.Metadata()
+	get := func(k string) (string, bool) {
+		i := md.FindKey(k)
+		if i < 0 {
+			return "", false
+		}
+		return md.Values()[i], true
+	}
+	ds, ok := get(KeyDType)
+	if !ok {
+		return info, fmt.Errorf("%w: schema metadata has no %s", ErrProtocol, KeyDType)
+	}
+	dt, err := ParseDType(ds)
+	if err != nil {
+		return info, err
+	}
+	if dt.Size() == 0 {
+		return info, fmt.Errorf("%w: sub-byte dtype %s", ErrProtocol, dt)
+	}
+	ss, ok := get(KeyShape)
+	if !ok {
+		return info, fmt.Errorf("%w: schema metadata has no %s", ErrProtocol, KeyShape)
+	}
+	shape, err := ParseShape(ss, dt.Size())
+	if err != nil {
+		return info, err
+	}
+	if o, _ := get(KeyOrder); o != "C" {
+		return info, fmt.Errorf("%w: %s %q (want \"C\")", ErrProtocol, KeyOrder, truncate(o))
+	}
+	if s.NumFields() != 1 {
+		return info, fmt.Errorf("%w: %d columns (want 1)", ErrProtocol, s.NumFields())
+	}
+	want, err := wireType(dt)
+	if err != nil {
+		return info, err
+	}
+	if got := s.Field(0).Type; !arrow.TypeEqual(got, want) {
+		return info, fmt.Errorf("%w: column of type %s carries %s (want %s)", ErrProtocol, got, dt, want)
+	}
+	info.DType, info.Shape, info.Meta = dt, shape, map[string]string{}
+	for i, k := range md.Keys() {
+		if !strings.HasPrefix(k, keyPrefix) {
+			info.Meta[k] = md.Values()[i]
+		}
+	}
+	return info, nil
+}

@@ -1,0 +1,322 @@
+package flightx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sort"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/core"
+)
+
+// Defaults of the options.
+const (
+	// DefaultChunkBytes is the largest batch body a sender writes: 1 MiB, well under gRPC's
+	// default 4 MiB message limit.
+	DefaultChunkBytes = 1 << 20
+	// DefaultMaxBytes is the largest tensor a receiver accepts: 1 GiB.
+	DefaultMaxBytes = 1 << 30
+	// maxMessage is the gRPC message size limit that the server and Dial set: room for a
+	// 15 MiB chunk and its header.
+	maxMessage = 16 << 20
+)
+
+// config holds the options of a Server or Client.
+type config struct {
+	chunkBytes int
+	maxBytes   int64
+	mem        memory.Allocator
+}
+
+func newConfig(opts []Option) config {
+	c := config{chunkBytes: DefaultChunkBytes, maxBytes: DefaultMaxBytes, mem: memory.DefaultAllocator}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}
+
+// Option configures a Server or a Client.
+type Option func(*config)
+
+// WithChunkBytes sets the largest batch body the sender writes (default DefaultChunkBytes;
+// at most 15 MiB, the message limit of this package's gRPC settings, less room for headers).
+func WithChunkBytes(n int) Option {
+	return func(c *config) { c.chunkBytes = min(max(n, 8), maxMessage-(1<<20)) }
+}
+
+// WithMaxBytes sets the largest tensor the receiver accepts (default DefaultMaxBytes): a
+// stream announcing more fails with ErrTooLarge before anything is allocated.
+func WithMaxBytes(n int64) Option { return func(c *config) { c.maxBytes = n } }
+
+// WithAllocator sets the Arrow allocator of the IPC readers and writers (for tests, a
+// memory.CheckedAllocator).
+func WithAllocator(mem memory.Allocator) Option { return func(c *config) { c.mem = mem } }
+
+// entry is a stored tensor: a view of its own, and its metadata.
+type entry struct {
+	t    *core.Tensor
+	meta map[string]string
+}
+
+// Server serves named tensors over Arrow Flight: DoGet streams a tensor, DoPut stores one,
+// ListFlights and GetFlightInfo describe them. It is safe for concurrent use.
+type Server struct {
+	flight.BaseFlightServer
+	cfg config
+
+	mu      sync.Mutex
+	tensors map[string]entry
+	grpc    *grpc.Server
+	stopped bool // Stop or GracefulStop was called: Serve returns at once
+}
+
+// NewServer makes a server with no tensors.
+func NewServer(opts ...Option) *Server {
+	return &Server{cfg: newConfig(opts), tensors: map[string]entry{}}
+}
+
+// Put stores t under name with its metadata (keys must not start with "dlpack."), replacing
+// what was there. The server keeps a view of a C-contiguous t (t.View), so t's memory stays
+// valid until the tensor is replaced or deleted or the server is closed, whatever the caller
+// does with t, and every DoGet sends it without a copy; any other layout is copied once, here,
+// into C order.
+func (s *Server) Put(name string, t *core.Tensor, meta map[string]string) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	if t == nil {
+		return fmt.Errorf("%w: nil tensor", core.ErrNil)
+	}
+	if _, err := schemaOf(Info{DType: t.DType(), Shape: t.Shape(), Meta: meta}); err != nil {
+		return err
+	}
+	if !t.HostAccessible() {
+		return fmt.Errorf("flightx: serving %s: %w", t, core.ErrNotHost)
+	}
+	var v *core.Tensor
+	var err error
+	if t.IsContiguous() {
+		v, err = t.View()
+	} else {
+		v, err = adapters.Contiguous(t)
+	}
+	if err != nil {
+		return fmt.Errorf("flightx: %w", err)
+	}
+	m := make(map[string]string, len(meta))
+	for k, val := range meta {
+		m[k] = val
+	}
+	s.store(name, entry{t: v, meta: m})
+	return nil
+}
+
+func (s *Server) store(name string, e entry) {
+	s.mu.Lock()
+	old, had := s.tensors[name]
+	s.tensors[name] = e
+	s.mu.Unlock()
+	if had {
+		old.t.Release()
+	}
+}
+
+// Get returns a view of the tensor stored under name (release it when done) and its metadata.
+func (s *Server) Get(name string) (*core.Tensor, map[string]string, error) {
+	s.mu.Lock()
+	e, ok := s.tensors[name]
+	var v *core.Tensor
+	var err error
+	if ok {
+		v, err = e.t.View()
+	}
+	s.mu.Unlock()
+	if !ok {
+		return nil, nil, fmt.Errorf("%w: %q", ErrNotFound, name)
+	}
+	return v, e.meta, err
+}
+
+// Delete removes and releases the tensor stored under name; transfers under way finish.
+func (s *Server) Delete(name string) {
+	s.mu.Lock()
+	e, ok := s.tensors[name]
+	delete(s.tensors, name)
+	s.mu.Unlock()
+	if ok {
+		e.t.Release()
+	}
+}
+
+// Names lists the stored tensors, sorted.
+func (s *Server) Names() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := make([]string, 0, len(s.tensors))
+	for n := range s.tensors {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Register adds the Flight service to a gRPC server the caller runs (set
+// grpc.MaxRecvMsgSize to at least the senders' chunk size plus headers).
+func (s *Server) Register(g *grpc.Server) { flight.RegisterFlightServiceServer(g, s) }
+
+// ErrServing: Serve was called twice, or after Stop.
+var ErrServing = errors.New("flightx: server already serving or stopped")
+
+// Serve runs a gRPC server with the Flight service on lis until Stop or GracefulStop (it then
+// returns nil). It closes lis. A server serves once: a second Serve, or one after Stop, closes
+// lis and fails with ErrServing.
+func (s *Server) Serve(lis net.Listener) error {
+	s.mu.Lock()
+	if s.grpc != nil || s.stopped {
+		s.mu.Unlock()
+		lis.Close()
+		return ErrServing
+	}
+	g := grpc.NewServer(grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage))
+	s.Register(g)
+	s.grpc = g
+	s.mu.Unlock()
+	return g.Serve(lis)
+}
+
+// Stop stops the gRPC server that Serve runs at once, failing the transfers under way. A Serve
+// called after it returns at once.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	g := s.grpc
+	s.stopped = true
+	s.mu.Unlock()
+	if g != nil {
+		g.Stop()
+	}
+}
+
+// GracefulStop stops the gRPC server that Serve runs after the transfers under way end.
+func (s *Server) GracefulStop() {
+	s.mu.Lock()
+	g := s.grpc
+	s.stopped = true
+	s.mu.Unlock()
+	if g != nil {
+		g.GracefulStop()
+	}
+}
+
+// Close releases every stored tensor.
+func (s *Server) Close() {
+	s.mu.Lock()
+	ts := s.tensors
+	s.tensors = map[string]entry{}
+	s.mu.Unlock()
+	for _, e := range ts {
+		e.t.Release()
+	}
+}
+
+func (s *Server) info(name string, e entry) (*flight.FlightInfo, error) {
+	info := Info{Name: name, DType: e.t.DType(), Shape: e.t.Shape(), Meta: e.meta}
+	schema, err := schemaOf(info)
+	if err != nil {
+		return nil, err
+	}
+	per := max(int64(s.cfg.chunkBytes)/int64(info.DType.Size()), 1)
+	return &flight.FlightInfo{
+		Schema:           flight.SerializeSchema(schema, s.cfg.mem),
+		FlightDescriptor: &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{name}},
+		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: []byte(name)}}},
+		TotalRecords:     (info.Len() + per - 1) / per,
+		TotalBytes:       info.Bytes(),
+	}, nil
+}
+
+// ListFlights describes every stored tensor.
+func (s *Server) ListFlights(_ *flight.Criteria, stream flight.FlightService_ListFlightsServer) error {
+	for _, name := range s.Names() {
+		s.mu.Lock()
+		e, ok := s.tensors[name]
+		s.mu.Unlock()
+		if !ok {
+			continue
+		}
+		fi, err := s.info(name, e)
+		if err != nil {
+			return status.Error(codes.Internal, err.Error())
+		}
+		if err := stream.Send(fi); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// GetFlightInfo describes one stored tensor (descriptor PATH [name]).
+func (s *Server) GetFlightInfo(_ context.Context, d *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	if d == nil || len(d.Path) != 1 {
+		return nil, status.Error(codes.InvalidArgument, "flightx: descriptor must be a path of one tensor name")
+	}
+	s.mu.Lock()
+	e, ok := s.tensors[d.Path[0]]
+	s.mu.Unlock()
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "flightx: no tensor %q", d.Path[0])
+	}
+	return s.info(d.Path[0], e)
+}
+
+// DoGet streams the tensor named by the ticket.
+func (s *Server) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServer) error {
+	name := string(tk.GetTicket())
+	t, meta, err := s.Get(name)
+	if err != nil {
+		return status.Errorf(codes.NotFound, "flightx: no tensor %q", name)
+	}
+	defer t.Release()
+	info := Info{Name: name, DType: t.DType(), Shape: t.Shape(), Meta: meta}
+	if err := sendTensor(stream.Send, nil, info, t, s.cfg.chunkBytes, s.cfg.mem); err != nil {
+		if _, ok := status.FromError(err); ok {
+			return err
+		}
+		return status.Error(codes.Internal, err.Error())
+	}
+	return nil
+}
+
+// DoPut receives a tensor (descriptor PATH [name] on the first message) and stores it. The
+// stored tensor is a view of the received message when it came in one batch.
+func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
+	info, t, err := readStream(stream, s.cfg, func(d *flight.FlightDescriptor, info *Info) error {
+		if d == nil || len(d.Path) != 1 {
+			return fmt.Errorf("%w: DoPut needs a descriptor PATH [name]", ErrProtocol)
+		}
+		info.Name = d.Path[0]
+		return checkName(info.Name)
+	}, nil, nil)
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrTooLarge):
+		return status.Error(codes.ResourceExhausted, err.Error())
+	case isStatus(err):
+		return unwrapStatus(err)
+	default:
+		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	s.store(info.Name, entry{t: t, meta: info.Meta})
+	return stream.Send(&flight.PutResult{})
+}

@@ -1,0 +1,121 @@
+package arrowx
+
+import (
+	"fmt"
+	"strconv"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/core"
+)
+
+// RecordShareable reports whether ToRecord can share t's memory, and if not, why: t must be a
+// 2-D host tensor of a byte-wide Arrow primitive dtype whose columns are each compact (row
+// stride 1, as in Fortran order or a column slice of it).
+func RecordShareable(t *core.Tensor) (ok bool, why string) {
+	switch {
+	case t == nil:
+		return false, "nil tensor"
+	case t.Released():
+		return false, "tensor was released"
+	case !t.HostAccessible():
+		return false, fmt.Sprintf("memory on %v is not host-accessible", t.Device())
+	case t.Ndim() != 2:
+		return false, fmt.Sprintf("a record batch is 2-D, the tensor %d-D", t.Ndim())
+	case t.DType() == core.Bool:
+		return false, "Arrow booleans are bit-packed"
+	case t.Dim(0) > 1 && t.Stride(0) != 1:
+		return false, fmt.Sprintf("columns are not compact: row stride %d", t.Stride(0))
+	case t.Dim(1) > 1 && t.Stride(1) < 0:
+		return false, "columns are in reverse order"
+	}
+	if _, err := ToDType(t.DType()); err != nil {
+		return false, err.Error()
+	}
+	return true, ""
+}
+
+// ToRecord makes a record batch of a 2-D tensor [rows, columns], column j being t[:, j], named
+// names[j] (or "0", "1", ... when names is nil). A RecordShareable tensor (Fortran order) is
+// shared: each column is a primitive array over its own elements, and the arrays hold the
+// memory (core.Attach). Other layouts are copied once into Fortran order, booleans into
+// bit-packed columns. FromRecord of the result is a view again. The caller releases the batch.
+func ToRecord(t *core.Tensor, names []string, opts ...adapters.Option) (arrow.RecordBatch, error) {
+	if t == nil {
+		return nil, fmt.Errorf("%w: ToRecord of a nil tensor", ErrNil)
+	}
+	h, err := core.Hold(t)
+	if err != nil {
+		return nil, fmt.Errorf("arrowx: ToRecord: %w", err)
+	}
+	defer h.Release()
+	if !t.HostAccessible() {
+		return nil, fmt.Errorf("arrowx: ToRecord of %s: %w", t, core.ErrNotHost)
+	}
+	if t.Ndim() != 2 {
+		return nil, fmt.Errorf("%w: arrowx: ToRecord of a %d-D tensor", adapters.ErrUnsupported, t.Ndim())
+	}
+	adt, err := ToDType(t.DType())
+	if err != nil {
+		return nil, err
+	}
+	rows, cols := t.Dim(0), t.Dim(1)
+	if names != nil && int64(len(names)) != cols {
+		return nil, fmt.Errorf("%w: %d names for %d columns", ErrMismatch, len(names), cols)
+	}
+	o := adapters.Apply(opts...)
+	cp, err := o.Decide(RecordShareable(t))
+	if err != nil {
+		return nil, fmt.Errorf("arrowx: ToRecord of %s: %w", t, err)
+	}
+	src := t
+	if cp && t.DType() != core.Bool {
+		if src, err = adapters.Clone(t, adapters.FortranOrder); err != nil {
+			return nil, fmt.Errorf("arrowx: ToRecord: %w", err)
+		}
+	}
+	fields := make([]arrow.Field, cols)
+	arrs := make([]arrow.Array, cols)
+	defer func() {
+		for _, a := range arrs {
+			if a != nil {
+				a.Release()
+			}
+		}
+	}()
+	size := int64(src.DType().Size())
+	for j := range cols {
+		name := strconv.FormatInt(j, 10)
+		if names != nil {
+			name = names[j]
+		}
+		fields[j] = arrow.Field{Name: name, Type: adt}
+		col, err := src.Slice(1, j, j+1, 1)
+		if err == nil {
+			col, err = col.Reshape(rows)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("arrowx: ToRecord: %w", err)
+		}
+		var buf *memory.Buffer
+		if t.DType() == core.Bool {
+			buf, err = packBools(col)
+		} else if rows == 0 {
+			buf = memory.NewBufferBytes(nil)
+		} else {
+			buf = memory.NewBufferBytes(unsafe.Slice((*byte)(col.Data()), rows*size))
+			err = core.Attach(buf, col)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("arrowx: ToRecord: %w", err)
+		}
+		data := array.NewData(adt, int(rows), []*memory.Buffer{nil, buf}, nil, 0, 0)
+		arrs[j] = array.MakeFromData(data)
+		data.Release()
+	}
+	return array.NewRecordBatch(arrow.NewSchema(fields, nil), arrs, rows), nil
+}

@@ -1,0 +1,375 @@
+package arrowx
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/tensor"
+
+	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/core"
+)
+
+// tensorDType reports whether arrow-go's tensor package has a type for dt (it has the integers
+// and float32/float64; not float16 or bool).
+func tensorDType(dt core.DLDataType) bool {
+	switch dt {
+	case core.Int8, core.Int16, core.Int32, core.Int64, core.Uint8, core.Uint16, core.Uint32,
+		core.Uint64, core.Float32, core.Float64:
+		return true
+	}
+	return false
+}
+
+// TensorShareable reports whether ToTensor can give an arrow-go tensor over t's own memory, and
+// if not, why: t must be on the host, of a dtype arrow-go's tensor package has, with no negative
+// stride (an arrow-go tensor addresses its elements from its first byte up). Row-major,
+// column-major, sliced and broadcast (zero-stride) layouts all share.
+func TensorShareable(t *core.Tensor) (ok bool, why string) {
+	switch {
+	case t == nil:
+		return false, "nil tensor"
+	case t.Released():
+		return false, "tensor was released"
+	case !t.HostAccessible():
+		return false, fmt.Sprintf("memory on %v is not host-accessible", t.Device())
+	case !tensorDType(t.DType()):
+		return false, fmt.Sprintf("arrow-go's tensor package has no %s", t.DType())
+	}
+	for i, s := range t.Strides() {
+		if s < 0 && t.Dim(i) > 1 {
+			return false, fmt.Sprintf("stride %d of axis %d is negative", s, i)
+		}
+	}
+	return true, ""
+}
+
+// ToTensor makes an arrow-go tensor (package arrow/tensor: strides in bytes, row- or
+// column-major or any non-negative strides) of t. A TensorShareable tensor is shared: the
+// tensor's data is a buffer over t's memory that holds it (core.Attach). Others are copied into
+// C order; bool, float16 and the dtypes Arrow lacks are refused (adapters.ErrUnsupported), since
+// the tensor package has no type for them. Release the result (Release) as any arrow-go tensor.
+func ToTensor(t *core.Tensor, opts ...adapters.Option) (tensor.Interface, error) {
+	if t == nil {
+		return nil, fmt.Errorf("%w: ToTensor of a nil tensor", ErrNil)
+	}
+	h, err := core.Hold(t)
+	if err != nil {
+		return nil, fmt.Errorf("arrowx: ToTensor: %w", err)
+	}
+	defer h.Release()
+	if !t.HostAccessible() {
+		return nil, fmt.Errorf("arrowx: ToTensor of %s: %w", t, core.ErrNotHost)
+	}
+	if !tensorDType(t.DType()) {
+		return nil, fmt.Errorf("%w: arrowx: arrow-go's tensor package has no %s", adapters.ErrUnsupported, t.DType())
+	}
+	adt, err := ToDType(t.DType())
+	if err != nil {
+		return nil, err
+	}
+	o := adapters.Apply(opts...)
+	cp, err := o.Decide(TensorShareable(t))
+	if err != nil {
+		return nil, fmt.Errorf("arrowx: ToTensor of %s: %w", t, err)
+	}
+	src := t
+	if cp {
+		if src, err = adapters.Clone(t, adapters.COrder); err != nil {
+			return nil, fmt.Errorf("arrowx: ToTensor: %w", err)
+		}
+	}
+	size := int64(src.DType().Size())
+	// the elements span offsets 0 .. span-1 from the first one (all strides are ≥ 0 or on axes
+	// of size 1, whose stride never moves)
+	span := int64(0)
+	strides := make([]int64, src.Ndim())
+	for i, d := range src.Shape() {
+		s := src.Stride(i)
+		if d <= 1 {
+			s = 0 // any stride; 0 keeps the span honest
+			if i == src.Ndim()-1 {
+				s = 1
+			}
+		}
+		strides[i] = s * size
+		if d > 0 {
+			span += (d - 1) * s
+		}
+	}
+	n := span + 1
+	if src.Empty() {
+		n = 0
+	}
+	var buf *memory.Buffer
+	if n == 0 || src.Data() == nil {
+		buf = memory.NewBufferBytes(nil)
+	} else {
+		buf = memory.NewBufferBytes(unsafe.Slice((*byte)(src.Data()), n*size))
+		if err := core.Attach(buf, src); err != nil {
+			return nil, fmt.Errorf("arrowx: %w", err)
+		}
+	}
+	data := array.NewData(adt, int(n), []*memory.Buffer{nil, buf}, nil, 0, 0)
+	defer data.Release()
+	return tensor.New(data, src.Shape(), strides, nil), nil
+}
+
+// FromTensor makes a core tensor of an arrow-go tensor, without copying: the same elements with
+// the same strides (converted from bytes to elements), over the tensor's data buffer, which the
+// result holds with Retain and gives back with Release exactly once. Strides that are not a
+// whole number of elements, or elements outside the buffer, are refused (ErrMalformed); the
+// adapters options apply (AlwaysCopy copies into C order). The result is read-only unless the
+// buffer is mutable, as in FromArray.
+func FromTensor(at tensor.Interface, opts ...adapters.Option) (*core.Tensor, error) {
+	if at == nil || at.Data() == nil {
+		return nil, fmt.Errorf("%w: FromTensor of a nil or released tensor", ErrNil)
+	}
+	dt, err := FromDType(at.DataType())
+	if err != nil {
+		return nil, err
+	}
+	if dt == core.Bool {
+		return nil, fmt.Errorf("%w: arrowx: a tensor of Arrow booleans", adapters.ErrUnsupported)
+	}
+	d := at.Data()
+	if d.NullN() > 0 {
+		return nil, fmt.Errorf("%w: an arrow-go tensor with %d nulls", ErrNulls, d.NullN())
+	}
+	shape := append([]int64{}, at.Shape()...)
+	bstrides := at.Strides()
+	if len(bstrides) != len(shape) {
+		return nil, fmt.Errorf("%w: %d strides for %d dimensions", ErrMalformed, len(bstrides), len(shape))
+	}
+	size := int64(dt.Size())
+	strides := make([]int64, len(shape))
+	empty := false
+	for i, s := range bstrides {
+		if shape[i] < 0 {
+			return nil, fmt.Errorf("%w: dimension %d is %d", ErrMalformed, i, shape[i])
+		}
+		if shape[i] == 0 {
+			empty = true
+		}
+		if s%size != 0 {
+			return nil, fmt.Errorf("%w: stride %d bytes of axis %d is not a multiple of %s's %d bytes",
+				ErrMalformed, s, i, dt, size)
+		}
+		strides[i] = s / size
+	}
+	desc := core.Desc{Device: core.CPUDevice, DType: dt, Shape: shape, Strides: strides}
+	var buf *memory.Buffer
+	if bs := d.Buffers(); len(bs) > 1 {
+		buf = bs[1]
+	}
+	o := adapters.Apply(opts...)
+	cp, err := o.Decide(true, "")
+	if err != nil {
+		return nil, err
+	}
+	if empty {
+		t, err := core.New(dt, shape...)
+		if err != nil || !cp {
+			return t, err
+		}
+		return t.WithFlags(core.FlagIsCopied)
+	}
+	// every element offset lies in [lo, hi] (in elements from the first); both must be inside
+	// the buffer past the array's offset
+	var lo, hi int64
+	for i, dim := range shape {
+		ext, ok := mulCheck(dim-1, abs(strides[i]))
+		if !ok {
+			return nil, fmt.Errorf("%w: axis %d of %d with stride %d overflows", ErrMalformed, i, dim, strides[i])
+		}
+		if strides[i] < 0 {
+			lo -= ext
+		} else {
+			hi += ext
+		}
+		if hi < 0 || lo > 0 {
+			return nil, fmt.Errorf("%w: element offsets overflow", ErrMalformed)
+		}
+	}
+	first := int64(d.Offset())
+	var have int64
+	if buf != nil {
+		have = int64(buf.Len()) / size
+	}
+	if first < 0 || first+lo < 0 || first+hi >= have {
+		return nil, fmt.Errorf("%w: elements at %d..%d from offset %d, the buffer holds %d %s",
+			ErrMalformed, lo, hi, first, have, dt)
+	}
+	b := buf.Bytes()
+	desc.Data = unsafe.Pointer(&b[first*size])
+	if !buf.Mutable() {
+		desc.Flags |= core.FlagReadOnly
+	}
+	buf.Retain()
+	t, err := core.Wrap(desc, buf.Release)
+	if err != nil || !cp {
+		return t, err
+	}
+	defer t.Release()
+	return adapters.Clone(t, adapters.COrder)
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// FromRecord makes a 2-D tensor [rows, columns] of a record batch whose columns are primitive
+// arrays of one type and (necessarily) one length: column j is t[:, j]. When the columns' values
+// lie at equal distances in memory, as an IPC or Flight reader leaves the columns of one message
+// body, or as ToRecord makes them, the tensor is a view (strides [1, distance]) that holds every
+// column's buffer; otherwise the columns are copied once into a C-order tensor. Nulls follow
+// FromArray's rules (FillNulls). Options apply as in FromArray.
+func FromRecord(rec arrow.RecordBatch, opts ...adapters.Option) (*core.Tensor, error) {
+	if rec == nil {
+		return nil, fmt.Errorf("%w: FromRecord of a nil record batch", ErrNil)
+	}
+	ncols, rows := rec.NumCols(), rec.NumRows()
+	if ncols == 0 {
+		return nil, fmt.Errorf("%w: a record batch without columns", ErrMismatch)
+	}
+	o := adapters.Apply(opts...)
+	fill, canFill := fillOf(o)
+	lays := make([]layout, ncols)
+	nulls := false
+	for j := range lays {
+		col := rec.Column(int(j))
+		if _, nested := col.DataType().(*arrow.FixedSizeListType); nested {
+			return nil, fmt.Errorf("%w: arrowx: column %d is %s, not primitive", adapters.ErrUnsupported, j, col.DataType())
+		}
+		l, err := layoutOf(col.Data())
+		if err != nil {
+			return nil, fmt.Errorf("arrowx: column %d: %w", j, err)
+		}
+		if l.total != rows {
+			return nil, fmt.Errorf("%w: column %d has %d rows, the batch %d", ErrMismatch, j, l.total, rows)
+		}
+		if j > 0 && l.dtype != lays[0].dtype {
+			return nil, fmt.Errorf("%w: column %d is %s, column 0 %s", ErrMismatch, j, l.dtype, lays[0].dtype)
+		}
+		hasNulls, err := l.hasNulls()
+		if err != nil {
+			return nil, fmt.Errorf("arrowx: column %d: %w", j, err)
+		}
+		if hasNulls {
+			if !canFill {
+				return nil, fmt.Errorf("%w: column %d (give arrowx.FillNulls to copy with a fill value)", ErrNulls, j)
+			}
+			nulls = true
+		}
+		lays[j] = l
+	}
+	dt := lays[0].dtype
+	colStride, spaced := spacing(lays, rows)
+	share, why := true, ""
+	switch {
+	case dt == core.Bool:
+		share, why = false, "Arrow booleans are bit-packed"
+	case nulls:
+		share, why = false, "columns have nulls to fill"
+	case !spaced:
+		share, why = false, "the columns' buffers are not equally spaced in memory"
+	}
+	cp, err := o.Decide(share, why)
+	if err != nil {
+		return nil, fmt.Errorf("arrowx: FromRecord: %w", err)
+	}
+	if !cp {
+		return viewColumns(lays, rows, colStride)
+	}
+	out, err := core.New(dt, rows, ncols)
+	if err != nil {
+		return nil, err
+	}
+	for j, l := range lays {
+		col, err := l.copyOut(fill, nulls)
+		if err != nil {
+			return nil, err
+		}
+		dst, err := out.Slice(1, int64(j), int64(j)+1, 1)
+		if err == nil {
+			dst, err = dst.Reshape(rows)
+		}
+		if err == nil {
+			err = adapters.Copy(dst, col)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("arrowx: FromRecord: %w", err)
+		}
+	}
+	return out.WithFlags(core.FlagIsCopied)
+}
+
+// firstAddr is the address of a layout's first element (0 when it has none).
+func (l layout) firstAddr() uintptr {
+	bs := l.leaf.Buffers()
+	if l.total == 0 || len(bs) < 2 || bs[1] == nil {
+		return 0
+	}
+	return uintptr(unsafe.Pointer(&bs[1].Bytes()[l.first*int64(l.dtype.Size())]))
+}
+
+// spacing reports whether the columns' first elements lie at equal distances of at least rows
+// elements, and that distance in elements.
+func spacing(lays []layout, rows int64) (int64, bool) {
+	if rows == 0 || lays[0].dtype == core.Bool {
+		return rows, rows == 0
+	}
+	if len(lays) == 1 {
+		return rows, true
+	}
+	size := uintptr(lays[0].dtype.Size())
+	a0, a1 := lays[0].firstAddr(), lays[1].firstAddr()
+	if a1 <= a0 || (a1-a0)%size != 0 {
+		return 0, false
+	}
+	step := (a1 - a0) / size
+	if int64(step) < rows {
+		return 0, false
+	}
+	for j := 2; j < len(lays); j++ {
+		if lays[j].firstAddr() != a0+uintptr(j)*step*size {
+			return 0, false
+		}
+	}
+	return int64(step), true
+}
+
+// viewColumns wraps equally spaced columns as one [rows, cols] tensor holding all their buffers.
+func viewColumns(lays []layout, rows, colStride int64) (*core.Tensor, error) {
+	dt := lays[0].dtype
+	shape := []int64{rows, int64(len(lays))}
+	if rows == 0 {
+		return core.New(dt, shape...)
+	}
+	bufs := make([]*memory.Buffer, len(lays))
+	readOnly := false
+	for j, l := range lays {
+		bufs[j] = l.leaf.Buffers()[1]
+		readOnly = readOnly || !bufs[j].Mutable()
+	}
+	d := lays[0].leaf.Buffers()[1].Bytes()
+	desc := core.Desc{Device: core.CPUDevice, DType: dt, Shape: shape, Strides: []int64{1, colStride},
+		Data: unsafe.Pointer(&d[lays[0].first*int64(dt.Size())])}
+	if readOnly {
+		desc.Flags |= core.FlagReadOnly
+	}
+	for _, b := range bufs {
+		b.Retain()
+	}
+	return core.Wrap(desc, func() {
+		for _, b := range bufs {
+			b.Release()
+		}
+	})
+}
