@@ -21,10 +21,12 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gomlxx"
 	"github.com/dlpack-go/dlpack/gonumx"
 	"github.com/dlpack-go/dlpack/gorgoniax"
 	"github.com/dlpack-go/dlpack/numpyx"
+	"github.com/dlpack-go/dlpack/safetensorsx"
 )
 
 // python is Debian's interpreter, with python3-numpy (scripts/setup.sh installs it).
@@ -46,7 +48,8 @@ func runPython(t testing.TB, script string, args ...string) string {
 }
 
 // A model's layer computed by GoMLX on its pure-Go backend (simplego, no C library), on inputs
-// from Gonum (a matrix) and from NumPy (a .npy file, Fortran order, written by Debian's NumPy),
+// from Gonum (a matrix), from NumPy (a .npy file, Fortran order, written by Debian's NumPy) and
+// from a memory-mapped .safetensors file,
 // and the result handed, without a copy, to Gorgonia, and through a .npy file to NumPy, which
 // checks it against its own computation.
 func TestGoMLXComputesOnGonumAndNumPyData(t *testing.T) {
@@ -73,7 +76,17 @@ np.save(sys.argv[2], b)
 	require.NoError(t, err)
 	bc, err := numpyx.ReadFile(filepath.Join(dir, "b.npy"))
 	require.NoError(t, err)
-	bg, err := gomlxx.ToTensor(bc)
+	// b also travels through a .safetensors file, memory-mapped on the way in: the GoMLX tensor
+	// is made from the mapped, read-only weights (one copy into GoMLX, none out of the file)
+	weights := filepath.Join(dir, "layer.safetensors")
+	require.NoError(t, safetensorsx.WriteFile(weights, map[string]*core.Tensor{"bias": bc}, map[string]string{"format": "np"}))
+	f, err := safetensorsx.Open(weights, adapters.ZeroCopyOnly())
+	require.NoError(t, err)
+	defer f.Close()
+	bm, err := f.Tensor("bias")
+	require.NoError(t, err)
+	require.True(t, bm.ReadOnly() && bm.Foreign(), "the bias is over the mapped file")
+	bg, err := gomlxx.ToTensor(bm)
 	require.NoError(t, err)
 
 	// y = tanh(x·w + b), by GoMLX on the pure-Go backend
