@@ -9,7 +9,7 @@ import (
 )
 
 // A format is one kind of tensor file. Each lives in a file of its own (npy.go, npz.go) that
-// appends it to formats in an init function; adding a format (safetensors, say) is adding such
+// appends it to formats in an init function (npy.go, npz.go, safetensors.go); adding a format is adding such
 // a file: its open reads the file's metadata into entries, its container's tensor gives an
 // entry's values (over a memory map where the format allows), and the rest of the command
 // (table, JSON, summaries, excerpts, errors and exit status) needs no change.

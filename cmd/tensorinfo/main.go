@@ -1,5 +1,6 @@
 // Command tensorinfo shows what tensor files hold: for every array of a NumPy .npy file or .npz
-// archive, its name, dtype, shape, byte order, memory layout and size, and on request a summary
+// archive, or tensor of a .safetensors file (model weights; memory-mapped, so files larger than
+// memory work), its name, dtype, shape, byte order, memory layout and size, and on request a summary
 // of its values (-stats: min, max and mean of the values that are not NaN, and the NaN count) or
 // a NumPy-style excerpt (-repr), as text or as JSON (-json).
 //
@@ -86,10 +87,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.stats, "stats", false, "summarise the values: min, max, mean (NaN excluded), NaN count")
 	fs.BoolVar(&o.repr, "repr", false, "print a NumPy-style excerpt of the values")
 	fs.BoolVar(&o.json, "json", false, "write JSON: an array with one object per file")
-	fs.StringVar(&o.name, "name", "", "show only the array with this name (an .npz key)")
+	fs.StringVar(&o.name, "name", "", "show only the array with this name (an .npz key, a .safetensors tensor name)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: tensorinfo [-stats] [-repr] [-json] [-name KEY] FILE...")
-		fmt.Fprintln(stderr, "Shows the arrays of .npy and .npz files.")
+		fmt.Fprintln(stderr, "Shows the arrays of .npy, .npz and .safetensors files.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -14,7 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/numpyx"
+	"github.com/dlpack-go/dlpack/safetensorsx"
 )
 
 // numpy runs script with Debian's python3 and NumPy in dir and returns what it prints. A missing
@@ -238,7 +240,7 @@ open('plain.txt', 'w').write('just text')
 		{"cut.npz", numpyx.ErrFormat, "not a zip archive", nil},
 		{"junk.npz", numpyx.ErrFormat, "not a zip archive", nil},
 		{"evil.npz", numpyx.ErrTruncated, `array "x"`, []string{"-stats"}},
-		{"plain.txt", nil, "not a tensor file this tool reads (npy, npz)", nil},
+		{"plain.txt", nil, "not a tensor file this tool reads (npy, npz, safetensors)", nil},
 		{"missing.npy", os.ErrNotExist, "no such file", nil},
 		{"plain.npz", nil, `no array named "nope"`, []string{"-name", "nope"}},
 	} {
@@ -284,4 +286,50 @@ func TestUsage(t *testing.T) {
 	code, _, errs = tensorinfo("-h")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, errs, "-stats")
+}
+
+// .safetensors files: every tensor listed from the header, summaries from the memory map agree
+// with NumPy's over the same values (NumPy computes them; safetensorsx writes the file).
+func TestSafetensors(t *testing.T) {
+	dir := t.TempDir()
+	var want map[string]map[string]any
+	require.NoError(t, json.Unmarshal(numpy(t, dir, writeFiles), &want))
+	tensors := map[string]*core.Tensor{}
+	for _, n := range []string{"c", "h", "u"} {
+		x, err := numpyx.ReadFile(filepath.Join(dir, n+".npy"))
+		require.NoError(t, err)
+		tensors[n] = x
+	}
+	path := filepath.Join(dir, "weights.safetensors")
+	require.NoError(t, safetensorsx.WriteFile(path, tensors, map[string]string{"format": "np"}))
+	noext := filepath.Join(dir, "weights")
+	require.NoError(t, os.Link(path, noext))
+
+	code, out, errs := tensorinfo(path)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "weights.safetensors (safetensors, 3 arrays)")
+	assert.Contains(t, out, "c     float32 (F32)  (3, 4)  little-endian   C (row-major)  12        48")
+	assert.Contains(t, out, "h     float16 (F16)  (4,)    little-endian   C (row-major)  4         8")
+
+	code, out, errs = tensorinfo("-json", "-stats", noext) // recognised by its first bytes
+	require.Equal(t, 0, code, errs)
+	var got []fileReport
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.Len(t, got, 1)
+	assert.Equal(t, "safetensors", got[0].Format)
+	require.Len(t, got[0].Arrays, 3)
+	for _, a := range got[0].Arrays {
+		w := want[a.Name+".npy"]
+		require.NotNil(t, a.Stats, a.Name)
+		require.True(t, a.Stats.Mean.ok, a.Name)
+		assert.InDelta(t, w["mean"].(float64), a.Stats.Mean.v, 1e-6, a.Name)
+		assert.Equal(t, int64(w["nan_count"].(float64)), a.Stats.NaN, a.Name)
+	}
+
+	// a hostile file: a header length past the end
+	bad := filepath.Join(dir, "bad.safetensors")
+	require.NoError(t, os.WriteFile(bad, []byte("\xff\x00\x00\x00\x00\x00\x00\x00{}"), 0o644))
+	code, _, errs = tensorinfo(bad)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "safetensorsx:")
 }
