@@ -21,8 +21,11 @@ const (
 )
 
 // Clone copies t's elements, whatever its strides (negative, zero, offsets, Fortran order),
-// into a new compact tensor in Go memory in the given order. The copy is writable, carries
-// core.FlagIsCopied, and aliases nothing.
+// into a new compact tensor in the given order. The copy is writable, carries
+// core.FlagIsCopied, and aliases nothing. Its memory comes from core.NewUninit, which the copy
+// overwrites whole: Go memory for small tensors, and for large ones memory mapped outside Go's
+// heap (a foreign tensor; core.SetAllocation chooses the sizes), which goes back to a cache for
+// the next copy as soon as the clone is released. Release a large clone when done with it.
 func Clone(t *core.Tensor, order Order) (*core.Tensor, error) {
 	return CastOrder(t, t.DType(), order)
 }
@@ -31,31 +34,35 @@ func Clone(t *core.Tensor, order Order) (*core.Tensor, error) {
 func Contiguous(t *core.Tensor) (*core.Tensor, error) { return Clone(t, COrder) }
 
 // Cast returns a new C-order tensor with t's elements converted to dtype (see Copy for the
-// conversion rules).
+// conversion rules, and Clone for where its memory comes from).
 func Cast(t *core.Tensor, dtype core.DLDataType) (*core.Tensor, error) {
 	return CastOrder(t, dtype, COrder)
 }
 
 // CastOrder is Cast into the given memory order.
 func CastOrder(t *core.Tensor, dtype core.DLDataType, order Order) (*core.Tensor, error) {
-	out, err := core.New(dtype, t.Shape()...)
+	shape := t.Shape()
+	fortran := order == FortranOrder && len(shape) > 1
+	if fortran {
+		// allocate reversed and transpose: the Fortran-order view of a C-order buffer
+		slices.Reverse(shape)
+	}
+	out, err := core.NewUninit(dtype, shape...)
 	if err != nil {
 		return nil, err
 	}
-	if order == FortranOrder && out.Ndim() > 1 {
-		// allocate reversed and transpose: the Fortran-order view of a C-order buffer
-		rs := t.Shape()
-		for i, j := 0, len(rs)-1; i < j; i, j = i+1, j-1 {
-			rs[i], rs[j] = rs[j], rs[i]
-		}
-		if out, err = core.New(dtype, rs...); err != nil {
+	if fortran {
+		// a view holds the memory on its own: let go of the tensor under it at once, so that
+		// releasing the result gives a mapped block back at once too (see markCopied)
+		ft, err := out.Transpose()
+		out.Release()
+		if err != nil {
 			return nil, err
 		}
-		if out, err = out.Transpose(); err != nil {
-			return nil, err
-		}
+		out = ft
 	}
 	if err := Copy(out, t); err != nil {
+		out.Release()
 		return nil, err
 	}
 	return markCopied(out)
@@ -106,9 +113,12 @@ func usable(t *core.Tensor, write bool) error {
 	return nil
 }
 
-// markCopied returns t flagged as a copy. t is always a fresh tensor from core.New here.
+// markCopied returns t flagged as a copy, and lets go of t itself: t is always a fresh tensor
+// from CastOrder, and the flagged view is its only holder from now on.
 func markCopied(t *core.Tensor) (*core.Tensor, error) {
-	return t.WithFlags(core.FlagIsCopied)
+	c, err := t.WithFlags(core.FlagIsCopied)
+	t.Release()
+	return c, err
 }
 
 // plan is a copy reduced to its essentials: dimensions of size 1 dropped, neighbours that are
