@@ -279,14 +279,27 @@ func copyWords[W word](p plan) {
 // strided copies n elements from src[s], src[s+sstep], ... to dst[d], dst[d+dstep], ....
 func strided[W word](dst, src []W, d, s, n, dstep, sstep int64) {
 	if dstep == 1 && sstep == 1 {
-		copy(dst[d:d+n], src[s:s+n])
+		copyRow(dst[d:d+n], src[s:s+n])
 		return
 	}
 	if dstep == 1 {
 		dr := dst[d : d+n]
-		for i := range dr {
-			dr[i] = src[s]
-			s += sstep
+		_, _ = src[s], src[s+(n-1)*sstep] // the first and last element: the rest lie between
+		var w W
+		size := int64(unsafe.Sizeof(w))
+		base, step := unsafe.Pointer(&src[s]), sstep*size
+		off := int64(0)
+		i := 0
+		for ; i+4 <= len(dr); i += 4 {
+			dr[i] = *(*W)(unsafe.Add(base, off))
+			dr[i+1] = *(*W)(unsafe.Add(base, off+step))
+			dr[i+2] = *(*W)(unsafe.Add(base, off+2*step))
+			dr[i+3] = *(*W)(unsafe.Add(base, off+3*step))
+			off += 4 * step
+		}
+		for ; i < len(dr); i++ {
+			dr[i] = *(*W)(unsafe.Add(base, off))
+			off += step
 		}
 		return
 	}
@@ -295,6 +308,22 @@ func strided[W word](dst, src []W, d, s, n, dstep, sstep int64) {
 		d += dstep
 		s += sstep
 	}
+}
+
+// copyRow copies a contiguous row. From 1 MiB, where Go's copy switches to non-temporal stores
+// on amd64, up to cachedMax, a destination that fits in the cache is written with ordinary stores
+// instead (copyCached), so that it stays there as NumPy's does (glibc's memcpy draws the line
+// in the same place).
+func copyRow[W word](dst, src []W) {
+	var w W
+	n := len(src) * int(unsafe.Sizeof(w))
+	if k := n &^ 127; haveStrip32 && n >= 1<<20 && n <= cachedMax && len(dst) >= len(src) {
+		copyCached(unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src)), k)
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dst))), n)[k:],
+			unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(src))), n)[k:])
+		return
+	}
+	copy(dst, src)
 }
 
 // minTiled is the smallest size of both innermost dimensions for which the tiled path pays.
@@ -366,31 +395,58 @@ func transposeBlocks[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds int) 
 	// A big transpose is bound by the CPU's work per word, not by memory bandwidth, so it is
 	// split by destination rows across the available processors: the pieces write disjoint rows
 	// and read disjoint source words.
+	nt := useNT(dst, rows*cols*size, ldd*size)
 	workers := min(runtime.GOMAXPROCS(0), rows/64, rows*cols*size/parallelBytes)
 	if workers <= 1 {
-		transposeRange[W](dst, src, rows, cols, ldd, lds)
+		transposeRange[W](dst, src, rows, cols, ldd, lds, nt)
 		return
 	}
-	chunk := (rows/workers + 7) &^ 7
+	chunk := (rows/workers + 15) &^ 15 // whole tiles, and 32-byte aligned rows stay aligned
 	var wg sync.WaitGroup
 	for r0 := 0; r0 < rows; r0 += chunk {
 		n := min(chunk, rows-r0)
 		d, s := unsafe.Add(dst, r0*ldd*size), unsafe.Add(src, r0*size)
-		wg.Go(func() { transposeRange[W](d, s, n, cols, ldd, lds) })
+		wg.Go(func() { transposeRange[W](d, s, n, cols, ldd, lds, nt) })
 	}
 	wg.Wait()
 }
+
+// useNT says whether a kernel writing n bytes at dst, in rows dRow bytes apart, should use
+// non-temporal stores: only with the assembly kernels, when the rows are 32-byte aligned (which
+// VMOVNTPS needs), and when the destination is too large to stay in the last-level cache anyway
+// (then skipping the read of each destination line before it is written saves a third of the
+// memory traffic; below that, ordinary stores leave the result in the cache, where the next
+// reader wants it).
+func useNT(dst unsafe.Pointer, n, dRow int) bool {
+	return haveStrip32 && n > cachedMax && uintptr(dst)%32 == 0 && dRow%32 == 0
+}
+
+// cachedMax is the largest destination that the kernels write with ordinary stores, so that it
+// stays in the cache: 3/8 of the last-level cache (the share of one of a few cores, as glibc's
+// memcpy reckons it), or 8 MiB where its size is unknown. A variable so that tests can send
+// small copies down the other path.
+var cachedMax = func() int {
+	if lastLevelCache <= 0 {
+		return 8 << 20
+	}
+	return lastLevelCache * 3 / 8
+}()
 
 // parallelBytes is the size of a transpose from which it is split across processors (a
 // variable so that tests can send small transposes down the split path).
 var parallelBytes = 4 << 20
 
-// transposeRange is transposeBlocks on one goroutine.
-func transposeRange[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds int) {
+// transposeRange is transposeBlocks on one goroutine; nt selects non-temporal stores where the
+// assembly kernels run (see useNT).
+func transposeRange[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 	var w W
 	size := int(unsafe.Sizeof(w))
 	if size == 4 && pairsOK {
-		transpose32(dst, src, rows, cols, ldd, lds)
+		transpose32(dst, src, rows, cols, ldd, lds, nt)
+		return
+	}
+	if size == 8 && haveStrip32 {
+		transpose64(dst, src, rows, cols, ldd, lds, nt)
 		return
 	}
 	dRow, sCol := ldd*size, lds*size
@@ -424,50 +480,31 @@ func transposeRange[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds int) {
 	}
 }
 
-// transpose32 is transposeBlocks for 4-byte words. Where the CPU has AVX, whole 8×8 blocks go
-// through vector registers (transposeStrip32). Otherwise, and for a band's last columns, each
-// step loads 8 words of each of two adjacent source columns as four 64-bit pairs per column and
-// stores, in each of the 8 destination rows, the pair of words that row takes from the two
-// columns, as one 64-bit store: half the loads and stores of a word-by-word walk. It relies on
-// little-endian order and on unaligned 64-bit access being allowed (see pairsOK).
-func transpose32(dst, src unsafe.Pointer, rows, cols, ldd, lds int) {
-	const lo = 0xffffffff
+// transpose32 is transposeBlocks for 4-byte words. Where the CPU has AVX, strips of 16
+// destination rows go through vector registers in 16×16 tiles (transposeTiles32: every source
+// and destination line it touches is used whole), and what is left of a band in 8×8 blocks
+// (transposeStrip32). Otherwise, and for a band's last columns, strip32's pairs of columns do it.
+func transpose32(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 	dRow, sCol := ldd*4, lds*4
+	tiles := transposeTiles32
+	if nt {
+		tiles = transposeTiles32NT
+	}
 	for c0 := 0; c0 < cols; c0 += stripCols {
 		n := min(stripCols, cols-c0)
 		r := 0
+		if k := n &^ 15; haveStrip32 && k > 0 {
+			for ; r+16 <= rows; r += 16 {
+				do, so := r*dRow+c0*4, r*4+c0*sCol
+				tiles(unsafe.Add(dst, do), unsafe.Add(src, so), k/16, dRow, sCol, pfAhead)
+				if k < n {
+					strip32(dst, src, do+4*k, so+k*sCol, n-k, dRow, sCol)
+					strip32(dst, src, do+4*k+8*dRow, so+32+k*sCol, n-k, dRow, sCol)
+				}
+			}
+		}
 		for ; r+8 <= rows; r += 8 {
-			do, so := r*dRow+c0*4, r*4+c0*sCol
-			k := 0
-			if haveStrip32 { // whole 8×8 blocks in vector registers (transpose_amd64.s)
-				if k = n &^ 7; k > 0 {
-					transposeStrip32(unsafe.Add(dst, do), unsafe.Add(src, so), k/8, dRow, sCol)
-					do += 4 * k
-					so += k * sCol
-				}
-			}
-			for ; k+2 <= n; k += 2 {
-				a := (*[4]uint64)(unsafe.Add(src, so))
-				b := (*[4]uint64)(unsafe.Add(src, so+sCol))
-				a0, a1, a2, a3 := a[0], a[1], a[2], a[3]
-				b0, b1, b2, b3 := b[0], b[1], b[2], b[3]
-				*(*uint64)(unsafe.Add(dst, do)) = a0&lo | b0<<32
-				*(*uint64)(unsafe.Add(dst, do+dRow)) = a0>>32 | b0&^lo
-				*(*uint64)(unsafe.Add(dst, do+2*dRow)) = a1&lo | b1<<32
-				*(*uint64)(unsafe.Add(dst, do+3*dRow)) = a1>>32 | b1&^lo
-				*(*uint64)(unsafe.Add(dst, do+4*dRow)) = a2&lo | b2<<32
-				*(*uint64)(unsafe.Add(dst, do+5*dRow)) = a2>>32 | b2&^lo
-				*(*uint64)(unsafe.Add(dst, do+6*dRow)) = a3&lo | b3<<32
-				*(*uint64)(unsafe.Add(dst, do+7*dRow)) = a3>>32 | b3&^lo
-				do += 8
-				so += 2 * sCol
-			}
-			if k < n { // the band's last column
-				q := (*[8]uint32)(unsafe.Add(src, so))
-				for k, v := range q {
-					*(*uint32)(unsafe.Add(dst, do+k*dRow)) = v
-				}
-			}
+			strip32(dst, src, r*dRow+c0*4, r*4+c0*sCol, n, dRow, sCol)
 		}
 		for ; r < rows; r++ {
 			do, so := r*dRow+c0*4, r*4+c0*sCol
@@ -480,8 +517,94 @@ func transpose32(dst, src unsafe.Pointer, rows, cols, ldd, lds int) {
 	}
 }
 
+// strip32 moves n columns of a strip of 8 destination rows, starting at byte offsets do and so:
+// whole 8×8 blocks through vector registers where the CPU has AVX (transposeStrip32), the rest
+// two columns at a time: each step loads 8 words of each of two adjacent source columns as four
+// 64-bit pairs per column and stores, in each of the 8 destination rows, the pair of words that
+// row takes from the two columns, as one 64-bit store: half the loads and stores of a
+// word-by-word walk. It relies on little-endian order and on unaligned 64-bit access being
+// allowed (see pairsOK).
+func strip32(dst, src unsafe.Pointer, do, so, n, dRow, sCol int) {
+	const lo = 0xffffffff
+	k := 0
+	if haveStrip32 { // whole 8×8 blocks in vector registers (kernels_amd64.s)
+		if k = n &^ 7; k > 0 {
+			transposeStrip32(unsafe.Add(dst, do), unsafe.Add(src, so), k/8, dRow, sCol)
+			do += 4 * k
+			so += k * sCol
+		}
+	}
+	for ; k+2 <= n; k += 2 {
+		a := (*[4]uint64)(unsafe.Add(src, so))
+		b := (*[4]uint64)(unsafe.Add(src, so+sCol))
+		a0, a1, a2, a3 := a[0], a[1], a[2], a[3]
+		b0, b1, b2, b3 := b[0], b[1], b[2], b[3]
+		*(*uint64)(unsafe.Add(dst, do)) = a0&lo | b0<<32
+		*(*uint64)(unsafe.Add(dst, do+dRow)) = a0>>32 | b0&^lo
+		*(*uint64)(unsafe.Add(dst, do+2*dRow)) = a1&lo | b1<<32
+		*(*uint64)(unsafe.Add(dst, do+3*dRow)) = a1>>32 | b1&^lo
+		*(*uint64)(unsafe.Add(dst, do+4*dRow)) = a2&lo | b2<<32
+		*(*uint64)(unsafe.Add(dst, do+5*dRow)) = a2>>32 | b2&^lo
+		*(*uint64)(unsafe.Add(dst, do+6*dRow)) = a3&lo | b3<<32
+		*(*uint64)(unsafe.Add(dst, do+7*dRow)) = a3>>32 | b3&^lo
+		do += 8
+		so += 2 * sCol
+	}
+	if k < n { // the last column
+		q := (*[8]uint32)(unsafe.Add(src, so))
+		for k, v := range q {
+			*(*uint32)(unsafe.Add(dst, do+k*dRow)) = v
+		}
+	}
+}
+
+// transpose64 is transposeBlocks for 8-byte words where the CPU has AVX: strips of 8
+// destination rows in 8×8 tiles through vector registers (transposeTiles64), the rest of each
+// band word by word.
+func transpose64(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
+	dRow, sCol := ldd*8, lds*8
+	tiles := transposeTiles64
+	if nt {
+		tiles = transposeTiles64NT
+	}
+	for c0 := 0; c0 < cols; c0 += stripCols {
+		n := min(stripCols, cols-c0)
+		k := n &^ 7
+		r := 0
+		for ; r+8 <= rows; r += 8 {
+			do, so := r*dRow+c0*8, r*8+c0*sCol
+			if k > 0 {
+				tiles(unsafe.Add(dst, do), unsafe.Add(src, so), k/8, dRow, sCol, pfAhead)
+				do += 8 * k
+				so += k * sCol
+			}
+			for range n - k {
+				q := (*[8]uint64)(unsafe.Add(src, so))
+				for j, v := range q {
+					*(*uint64)(unsafe.Add(dst, do+j*dRow)) = v
+				}
+				do += 8
+				so += sCol
+			}
+		}
+		for ; r < rows; r++ {
+			do, so := r*dRow+c0*8, r*8+c0*sCol
+			for range n {
+				*(*uint64)(unsafe.Add(dst, do)) = *(*uint64)(unsafe.Add(src, so))
+				do += 8
+				so += sCol
+			}
+		}
+	}
+}
+
+// pfAhead is how far down its source columns a tile kernel prefetches, in bytes: the lines
+// that the strips 256 bytes on will read (a column's lines are a whole row apart, across pages,
+// where no hardware prefetcher follows them).
+var pfAhead = 256
+
 // stripCols is the width, in columns, of the bands transposeBlocks cuts a block into.
-const stripCols = 512
+var stripCols = 256
 
 // pairsOK says whether transpose32 may run here: it needs little-endian words and unaligned
 // 64-bit loads and stores (4-byte words are only 4-byte aligned), which amd64 and arm64 have.
