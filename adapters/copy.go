@@ -251,8 +251,68 @@ func copySame(p plan, size int) {
 }
 
 func copyWords[W word](p plan) {
+	tp, tiled := tiledPlan(p)
+	if tiled {
+		p = tp
+	}
+	var w W
+	if parts := splitPlan(p, tiled, int64(unsafe.Sizeof(w))); parts != nil {
+		var wg sync.WaitGroup
+		for _, q := range parts {
+			wg.Go(func() { copyPlanWords[W](q, tiled) })
+		}
+		wg.Wait()
+		return
+	}
+	copyPlanWords[W](p, tiled)
+}
+
+// splitPlan cuts a large copy into pieces along its outermost dimension, one per processor, for
+// copyWords to run side by side (the pieces write disjoint elements); it returns nil for copies
+// that stay on one goroutine: small ones, and 2-D transposes, which transposeBlocks splits
+// itself. Pieces of a plan with a single dimension are cut at multiples of 64 elements, so
+// that no cache line of a compact destination is written from two sides.
+func splitPlan(p plan, tiled bool, size int64) []plan {
+	n0 := p.shape[0]
+	total := size
+	for _, d := range p.shape {
+		total *= d
+	}
+	workers := int64(min(runtime.GOMAXPROCS(0), 8))
+	if workers < 2 || total < int64(max(parallelBytes, splitBytes)) || (tiled && len(p.shape) < 3) || n0 < 2 {
+		return nil
+	}
+	chunk := (n0 + workers - 1) / workers
+	if len(p.shape) == 1 {
+		chunk = (chunk + 63) &^ 63
+	}
+	var parts []plan
+	for i0 := int64(0); i0 < n0; i0 += chunk {
+		q := p
+		q.shape = slices.Clone(p.shape)
+		q.shape[0] = min(chunk, n0-i0)
+		q.dst = unsafe.Add(p.dst, i0*p.ds[0]*size)
+		q.src = unsafe.Add(p.src, i0*p.ss[0]*size)
+		q.dlo, q.dlen = byteSpan(q.shape, q.ds, size)
+		q.slo, q.slen = byteSpan(q.shape, q.ss, size)
+		parts = append(parts, q)
+	}
+	if len(parts) < 2 {
+		return nil
+	}
+	return parts
+}
+
+// splitBytes is the size from which splitPlan cuts a copy (as parallelBytes is for a single
+// transpose). Below it, a copy mostly in the cache gains little from a second processor, and on
+// a loaded machine it waits for the slower piece: 32 MiB. A variable so that tests can lower it
+// (with parallelBytes: the larger of the two applies).
+var splitBytes = 32 << 20
+
+// copyPlanWords is copyWords on one goroutine, for a plan that tiledPlan has already seen.
+func copyPlanWords[W word](p plan, tiled bool) {
 	dst, src, d0, s0 := spans[W](p)
-	if p, ok := tiledPlan(p); ok {
+	if tiled {
 		a, b := len(p.shape)-2, len(p.shape)-1
 		rows, cols := p.shape[a], p.shape[b]
 		dr, dc, sr, sc := p.ds[a], p.ds[b], p.ss[a], p.ss[b]
@@ -290,6 +350,18 @@ func strided[W word](dst, src []W, d, s, n, dstep, sstep int64) {
 		base, step := unsafe.Pointer(&src[s]), sstep*size
 		off := int64(0)
 		i := 0
+		if sstep == 2 && haveStrip32 && (size == 4 || size == 8) && n > 1 {
+			// every other word (a[..., ::2]): whole source lines through AVX2 shuffles, reading
+			// no further than the last element wanted
+			if size == 8 {
+				i = int(n-1) &^ 3
+				gather2x64(unsafe.Pointer(&dr[0]), base, i)
+			} else {
+				i = int(n-1) &^ 7
+				gather2x32(unsafe.Pointer(&dr[0]), base, i)
+			}
+			off = int64(i) * step
+		}
 		for ; i+4 <= len(dr); i += 4 {
 			dr[i] = *(*W)(unsafe.Add(base, off))
 			dr[i+1] = *(*W)(unsafe.Add(base, off+step))

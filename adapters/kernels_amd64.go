@@ -67,6 +67,15 @@ func transposeTiles64(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
 //go:noescape
 func transposeTiles64NT(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
 
+// gather2x64 and gather2x32 copy every other word, dst[i] = src[2i], for n words (a multiple
+// of 4 and of 8), reading src[0 .. 2n-1]: AVX2 shuffles of whole source lines.
+//
+//go:noescape
+func gather2x64(dst, src unsafe.Pointer, n int)
+
+//go:noescape
+func gather2x32(dst, src unsafe.Pointer, n int)
+
 // storeFence orders the non-temporal stores before it before every store after it (SFENCE):
 // the kernels that use them call it when done, before anyone else may read what they wrote.
 func storeFence()

@@ -518,3 +518,54 @@ s2ddone:
 TEXT ·storeFence(SB), NOSPLIT, $0-0
 	SFENCE
 	RET
+
+// func gather2x64(dst, src unsafe.Pointer, n int)
+//
+// dst[i] = src[2i] for n 8-byte words, n a multiple of 4: two loads of 4 words, one interleave
+// and one permute per 4 words out. It reads src[0 .. 2n-1].
+TEXT ·gather2x64(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $2, CX
+	JZ   g64done
+
+g64loop:
+	VMOVUPD (SI), Y0
+	VMOVUPD 32(SI), Y1
+	VUNPCKLPD Y1, Y0, Y2 // s0 s4 s2 s6
+	VPERMPD $0xD8, Y2, Y2 // s0 s2 s4 s6
+	VMOVUPD Y2, (DI)
+	ADDQ $64, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  g64loop
+
+g64done:
+	VZEROUPPER
+	RET
+
+// func gather2x32(dst, src unsafe.Pointer, n int)
+//
+// dst[i] = src[2i] for n 4-byte words, n a multiple of 8. It reads src[0 .. 2n-1].
+TEXT ·gather2x32(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JZ   g32done
+
+g32loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VSHUFPS $0x88, Y1, Y0, Y2 // s0 s2 s8 s10 | s4 s6 s12 s14
+	VPERMPD $0xD8, Y2, Y2     // s0 s2 s4 s6 s8 s10 s12 s14
+	VMOVUPS Y2, (DI)
+	ADDQ $64, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  g32loop
+
+g32done:
+	VZEROUPPER
+	RET

@@ -107,3 +107,82 @@ func TestCopyRowCached(t *testing.T) {
 		require.Equal(t, src, dst, "%d bytes", n)
 	}
 }
+
+// TestCopySplit copies views of many shapes with every copy split across goroutines
+// (parallelBytes 1) and compares the bytes with the same copies on one goroutine.
+func TestCopySplit(t *testing.T) {
+	saved, savedSplit := parallelBytes, splitBytes
+	defer func() { parallelBytes, splitBytes = saved, savedSplit }()
+	splitBytes = 1
+	for _, dt := range []core.DLDataType{core.Uint8, core.Uint16, core.Float32, core.Float64, core.Complex128} {
+		base := core.MustNew(dt, 6, 40, 66)
+		b, err := base.Bytes()
+		require.NoError(t, err)
+		for i := range b {
+			b[i] = byte(i*7 + i>>8)
+		}
+		views := map[string]func() (*core.Tensor, error){
+			"contiguous": func() (*core.Tensor, error) { return base, nil },
+			"reversed":   func() (*core.Tensor, error) { return base.Reverse(1) },
+			"stepped":    func() (*core.Tensor, error) { return base.Slice(2, core.Begin, core.End, 2) },
+			"transposed": func() (*core.Tensor, error) { return base.Transpose() },
+			"permuted":   func() (*core.Tensor, error) { return base.Permute(0, 2, 1) },
+			"flat-stepped": func() (*core.Tensor, error) {
+				f, err := base.Reshape(6 * 40 * 66)
+				if err != nil {
+					return nil, err
+				}
+				return f.Slice(0, 3, core.End, 3)
+			},
+		}
+		for name, view := range views {
+			v, err := view()
+			require.NoError(t, err)
+			parallelBytes = 1 << 40
+			want, err := Clone(v, COrder)
+			require.NoError(t, err)
+			parallelBytes = 1
+			got, err := Clone(v, COrder)
+			require.NoError(t, err)
+			gotF, err := Clone(v, FortranOrder)
+			require.NoError(t, err)
+			parallelBytes = 1 << 40
+			wantF, err := Clone(v, FortranOrder)
+			require.NoError(t, err)
+			wb, _ := want.Bytes()
+			gb, _ := got.Bytes()
+			require.Equal(t, wb, gb, "%s %s", dt, name)
+			wf, err := Clone(wantF, COrder)
+			require.NoError(t, err)
+			gf, err := Clone(gotF, COrder)
+			require.NoError(t, err)
+			wfb, _ := wf.Bytes()
+			gfb, _ := gf.Bytes()
+			require.Equal(t, wfb, gfb, "%s %s Fortran order", dt, name)
+		}
+	}
+}
+
+// TestStridedEveryOther copies every other word (the AVX2 path for 4- and 8-byte words) for
+// lengths around the kernels' units, from sources that end right after the last word wanted.
+func TestStridedEveryOther(t *testing.T) {
+	t.Run("4", func(t *testing.T) { testEveryOther[uint32](t) })
+	t.Run("8", func(t *testing.T) { testEveryOther[uint64](t) })
+}
+
+func testEveryOther[W uint32 | uint64](t *testing.T) {
+	for n := int64(1); n < 70; n++ {
+		src := make([]W, 2*n-1+3)
+		for i := range src {
+			src[i] = W(i*0x9e3779b9 + 7)
+		}
+		for s := int64(0); s < 3; s++ {
+			end := s + 2*(n-1) + 1
+			dst := make([]W, n)
+			strided(dst, src[:end], 0, s, n, 1, 2)
+			for i := range n {
+				require.Equal(t, src[s+2*i], dst[i], "n %d, start %d, element %d", n, s, i)
+			}
+		}
+	}
+}

@@ -52,3 +52,11 @@ func cvtFloat32ToFloat64(dst *float64, src *float32, n int) {
 const lastLevelCache = 0
 
 func storeFence() {}
+
+func gather2x64(dst, src unsafe.Pointer, n int) {
+	panic("adapters: gather2x64 without an assembly kernel")
+}
+
+func gather2x32(dst, src unsafe.Pointer, n int) {
+	panic("adapters: gather2x32 without an assembly kernel")
+}
