@@ -112,7 +112,7 @@ func allocSize(dtype DLDataType, shape []int64) (int64, error) {
 const (
 	hugeMin   = 4 << 20 // the smallest block that asks for huge pages
 	hugeAlign = 2 << 20 // the size and alignment of a transparent huge page
-	pageAlign = 64 << 10
+	pageAlign = 64 << 10 // the size granule of smaller blocks
 	// gcStep is the least growth of mapped memory under tensors that makes NewUninit run a
 	// collection (see takeBlock)
 	gcStep = 256 << 20
@@ -126,8 +126,8 @@ type block struct {
 	freed time.Time // when it entered the cache
 }
 
-// pool is the state of mapped allocation: the setting, the cache of released blocks, and the
-// bytes handed out.
+// poolState is the state of mapped allocation: the setting, the cache of released blocks, and
+// the bytes handed out.
 type poolState struct {
 	mu         sync.Mutex
 	cfg        Allocation
@@ -139,6 +139,7 @@ type poolState struct {
 	timer      *time.Timer
 }
 
+// pool is the one poolState of the process.
 var pool = poolState{cfg: DefaultAllocation()}
 
 // takeBlock returns a block of at least n bytes: a cached one of a similar size (at most a
