@@ -110,8 +110,8 @@ func allocSize(dtype DLDataType, shape []int64) (int64, error) {
 }
 
 const (
-	hugeMin   = 4 << 20 // the smallest block that asks for huge pages
-	hugeAlign = 2 << 20 // the size and alignment of a transparent huge page
+	hugeMin   = 4 << 20  // the smallest block that asks for huge pages
+	hugeAlign = 2 << 20  // the size and alignment of a transparent huge page
 	pageAlign = 64 << 10 // the size granule of smaller blocks
 	// gcStep is the least growth of mapped memory under tensors that makes NewUninit run a
 	// collection (see takeBlock)
