@@ -191,7 +191,7 @@ func fromReal[S number]() {
 
 func toReal[S, D number]() {
 	if src, dst := core.DTypeOf[S](), core.DTypeOf[D](); src != dst {
-		register(src, dst, func(p plan) { mapWords(p, func(s S) D { return D(s) }) })
+		register(src, dst, func(p plan) { mapWordsBulk(p, func(s S) D { return D(s) }, convertRow[S, D]) })
 	}
 }
 
@@ -201,9 +201,9 @@ func toInt[S number, D integer]() {
 	switch {
 	case src == dst:
 	case src.Code == core.CodeFloat:
-		register(src, dst, func(p plan) { mapWords(p, func(s S) D { return floatToInt[D](float64(s)) }) })
+		register(src, dst, func(p plan) { mapWordsBulk(p, func(s S) D { return floatToInt[D](float64(s)) }, floatRowToInt[S, D]) })
 	default:
-		register(src, dst, func(p plan) { mapWords(p, func(s S) D { return D(s) }) })
+		register(src, dst, func(p plan) { mapWordsBulk(p, func(s S) D { return D(s) }, convertRow[S, D]) })
 	}
 }
 
@@ -241,6 +241,42 @@ func floatToInt[D integer](f float64) D {
 		return 0
 	}
 	return D(f)
+}
+
+// convertRow converts a contiguous row with Go's conversion in a loop of its own (mapWords
+// calls its function once per element); float64 ↔ float32 go through AVX where the CPU has it,
+// with the same bits.
+func convertRow[S, D number](dst []D, src []S) int {
+	dst = dst[:len(src)]
+	k := 0
+	if n := len(src) &^ 7; haveStrip32 && n > 0 {
+		switch s := any(src).(type) {
+		case []float64:
+			if d, ok := any(dst).([]float32); ok {
+				cvtFloat64ToFloat32(&d[0], &s[0], n)
+				k = n
+			}
+		case []float32:
+			if d, ok := any(dst).([]float64); ok {
+				cvtFloat32ToFloat64(&d[0], &s[0], n)
+				k = n
+			}
+		}
+	}
+	for i := k; i < len(src); i++ {
+		dst[i] = D(src[i])
+	}
+	return len(src)
+}
+
+// floatRowToInt converts a contiguous row of floats to integers by floatToInt, in a loop of its
+// own.
+func floatRowToInt[S number, D integer](dst []D, src []S) int {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = floatToInt[D](float64(v))
+	}
+	return len(src)
 }
 
 // mapWords applies f to every element of the plan's source and stores the result in the

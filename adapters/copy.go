@@ -21,8 +21,11 @@ const (
 )
 
 // Clone copies t's elements, whatever its strides (negative, zero, offsets, Fortran order),
-// into a new compact tensor in Go memory in the given order. The copy is writable, carries
-// core.FlagIsCopied, and aliases nothing.
+// into a new compact tensor in the given order. The copy is writable, carries
+// core.FlagIsCopied, and aliases nothing. Its memory comes from core.NewUninit, which the copy
+// overwrites whole: Go memory for small tensors, and for large ones memory mapped outside Go's
+// heap (a foreign tensor; core.SetAllocation chooses the sizes), which goes back to a cache for
+// the next copy as soon as the clone is released. Release a large clone when done with it.
 func Clone(t *core.Tensor, order Order) (*core.Tensor, error) {
 	return CastOrder(t, t.DType(), order)
 }
@@ -31,31 +34,35 @@ func Clone(t *core.Tensor, order Order) (*core.Tensor, error) {
 func Contiguous(t *core.Tensor) (*core.Tensor, error) { return Clone(t, COrder) }
 
 // Cast returns a new C-order tensor with t's elements converted to dtype (see Copy for the
-// conversion rules).
+// conversion rules, and Clone for where its memory comes from).
 func Cast(t *core.Tensor, dtype core.DLDataType) (*core.Tensor, error) {
 	return CastOrder(t, dtype, COrder)
 }
 
 // CastOrder is Cast into the given memory order.
 func CastOrder(t *core.Tensor, dtype core.DLDataType, order Order) (*core.Tensor, error) {
-	out, err := core.New(dtype, t.Shape()...)
+	shape := t.Shape()
+	fortran := order == FortranOrder && len(shape) > 1
+	if fortran {
+		// allocate reversed and transpose: the Fortran-order view of a C-order buffer
+		slices.Reverse(shape)
+	}
+	out, err := core.NewUninit(dtype, shape...)
 	if err != nil {
 		return nil, err
 	}
-	if order == FortranOrder && out.Ndim() > 1 {
-		// allocate reversed and transpose: the Fortran-order view of a C-order buffer
-		rs := t.Shape()
-		for i, j := 0, len(rs)-1; i < j; i, j = i+1, j-1 {
-			rs[i], rs[j] = rs[j], rs[i]
-		}
-		if out, err = core.New(dtype, rs...); err != nil {
+	if fortran {
+		// a view holds the memory on its own: let go of the tensor under it at once, so that
+		// releasing the result gives a mapped block back at once too (see markCopied)
+		ft, err := out.Transpose()
+		out.Release()
+		if err != nil {
 			return nil, err
 		}
-		if out, err = out.Transpose(); err != nil {
-			return nil, err
-		}
+		out = ft
 	}
 	if err := Copy(out, t); err != nil {
+		out.Release()
 		return nil, err
 	}
 	return markCopied(out)
@@ -151,9 +158,12 @@ func usable(t *core.Tensor, write bool) error {
 	return nil
 }
 
-// markCopied returns t flagged as a copy. t is always a fresh tensor from core.New here.
+// markCopied returns t flagged as a copy, and lets go of t itself: t is always a fresh tensor
+// from CastOrder, and the flagged view is its only holder from now on.
 func markCopied(t *core.Tensor) (*core.Tensor, error) {
-	return t.WithFlags(core.FlagIsCopied)
+	c, err := t.WithFlags(core.FlagIsCopied)
+	t.Release()
+	return c, err
 }
 
 // plan is a copy reduced to its essentials: dimensions of size 1 dropped, neighbours that are
@@ -286,8 +296,73 @@ func copySame(p plan, size int) {
 }
 
 func copyWords[W word](p plan) {
+	tp, tiled := tiledPlan(p)
+	if tiled {
+		p = tp
+	}
+	var w W
+	if parts := splitPlan(p, tiled, int64(unsafe.Sizeof(w))); parts != nil {
+		var wg sync.WaitGroup
+		for _, q := range parts {
+			wg.Go(func() { copyPlanWords[W](q, tiled) })
+		}
+		wg.Wait()
+		return
+	}
+	copyPlanWords[W](p, tiled)
+}
+
+// splitPlan cuts a large copy into pieces along its outermost dimension, one per processor, for
+// copyWords to run side by side (the pieces write disjoint elements); it returns nil for copies
+// that stay on one goroutine: small ones, and 2-D transposes, which transposeBlocks splits
+// itself. Pieces of a plan with a single dimension are cut at multiples of 64 elements, so
+// that no cache line of a compact destination is written from two sides.
+func splitPlan(p plan, tiled bool, size int64) []plan {
+	n0 := p.shape[0]
+	total := size
+	for _, d := range p.shape {
+		total *= d
+	}
+	workers := int64(min(runtime.GOMAXPROCS(0), 8))
+	from := int64(max(parallelBytes, splitBytes))
+	if tiled {
+		from = int64(parallelBytes) // transposes, as transposeBlocks splits them
+	}
+	if workers < 2 || total < from || (tiled && len(p.shape) < 3) || n0 < 2 {
+		return nil
+	}
+	chunk := (n0 + workers - 1) / workers
+	if len(p.shape) == 1 {
+		chunk = (chunk + 63) &^ 63
+	}
+	var parts []plan
+	for i0 := int64(0); i0 < n0; i0 += chunk {
+		q := p
+		q.shape = slices.Clone(p.shape)
+		q.shape[0] = min(chunk, n0-i0)
+		q.dst = unsafe.Add(p.dst, i0*p.ds[0]*size)
+		q.src = unsafe.Add(p.src, i0*p.ss[0]*size)
+		q.dlo, q.dlen = byteSpan(q.shape, q.ds, size)
+		q.slo, q.slen = byteSpan(q.shape, q.ss, size)
+		parts = append(parts, q)
+	}
+	if len(parts) < 2 {
+		return nil
+	}
+	return parts
+}
+
+// splitBytes is the size from which splitPlan cuts a copy that is not a transpose (transposes,
+// bound by the latency of their scattered reads, are cut from parallelBytes, as transposeBlocks
+// cuts a single one). Below it, a copy mostly in the cache gains little from a second processor,
+// and on a loaded machine it waits for the slower piece: 32 MiB. A variable so that tests can
+// lower it (with parallelBytes: the larger of the two applies).
+var splitBytes = 32 << 20
+
+// copyPlanWords is copyWords on one goroutine, for a plan that tiledPlan has already seen.
+func copyPlanWords[W word](p plan, tiled bool) {
 	dst, src, d0, s0 := spans[W](p)
-	if p, ok := tiledPlan(p); ok {
+	if tiled {
 		a, b := len(p.shape)-2, len(p.shape)-1
 		rows, cols := p.shape[a], p.shape[b]
 		dr, dc, sr, sc := p.ds[a], p.ds[b], p.ss[a], p.ss[b]
@@ -314,14 +389,39 @@ func copyWords[W word](p plan) {
 // strided copies n elements from src[s], src[s+sstep], ... to dst[d], dst[d+dstep], ....
 func strided[W word](dst, src []W, d, s, n, dstep, sstep int64) {
 	if dstep == 1 && sstep == 1 {
-		copy(dst[d:d+n], src[s:s+n])
+		copyRow(dst[d:d+n], src[s:s+n])
 		return
 	}
 	if dstep == 1 {
 		dr := dst[d : d+n]
-		for i := range dr {
-			dr[i] = src[s]
-			s += sstep
+		_, _ = src[s], src[s+(n-1)*sstep] // the first and last element: the rest lie between
+		var w W
+		size := int64(unsafe.Sizeof(w))
+		base, step := unsafe.Pointer(&src[s]), sstep*size
+		off := int64(0)
+		i := 0
+		if sstep == 2 && haveStrip32 && (size == 4 || size == 8) && n > 1 {
+			// every other word (a[..., ::2]): whole source lines through AVX2 shuffles, reading
+			// no further than the last element wanted
+			if size == 8 {
+				i = int(n-1) &^ 3
+				gather2x64(unsafe.Pointer(&dr[0]), base, i)
+			} else {
+				i = int(n-1) &^ 7
+				gather2x32(unsafe.Pointer(&dr[0]), base, i)
+			}
+			off = int64(i) * step
+		}
+		for ; i+4 <= len(dr); i += 4 {
+			dr[i] = *(*W)(unsafe.Add(base, off))
+			dr[i+1] = *(*W)(unsafe.Add(base, off+step))
+			dr[i+2] = *(*W)(unsafe.Add(base, off+2*step))
+			dr[i+3] = *(*W)(unsafe.Add(base, off+3*step))
+			off += 4 * step
+		}
+		for ; i < len(dr); i++ {
+			dr[i] = *(*W)(unsafe.Add(base, off))
+			off += step
 		}
 		return
 	}
@@ -330,6 +430,22 @@ func strided[W word](dst, src []W, d, s, n, dstep, sstep int64) {
 		d += dstep
 		s += sstep
 	}
+}
+
+// copyRow copies a contiguous row. From 1 MiB, where Go's copy switches to non-temporal stores
+// on amd64, up to cachedMax, a destination that fits in the cache is written with ordinary stores
+// instead (copyCached), so that it stays there as NumPy's does (glibc's memcpy draws the line
+// in the same place).
+func copyRow[W word](dst, src []W) {
+	var w W
+	n := len(src) * int(unsafe.Sizeof(w))
+	if k := n &^ 127; haveStrip32 && n >= 1<<20 && n <= cachedMax && len(dst) >= len(src) {
+		copyCached(unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src)), k)
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dst))), n)[k:],
+			unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(src))), n)[k:])
+		return
+	}
+	copy(dst, src)
 }
 
 // minTiled is the smallest size of both innermost dimensions for which the tiled path pays.
@@ -393,44 +509,80 @@ func transpose[W word](dst, src []W, d, s, rows, cols, dr, dc, sr, sc int64) {
 // column) stay in the TLB and the L2 cache from one strip to the next. 4-byte words, the
 // common case, move two columns at a time through 64-bit registers (transpose32).
 //
+// Where the CPU has AVX, 4- and 8-byte words go through vector registers in tiles that read and
+// write whole 64-byte lines (16 rows of 4-byte words, 8 of 8-byte words; transpose32 and
+// transpose64), prefetching source lines a few strips ahead (PREFETCHT2: across pages, no
+// hardware prefetcher follows a column), and a destination past the last-level cache is written
+// with non-temporal stores, whole lines at a time, so that its lines are not read first (useNT):
+// on a 2-core AMD EPYC VM this took the transpose of 4096×4096 float32 from 0.44-0.49× of copy()
+// to 0.6× on one processor and 0.8-0.9× on two (BENCHMARKS.md).
+//
 // The pointer arithmetic has no bounds checks (the caller checks the block's corners), and no
 // pointer is ever formed outside the block: offsets advance as integers.
 func transposeBlocks[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds int) {
 	var w W
 	size := int(unsafe.Sizeof(w))
-	// A big transpose is bound by the CPU's work per word, not by memory bandwidth, so it is
-	// split by destination rows across the available processors: the pieces write disjoint rows
-	// and read disjoint source words.
+	// A big transpose is bound by the latency of its scattered source reads more than by memory
+	// bandwidth, so it is split by destination rows across the available processors: the pieces
+	// write disjoint rows and read disjoint source words.
+	nt := useNT(dst, rows*cols*size, ldd*size)
 	workers := min(runtime.GOMAXPROCS(0), rows/64, rows*cols*size/parallelBytes)
 	if workers <= 1 {
-		transposeRange[W](dst, src, rows, cols, ldd, lds)
+		transposeRange[W](dst, src, rows, cols, ldd, lds, nt)
 		return
 	}
-	chunk := (rows/workers + 7) &^ 7
+	chunk := (rows/workers + 15) &^ 15 // whole tiles, and 32-byte aligned rows stay aligned
 	var wg sync.WaitGroup
 	for r0 := 0; r0 < rows; r0 += chunk {
 		n := min(chunk, rows-r0)
 		d, s := unsafe.Add(dst, r0*ldd*size), unsafe.Add(src, r0*size)
-		wg.Go(func() { transposeRange[W](d, s, n, cols, ldd, lds) })
+		wg.Go(func() { transposeRange[W](d, s, n, cols, ldd, lds, nt) })
 	}
 	wg.Wait()
 }
+
+// useNT says whether a kernel writing n bytes at dst, in rows dRow bytes apart, should use
+// non-temporal stores: only with the assembly kernels, when the rows are 32-byte aligned (which
+// VMOVNTPS needs), and when the destination is too large to stay in the last-level cache anyway
+// (then skipping the read of each destination line before it is written saves a third of the
+// memory traffic; below that, ordinary stores leave the result in the cache, where the next
+// reader wants it).
+func useNT(dst unsafe.Pointer, n, dRow int) bool {
+	return haveStrip32 && n > cachedMax && uintptr(dst)%32 == 0 && dRow%32 == 0
+}
+
+// cachedMax is the largest destination that the kernels write with ordinary stores, so that it
+// stays in the cache: 3/8 of the last-level cache (the share of one of a few cores, as glibc's
+// memcpy reckons it), or 8 MiB where its size is unknown. A variable so that tests can send
+// small copies down the other path.
+var cachedMax = func() int {
+	if lastLevelCache <= 0 {
+		return 8 << 20
+	}
+	return lastLevelCache * 3 / 8
+}()
 
 // parallelBytes is the size of a transpose from which it is split across processors (a
 // variable so that tests can send small transposes down the split path).
 var parallelBytes = 4 << 20
 
-// transposeRange is transposeBlocks on one goroutine.
-func transposeRange[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds int) {
+// transposeRange is transposeBlocks on one goroutine; nt selects non-temporal stores where the
+// assembly kernels run (see useNT).
+func transposeRange[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 	var w W
 	size := int(unsafe.Sizeof(w))
 	if size == 4 && pairsOK {
-		transpose32(dst, src, rows, cols, ldd, lds)
+		transpose32(dst, src, rows, cols, ldd, lds, nt)
+		return
+	}
+	if size == 8 && haveStrip32 {
+		transpose64(dst, src, rows, cols, ldd, lds, nt)
 		return
 	}
 	dRow, sCol := ldd*size, lds*size
-	for c0 := 0; c0 < cols; c0 += stripCols {
-		n := min(stripCols, cols-c0)
+	band := portableStripCols
+	for c0 := 0; c0 < cols; c0 += band {
+		n := min(band, cols-c0)
 		r := 0
 		for ; r+8 <= rows; r += 8 {
 			do, so := r*dRow+c0*size, r*size+c0*sCol
@@ -459,28 +611,64 @@ func transposeRange[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds int) {
 	}
 }
 
-// transpose32 is transposeBlocks for 4-byte words. Where the CPU has AVX, whole 8×8 blocks go
-// through vector registers (transposeStrip32). Otherwise, and for a band's last columns, each
-// step loads 8 words of each of two adjacent source columns as four 64-bit pairs per column and
-// stores, in each of the 8 destination rows, the pair of words that row takes from the two
-// columns, as one 64-bit store: half the loads and stores of a word-by-word walk. It relies on
-// little-endian order and on unaligned 64-bit access being allowed (see pairsOK).
-func transpose32(dst, src unsafe.Pointer, rows, cols, ldd, lds int) {
+// transpose32 is transposeBlocks for 4-byte words. Where the CPU has AVX, strips of 16
+// destination rows go through vector registers in 16×16 tiles (transposeTiles32: every source
+// and destination line it touches is used whole), and what is left of a band in 8×8 blocks
+// (transposeStrip32). Otherwise, and for a band's last columns, strip32's pairs of columns do it.
+func transpose32(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
+	if !haveStrip32 {
+		transpose32Pairs(dst, src, rows, cols, ldd, lds)
+		return
+	}
+	dRow, sCol := ldd*4, lds*4
+	tiles := transposeTiles32
+	if nt {
+		tiles = transposeTiles32NT
+	}
+	band := portableStripCols
+	if haveStrip32 {
+		band = stripCols
+	}
+	for c0 := 0; c0 < cols; c0 += band {
+		n := min(band, cols-c0)
+		r := 0
+		if k := n &^ 15; haveStrip32 && k > 0 {
+			for ; r+16 <= rows; r += 16 {
+				do, so := r*dRow+c0*4, r*4+c0*sCol
+				tiles(unsafe.Add(dst, do), unsafe.Add(src, so), k/16, dRow, sCol, pfAhead)
+				if k < n {
+					strip32(dst, src, do+4*k, so+k*sCol, n-k, dRow, sCol)
+					strip32(dst, src, do+4*k+8*dRow, so+32+k*sCol, n-k, dRow, sCol)
+				}
+			}
+		}
+		for ; r+8 <= rows; r += 8 {
+			strip32(dst, src, r*dRow+c0*4, r*4+c0*sCol, n, dRow, sCol)
+		}
+		for ; r < rows; r++ {
+			do, so := r*dRow+c0*4, r*4+c0*sCol
+			for range n {
+				*(*uint32)(unsafe.Add(dst, do)) = *(*uint32)(unsafe.Add(src, so))
+				do += 4
+				so += sCol
+			}
+		}
+	}
+}
+
+// transpose32Pairs is transpose32 without AVX, kept as one loop nest (as it was before the
+// tile kernels; measured 7% faster than going through strip32): each step loads 8 words of
+// each of two adjacent source columns as four 64-bit pairs per column and stores, in each of
+// the 8 destination rows, the pair of words that row takes from the two columns.
+func transpose32Pairs(dst, src unsafe.Pointer, rows, cols, ldd, lds int) {
 	const lo = 0xffffffff
 	dRow, sCol := ldd*4, lds*4
-	for c0 := 0; c0 < cols; c0 += stripCols {
-		n := min(stripCols, cols-c0)
+	for c0 := 0; c0 < cols; c0 += portableStripCols {
+		n := min(portableStripCols, cols-c0)
 		r := 0
 		for ; r+8 <= rows; r += 8 {
 			do, so := r*dRow+c0*4, r*4+c0*sCol
 			k := 0
-			if haveStrip32 { // whole 8×8 blocks in vector registers (transpose_amd64.s)
-				if k = n &^ 7; k > 0 {
-					transposeStrip32(unsafe.Add(dst, do), unsafe.Add(src, so), k/8, dRow, sCol)
-					do += 4 * k
-					so += k * sCol
-				}
-			}
 			for ; k+2 <= n; k += 2 {
 				a := (*[4]uint64)(unsafe.Add(src, so))
 				b := (*[4]uint64)(unsafe.Add(src, so+sCol))
@@ -515,8 +703,99 @@ func transpose32(dst, src unsafe.Pointer, rows, cols, ldd, lds int) {
 	}
 }
 
-// stripCols is the width, in columns, of the bands transposeBlocks cuts a block into.
-const stripCols = 512
+// strip32 moves n columns of a strip of 8 destination rows, starting at byte offsets do and so:
+// whole 8×8 blocks through vector registers where the CPU has AVX (transposeStrip32), the rest
+// two columns at a time: each step loads 8 words of each of two adjacent source columns as four
+// 64-bit pairs per column and stores, in each of the 8 destination rows, the pair of words that
+// row takes from the two columns, as one 64-bit store: half the loads and stores of a
+// word-by-word walk. It relies on little-endian order and on unaligned 64-bit access being
+// allowed (see pairsOK).
+func strip32(dst, src unsafe.Pointer, do, so, n, dRow, sCol int) {
+	const lo = 0xffffffff
+	k := 0
+	if haveStrip32 { // whole 8×8 blocks in vector registers (kernels_amd64.s)
+		if k = n &^ 7; k > 0 {
+			transposeStrip32(unsafe.Add(dst, do), unsafe.Add(src, so), k/8, dRow, sCol)
+			do += 4 * k
+			so += k * sCol
+		}
+	}
+	for ; k+2 <= n; k += 2 {
+		a := (*[4]uint64)(unsafe.Add(src, so))
+		b := (*[4]uint64)(unsafe.Add(src, so+sCol))
+		a0, a1, a2, a3 := a[0], a[1], a[2], a[3]
+		b0, b1, b2, b3 := b[0], b[1], b[2], b[3]
+		*(*uint64)(unsafe.Add(dst, do)) = a0&lo | b0<<32
+		*(*uint64)(unsafe.Add(dst, do+dRow)) = a0>>32 | b0&^lo
+		*(*uint64)(unsafe.Add(dst, do+2*dRow)) = a1&lo | b1<<32
+		*(*uint64)(unsafe.Add(dst, do+3*dRow)) = a1>>32 | b1&^lo
+		*(*uint64)(unsafe.Add(dst, do+4*dRow)) = a2&lo | b2<<32
+		*(*uint64)(unsafe.Add(dst, do+5*dRow)) = a2>>32 | b2&^lo
+		*(*uint64)(unsafe.Add(dst, do+6*dRow)) = a3&lo | b3<<32
+		*(*uint64)(unsafe.Add(dst, do+7*dRow)) = a3>>32 | b3&^lo
+		do += 8
+		so += 2 * sCol
+	}
+	if k < n { // the last column
+		q := (*[8]uint32)(unsafe.Add(src, so))
+		for k, v := range q {
+			*(*uint32)(unsafe.Add(dst, do+k*dRow)) = v
+		}
+	}
+}
+
+// transpose64 is transposeBlocks for 8-byte words where the CPU has AVX: strips of 8
+// destination rows in 8×8 tiles through vector registers (transposeTiles64), the rest of each
+// band word by word.
+func transpose64(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
+	dRow, sCol := ldd*8, lds*8
+	tiles := transposeTiles64
+	if nt {
+		tiles = transposeTiles64NT
+	}
+	for c0 := 0; c0 < cols; c0 += stripCols {
+		n := min(stripCols, cols-c0)
+		k := n &^ 7
+		r := 0
+		for ; r+8 <= rows; r += 8 {
+			do, so := r*dRow+c0*8, r*8+c0*sCol
+			if k > 0 {
+				tiles(unsafe.Add(dst, do), unsafe.Add(src, so), k/8, dRow, sCol, pfAhead)
+				do += 8 * k
+				so += k * sCol
+			}
+			for range n - k {
+				q := (*[8]uint64)(unsafe.Add(src, so))
+				for j, v := range q {
+					*(*uint64)(unsafe.Add(dst, do+j*dRow)) = v
+				}
+				do += 8
+				so += sCol
+			}
+		}
+		for ; r < rows; r++ {
+			do, so := r*dRow+c0*8, r*8+c0*sCol
+			for range n {
+				*(*uint64)(unsafe.Add(dst, do)) = *(*uint64)(unsafe.Add(src, so))
+				do += 8
+				so += sCol
+			}
+		}
+	}
+}
+
+// pfAhead is how far down its source columns a tile kernel prefetches, in bytes: the lines
+// that the strips 256 bytes on will read (a column's lines are a whole row apart, across pages,
+// where no hardware prefetcher follows them).
+var pfAhead = 256
+
+// stripCols is the width, in columns, of the bands transposeBlocks cuts a block into for the
+// AVX tile kernels, and portableStripCols for the portable ones (measured best for each on a
+// 2-core AMD EPYC VM: 256 columns against 128 and 512 for the tiles, whose prefetches need the
+// band's lines to stay in L2; 512 against 256 for the portable loops).
+var stripCols = 256
+
+const portableStripCols = 512
 
 // pairsOK says whether transpose32 may run here: it needs little-endian words and unaligned
 // 64-bit loads and stores (4-byte words are only 4-byte aligned), which amd64 and arm64 have.

@@ -43,6 +43,87 @@ func cvtFloat32ToFloat16(dst *uint16, src *float32, n int)
 //go:noescape
 func cvtFloat16ToFloat32(dst *float32, src *uint16, n int)
 
+// transposeTiles32 transposes tiles 16×16 tiles of 4-byte words side by side: for tile b,
+// column k (0..15) is the 16 consecutive words at src + (16b+k)·sCol, and it becomes word k of
+// each of the 16 rows dst + r·dRow + 64b (r = 0..15). Each tile reads 16 whole 64-byte source
+// lines and writes 16 whole destination lines (when aligned), as four 8×8 blocks of
+// transposeStrip32's. transposeTiles32NT does the same with non-temporal stores, which skip
+// reading the destination lines into the cache first; it needs dst and dRow to be multiples of
+// 32 and ends with a store fence.
+//
+//go:noescape
+func transposeTiles32(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
+
+//go:noescape
+func transposeTiles32NT(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
+
+// transposeTiles64 and transposeTiles64NT are transposeTiles32 and transposeTiles32NT for
+// 8×8 tiles of 8-byte words (64 bytes a line too): for tile b, column k (0..7) is the 8 words
+// at src + (8b+k)·sCol, and it becomes word k of the rows dst + r·dRow + 64b (r = 0..7).
+//
+//go:noescape
+func transposeTiles64(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
+
+//go:noescape
+func transposeTiles64NT(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
+
+// gather2x64 and gather2x32 copy every other word, dst[i] = src[2i], for n words (a multiple
+// of 4 and of 8), reading src[0 .. 2n-1]: AVX2 shuffles of whole source lines.
+//
+//go:noescape
+func gather2x64(dst, src unsafe.Pointer, n int)
+
+//go:noescape
+func gather2x32(dst, src unsafe.Pointer, n int)
+
+// storeFence orders the non-temporal stores before it before every store after it (SFENCE):
+// the kernels that use them call it when done, before anyone else may read what they wrote.
+func storeFence()
+
+// copyCached copies n bytes, a multiple of 128, with ordinary AVX loads and stores.
+//
+//go:noescape
+func copyCached(dst, src unsafe.Pointer, n int)
+
+// cvtFloat64ToFloat32 converts n float64 (a multiple of 8) with VCVTPD2PS, which rounds as the
+// MXCSR says (to nearest even, as Go leaves it): the bits of Go's float32(f), NaNs included.
+// cvtFloat32ToFloat64 is the exact widening, VCVTPS2PD.
+//
+//go:noescape
+func cvtFloat64ToFloat32(dst *float32, src *float64, n int)
+
+//go:noescape
+func cvtFloat32ToFloat64(dst *float64, src *float32, n int)
+
+// lastLevelCache is the size in bytes of the CPU's last-level cache as CPUID reports it (AMD:
+// leaf 0x80000006; Intel: the deterministic cache parameters of leaf 4), or 0 if unknown.
+var lastLevelCache = func() int {
+	max0, b, c, d := cpuid(0, 0)
+	vendor := string(unsafe.Slice((*byte)(unsafe.Pointer(&[3]uint32{b, d, c})), 12))
+	switch vendor {
+	case "AuthenticAMD", "HygonGenuine":
+		if ext, _, _, _ := cpuid(0x80000000, 0); ext >= 0x80000006 {
+			_, _, _, d := cpuid(0x80000006, 0)
+			return int(d>>18) * 512 << 10
+		}
+	case "GenuineIntel":
+		if max0 < 4 {
+			return 0
+		}
+		best := 0
+		for sub := uint32(0); sub < 16; sub++ {
+			a, b, c, _ := cpuid(4, sub)
+			if a&31 == 0 {
+				break
+			}
+			size := int(b>>22+1) * int(b>>12&0x3ff+1) * int(b&0xfff+1) * int(c+1)
+			best = max(best, size)
+		}
+		return best
+	}
+	return 0
+}()
+
 func cpuid(leaf, sub uint32) (a, b, c, d uint32)
 
 func xgetbv0() (a, d uint32)

@@ -2,6 +2,156 @@
 
 #include "textflag.h"
 
+// TRANS32 transposes one 8×8 block of 4-byte words into Y8..Y15: source column k (k = 0..7) is
+// the 8 words at S + k·sCol, and Y8+j holds row j of the result. Uses R9 = sCol, R11 = 3·sCol,
+// AX and Y0..Y15.
+#define TRANS32(S) \
+	LEAQ (S)(R9*4), AX; \
+	VMOVUPS (S), Y0; \
+	VMOVUPS (S)(R9*1), Y1; \
+	VMOVUPS (S)(R9*2), Y2; \
+	VMOVUPS (S)(R11*1), Y3; \
+	VMOVUPS (AX), Y4; \
+	VMOVUPS (AX)(R9*1), Y5; \
+	VMOVUPS (AX)(R9*2), Y6; \
+	VMOVUPS (AX)(R11*1), Y7; \
+	VUNPCKLPS Y1, Y0, Y8; \
+	VUNPCKHPS Y1, Y0, Y9; \
+	VUNPCKLPS Y3, Y2, Y10; \
+	VUNPCKHPS Y3, Y2, Y11; \
+	VUNPCKLPS Y5, Y4, Y12; \
+	VUNPCKHPS Y5, Y4, Y13; \
+	VUNPCKLPS Y7, Y6, Y14; \
+	VUNPCKHPS Y7, Y6, Y15; \
+	VSHUFPS $0x44, Y10, Y8, Y0; \
+	VSHUFPS $0xEE, Y10, Y8, Y1; \
+	VSHUFPS $0x44, Y11, Y9, Y2; \
+	VSHUFPS $0xEE, Y11, Y9, Y3; \
+	VSHUFPS $0x44, Y14, Y12, Y4; \
+	VSHUFPS $0xEE, Y14, Y12, Y5; \
+	VSHUFPS $0x44, Y15, Y13, Y6; \
+	VSHUFPS $0xEE, Y15, Y13, Y7; \
+	VPERM2F128 $0x20, Y4, Y0, Y8; \
+	VPERM2F128 $0x20, Y5, Y1, Y9; \
+	VPERM2F128 $0x20, Y6, Y2, Y10; \
+	VPERM2F128 $0x20, Y7, Y3, Y11; \
+	VPERM2F128 $0x31, Y4, Y0, Y12; \
+	VPERM2F128 $0x31, Y5, Y1, Y13; \
+	VPERM2F128 $0x31, Y6, Y2, Y14; \
+	VPERM2F128 $0x31, Y7, Y3, Y15
+
+// BLOCK32 is TRANS32 followed by the stores of the 8 rows to D + j·dRow; ST stores a row
+// (VMOVUPS, or VMOVNTPS for 32-byte aligned rows). Uses R8 = dRow, R10 = 3·dRow and BX besides.
+#define BLOCK32(S, D, ST) \
+	TRANS32(S); \
+	LEAQ (D)(R8*4), BX; \
+	ST Y8, (D); \
+	ST Y9, (D)(R8*1); \
+	ST Y10, (D)(R8*2); \
+	ST Y11, (D)(R10*1); \
+	ST Y12, (BX); \
+	ST Y13, (BX)(R8*1); \
+	ST Y14, (BX)(R8*2); \
+	ST Y15, (BX)(R10*1)
+
+// PARK32 keeps the rows of a TRANS32 in the 256 bytes at O(SP), in the frame.
+#define PARK32(O) \
+	VMOVUPS Y8, (O+0)(SP); \
+	VMOVUPS Y9, (O+32)(SP); \
+	VMOVUPS Y10, (O+64)(SP); \
+	VMOVUPS Y11, (O+96)(SP); \
+	VMOVUPS Y12, (O+128)(SP); \
+	VMOVUPS Y13, (O+160)(SP); \
+	VMOVUPS Y14, (O+192)(SP); \
+	VMOVUPS Y15, (O+224)(SP)
+
+// LINES32 writes 8 whole 64-byte destination lines with non-temporal stores, back to back: row
+// j is row j parked at O(SP) (its first 32 bytes) and Y8+j (the next 32), at D + j·dRow.
+#define LINES32(D, O) \
+	LEAQ (D)(R8*4), BX; \
+	VMOVUPS (O+0)(SP), Y0; \
+	VMOVNTPS Y0, (D); \
+	VMOVNTPS Y8, 32(D); \
+	VMOVUPS (O+32)(SP), Y1; \
+	VMOVNTPS Y1, (D)(R8*1); \
+	VMOVNTPS Y9, 32(D)(R8*1); \
+	VMOVUPS (O+64)(SP), Y2; \
+	VMOVNTPS Y2, (D)(R8*2); \
+	VMOVNTPS Y10, 32(D)(R8*2); \
+	VMOVUPS (O+96)(SP), Y3; \
+	VMOVNTPS Y3, (D)(R10*1); \
+	VMOVNTPS Y11, 32(D)(R10*1); \
+	VMOVUPS (O+128)(SP), Y4; \
+	VMOVNTPS Y4, (BX); \
+	VMOVNTPS Y12, 32(BX); \
+	VMOVUPS (O+160)(SP), Y5; \
+	VMOVNTPS Y5, (BX)(R8*1); \
+	VMOVNTPS Y13, 32(BX)(R8*1); \
+	VMOVUPS (O+192)(SP), Y6; \
+	VMOVNTPS Y6, (BX)(R8*2); \
+	VMOVNTPS Y14, 32(BX)(R8*2); \
+	VMOVUPS (O+224)(SP), Y7; \
+	VMOVNTPS Y7, (BX)(R10*1); \
+	VMOVNTPS Y15, 32(BX)(R10*1)
+
+// PREFETCH16 and PREFETCH8 ask for the source lines of the 16 (8) columns pf = DX bytes ahead
+// of S: those of a tile a few tiles on. A tile's source columns are lines a whole row apart,
+// more streams than the hardware prefetchers follow, so without this every line is a demand
+// miss. A prefetch past the end of the memory is harmless: it never faults.
+#define PREFETCH16(S) \
+	LEAQ (S)(DX*1), R12; \
+	PREFETCHT2 (R12); \
+	PREFETCHT2 (R12)(R9*1); \
+	PREFETCHT2 (R12)(R9*2); \
+	PREFETCHT2 (R12)(R11*1); \
+	LEAQ (R12)(R9*4), R12; \
+	PREFETCHT2 (R12); \
+	PREFETCHT2 (R12)(R9*1); \
+	PREFETCHT2 (R12)(R9*2); \
+	PREFETCHT2 (R12)(R11*1); \
+	LEAQ (R12)(R9*4), R12; \
+	PREFETCHT2 (R12); \
+	PREFETCHT2 (R12)(R9*1); \
+	PREFETCHT2 (R12)(R9*2); \
+	PREFETCHT2 (R12)(R11*1); \
+	LEAQ (R12)(R9*4), R12; \
+	PREFETCHT2 (R12); \
+	PREFETCHT2 (R12)(R9*1); \
+	PREFETCHT2 (R12)(R9*2); \
+	PREFETCHT2 (R12)(R11*1)
+
+#define PREFETCH8(S) \
+	LEAQ (S)(DX*1), R12; \
+	PREFETCHT2 (R12); \
+	PREFETCHT2 (R12)(R9*1); \
+	PREFETCHT2 (R12)(R9*2); \
+	PREFETCHT2 (R12)(R11*1); \
+	LEAQ (R12)(R9*4), R12; \
+	PREFETCHT2 (R12); \
+	PREFETCHT2 (R12)(R9*1); \
+	PREFETCHT2 (R12)(R9*2); \
+	PREFETCHT2 (R12)(R11*1)
+
+// BLOCK64 transposes one 4×4 block of 8-byte words: source column k (k = 0..3) is the 4 words
+// at S + k·sCol, destination row j the 4 words at D + j·dRow. Same registers as BLOCK32.
+#define BLOCK64(S, D, ST) \
+	VMOVUPD (S), Y0; \
+	VMOVUPD (S)(R9*1), Y1; \
+	VMOVUPD (S)(R9*2), Y2; \
+	VMOVUPD (S)(R11*1), Y3; \
+	VUNPCKLPD Y1, Y0, Y4; \
+	VUNPCKHPD Y1, Y0, Y5; \
+	VUNPCKLPD Y3, Y2, Y6; \
+	VUNPCKHPD Y3, Y2, Y7; \
+	VPERM2F128 $0x20, Y6, Y4, Y0; \
+	VPERM2F128 $0x20, Y7, Y5, Y1; \
+	VPERM2F128 $0x31, Y6, Y4, Y2; \
+	VPERM2F128 $0x31, Y7, Y5, Y3; \
+	ST Y0, (D); \
+	ST Y1, (D)(R8*1); \
+	ST Y2, (D)(R8*2); \
+	ST Y3, (D)(R10*1)
+
 // func transposeStrip32(dst, src unsafe.Pointer, blocks, dRow, sCol int)
 //
 // Per 8×8 block: load the 8 source columns (Y0..Y7), interleave pairs of columns (VUNPCKLPS,
@@ -137,4 +287,285 @@ TEXT ·xgetbv0(SB), NOSPLIT, $0-8
 	XGETBV
 	MOVL AX, a+0(FP)
 	MOVL DX, d+4(FP)
+	RET
+
+// func transposeTiles32(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
+TEXT ·transposeTiles32(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ tiles+16(FP), CX
+	MOVQ dRow+24(FP), R8
+	MOVQ sCol+32(FP), R9
+	MOVQ pf+40(FP), DX
+	LEAQ (R8)(R8*2), R10
+	LEAQ (R9)(R9*2), R11
+	TESTQ CX, CX
+	JLE t32done
+
+t32loop:
+	PREFETCH16(SI)
+	BLOCK32(SI, DI, VMOVUPS)
+	LEAQ (SI)(R9*8), R12
+	LEAQ 32(DI), R13
+	BLOCK32(R12, R13, VMOVUPS)
+	LEAQ 32(SI), R12
+	LEAQ (DI)(R8*8), R13
+	BLOCK32(R12, R13, VMOVUPS)
+	LEAQ 32(SI)(R9*8), R12
+	LEAQ 32(DI)(R8*8), R13
+	BLOCK32(R12, R13, VMOVUPS)
+	ADDQ $64, DI
+	LEAQ (SI)(R9*8), SI
+	LEAQ (SI)(R9*8), SI
+	DECQ CX
+	JNZ t32loop
+
+t32done:
+	VZEROUPPER
+	RET
+
+// func transposeTiles32NT(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
+//
+// transposeTiles32 with non-temporal stores: dst and dRow must be multiples of 32.
+TEXT ·transposeTiles32NT(SB), NOSPLIT, $512-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ tiles+16(FP), CX
+	MOVQ dRow+24(FP), R8
+	MOVQ sCol+32(FP), R9
+	MOVQ pf+40(FP), DX
+	LEAQ (R8)(R8*2), R10
+	LEAQ (R9)(R9*2), R11
+	TESTQ CX, CX
+	JLE t32ntdone
+
+t32ntloop:
+	// the two halves of source columns 0..7 (destination rows 0..7 and 8..15), parked; then
+	// those of columns 8..15, each completing the 64-byte lines of 8 destination rows
+	PREFETCH16(SI)
+	TRANS32(SI)
+	PARK32(0)
+	LEAQ 32(SI), R12
+	TRANS32(R12)
+	PARK32(256)
+	LEAQ (SI)(R9*8), R12
+	TRANS32(R12)
+	LINES32(DI, 0)
+	LEAQ 32(SI)(R9*8), R12
+	TRANS32(R12)
+	LEAQ (DI)(R8*8), R13
+	LINES32(R13, 256)
+	ADDQ $64, DI
+	LEAQ (SI)(R9*8), SI
+	LEAQ (SI)(R9*8), SI
+	DECQ CX
+	JNZ t32ntloop
+
+t32ntdone:
+	VZEROUPPER
+	RET
+
+// func transposeTiles64(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
+//
+// Transposes tiles 8×8 tiles of 8-byte words side by side: for tile b, column k (0..7) is the 8
+// consecutive words at src + (8b+k)·sCol, and it becomes word k of each of the 8 rows
+// dst + r·dRow + 64b. Each tile reads 8 whole source lines and writes 8 whole destination lines
+// (when 64-byte aligned).
+TEXT ·transposeTiles64(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ tiles+16(FP), CX
+	MOVQ dRow+24(FP), R8
+	MOVQ sCol+32(FP), R9
+	MOVQ pf+40(FP), DX
+	LEAQ (R8)(R8*2), R10
+	LEAQ (R9)(R9*2), R11
+	TESTQ CX, CX
+	JLE t64done
+
+t64loop:
+	PREFETCH8(SI)
+	BLOCK64(SI, DI, VMOVUPD)
+	LEAQ (SI)(R9*4), R12
+	LEAQ 32(DI), R13
+	BLOCK64(R12, R13, VMOVUPD)
+	LEAQ 32(SI), R12
+	LEAQ (DI)(R8*4), R13
+	BLOCK64(R12, R13, VMOVUPD)
+	LEAQ 32(SI)(R9*4), R12
+	LEAQ 32(DI)(R8*4), R13
+	BLOCK64(R12, R13, VMOVUPD)
+	ADDQ $64, DI
+	LEAQ (SI)(R9*8), SI
+	DECQ CX
+	JNZ t64loop
+
+t64done:
+	VZEROUPPER
+	RET
+
+// func transposeTiles64NT(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
+//
+// transposeTiles64 with non-temporal stores: dst and dRow must be multiples of 32.
+TEXT ·transposeTiles64NT(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ tiles+16(FP), CX
+	MOVQ dRow+24(FP), R8
+	MOVQ sCol+32(FP), R9
+	MOVQ pf+40(FP), DX
+	LEAQ (R8)(R8*2), R10
+	LEAQ (R9)(R9*2), R11
+	TESTQ CX, CX
+	JLE t64ntdone
+
+t64ntloop:
+	PREFETCH8(SI)
+	BLOCK64(SI, DI, VMOVNTPD)
+	LEAQ (SI)(R9*4), R12
+	LEAQ 32(DI), R13
+	BLOCK64(R12, R13, VMOVNTPD)
+	LEAQ 32(SI), R12
+	LEAQ (DI)(R8*4), R13
+	BLOCK64(R12, R13, VMOVNTPD)
+	LEAQ 32(SI)(R9*4), R12
+	LEAQ 32(DI)(R8*4), R13
+	BLOCK64(R12, R13, VMOVNTPD)
+	ADDQ $64, DI
+	LEAQ (SI)(R9*8), SI
+	DECQ CX
+	JNZ t64ntloop
+
+t64ntdone:
+	VZEROUPPER
+	RET
+
+// func copyCached(dst, src unsafe.Pointer, n int)
+//
+// Copies n bytes (a multiple of 128) with ordinary 32-byte loads and stores, which leave the
+// destination in the cache: Go's copy switches to non-temporal stores from 1 MiB, which is
+// slower when source and destination fit in the last-level cache.
+TEXT ·copyCached(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $7, CX
+	JZ   ccdone
+
+ccloop:
+	VMOVDQU (SI), Y0
+	VMOVDQU 32(SI), Y1
+	VMOVDQU 64(SI), Y2
+	VMOVDQU 96(SI), Y3
+	VMOVDQU Y0, (DI)
+	VMOVDQU Y1, 32(DI)
+	VMOVDQU Y2, 64(DI)
+	VMOVDQU Y3, 96(DI)
+	ADDQ $128, SI
+	ADDQ $128, DI
+	DECQ CX
+	JNZ  ccloop
+
+ccdone:
+	VZEROUPPER
+	RET
+
+// func cvtFloat64ToFloat32(dst *float32, src *float64, n int)
+TEXT ·cvtFloat64ToFloat32(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JZ   d2sdone
+
+d2sloop:
+	VCVTPD2PSY (SI), X0
+	VCVTPD2PSY 32(SI), X1
+	VMOVUPS X0, (DI)
+	VMOVUPS X1, 16(DI)
+	ADDQ $64, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  d2sloop
+
+d2sdone:
+	VZEROUPPER
+	RET
+
+// func cvtFloat32ToFloat64(dst *float64, src *float32, n int)
+TEXT ·cvtFloat32ToFloat64(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JZ   s2ddone
+
+s2dloop:
+	VCVTPS2PD (SI), Y0
+	VCVTPS2PD 16(SI), Y1
+	VMOVUPD Y0, (DI)
+	VMOVUPD Y1, 32(DI)
+	ADDQ $32, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  s2dloop
+
+s2ddone:
+	VZEROUPPER
+	RET
+
+// func storeFence()
+TEXT ·storeFence(SB), NOSPLIT, $0-0
+	SFENCE
+	RET
+
+// func gather2x64(dst, src unsafe.Pointer, n int)
+//
+// dst[i] = src[2i] for n 8-byte words, n a multiple of 4: two loads of 4 words, one interleave
+// and one permute per 4 words out. It reads src[0 .. 2n-1].
+TEXT ·gather2x64(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $2, CX
+	JZ   g64done
+
+g64loop:
+	VMOVUPD (SI), Y0
+	VMOVUPD 32(SI), Y1
+	VUNPCKLPD Y1, Y0, Y2 // s0 s4 s2 s6
+	VPERMPD $0xD8, Y2, Y2 // s0 s2 s4 s6
+	VMOVUPD Y2, (DI)
+	ADDQ $64, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  g64loop
+
+g64done:
+	VZEROUPPER
+	RET
+
+// func gather2x32(dst, src unsafe.Pointer, n int)
+//
+// dst[i] = src[2i] for n 4-byte words, n a multiple of 8. It reads src[0 .. 2n-1].
+TEXT ·gather2x32(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JZ   g32done
+
+g32loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VSHUFPS $0x88, Y1, Y0, Y2 // s0 s2 s8 s10 | s4 s6 s12 s14
+	VPERMPD $0xD8, Y2, Y2     // s0 s2 s4 s6 s8 s10 s12 s14
+	VMOVUPS Y2, (DI)
+	ADDQ $64, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  g32loop
+
+g32done:
+	VZEROUPPER
 	RET

@@ -4,7 +4,8 @@ package adapters
 
 import "unsafe"
 
-// No assembly kernels here: transpose32 and the float16 casts use their portable paths.
+// No assembly kernels here: the transposes, contiguous copies and float casts use their
+// portable paths.
 var haveStrip32, haveF16C = false, false
 
 func transposeStrip32(dst, src unsafe.Pointer, blocks, dRow, sCol int) {
@@ -17,4 +18,45 @@ func cvtFloat32ToFloat16(dst *uint16, src *float32, n int) {
 
 func cvtFloat16ToFloat32(dst *float32, src *uint16, n int) {
 	panic("adapters: cvtFloat16ToFloat32 without an assembly kernel")
+}
+
+func transposeTiles32(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int) {
+	panic("adapters: transposeTiles32 without an assembly kernel")
+}
+
+func transposeTiles32NT(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int) {
+	panic("adapters: transposeTiles32NT without an assembly kernel")
+}
+
+func transposeTiles64(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int) {
+	panic("adapters: transposeTiles64 without an assembly kernel")
+}
+
+func transposeTiles64NT(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int) {
+	panic("adapters: transposeTiles64NT without an assembly kernel")
+}
+
+func copyCached(dst, src unsafe.Pointer, n int) {
+	panic("adapters: copyCached without an assembly kernel")
+}
+
+func cvtFloat64ToFloat32(dst *float32, src *float64, n int) {
+	panic("adapters: cvtFloat64ToFloat32 without an assembly kernel")
+}
+
+func cvtFloat32ToFloat64(dst *float64, src *float32, n int) {
+	panic("adapters: cvtFloat32ToFloat64 without an assembly kernel")
+}
+
+// lastLevelCache is unknown here (it only steers the assembly kernels).
+const lastLevelCache = 0
+
+func storeFence() {}
+
+func gather2x64(dst, src unsafe.Pointer, n int) {
+	panic("adapters: gather2x64 without an assembly kernel")
+}
+
+func gather2x32(dst, src unsafe.Pointer, n int) {
+	panic("adapters: gather2x32 without an assembly kernel")
 }

@@ -22,6 +22,10 @@
 //   - over a Go slice, without copying: FromSlice, FromSliceStrided (and, for the notebook
 //     kernel, which cannot call generic functions, the twins of twins.go such as FromFloat32s);
 //   - as a new zeroed allocation in Go memory, 64-byte aligned: New;
+//   - as a new allocation that the caller overwrites whole, 64-byte aligned: NewUninit, which
+//     places large tensors in memory mapped outside Go's heap, with huge pages, unzeroed and
+//     cached for reuse once released (see Allocation; the copy kernels of package adapters and
+//     numpyx.ReadFile use it);
 //   - over foreign memory with a release function: Wrap, or ImportVersioned and ImportLegacy
 //     for DLPack managed tensors;
 //   - over memory another Go value owns: WrapKeep.
@@ -48,7 +52,9 @@
 //
 // # Ownership
 //
-// Go memory (FromSlice, New) is kept alive by the tensors that point into it, like any slice.
+// Go memory (FromSlice, New, and NewUninit below Allocation.MappedMin) is kept alive by the
+// tensors that point into it, like any slice. The mapped memory of a large NewUninit is foreign
+// memory like any other, whose release puts the block back in NewUninit's cache.
 //
 // Foreign memory has an owner: a release function (for an import, the producer's deleter) that
 // runs exactly once. Every tensor over that memory, every view of it, and every value an adapter

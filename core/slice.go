@@ -68,23 +68,12 @@ func FromSliceStrided[T Element](data []T, offset int64, shape, strides []int64)
 
 // New allocates a zeroed C-order tensor in Go memory, its data 64-byte aligned.
 func New(dtype DLDataType, shape ...int64) (*Tensor, error) {
-	if err := dtype.Validate(); err != nil {
-		return nil, err
-	}
 	if shape == nil {
 		shape = []int64{}
 	}
-	n, err := numElements(shape)
+	nbytes, err := allocSize(dtype, shape)
 	if err != nil {
 		return nil, err
-	}
-	nbits, ok := mul(n, int64(dtype.Bits)*int64(dtype.Lanes))
-	if !ok || nbits > 1<<62 {
-		return nil, fmt.Errorf("%w: %d elements of %s", ErrOverflow, n, dtype)
-	}
-	nbytes := (nbits + 7) / 8
-	if nbytes > maxAlloc {
-		return nil, fmt.Errorf("%w: %d bytes for %d elements of %s exceed what Go can allocate", ErrOverflow, nbytes, n, dtype)
 	}
 	d := Desc{Device: CPUDevice, DType: dtype, Shape: shape}
 	if nbytes > 0 {

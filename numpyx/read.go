@@ -140,18 +140,24 @@ func newFor(h Header) (*core.Tensor, []byte, error) {
 			shape[i], shape[j] = shape[j], shape[i]
 		}
 	}
-	t, err := core.New(h.DType, shape...)
+	// every byte is read from the file before anyone sees the tensor: no need to zero it first
+	t, err := core.NewUninit(h.DType, shape...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("numpyx: %w", err)
 	}
 	b, err := t.Bytes()
 	if err != nil {
+		t.Release()
 		return nil, nil, fmt.Errorf("numpyx: %w", err)
 	}
 	if fortran {
-		if t, err = t.Transpose(); err != nil {
+		// the view holds the memory on its own; let go of the tensor under it at once
+		ft, err := t.Transpose()
+		t.Release()
+		if err != nil {
 			return nil, nil, fmt.Errorf("numpyx: %w", err)
 		}
+		t = ft
 	}
 	return t, b, nil
 }
@@ -194,6 +200,7 @@ func readData(r io.Reader, h Header, avail int64) (*core.Tensor, error) {
 	}
 	chunks = nil
 	if k, err := io.ReadFull(r, b[off:]); err != nil {
+		t.Release()
 		return nil, dataErr(err, h, int64(off+k))
 	}
 	fixup(b, h)

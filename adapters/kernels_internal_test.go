@@ -1,0 +1,188 @@
+package adapters
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dlpack-go/dlpack/core"
+)
+
+// TestTransposeKernelNonTemporal runs the transpose kernels down their non-temporal path
+// (cachedMax 0: every destination counts as too large for the cache) on 32-byte aligned
+// destinations, in one piece and split across goroutines, for 4- and 8-byte words, and on
+// misaligned destinations, which must fall back to ordinary stores; it compares each with the
+// plain definition.
+func TestTransposeKernelNonTemporal(t *testing.T) {
+	savedMax, savedPar := cachedMax, parallelBytes
+	defer func() { cachedMax, parallelBytes = savedMax, savedPar }()
+	cachedMax = 0
+	for _, par := range []int{savedPar, 1} {
+		parallelBytes = par
+		t.Run("4", func(t *testing.T) { testTransposeNT[uint32](t) })
+		t.Run("8", func(t *testing.T) { testTransposeNT[uint64](t) })
+	}
+}
+
+func testTransposeNT[W uint32 | uint64](t *testing.T) {
+	var w W
+	size := int64(unsafe.Sizeof(w))
+	for _, shape := range [][2]int64{{16, 16}, {64, 48}, {100, 37}, {300, 520}, {520, 300}} {
+		for _, shift := range []int64{0, 1} { // 1: the destination starts one word past a 64-byte boundary
+			rows, cols := shape[0], shape[1]
+			srcT := core.MustNew(core.DTypeOf[W](), cols, rows) // transposed into rows×cols
+			sv, err := core.Data[W](srcT)
+			require.NoError(t, err)
+			r := rand.New(rand.NewPCG(uint64(rows), uint64(cols)))
+			for i := range sv {
+				sv[i] = W(r.Uint64())
+			}
+			view, err := srcT.Transpose()
+			require.NoError(t, err)
+			buf := core.MustNew(core.DTypeOf[W](), rows*cols+8)
+			bv, err := core.Data[W](buf)
+			require.NoError(t, err)
+			dst, err := core.FromSliceStrided(bv, shift, []int64{rows, cols}, nil)
+			require.NoError(t, err)
+			require.Zero(t, uintptr(buf.Data())%64)
+			require.NoError(t, Copy(dst, view))
+			for i := range rows {
+				for j := range cols {
+					if bv[shift+i*cols+j] != sv[j*rows+i] {
+						t.Fatalf("%d-byte words, %d×%d, shift %d: [%d, %d] = %#x, want %#x",
+							size, rows, cols, shift, i, j, bv[shift+i*cols+j], sv[j*rows+i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestFloat64Float32KernelsAgree compares the AVX conversions between float64 and float32 with
+// Go's on random bit patterns and the edges: NaNs with payloads, infinities, overflow, the
+// float32 subnormals, zeros and ties.
+func TestFloat64Float32KernelsAgree(t *testing.T) {
+	if !haveStrip32 {
+		t.Skip("no AVX kernels in this build (not amd64, or -tags purego) or on this CPU: convertRow uses Go's conversion alone")
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	var wide []float64
+	for range 1 << 16 {
+		wide = append(wide, math.Float64frombits(r.Uint64()))
+	}
+	for _, f := range []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN(),
+		math.Float64frombits(0x7ff0000000000001), math.Float64frombits(0xfff8000000000123),
+		math.MaxFloat32, math.MaxFloat64, math.SmallestNonzeroFloat32, math.SmallestNonzeroFloat32 / 2,
+		math.SmallestNonzeroFloat32 * 1.5, 1 + 1.0/(1<<24), 1 + 3.0/(1<<24), 3.4028235677973366e38} {
+		wide = append(wide, f, -f)
+	}
+	for len(wide)%8 != 0 {
+		wide = append(wide, 1.5)
+	}
+	narrow := make([]float32, len(wide))
+	cvtFloat64ToFloat32(&narrow[0], &wide[0], len(wide))
+	for i, f := range wide {
+		require.Equal(t, math.Float32bits(float32(f)), math.Float32bits(narrow[i]), "float64 bits %#016x", math.Float64bits(f))
+	}
+	back := make([]float64, len(narrow))
+	cvtFloat32ToFloat64(&back[0], &narrow[0], len(narrow))
+	for i, f := range narrow {
+		require.Equal(t, math.Float64bits(float64(f)), math.Float64bits(back[i]), "float32 bits %#08x", math.Float32bits(f))
+	}
+}
+
+// TestCopyRowCached copies contiguous rows of sizes around copyCached's 128-byte unit and its
+// 1 MiB threshold.
+func TestCopyRowCached(t *testing.T) {
+	for _, n := range []int{1 << 20, 1<<20 + 8, 1<<20 + 1000, 3<<20 - 8} {
+		src := make([]uint64, n/8)
+		for i := range src {
+			src[i] = uint64(i)*0x9e3779b97f4a7c15 + 1
+		}
+		dst := make([]uint64, len(src))
+		copyRow(dst, src)
+		require.Equal(t, src, dst, "%d bytes", n)
+	}
+}
+
+// TestCopySplit copies views of many shapes with every copy split across goroutines
+// (parallelBytes 1) and compares the bytes with the same copies on one goroutine.
+func TestCopySplit(t *testing.T) {
+	saved, savedSplit := parallelBytes, splitBytes
+	defer func() { parallelBytes, splitBytes = saved, savedSplit }()
+	splitBytes = 1
+	for _, dt := range []core.DLDataType{core.Uint8, core.Uint16, core.Float32, core.Float64, core.Complex128} {
+		base := core.MustNew(dt, 6, 40, 66)
+		b, err := base.Bytes()
+		require.NoError(t, err)
+		for i := range b {
+			b[i] = byte(i*7 + i>>8)
+		}
+		views := map[string]func() (*core.Tensor, error){
+			"contiguous": func() (*core.Tensor, error) { return base, nil },
+			"reversed":   func() (*core.Tensor, error) { return base.Reverse(1) },
+			"stepped":    func() (*core.Tensor, error) { return base.Slice(2, core.Begin, core.End, 2) },
+			"transposed": func() (*core.Tensor, error) { return base.Transpose() },
+			"permuted":   func() (*core.Tensor, error) { return base.Permute(0, 2, 1) },
+			"flat-stepped": func() (*core.Tensor, error) {
+				f, err := base.Reshape(6 * 40 * 66)
+				if err != nil {
+					return nil, err
+				}
+				return f.Slice(0, 3, core.End, 3)
+			},
+		}
+		for name, view := range views {
+			v, err := view()
+			require.NoError(t, err)
+			parallelBytes = 1 << 40
+			want, err := Clone(v, COrder)
+			require.NoError(t, err)
+			parallelBytes = 1
+			got, err := Clone(v, COrder)
+			require.NoError(t, err)
+			gotF, err := Clone(v, FortranOrder)
+			require.NoError(t, err)
+			parallelBytes = 1 << 40
+			wantF, err := Clone(v, FortranOrder)
+			require.NoError(t, err)
+			wb, _ := want.Bytes()
+			gb, _ := got.Bytes()
+			require.Equal(t, wb, gb, "%s %s", dt, name)
+			wf, err := Clone(wantF, COrder)
+			require.NoError(t, err)
+			gf, err := Clone(gotF, COrder)
+			require.NoError(t, err)
+			wfb, _ := wf.Bytes()
+			gfb, _ := gf.Bytes()
+			require.Equal(t, wfb, gfb, "%s %s Fortran order", dt, name)
+		}
+	}
+}
+
+// TestStridedEveryOther copies every other word (the AVX2 path for 4- and 8-byte words) for
+// lengths around the kernels' units, from sources that end right after the last word wanted.
+func TestStridedEveryOther(t *testing.T) {
+	t.Run("4", func(t *testing.T) { testEveryOther[uint32](t) })
+	t.Run("8", func(t *testing.T) { testEveryOther[uint64](t) })
+}
+
+func testEveryOther[W uint32 | uint64](t *testing.T) {
+	for n := int64(1); n < 70; n++ {
+		src := make([]W, 2*n-1+3)
+		for i := range src {
+			src[i] = W(i*0x9e3779b9 + 7)
+		}
+		for s := int64(0); s < 3; s++ {
+			end := s + 2*(n-1) + 1
+			dst := make([]W, n)
+			strided(dst, src[:end], 0, s, n, 1, 2)
+			for i := range n {
+				require.Equal(t, src[s+2*i], dst[i], "n %d, start %d, element %d", n, s, i)
+			}
+		}
+	}
+}

@@ -1,0 +1,12 @@
+//go:build !linux
+
+package core
+
+import "unsafe"
+
+// canMap says whether NewUninit can map memory here: not outside Linux, where it uses Go memory.
+const canMap = false
+
+func mapBlock(size int64, huge bool) (unsafe.Pointer, bool) { return nil, false }
+
+func unmapBlock(b block) {}

@@ -1,0 +1,152 @@
+package core_test
+
+import (
+	"runtime"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/leakcheck"
+)
+
+// withAllocation runs the test under a (here, a process-wide) allocation setting.
+func withAllocation(t *testing.T, a core.Allocation) {
+	t.Helper()
+	prev := core.SetAllocation(a)
+	t.Cleanup(func() { core.SetAllocation(prev) })
+}
+
+func TestNewUninitSmallIsGoMemory(t *testing.T) {
+	withAllocation(t, core.DefaultAllocation())
+	base := leakcheck.Settle()
+	x, err := core.NewUninit(core.Float32, 16, 16)
+	require.NoError(t, err)
+	assert.False(t, x.Foreign(), "a small tensor is Go memory")
+	assert.Equal(t, base, core.LiveForeign())
+	assert.Equal(t, uintptr(0), uintptr(x.Data())%core.Alignment)
+	assert.Equal(t, make([]float32, 256), mustData[float32](t, x), "Go memory comes zeroed")
+}
+
+func mustData[T core.Element](t *testing.T, x *core.Tensor) []T {
+	t.Helper()
+	d, err := core.Data[T](x)
+	require.NoError(t, err)
+	return d
+}
+
+func TestNewUninitMappedReleaseAndReuse(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("mapped allocation is Linux only; elsewhere NewUninit is New (TestNewUninitOff)")
+	}
+	withAllocation(t, core.Allocation{MappedMin: 1 << 20, HugePages: true, CacheBytes: 64 << 20, CacheIdle: time.Minute})
+	base := leakcheck.Settle()
+	cached0, _ := core.PoolBytes()
+	x, err := core.NewUninit(core.Float64, 1024, 1024) // 8 MiB
+	require.NoError(t, err)
+	require.True(t, x.Foreign(), "a large tensor is mapped memory")
+	assert.Equal(t, base+1, core.LiveForeign())
+	assert.Zero(t, uintptr(x.Data())%(2<<20), "huge-page blocks are 2 MiB aligned")
+	assert.Equal(t, []int64{1024, 1024}, x.Shape())
+	assert.True(t, x.IsContiguous())
+	v := mustData[float64](t, x)
+	for i := range v { // every byte is writable and readable
+		v[i] = float64(i)
+	}
+	assert.Equal(t, float64(len(v)-1), v[len(v)-1])
+	addr := x.Data()
+
+	// a view and a hold keep the block: only the last holder gives it back, once
+	view, err := x.Reverse(0)
+	require.NoError(t, err)
+	h, err := core.Hold(view)
+	require.NoError(t, err)
+	x.Release()
+	view.Release()
+	cached, live := core.PoolBytes()
+	assert.Equal(t, cached0, cached, "nothing goes back under a hold")
+	assert.Equal(t, int64(8<<20), live)
+	// the memory is still there: element [0, 4] of the view is [1023, 4] of x
+	assert.Equal(t, float64(1023*1024+4), *(*float64)(unsafe.Add(view.Data(), 4*8)))
+	h.Release()
+	cached, live = core.PoolBytes()
+	assert.Equal(t, cached0+8<<20, cached, "the last holder gives the block to the cache")
+	assert.Zero(t, live)
+	assert.Equal(t, base, core.LiveForeign())
+
+	// the next tensor of a similar size reuses it: same address, pages already in
+	y, err := core.NewUninit(core.Float32, 2000, 1000) // 7.6 MiB: within a quarter of 8 MiB
+	require.NoError(t, err)
+	assert.Equal(t, addr, y.Data())
+	z, err := core.NewUninit(core.Float64, 256, 1024) // 2 MiB: too small for that block
+	require.NoError(t, err)
+	assert.NotEqual(t, addr, z.Data())
+	y.Release()
+	z.Release()
+	y.Release() // idempotent: the block went back once
+	cached, live = core.PoolBytes()
+	assert.Equal(t, cached0+8<<20+2<<20, cached)
+	assert.Zero(t, live)
+
+	// a smaller cache unmaps what does not fit
+	core.SetAllocation(core.Allocation{MappedMin: 1 << 20, CacheBytes: 0})
+	cached, _ = core.PoolBytes()
+	assert.Zero(t, cached)
+	assert.Equal(t, base, core.LiveForeign())
+}
+
+func TestNewUninitIdleBlocksAreUnmapped(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("mapped allocation is Linux only")
+	}
+	withAllocation(t, core.Allocation{MappedMin: 1 << 20, CacheBytes: 64 << 20, CacheIdle: 20 * time.Millisecond})
+	x, err := core.NewUninit(core.Uint8, 3<<20)
+	require.NoError(t, err)
+	x.Release()
+	cached, _ := core.PoolBytes()
+	require.Equal(t, int64(3<<20), cached)
+	assert.Eventually(t, func() bool { c, _ := core.PoolBytes(); return c == 0 }, 5*time.Second, 10*time.Millisecond)
+}
+
+func TestNewUninitUnreleasedTensorsAreCollected(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("mapped allocation is Linux only")
+	}
+	withAllocation(t, core.Allocation{MappedMin: 1 << 20, CacheBytes: 0})
+	base := leakcheck.Settle()
+	// 4 GiB in 64 MiB tensors, none released: mapped memory is outside Go's heap, so NewUninit
+	// must make the collector run (the machine has less than that to spare many times over)
+	for range 64 {
+		x, err := core.NewUninit(core.Uint8, 64<<20)
+		require.NoError(t, err)
+		mustData[uint8](t, x)[64<<20-1] = 1 // touch one page
+	}
+	_, live := core.PoolBytes()
+	assert.Less(t, live, int64(2<<30), "collections bound what unreleased tensors map")
+	assert.Equal(t, base, leakcheck.Settle())
+}
+
+func TestNewUninitOff(t *testing.T) {
+	withAllocation(t, core.Allocation{})
+	x, err := core.NewUninit(core.Float64, 1024, 1024)
+	require.NoError(t, err)
+	assert.False(t, x.Foreign(), "MappedMin 0: Go memory")
+}
+
+func TestNewUninitErrors(t *testing.T) {
+	_, err := core.NewUninit(core.DLDataType{Code: 99, Bits: 8, Lanes: 1}, 4)
+	assert.ErrorIs(t, err, core.ErrDType)
+	_, err = core.NewUninit(core.Float64, -1)
+	assert.ErrorIs(t, err, core.ErrShape)
+	_, err = core.NewUninit(core.Float64, 1<<40, 1<<40)
+	assert.ErrorIs(t, err, core.ErrOverflow)
+	x, err := core.NewUninit(core.Float32)
+	require.NoError(t, err)
+	assert.Equal(t, 0, x.Ndim())
+	e, err := core.NewUninit(core.Float32, 0, 1<<30)
+	require.NoError(t, err)
+	assert.True(t, e.Empty())
+}

@@ -1,0 +1,9 @@
+package core
+
+// PoolBytes reports the bytes of mapped blocks in NewUninit's cache and under tensors, for
+// tests.
+func PoolBytes() (cached, live int64) {
+	pool.mu.Lock()
+	defer pool.mu.Unlock()
+	return pool.cached, pool.live
+}
