@@ -1,10 +1,7 @@
 package gomlxx_test
 
 import (
-	"bytes"
 	"math"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -25,27 +22,10 @@ import (
 	"github.com/dlpack-go/dlpack/gomlxx"
 	"github.com/dlpack-go/dlpack/gonumx"
 	"github.com/dlpack-go/dlpack/gorgoniax"
+	"github.com/dlpack-go/dlpack/internal/pyrun"
 	"github.com/dlpack-go/dlpack/numpyx"
 	"github.com/dlpack-go/dlpack/safetensorsx"
 )
-
-// python is Debian's interpreter, with python3-numpy (scripts/setup.sh installs it).
-const python = "/usr/bin/python3"
-
-// runPython runs script with args under /usr/bin/python3 and returns its stdout. It fails the
-// test, loudly, when python3 or numpy is missing: CI installs python3-numpy.
-func runPython(t testing.TB, script string, args ...string) string {
-	t.Helper()
-	if _, err := os.Stat(python); err != nil {
-		t.Fatalf("%s is missing (install python3 and python3-numpy): %v", python, err)
-	}
-	cmd := exec.Command(python, append([]string{"-c", script}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "python failed:\n%s", stderr.String())
-	return string(out)
-}
 
 // A model's layer computed by GoMLX on its pure-Go backend (simplego, no C library), on inputs
 // from Gonum (a matrix), from NumPy (a .npy file, Fortran order, written by Debian's NumPy) and
@@ -54,7 +34,7 @@ func runPython(t testing.TB, script string, args ...string) string {
 // checks it against its own computation.
 func TestGoMLXComputesOnGonumAndNumPyData(t *testing.T) {
 	dir := t.TempDir()
-	runPython(t, `
+	pyrun.Run(t, `
 import sys, numpy as np
 w = np.arange(1, 9, dtype=np.float64).reshape(4, 2) / 10
 np.save(sys.argv[1], np.asfortranarray(w))
@@ -127,7 +107,7 @@ np.save(sys.argv[2], b)
 	xn, err := gonumx.FromMatrix(x)
 	require.NoError(t, err)
 	require.NoError(t, numpyx.WriteFile(filepath.Join(dir, "x.npy"), xn))
-	out := runPython(t, `
+	out := pyrun.Run(t, `
 import sys, numpy as np
 d = sys.argv[1]
 x, w, b, y = (np.load(d + "/" + n + ".npy") for n in "xwby")

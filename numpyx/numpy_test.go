@@ -16,29 +16,9 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/pyrun"
 	"github.com/dlpack-go/dlpack/numpyx"
 )
-
-// python is the interpreter the interop tests drive; Debian's python3-numpy must be installed.
-const python = "/usr/bin/python3"
-
-// runPython runs script with args under /usr/bin/python3 and returns its stdout. It fails the
-// test, loudly, when python3 or numpy is missing: CI installs python3-numpy.
-func runPython(t testing.TB, script string, args ...string) string {
-	t.Helper()
-	if _, err := os.Stat(python); err != nil {
-		t.Fatalf("%s is missing (install python3 and python3-numpy): %v", python, err)
-	}
-	if out, err := exec.Command(python, "-c", "import numpy").CombinedOutput(); err != nil {
-		t.Fatalf("numpy is not importable by %s (apt-get install python3-numpy): %v\n%s", python, err, out)
-	}
-	cmd := exec.Command(python, append([]string{"-c", script}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "python failed:\n%s", stderr.String())
-	return string(out)
-}
 
 // genScript writes, into argv[1], .npy files of every supported dtype × shape × memory order ×
 // byte order, versions 2.0 and 3.0, and .npz archives (stored and deflated); next to each array
@@ -126,7 +106,7 @@ type genCase struct {
 func generate(t *testing.T) []genCase {
 	t.Helper()
 	dir := t.TempDir()
-	out := runPython(t, genScript, dir)
+	out := pyrun.Run(t, genScript, dir)
 	var cases []genCase
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
@@ -381,8 +361,8 @@ func TestWriteNumPy(t *testing.T) {
 			assert.Equal(t, contiguousBytes(t, x), contiguousBytes(t, back[k]), k)
 		}
 	}
-	cmd := exec.Command(python, "-c", verifyScript)
-	runPython(t, "import numpy") // fails loudly if numpy is missing
+	cmd := exec.Command(pyrun.Interpreter, "-c", verifyScript)
+	pyrun.Run(t, "import numpy") // fails loudly if numpy is missing
 	cmd.Stdin = &manifest
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

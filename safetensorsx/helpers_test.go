@@ -2,8 +2,6 @@ package safetensorsx_test
 
 import (
 	"bytes"
-	"os"
-	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -12,24 +10,6 @@ import (
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/safetensorsx"
 )
-
-// python is the interpreter the interop tests drive; Debian's python3-numpy must be installed.
-const python = "/usr/bin/python3"
-
-// runPython runs script with args under /usr/bin/python3 and returns its stdout. It fails the
-// test, loudly, when python3 or numpy is missing: CI installs python3-numpy.
-func runPython(t testing.TB, script string, args ...string) string {
-	t.Helper()
-	if _, err := os.Stat(python); err != nil {
-		t.Fatalf("%s is missing (install python3 and python3-numpy): %v", python, err)
-	}
-	cmd := exec.Command(python, append([]string{"-c", script}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "python failed (python3-numpy is needed):\n%s", stderr.String())
-	return string(out)
-}
 
 // fromBytes makes a Go-memory tensor of dt and shape holding raw (C order).
 func fromBytes(t testing.TB, dt core.DLDataType, shape []int64, raw []byte) *core.Tensor {

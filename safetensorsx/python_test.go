@@ -14,6 +14,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/pyrun"
 	"github.com/dlpack-go/dlpack/safetensorsx"
 )
 
@@ -106,7 +107,7 @@ type refTensor struct {
 // reference runs refWriter into a fresh directory and returns it, the tensors and the metadata.
 func reference(t *testing.T) (string, []refTensor, map[string]string) {
 	dir := t.TempDir()
-	out := runPython(t, refWriter, dir)
+	out := pyrun.Run(t, refWriter, dir)
 	var ts []refTensor
 	var meta map[string]string
 	sc := bufio.NewScanner(strings.NewReader(out))

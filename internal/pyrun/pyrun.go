@@ -1,0 +1,40 @@
+// Package pyrun runs the tests' Python: Debian's interpreter, which holds the NumPy, PyTorch
+// and ONNX that scripts/setup.sh installs (python3-numpy, python3-torch, python3-onnx). Tests
+// name it by path on purpose: the first python3 on PATH may be a pyenv, conda or venv
+// interpreter without those packages. Nothing a user runs depends on this package.
+package pyrun
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// Interpreter is the path of the tests' Python.
+const Interpreter = "/usr/bin/python3"
+
+// Run runs script (python3 -c script args...) and returns its standard output. A missing
+// interpreter, a NumPy it cannot import, or a script that fails ends the test (Fatal) with
+// Python's standard error: the tests need the real peers, and CI installs them.
+func Run(tb testing.TB, script string, args ...string) string {
+	tb.Helper()
+	return RunIn(tb, "", script, args...)
+}
+
+// RunIn is Run with dir as the working directory ("" for the test's own).
+func RunIn(tb testing.TB, dir, script string, args ...string) string {
+	tb.Helper()
+	if _, err := os.Stat(Interpreter); err != nil {
+		tb.Fatalf("pyrun: %s is missing (run scripts/setup.sh: python3 and python3-numpy): %v", Interpreter, err)
+	}
+	cmd := exec.Command(Interpreter, append([]string{"-c", script}, args...)...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		tb.Fatalf("pyrun: python failed (%v); the tests need python3-numpy (scripts/setup.sh):\n%s", err, stderr.String())
+	}
+	return string(out)
+}
