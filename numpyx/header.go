@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/tensorio"
 )
 
 // Magic is the first six bytes of every .npy file.
@@ -97,7 +98,7 @@ func (h Header) String() string {
 }
 
 // hostBigEndian reports the byte order of this machine.
-var hostBigEndian = binary.NativeEndian.Uint16([]byte{0, 1}) == 1
+var hostBigEndian = tensorio.HostBigEndian
 
 // dtypes maps NumPy's kind and item size to DLPack types; every entry can be read and written.
 var dtypes = map[string]core.DLDataType{

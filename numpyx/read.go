@@ -6,11 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/bits"
 	"os"
-	"unsafe"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/tensorio"
 )
 
 // ReadHeader reads the magic, version, length field and header dict of a .npy file from r and
@@ -226,36 +225,6 @@ func fixup(b []byte, h Header) {
 		return
 	}
 	if h.NeedsSwap() {
-		word := h.DType.Size()
-		if h.DType.Code == core.CodeComplex {
-			word /= 2 // real and imaginary parts swap separately
-		}
-		swap(b, word)
-	}
-}
-
-// swap reverses the bytes of every word-byte word of b. b is aligned for the word (it is the
-// start of a core.New allocation).
-func swap(b []byte, word int) {
-	if len(b) == 0 {
-		return
-	}
-	p := unsafe.Pointer(unsafe.SliceData(b))
-	switch word {
-	case 2:
-		s := unsafe.Slice((*uint16)(p), len(b)/2)
-		for i, v := range s {
-			s[i] = bits.ReverseBytes16(v)
-		}
-	case 4:
-		s := unsafe.Slice((*uint32)(p), len(b)/4)
-		for i, v := range s {
-			s[i] = bits.ReverseBytes32(v)
-		}
-	case 8:
-		s := unsafe.Slice((*uint64)(p), len(b)/8)
-		for i, v := range s {
-			s[i] = bits.ReverseBytes64(v)
-		}
+		tensorio.SwapBytes(b, h.DType)
 	}
 }

@@ -4,10 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"unsafe"
 
-	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/tensorio"
 )
 
 // HeaderOf returns the header Write would write for t: its dtype in this machine's byte order,
@@ -34,9 +33,6 @@ func HeaderOf(t *core.Tensor) (Header, error) {
 	h.Version, h.DataOffset = Version{hb[6], hb[7]}, int64(len(hb))
 	return h, nil
 }
-
-// chunkSize is the scratch buffer through which tensors of other layouts are streamed.
-const chunkSize = 1 << 20
 
 // Write writes t to w in .npy format, with the header NumPy's np.save writes (version 1.0
 // unless the header needs 2.0, padded so that the data starts on a 64-byte boundary). A C- or
@@ -99,81 +95,7 @@ func writeData(w io.Writer, t *core.Tensor, fortran bool) error {
 		}
 		defer src.Release()
 	}
-	if src.IsContiguous() {
-		b, err := src.ReadOnlyBytes()
-		if err != nil {
-			return fmt.Errorf("numpyx: %w", err)
-		}
-		if _, err := w.Write(b); err != nil {
-			return fmt.Errorf("numpyx: writing the data: %w", err)
-		}
-		return nil
-	}
-	s := streamer{w: w, buf: make([]byte, chunkSize)}
-	return s.write(src)
-}
-
-// streamer writes a tensor of any layout in C order through a fixed buffer.
-type streamer struct {
-	w   io.Writer
-	buf []byte
-}
-
-func (s *streamer) write(t *core.Tensor) error {
-	if t.IsContiguous() {
-		b, err := t.ReadOnlyBytes()
-		if err != nil {
-			return fmt.Errorf("numpyx: %w", err)
-		}
-		return s.put(b)
-	}
-	// not contiguous, so t has at least one dimension of size > 1 and no zero dimension
-	n := t.Dim(0)
-	rowBytes := t.NumBytes() / n
-	per := int64(len(s.buf)) / rowBytes
-	if per == 0 { // one row is larger than the buffer: go down a dimension
-		for i := range n {
-			v, err := t.Index(0, i)
-			if err != nil {
-				return fmt.Errorf("numpyx: %w", err)
-			}
-			err = s.write(v)
-			v.Release()
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	for i := int64(0); i < n; i += per {
-		v, err := t.Slice(0, i, min(i+per, n), 1)
-		if err != nil {
-			return fmt.Errorf("numpyx: %w", err)
-		}
-		err = s.copyOut(v)
-		v.Release()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// copyOut gathers v, which fits in the buffer, into it in C order and writes it.
-func (s *streamer) copyOut(v *core.Tensor) error {
-	dst, err := core.WrapKeep(core.Desc{Data: unsafe.Pointer(unsafe.SliceData(s.buf)), Device: core.CPUDevice,
-		DType: v.DType(), Shape: v.Shape()}, s.buf)
-	if err != nil {
-		return fmt.Errorf("numpyx: %w", err)
-	}
-	if err := adapters.Copy(dst, v); err != nil {
-		return fmt.Errorf("numpyx: %w", err)
-	}
-	return s.put(s.buf[:v.NumBytes()])
-}
-
-func (s *streamer) put(b []byte) error {
-	if _, err := s.w.Write(b); err != nil {
+	if err := tensorio.NewWriter(w).Write(src); err != nil {
 		return fmt.Errorf("numpyx: writing the data: %w", err)
 	}
 	return nil

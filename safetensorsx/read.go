@@ -2,19 +2,18 @@ package safetensorsx
 
 import (
 	"bufio"
-	"encoding/binary"
 	"fmt"
 	"io"
-	"math/bits"
 	"os"
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/tensorio"
 )
 
 // hostBigEndian reports the byte order of this machine; the format is little-endian.
-var hostBigEndian = binary.NativeEndian.Uint16([]byte{0, 1}) == 1
+var hostBigEndian = tensorio.HostBigEndian
 
 // readWhy is why reading into Go memory is a copy, for adapters.ErrCopyRequired.
 const readWhy = "reading into Go memory copies the file's bytes (Open or Map share them)"
@@ -203,36 +202,7 @@ func fixup(b []byte, dt core.DLDataType) {
 		return
 	}
 	if hostBigEndian {
-		word := dt.Size()
-		if dt.Code == core.CodeComplex {
-			word /= 2
-		}
-		swap(b, word)
-	}
-}
-
-// swap reverses the bytes of every word-byte word of b, which is aligned for the word.
-func swap(b []byte, word int) {
-	if len(b) == 0 {
-		return
-	}
-	p := unsafe.Pointer(unsafe.SliceData(b))
-	switch word {
-	case 2:
-		s := unsafe.Slice((*uint16)(p), len(b)/2)
-		for i, v := range s {
-			s[i] = bits.ReverseBytes16(v)
-		}
-	case 4:
-		s := unsafe.Slice((*uint32)(p), len(b)/4)
-		for i, v := range s {
-			s[i] = bits.ReverseBytes32(v)
-		}
-	case 8:
-		s := unsafe.Slice((*uint64)(p), len(b)/8)
-		for i, v := range s {
-			s[i] = bits.ReverseBytes64(v)
-		}
+		tensorio.SwapBytes(b, dt)
 	}
 }
 

@@ -9,15 +9,14 @@ import (
 	"path/filepath"
 	"slices"
 	"unicode/utf8"
-	"unsafe"
 
-	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/tensorio"
 )
 
-// chunkSize is the scratch buffer through which tensors of other layouts than C order are
-// streamed.
-const chunkSize = 1 << 20
+// chunkSize is the size of the file writer's buffer (the tensors' own streaming buffer is
+// tensorio.ChunkSize).
+const chunkSize = tensorio.ChunkSize
 
 // HeaderOf returns the header Write writes for tensors and metadata: the tensors in file order
 // (decreasing dtype rank in the reference's enum, which is decreasing alignment, then name in
@@ -118,9 +117,9 @@ func Write(w io.Writer, tensors map[string]*core.Tensor, metadata map[string]str
 	if _, err := w.Write(hb); err != nil {
 		return fmt.Errorf("safetensorsx: writing the header: %w", err)
 	}
-	s := streamer{w: w}
+	s := tensorio.NewWriter(w)
 	for _, p := range ps {
-		if err := s.write(p.t); err != nil {
+		if err := s.Write(p.t); err != nil {
 			return fmt.Errorf("safetensorsx: writing tensor %q: %w", p.ti.Name, err)
 		}
 	}
@@ -159,74 +158,4 @@ func WriteFile(path string, tensors map[string]*core.Tensor, metadata map[string
 		return fmt.Errorf("safetensorsx: %w", err)
 	}
 	return nil
-}
-
-// streamer writes tensors of any layout in C order, through a buffer it allocates the first
-// time a tensor needs it.
-type streamer struct {
-	w   io.Writer
-	buf []byte
-}
-
-// write writes t, which the caller holds.
-func (s *streamer) write(t *core.Tensor) error {
-	if t.Empty() {
-		return nil
-	}
-	if t.IsContiguous() {
-		b, err := t.ReadOnlyBytes()
-		if err != nil {
-			return err
-		}
-		_, err = s.w.Write(b)
-		return err
-	}
-	// not contiguous: at least one dimension of size > 1 and none of size 0; sub-byte dtypes
-	// are always contiguous, so elements are whole bytes
-	if s.buf == nil {
-		s.buf = make([]byte, chunkSize)
-	}
-	n := t.Dim(0)
-	rowBytes := t.NumBytes() / n
-	per := int64(len(s.buf)) / rowBytes
-	if per == 0 { // one row is larger than the buffer: go down a dimension
-		for i := range n {
-			v, err := t.Index(0, i)
-			if err != nil {
-				return err
-			}
-			err = s.write(v)
-			v.Release()
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	for i := int64(0); i < n; i += per {
-		v, err := t.Slice(0, i, min(i+per, n), 1)
-		if err != nil {
-			return err
-		}
-		err = s.gather(v)
-		v.Release()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// gather copies v, which fits in the buffer, into it in C order and writes it.
-func (s *streamer) gather(v *core.Tensor) error {
-	dst, err := core.WrapKeep(core.Desc{Data: unsafe.Pointer(unsafe.SliceData(s.buf)), Device: core.CPUDevice,
-		DType: v.DType(), Shape: v.Shape()}, s.buf)
-	if err != nil {
-		return err
-	}
-	if err := adapters.Copy(dst, v); err != nil {
-		return err
-	}
-	_, err = s.w.Write(s.buf[:v.NumBytes()])
-	return err
 }
