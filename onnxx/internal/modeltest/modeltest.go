@@ -105,3 +105,19 @@ func Load(f TensorFile) (*core.Tensor, error) {
 	copy(b, raw)
 	return x, nil
 }
+
+// Main is the TestMain of a package whose tests run the models: it loads ONNX Runtime with
+// initRuntime (what is missing fails the run, loudly, saying what to install), builds the models,
+// runs the tests and removes the models. It returns the exit code for os.Exit.
+func Main(m interface{ Run() int }, who string, initRuntime func() error) int {
+	if err := initRuntime(); err != nil {
+		fmt.Fprintf(os.Stderr, "%s tests need the ONNX Runtime library: %v\n", who, err)
+		return 1
+	}
+	if err := Build(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer Cleanup()
+	return m.Run()
+}
