@@ -92,7 +92,7 @@ func Read(r io.Reader) (*core.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return readData(r, h, remaining(r))
+	return readData(r, h, tensorio.Remaining(r))
 }
 
 // ReadFile reads the .npy file called name (see Read). The file's size bounds what its header
@@ -104,28 +104,6 @@ func ReadFile(name string) (*core.Tensor, error) {
 	}
 	defer f.Close()
 	return Read(f)
-}
-
-// remaining returns how many bytes r still holds, or -1 when it cannot tell.
-func remaining(r io.Reader) int64 {
-	switch r := r.(type) {
-	case interface{ Len() int }:
-		return int64(r.Len())
-	case io.Seeker:
-		cur, err := r.Seek(0, io.SeekCurrent)
-		if err != nil {
-			return -1
-		}
-		end, err := r.Seek(0, io.SeekEnd)
-		if err != nil {
-			return -1
-		}
-		if _, err := r.Seek(cur, io.SeekStart); err != nil || end < cur {
-			return -1
-		}
-		return end - cur
-	}
-	return -1
 }
 
 // newFor allocates the tensor h describes: C order, or the transposed view of a C-order
@@ -161,46 +139,26 @@ func newFor(h Header) (*core.Tensor, []byte, error) {
 	return t, b, nil
 }
 
-// smallAlloc is the size up to which the data is allocated at once even from a reader that
-// cannot tell how much it holds.
-const smallAlloc = 64 << 10
-
 // readData reads the data h describes from r, which holds avail more bytes (-1: unknown).
 func readData(r io.Reader, h Header, avail int64) (*core.Tensor, error) {
 	n := h.DataLen()
 	if avail >= 0 && n > avail {
 		return nil, fmt.Errorf("%w: header promises %d data bytes (%s %v), only %d present", ErrTruncated, n, h.Descr, h.Shape, avail)
 	}
-	var (
-		chunks [][]byte
-		got    int64
-	)
-	if avail < 0 && n > smallAlloc {
-		// gather in growing chunks until half the data is here; only then allocate it all
-		size := int64(smallAlloc)
-		for got*2 < n {
-			c := make([]byte, min(size, n-got))
-			k, err := io.ReadFull(r, c)
-			got += int64(k)
-			chunks = append(chunks, c[:k])
-			if err != nil {
-				return nil, dataErr(err, h, got)
-			}
-			size = got
+	var t *core.Tensor
+	var b, allocErr = []byte(nil), error(nil)
+	got, allocated, err := tensorio.ReadData(r, n, avail >= 0, func() ([]byte, error) {
+		t, b, allocErr = newFor(h)
+		return b, allocErr
+	})
+	switch {
+	case allocErr != nil:
+		return nil, allocErr
+	case err != nil:
+		if allocated {
+			t.Release()
 		}
-	}
-	t, b, err := newFor(h)
-	if err != nil {
-		return nil, err
-	}
-	off := 0
-	for _, c := range chunks {
-		off += copy(b[off:], c)
-	}
-	chunks = nil
-	if k, err := io.ReadFull(r, b[off:]); err != nil {
-		t.Release()
-		return nil, dataErr(err, h, int64(off+k))
+		return nil, dataErr(err, h, got)
 	}
 	fixup(b, h)
 	return t, nil

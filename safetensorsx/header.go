@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/tensorio"
 )
 
 // MaxHeaderLen bounds the header length field, as the reference implementation does
@@ -106,7 +107,7 @@ func ReadHeader(r io.Reader) (*Header, error) {
 		return nil, fmt.Errorf("%w: header length %d exceeds %d", ErrHeader, hlen, MaxHeaderLen)
 	}
 	var hb []byte
-	if avail := remaining(r); avail >= 0 && int64(hlen) <= avail {
+	if avail := tensorio.Remaining(r); avail >= 0 && int64(hlen) <= avail {
 		// the bytes are there: read them in one piece
 		hb = make([]byte, hlen)
 		if n, err := io.ReadFull(r, hb); err != nil {

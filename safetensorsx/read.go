@@ -70,7 +70,7 @@ func Read(r io.Reader, opts ...adapters.Option) (map[string]*core.Tensor, error)
 // ReadTensors reads the data of every tensor h lists from r, which is at the first data byte
 // (where ReadHeader left it). See Read.
 func ReadTensors(r io.Reader, h *Header) (map[string]*core.Tensor, error) {
-	avail := remaining(r)
+	avail := tensorio.Remaining(r)
 	if avail >= 0 {
 		if err := checkSize(h, avail); err != nil {
 			return nil, err
@@ -98,63 +98,21 @@ func checkSize(h *Header, avail int64) error {
 	return nil
 }
 
-// remaining returns how many bytes r still holds, or -1 when it cannot tell.
-func remaining(r io.Reader) int64 {
-	switch r := r.(type) {
-	case interface{ Len() int }:
-		return int64(r.Len())
-	case io.Seeker:
-		cur, err := r.Seek(0, io.SeekCurrent)
-		if err != nil {
-			return -1
-		}
-		end, err := r.Seek(0, io.SeekEnd)
-		if err != nil {
-			return -1
-		}
-		if _, err := r.Seek(cur, io.SeekStart); err != nil || end < cur {
-			return -1
-		}
-		return end - cur
-	}
-	return -1
-}
-
-// smallAlloc is the size up to which a tensor is allocated at once even from a reader that
-// cannot tell how much it holds.
-const smallAlloc = 64 << 10
-
 // readStream reads the next tensor from r. With unknown, r's size is not known and a large
-// tensor is gathered in chunks until half of it is here.
+// tensor is gathered in chunks until half of it is here (tensorio.ReadData).
 func readStream(r io.Reader, ti TensorInfo, unknown bool) (*core.Tensor, error) {
 	n := ti.Len()
-	var (
-		chunks [][]byte
-		got    int64
-	)
-	if unknown && n > smallAlloc {
-		size := int64(smallAlloc)
-		for got*2 < n {
-			c := make([]byte, min(size, n-got))
-			k, err := io.ReadFull(r, c)
-			got += int64(k)
-			chunks = append(chunks, c[:k])
-			if err != nil {
-				return nil, eofErr(err, "%d data bytes promised, only %d present", n, got)
-			}
-			size = got
-		}
-	}
-	t, b, err := alloc(ti)
-	if err != nil {
-		return nil, err
-	}
-	off := 0
-	for _, c := range chunks {
-		off += copy(b[off:], c)
-	}
-	if k, err := io.ReadFull(r, b[off:]); err != nil {
-		return nil, eofErr(err, "%d data bytes promised, only %d present", n, int64(off+k))
+	var t *core.Tensor
+	var b, allocErr = []byte(nil), error(nil)
+	got, _, err := tensorio.ReadData(r, n, !unknown, func() ([]byte, error) {
+		t, b, allocErr = alloc(ti)
+		return b, allocErr
+	})
+	switch {
+	case allocErr != nil:
+		return nil, allocErr
+	case err != nil:
+		return nil, eofErr(err, "%d data bytes promised, only %d present", n, got)
 	}
 	fixup(b, ti.DType)
 	return t, nil
