@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/copyplan"
 )
 
 // Order is the memory order of a tensor that Clone or Cast makes.
@@ -178,18 +179,15 @@ type plan struct {
 }
 
 func newPlan(dst, src *core.Tensor) plan {
-	var shape, ds, ss []int64
 	dst0, src0 := dst.Strides(), src.Strides()
+	dims := make([]copyplan.Dim, 0, dst.Ndim())
 	for i, d := range dst.Shape() {
-		if d == 1 {
-			continue
-		}
-		if k := len(shape) - 1; k >= 0 && ds[k] == dst0[i]*d && ss[k] == src0[i]*d {
-			shape[k] *= d
-			ds[k], ss[k] = dst0[i], src0[i]
-			continue
-		}
-		shape, ds, ss = append(shape, d), append(ds, dst0[i]), append(ss, src0[i])
+		dims = append(dims, copyplan.Dim{N: d, DS: dst0[i], SS: src0[i]})
+	}
+	dims = copyplan.Merge(dims)
+	shape, ds, ss := make([]int64, len(dims)), make([]int64, len(dims)), make([]int64, len(dims))
+	for i, d := range dims {
+		shape[i], ds[i], ss[i] = d.N, d.DS, d.SS
 	}
 	if len(shape) == 0 {
 		shape, ds, ss = []int64{1}, []int64{1}, []int64{1}
@@ -201,14 +199,7 @@ func newPlan(dst, src *core.Tensor) plan {
 }
 
 func byteSpan(shape, strides []int64, size int64) (lo, n int64) {
-	var hi int64
-	for i, d := range shape {
-		if s := (d - 1) * strides[i]; s < 0 {
-			lo += s
-		} else {
-			hi += s
-		}
-	}
+	lo, hi := copyplan.Extent(shape, strides)
 	return lo * size, (hi - lo + 1) * size
 }
 

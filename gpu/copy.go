@@ -8,6 +8,7 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gpu/cuda"
+	"github.com/dlpack-go/dlpack/internal/copyplan"
 )
 
 // side is where a tensor's memory is, for a copy.
@@ -232,7 +233,7 @@ func (m *mover) copy(dst, src *core.Tensor, dside, sside side, async bool) error
 func gather(m *mover, dst, src *core.Tensor) error {
 	shape, st := src.Shape(), src.Strides()
 	size := int64(src.DType().Size())
-	lo, hi := extent(shape, st)
+	lo, hi := copyplan.Extent(shape, st)
 	span := (hi - lo + 1) * size
 	var view *core.Tensor
 	if span <= 2*src.NumBytes()+spanSlack {
@@ -258,7 +259,7 @@ func gather(m *mover, dst, src *core.Tensor) error {
 			}
 		}
 		cst := compactLike(read, st)
-		clo, chi := extent(read, cst)
+		clo, chi := copyplan.Extent(read, cst)
 		buf, err := core.New(core.DTypeOf[uint8](), (chi-clo+1)*size)
 		if err != nil {
 			return err
@@ -293,7 +294,7 @@ func scatter(m *mover, dst, src *core.Tensor) error {
 	if !exact {
 		lay = compactLike(shape, st)
 	}
-	lo, hi := extent(shape, lay)
+	lo, hi := copyplan.Extent(shape, lay)
 	span := (hi - lo + 1) * size
 	buf, err := core.New(core.DTypeOf[uint8](), span)
 	if err != nil {

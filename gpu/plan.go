@@ -1,6 +1,10 @@
 package gpu
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/dlpack-go/dlpack/internal/copyplan"
+)
 
 // This file plans strided copies as rectangles: the DMA engines copy "rows of width bytes,
 // pitch bytes apart" (cuMemcpy2D), so a copy between two strided layouts of the same shape
@@ -10,7 +14,7 @@ import "sort"
 
 // pdim is one dimension of a copy: its size and the byte strides in the destination and the
 // source.
-type pdim struct{ n, ds, ss int64 }
+type pdim = copyplan.Dim
 
 // rectPlan is a strided copy as rectangles. Each index of the outer dimensions (odometer
 // order) gives one rectangle of height rows of width bytes, starting at dst0 + Σ i*ds in the
@@ -46,31 +50,23 @@ func planRects(shape, ds, ss []int64, size int64) (p rectPlan, ok bool) {
 		if d <= 0 || s <= 0 {
 			return rectPlan{}, false
 		}
-		dims = append(dims, pdim{n, d, s})
+		dims = append(dims, pdim{N: n, DS: d, SS: s})
 	}
 	sort.SliceStable(dims, func(i, j int) bool {
-		if dims[i].ds != dims[j].ds {
-			return dims[i].ds > dims[j].ds
+		if dims[i].DS != dims[j].DS {
+			return dims[i].DS > dims[j].DS
 		}
-		return dims[i].ss > dims[j].ss
+		return dims[i].SS > dims[j].SS
 	})
-	merged := dims[:0]
-	for _, d := range dims {
-		if k := len(merged) - 1; k >= 0 && merged[k].ds == d.ds*d.n && merged[k].ss == d.ss*d.n {
-			merged[k] = pdim{merged[k].n * d.n, d.ds, d.ss}
-			continue
-		}
-		merged = append(merged, d)
-	}
-	dims = merged
+	dims = copyplan.Merge(dims)
 	p.width, p.height = size, 1
-	if k := len(dims) - 1; k >= 0 && dims[k].ds == size && dims[k].ss == size {
-		p.width = dims[k].n * size
+	if k := len(dims) - 1; k >= 0 && dims[k].DS == size && dims[k].SS == size {
+		p.width = dims[k].N * size
 		dims = dims[:k]
 	}
 	p.dpitch, p.spitch = p.width, p.width
 	if k := len(dims) - 1; k >= 0 {
-		p.height, p.dpitch, p.spitch = dims[k].n, dims[k].ds, dims[k].ss
+		p.height, p.dpitch, p.spitch = dims[k].N, dims[k].DS, dims[k].SS
 		dims = dims[:k]
 		if p.dpitch < p.width || p.spitch < p.width {
 			return rectPlan{}, false
@@ -87,7 +83,7 @@ func (p rectPlan) rects() int64 {
 	}
 	n := int64(1)
 	for _, d := range p.outer {
-		n *= d.n
+		n *= d.N
 	}
 	return n
 }
@@ -115,13 +111,13 @@ func (p rectPlan) each(f func(dst, src int64) error) error {
 		k := len(idx) - 1
 		for ; k >= 0; k-- {
 			idx[k]++
-			d += p.outer[k].ds
-			s += p.outer[k].ss
-			if idx[k] < p.outer[k].n {
+			d += p.outer[k].DS
+			s += p.outer[k].SS
+			if idx[k] < p.outer[k].N {
 				break
 			}
-			d -= p.outer[k].ds * p.outer[k].n
-			s -= p.outer[k].ss * p.outer[k].n
+			d -= p.outer[k].DS * p.outer[k].N
+			s -= p.outer[k].SS * p.outer[k].N
 			idx[k] = 0
 		}
 		if k < 0 {
@@ -157,22 +153,6 @@ func dense(shape, strides []int64) bool {
 		want *= a.n
 	}
 	return true
-}
-
-// extent returns the element offsets, relative to the first element, of the lowest and highest
-// elements of a non-empty layout.
-func extent(shape, strides []int64) (lo, hi int64) {
-	for i, n := range shape {
-		if n == 0 {
-			return 0, -1
-		}
-		if st := strides[i] * (n - 1); st < 0 {
-			lo += st
-		} else {
-			hi += st
-		}
-	}
-	return lo, hi
 }
 
 // compactLike returns strides for shape that are compact (no gaps) but keep the order and signs

@@ -9,6 +9,7 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gpu/cuda"
+	"github.com/dlpack-go/dlpack/internal/copyplan"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -349,6 +350,6 @@ func TestLayoutHelpers(t *testing.T) {
 	assert.Equal(t, []int64{1, -2}, compactLike([]int64{2, 3}, []int64{5, -10}))
 	// zero strides sort first (they only occur in sources, whose broadcast dims are read once)
 	assert.Equal(t, []int64{2, 1, 4}, compactLike([]int64{2, 2, 3}, []int64{0, 0, 1}))
-	lo, hi := extent([]int64{2, 3}, []int64{-3, 1})
+	lo, hi := copyplan.Extent([]int64{2, 3}, []int64{-3, 1})
 	assert.Equal(t, [2]int64{-3, 2}, [2]int64{lo, hi})
 }
