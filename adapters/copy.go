@@ -108,7 +108,7 @@ func Copy(dst, src *core.Tensor) error {
 		} else {
 			// the writes could land on elements not read yet: read them all first, like NumPy's
 			// copyto does for overlapping operands
-			tmp, err := core.New(src.DType(), src.Shape()...)
+			tmp, err := core.NewUninit(src.DType(), src.Shape()...) // every element is written next
 			if err != nil {
 				return fmt.Errorf("adapters: copy through a temporary: %w", err)
 			}
