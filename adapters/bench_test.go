@@ -34,7 +34,7 @@ func BenchmarkTransposeMaterialize4096(b *testing.B) {
 		b.Fatal(err)
 	}
 	dst := core.MustNew(core.Float32, side, side)
-	ds, err := core.Data[float32](dst)
+	ds, err := core.Elements[float32](dst)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func BenchmarkClone(b *testing.B) {
 	base := core.MustNew(core.Float64, 1024, 1024)
 	big := core.MustNew(core.Float64, 1024, 2048)
 	for _, x := range []*core.Tensor{base, big} {
-		v, err := core.Data[float64](x)
+		v, err := core.Elements[float64](x)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -282,7 +282,7 @@ func BenchmarkTransposeAgainstCopy(b *testing.B) {
 		b.Fatal(err)
 	}
 	dst := core.MustNew(core.Float32, side, side)
-	ds, err := core.Data[float32](dst)
+	ds, err := core.Elements[float32](dst)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -307,7 +307,7 @@ func TestFloat16Exact(t *testing.T) {
 	}
 	got, err := adapters.Cast(core.MustFromSlice(src), core.Float16)
 	require.NoError(t, err)
-	h, err := core.Data[float16.Float16](got)
+	h, err := core.Elements[float16.Float16](got)
 	require.NoError(t, err)
 	bad := 0
 	for i, f := range src {

@@ -235,11 +235,11 @@ func TestBFloat16Rows(t *testing.T) {
 	}
 	f32 := core.MustNew(core.Float32, 1<<16)
 	require.NoError(t, Copy(f32, core.MustFromSlice(all)))
-	got, err := core.Data[float32](f32)
+	got, err := core.Elements[float32](f32)
 	require.NoError(t, err)
 	back := core.MustNew(core.BFloat16, 1<<16)
 	require.NoError(t, Copy(back, f32))
-	again, err := core.Data[core.BF16](back)
+	again, err := core.Elements[core.BF16](back)
 	require.NoError(t, err)
 	for i, b := range all {
 		require.Equal(t, math.Float32bits(b.Float32()), math.Float32bits(got[i]), "bfloat16 %#04x", uint16(b))

@@ -149,7 +149,7 @@ func TestCopyVectorDType(t *testing.T) {
 func TestCopyInPlace(t *testing.T) {
 	x := core.MustFromSlice([]int32{1, 2, 3, 4}, 2, 2)
 	require.NoError(t, adapters.Copy(x, x))
-	got, err := core.Data[int32](x)
+	got, err := core.Elements[int32](x)
 	require.NoError(t, err)
 	assert.Equal(t, []int32{1, 2, 3, 4}, got)
 }

@@ -37,6 +37,14 @@
 //   - Tests: the adapter runs adaptertest.Run with its Shareable, and proves its zero-copy paths
 //     by address or by a write seen through both sides.
 //
+// Names that several packages share mean the same operation at another level: core.ImportVersioned
+// and core.ImportLegacy take a managed tensor with a Go function as its deleter (the primitive);
+// core/cdlpack's import a C pointer and call its C deleter; numpyx/pyexchange's do the same for
+// tensors that come from Python (the deleter runs with the GIL held). Exports likewise:
+// cdlpack's share any tensor as it is, pyexchange's also follow Python consumers' rules
+// (negative strides and read-only tensors are copied, see pyexchange.Shareable). Tensor.Data is
+// the address of the first element (DLPack's data field); core.Elements is the typed slice.
+//
 // Adding an adapter takes four files: doc.go (the package doc with a table of what shares and
 // what copies), from.go and to.go (or one file per value type), and a test file that runs the
 // kit; see CONTRIBUTING.md.

@@ -34,7 +34,7 @@ func testTransposeNT[W uint32 | uint64](t *testing.T) {
 		for _, shift := range []int64{0, 1} { // 1: the destination starts one word past a 64-byte boundary
 			rows, cols := shape[0], shape[1]
 			srcT := core.MustNew(core.DTypeOf[W](), cols, rows) // transposed into rows×cols
-			sv, err := core.Data[W](srcT)
+			sv, err := core.Elements[W](srcT)
 			require.NoError(t, err)
 			r := rand.New(rand.NewPCG(uint64(rows), uint64(cols)))
 			for i := range sv {
@@ -43,7 +43,7 @@ func testTransposeNT[W uint32 | uint64](t *testing.T) {
 			view, err := srcT.Transpose()
 			require.NoError(t, err)
 			buf := core.MustNew(core.DTypeOf[W](), rows*cols+8)
-			bv, err := core.Data[W](buf)
+			bv, err := core.Elements[W](buf)
 			require.NoError(t, err)
 			dst, err := core.FromSliceStrided(bv, shift, []int64{rows, cols}, nil)
 			require.NoError(t, err)

@@ -136,13 +136,13 @@ func benchNumPy(b *testing.B, dt core.DLDataType, size int64) {
 func iota(x *core.Tensor) error {
 	switch x.DType() {
 	case core.Float64:
-		v, err := core.Data[float64](x)
+		v, err := core.Elements[float64](x)
 		for i := range v {
 			v[i] = float64(i)
 		}
 		return err
 	case core.Float32:
-		v, err := core.Data[float32](x)
+		v, err := core.Elements[float32](x)
 		for i := range v {
 			v[i] = float32(i)
 		}

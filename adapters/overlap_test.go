@@ -170,7 +170,7 @@ func TestCastFloatToIntRule(t *testing.T) {
 		require.NoError(t, err)
 		asF64, err := adapters.Cast(src, core.Float64)
 		require.NoError(t, err)
-		vals, err := core.Data[float64](asF64)
+		vals, err := core.Elements[float64](asF64)
 		require.NoError(t, err)
 		for _, idt := range ints {
 			// contiguous (direct kernels) and strided (the general path where there is one)

@@ -73,7 +73,7 @@ func TestFromArrayHonoursOffset(t *testing.T) {
 	require.NoError(t, err)
 	defer ten.Release()
 	assert.Same(t, &arr.Float32Values()[2], (*float32)(ten.Data()))
-	vals, err := core.ReadOnlyData[float32](ten)
+	vals, err := core.ReadOnlyElements[float32](ten)
 	require.NoError(t, err)
 	assert.Equal(t, []float32{2, 3, 4}, vals)
 }
@@ -223,7 +223,7 @@ func TestToArrayShares(t *testing.T) {
 	require.NoError(t, err)
 	defer back.Release()
 	assert.Equal(t, []int64{3, 2}, back.Shape())
-	vals, err := core.ReadOnlyData[float32](back)
+	vals, err := core.ReadOnlyElements[float32](back)
 	require.NoError(t, err)
 	assert.Equal(t, []float32{1, 4, 2, 5, 3, 6}, vals)
 

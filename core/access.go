@@ -21,18 +21,18 @@ func check[T Element](t *Tensor, write bool) error {
 	return nil
 }
 
-// Data returns the elements of a C-contiguous host tensor as a slice over its memory, without
+// Elements returns the elements of a C-contiguous host tensor as a slice over its memory, without
 // copying: writes to the slice are writes to the tensor. It refuses read-only tensors
-// (ErrReadOnly; see ReadOnlyData), other layouts (ErrNotContiguous; see Span), device memory
+// (ErrReadOnly; see ReadOnlyElements), other layouts (ErrNotContiguous; see Span), device memory
 // (ErrNotHost) and a T that does not match the dtype (ErrTypeMismatch).
 //
 // The slice does not keep foreign memory alive: Hold t while the slice is in use, or the memory
 // may be released under it.
-func Data[T Element](t *Tensor) ([]T, error) { return data[T](t, true) }
+func Elements[T Element](t *Tensor) ([]T, error) { return data[T](t, true) }
 
-// ReadOnlyData is Data for tensors that may be read-only: the caller must not write to the
+// ReadOnlyElements is Elements for tensors that may be read-only: the caller must not write to the
 // slice (memory-mapped files are mapped read-only and a write faults).
-func ReadOnlyData[T Element](t *Tensor) ([]T, error) { return data[T](t, false) }
+func ReadOnlyElements[T Element](t *Tensor) ([]T, error) { return data[T](t, false) }
 
 func data[T Element](t *Tensor, write bool) ([]T, error) {
 	if err := check[T](t, write); err != nil {

@@ -33,7 +33,7 @@ func TestNewUninitSmallIsGoMemory(t *testing.T) {
 
 func mustData[T core.Element](t *testing.T, x *core.Tensor) []T {
 	t.Helper()
-	d, err := core.Data[T](x)
+	d, err := core.Elements[T](x)
 	require.NoError(t, err)
 	return d
 }

@@ -32,7 +32,7 @@
 //
 // Views share memory and never copy: Permute, Transpose, Slice (with steps, negative too),
 // Reverse, Index, Reshape (when the strides allow, else ErrNotViewable), BroadcastTo (stride 0),
-// AsReadOnly. Data, Span and At give typed access to host memory.
+// AsReadOnly. Elements, Span and At give typed access to host memory.
 //
 // # Invariants
 //
@@ -72,13 +72,13 @@
 // # Aliasing
 //
 // Tensors and views over the same memory alias it: a write through one is seen through all.
-// Slices returned by Data and Span alias the tensor's memory, and are not holders: take a Hold
+// Slices returned by Elements and Span alias the tensor's memory, and are not holders: take a Hold
 // on the tensor for as long as they are in use (h, err := core.Hold(t); defer h.Release()), or
 // foreign memory may be released under them by a Release on another goroutine or by the
 // collector's cleanup of the last tensor over it. Every function of this module that reads or
 // writes a tensor's memory does exactly that for its operands, for its whole duration. A
 // read-only tensor (FlagReadOnly: an import so flagged, a memory-mapped file, a
-// broadcast view) refuses writable access (ErrReadOnly); ReadOnlyData and ReadOnlySpan read it,
+// broadcast view) refuses writable access (ErrReadOnly); ReadOnlyElements and ReadOnlySpan read it,
 // and writing through them is a bug (for a memory map, a fault). Conversions that must copy say
 // so (see package adapters), and copies carry FlagIsCopied.
 package core

@@ -83,7 +83,7 @@ func TestAttachKeepsAlive(t *testing.T) {
 	var d *dense
 	func() {
 		x := b.wrap(t)
-		s, err := core.Data[float64](x)
+		s, err := core.Elements[float64](x)
 		require.NoError(t, err)
 		d = &dense{data: s}
 		require.NoError(t, core.Attach(d, x))

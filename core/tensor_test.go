@@ -17,7 +17,7 @@ func TestFromSliceZeroCopy(t *testing.T) {
 	x, err := core.FromSlice(data, 2, 3)
 	require.NoError(t, err)
 	assert.Equal(t, unsafe.Pointer(&data[0]), x.Data(), "pointer identity")
-	got, err := core.Data[float64](x)
+	got, err := core.Elements[float64](x)
 	require.NoError(t, err)
 	assert.Same(t, &data[0], &got[0])
 	data[4] = 50
@@ -42,7 +42,7 @@ func TestFromSliceZeroCopy(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, e.Empty())
 	assert.Nil(t, e.Data())
-	d, err := core.Data[float32](e)
+	d, err := core.Elements[float32](e)
 	require.NoError(t, err)
 	assert.Empty(t, d)
 }
@@ -113,27 +113,27 @@ func TestNewAlignment(t *testing.T) {
 
 func TestTypedAccessErrors(t *testing.T) {
 	x := core.MustFromSlice([]float32{1, 2, 3, 4}, 2, 2)
-	_, err := core.Data[float64](x)
+	_, err := core.Elements[float64](x)
 	assert.ErrorIs(t, err, core.ErrTypeMismatch)
 	assert.Contains(t, err.Error(), "float32")
 	_, err = core.At[int32](x, 0, 0)
 	assert.ErrorIs(t, err, core.ErrTypeMismatch)
 
 	ro, _ := x.AsReadOnly()
-	_, err = core.Data[float32](ro)
+	_, err = core.Elements[float32](ro)
 	assert.ErrorIs(t, err, core.ErrReadOnly)
 	_, _, err = core.Span[float32](ro)
 	assert.ErrorIs(t, err, core.ErrReadOnly)
 	_, err = ro.Bytes()
 	assert.ErrorIs(t, err, core.ErrReadOnly)
-	got, err := core.ReadOnlyData[float32](ro)
+	got, err := core.ReadOnlyElements[float32](ro)
 	require.NoError(t, err)
 	assert.Equal(t, []float32{1, 2, 3, 4}, got)
 	_, err = ro.ReadOnlyBytes()
 	require.NoError(t, err)
 
 	tr, _ := x.Transpose()
-	_, err = core.Data[float32](tr)
+	_, err = core.Elements[float32](tr)
 	assert.ErrorIs(t, err, core.ErrNotContiguous)
 	_, err = tr.Bytes()
 	assert.ErrorIs(t, err, core.ErrNotContiguous)
@@ -144,7 +144,7 @@ func TestTypedAccessErrors(t *testing.T) {
 	dev, err := core.Wrap(core.Desc{Data: fakeAddr(0x7f0000000000),
 		Device: core.DLDevice{DeviceType: core.CUDA}, DType: core.Float32, Shape: []int64{4}}, nil)
 	require.NoError(t, err)
-	_, err = core.Data[float32](dev)
+	_, err = core.Elements[float32](dev)
 	assert.ErrorIs(t, err, core.ErrNotHost)
 	assert.Contains(t, err.Error(), "cuda:0")
 	_, err = dev.Bytes()
@@ -158,7 +158,7 @@ func TestTypedAccessErrors(t *testing.T) {
 
 	x.Release()
 	assert.True(t, x.Released())
-	_, err = core.Data[float32](x)
+	_, err = core.Elements[float32](x)
 	assert.ErrorIs(t, err, core.ErrReleased)
 	_, err = core.At[float32](x, 0, 0)
 	assert.ErrorIs(t, err, core.ErrReleased)

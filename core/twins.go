@@ -12,55 +12,55 @@ import "github.com/x448/float16"
 func FromBools(data []bool, shape ...int64) (*Tensor, error) { return FromSlice(data, shape...) }
 
 // Bools is Data for bool elements: the tensor's memory as a []bool, without copying.
-func (t *Tensor) Bools() ([]bool, error) { return Data[bool](t) }
+func (t *Tensor) Bools() ([]bool, error) { return Elements[bool](t) }
 
 // FromInt8s is FromSlice for []int8: a C-order int8 tensor over data, without copying.
 func FromInt8s(data []int8, shape ...int64) (*Tensor, error) { return FromSlice(data, shape...) }
 
 // Int8s is Data for int8 elements: the tensor's memory as a []int8, without copying.
-func (t *Tensor) Int8s() ([]int8, error) { return Data[int8](t) }
+func (t *Tensor) Int8s() ([]int8, error) { return Elements[int8](t) }
 
 // FromInt16s is FromSlice for []int16: a C-order int16 tensor over data, without copying.
 func FromInt16s(data []int16, shape ...int64) (*Tensor, error) { return FromSlice(data, shape...) }
 
 // Int16s is Data for int16 elements: the tensor's memory as a []int16, without copying.
-func (t *Tensor) Int16s() ([]int16, error) { return Data[int16](t) }
+func (t *Tensor) Int16s() ([]int16, error) { return Elements[int16](t) }
 
 // FromInt32s is FromSlice for []int32: a C-order int32 tensor over data, without copying.
 func FromInt32s(data []int32, shape ...int64) (*Tensor, error) { return FromSlice(data, shape...) }
 
 // Int32s is Data for int32 elements: the tensor's memory as a []int32, without copying.
-func (t *Tensor) Int32s() ([]int32, error) { return Data[int32](t) }
+func (t *Tensor) Int32s() ([]int32, error) { return Elements[int32](t) }
 
 // FromInt64s is FromSlice for []int64: a C-order int64 tensor over data, without copying.
 func FromInt64s(data []int64, shape ...int64) (*Tensor, error) { return FromSlice(data, shape...) }
 
 // Int64s is Data for int64 elements: the tensor's memory as a []int64, without copying.
-func (t *Tensor) Int64s() ([]int64, error) { return Data[int64](t) }
+func (t *Tensor) Int64s() ([]int64, error) { return Elements[int64](t) }
 
 // FromUint8s is FromSlice for []uint8: a C-order uint8 tensor over data, without copying.
 func FromUint8s(data []uint8, shape ...int64) (*Tensor, error) { return FromSlice(data, shape...) }
 
 // Uint8s is Data for uint8 elements: the tensor's memory as a []uint8, without copying.
-func (t *Tensor) Uint8s() ([]uint8, error) { return Data[uint8](t) }
+func (t *Tensor) Uint8s() ([]uint8, error) { return Elements[uint8](t) }
 
 // FromUint16s is FromSlice for []uint16: a C-order uint16 tensor over data, without copying.
 func FromUint16s(data []uint16, shape ...int64) (*Tensor, error) { return FromSlice(data, shape...) }
 
 // Uint16s is Data for uint16 elements: the tensor's memory as a []uint16, without copying.
-func (t *Tensor) Uint16s() ([]uint16, error) { return Data[uint16](t) }
+func (t *Tensor) Uint16s() ([]uint16, error) { return Elements[uint16](t) }
 
 // FromUint32s is FromSlice for []uint32: a C-order uint32 tensor over data, without copying.
 func FromUint32s(data []uint32, shape ...int64) (*Tensor, error) { return FromSlice(data, shape...) }
 
 // Uint32s is Data for uint32 elements: the tensor's memory as a []uint32, without copying.
-func (t *Tensor) Uint32s() ([]uint32, error) { return Data[uint32](t) }
+func (t *Tensor) Uint32s() ([]uint32, error) { return Elements[uint32](t) }
 
 // FromUint64s is FromSlice for []uint64: a C-order uint64 tensor over data, without copying.
 func FromUint64s(data []uint64, shape ...int64) (*Tensor, error) { return FromSlice(data, shape...) }
 
 // Uint64s is Data for uint64 elements: the tensor's memory as a []uint64, without copying.
-func (t *Tensor) Uint64s() ([]uint64, error) { return Data[uint64](t) }
+func (t *Tensor) Uint64s() ([]uint64, error) { return Elements[uint64](t) }
 
 // FromFloat16s is FromSlice for []float16.Float16: a C-order float16 tensor over data, without copying.
 func FromFloat16s(data []float16.Float16, shape ...int64) (*Tensor, error) {
@@ -68,25 +68,25 @@ func FromFloat16s(data []float16.Float16, shape ...int64) (*Tensor, error) {
 }
 
 // Float16s is Data for float16.Float16 elements: the tensor's memory as a []float16.Float16, without copying.
-func (t *Tensor) Float16s() ([]float16.Float16, error) { return Data[float16.Float16](t) }
+func (t *Tensor) Float16s() ([]float16.Float16, error) { return Elements[float16.Float16](t) }
 
 // FromBF16s is FromSlice for []BF16: a C-order bfloat16 tensor over data, without copying.
 func FromBF16s(data []BF16, shape ...int64) (*Tensor, error) { return FromSlice(data, shape...) }
 
 // BF16s is Data for BF16 elements: the tensor's memory as a []BF16, without copying.
-func (t *Tensor) BF16s() ([]BF16, error) { return Data[BF16](t) }
+func (t *Tensor) BF16s() ([]BF16, error) { return Elements[BF16](t) }
 
 // FromFloat32s is FromSlice for []float32: a C-order float32 tensor over data, without copying.
 func FromFloat32s(data []float32, shape ...int64) (*Tensor, error) { return FromSlice(data, shape...) }
 
 // Float32s is Data for float32 elements: the tensor's memory as a []float32, without copying.
-func (t *Tensor) Float32s() ([]float32, error) { return Data[float32](t) }
+func (t *Tensor) Float32s() ([]float32, error) { return Elements[float32](t) }
 
 // FromFloat64s is FromSlice for []float64: a C-order float64 tensor over data, without copying.
 func FromFloat64s(data []float64, shape ...int64) (*Tensor, error) { return FromSlice(data, shape...) }
 
 // Float64s is Data for float64 elements: the tensor's memory as a []float64, without copying.
-func (t *Tensor) Float64s() ([]float64, error) { return Data[float64](t) }
+func (t *Tensor) Float64s() ([]float64, error) { return Elements[float64](t) }
 
 // FromComplex64s is FromSlice for []complex64: a C-order complex64 tensor over data, without copying.
 func FromComplex64s(data []complex64, shape ...int64) (*Tensor, error) {
@@ -94,7 +94,7 @@ func FromComplex64s(data []complex64, shape ...int64) (*Tensor, error) {
 }
 
 // Complex64s is Data for complex64 elements: the tensor's memory as a []complex64, without copying.
-func (t *Tensor) Complex64s() ([]complex64, error) { return Data[complex64](t) }
+func (t *Tensor) Complex64s() ([]complex64, error) { return Elements[complex64](t) }
 
 // FromComplex128s is FromSlice for []complex128: a C-order complex128 tensor over data, without copying.
 func FromComplex128s(data []complex128, shape ...int64) (*Tensor, error) {
@@ -102,4 +102,4 @@ func FromComplex128s(data []complex128, shape ...int64) (*Tensor, error) {
 }
 
 // Complex128s is Data for complex128 elements: the tensor's memory as a []complex128, without copying.
-func (t *Tensor) Complex128s() ([]complex128, error) { return Data[complex128](t) }
+func (t *Tensor) Complex128s() ([]complex128, error) { return Elements[complex128](t) }

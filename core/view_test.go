@@ -198,7 +198,7 @@ func TestBroadcastTo(t *testing.T) {
 	assert.Equal(t, []int64{0, 0, 1}, b.Strides())
 	assert.Equal(t, []int64{1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3}, elems[int64](t, b))
 	assert.True(t, b.ReadOnly(), "elements alias each other")
-	_, err = core.Data[int64](b)
+	_, err = core.Elements[int64](b)
 	assert.ErrorIs(t, err, core.ErrReadOnly)
 	assert.False(t, row.ReadOnly())
 

@@ -226,7 +226,7 @@ func TestComputationResultIsCopiedOrTaken(t *testing.T) {
 	assert.True(t, copied)
 	assert.NotZero(t, c.Flags()&core.FlagIsCopied)
 	assert.False(t, gomlxx.Aliases(out, c))
-	got, err := core.ReadOnlyData[float32](c)
+	got, err := core.ReadOnlyElements[float32](c)
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
 	require.True(t, out.Ok(), "FromTensor leaves the tensor to GoMLX")
@@ -238,7 +238,7 @@ func TestComputationResultIsCopiedOrTaken(t *testing.T) {
 	assert.False(t, copied)
 	assert.False(t, out.Ok())
 	assert.Equal(t, addr, taken.Data(), "the result's own buffer")
-	got, err = core.ReadOnlyData[float32](taken)
+	got, err = core.ReadOnlyElements[float32](taken)
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
 	_, err = gomlxx.FromTensor(out)
@@ -255,7 +255,7 @@ func TestTakeLocalAndAlwaysCopy(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, addr, c.Data())
 	assert.False(t, g.Ok())
-	got, err := core.Data[int32](c)
+	got, err := core.Elements[int32](c)
 	require.NoError(t, err)
 	assert.Equal(t, []int32{1, 2, 3}, got)
 
@@ -267,7 +267,7 @@ func TestTakeLocalAndAlwaysCopy(t *testing.T) {
 	assert.True(t, copied)
 	assert.NotEqual(t, addr, c.Data())
 	assert.False(t, g.Ok())
-	got, err = core.Data[int32](c)
+	got, err = core.Elements[int32](c)
 	require.NoError(t, err)
 	assert.Equal(t, []int32{4, 5}, got)
 }
@@ -283,7 +283,7 @@ func TestViewDetachesWhenGoMLXMovesTheData(t *testing.T) {
 	sq := square(t).MustExec1(g)
 	assert.True(t, g.IsShared(), "simplego moved the input into a shared buffer")
 	assert.False(t, gomlxx.Aliases(g, v), "the view is detached")
-	got, err := core.Data[float64](v)
+	got, err := core.Elements[float64](v)
 	require.NoError(t, err)
 	assert.Equal(t, []float64{1, 2, 3}, got, "the view keeps its memory and values")
 	got[0] = 100 // writable memory of its own; GoMLX does not see it any more
@@ -343,7 +343,7 @@ func TestFinalizeAllUnderAView(t *testing.T) {
 		runtime.GC()
 		h, err := core.Hold(v)
 		require.NoError(t, err)
-		got, err := core.Data[float64](v)
+		got, err := core.Elements[float64](v)
 		require.NoError(t, err)
 		for i, x := range got {
 			if x != float64(i)+float64(round) {
@@ -381,7 +381,7 @@ func TestTakenBufferOnlyHolder(t *testing.T) {
 		// other computations on the same backend must not get the buffer while it is held
 		other := e.MustExec1(tensors.FromScalarAndDimensions(float32(-1), n))
 		runtime.GC()
-		got, err := core.ReadOnlyData[float32](c)
+		got, err := core.ReadOnlyElements[float32](c)
 		require.NoError(t, err)
 		for i, x := range got {
 			if w := float32(i%1000) * float32(i%1000); x != w {
@@ -527,7 +527,7 @@ func TestFinalizedBackend(t *testing.T) {
 	require.ErrorIs(t, err, gomlxx.ErrGoMLX)
 
 	runtime.GC()
-	got, err := core.Data[int64](taken)
+	got, err := core.Elements[int64](taken)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{-1, -2, -3}, got)
 	taken.Release() // BufferFinalize on a finalized backend: refused by simplego, ignored here
@@ -547,7 +547,7 @@ func TestHalfPrecisionComputation(t *testing.T) {
 		want    func(c *core.Tensor) []float32
 	}{
 		{"bfloat16", core.MustFromSlice(bf, 3), true, func(c *core.Tensor) []float32 {
-			got, err := core.ReadOnlyData[core.BF16](c)
+			got, err := core.ReadOnlyElements[core.BF16](c)
 			require.NoError(t, err)
 			out := make([]float32, len(got))
 			for i, v := range got {
@@ -556,7 +556,7 @@ func TestHalfPrecisionComputation(t *testing.T) {
 			return out
 		}},
 		{"float16", core.MustFromSlice(f16, 3), false, func(c *core.Tensor) []float32 {
-			got, err := core.ReadOnlyData[float16.Float16](c)
+			got, err := core.ReadOnlyElements[float16.Float16](c)
 			require.NoError(t, err)
 			out := make([]float32, len(got))
 			for i, v := range got {

@@ -214,7 +214,7 @@ func TestToDenseLayouts(t *testing.T) {
 			m := d.Materialize().(*tensor.Dense)
 			want, err := adapters.Contiguous(tc.x)
 			require.NoError(t, err)
-			wantData, err := core.ReadOnlyData[float64](want)
+			wantData, err := core.ReadOnlyElements[float64](want)
 			require.NoError(t, err)
 			if m.DataOrder().IsRowMajor() {
 				assert.Equal(t, wantData, m.Data())

@@ -29,7 +29,7 @@
 // wrapped owner's deleter) runs once, when the last tensor, view or attached value lets go, from
 // whichever goroutine that happens on. core.LiveForeign counts it. The CPU never dereferences a
 // kDLCUDA address: core's accessors refuse device tensors with core.ErrNotHost. Pinned and
-// managed tensors are host-accessible (core.Data works); managed memory written by the device
+// managed tensors are host-accessible (core.Elements works); managed memory written by the device
 // is safe to read after the device's work completed (ToHost synchronises first).
 //
 // # Copies and streams

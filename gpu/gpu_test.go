@@ -30,7 +30,7 @@ func TestGPUAllocAndMove(t *testing.T) {
 	d, err := Alloc(core.Float32, 0, 2, 3)
 	require.NoError(t, err)
 	assert.Equal(t, Device(0), d.Device())
-	_, err = core.Data[float32](d)
+	_, err = core.Elements[float32](d)
 	require.ErrorIs(t, err, core.ErrNotHost, "the CPU never touches device memory")
 	info, err := cuda.Pointer(uintptr(d.Data()))
 	require.NoError(t, err)
@@ -130,7 +130,7 @@ func TestGPUPinnedStreams(t *testing.T) {
 	require.NoError(t, err)
 	defer p.Release()
 	assert.Equal(t, Pinned, p.Device())
-	pd, err := core.Data[float32](p) // pinned memory is host memory
+	pd, err := core.Elements[float32](p) // pinned memory is host memory
 	require.NoError(t, err)
 	for i := range pd {
 		pd[i] = float32(i)
@@ -152,7 +152,7 @@ func TestGPUPinnedStreams(t *testing.T) {
 	defer out.Release()
 	require.NoError(t, CopyOn(out, d, consumer))
 	require.NoError(t, consumer.Synchronize())
-	od, err := core.Data[float32](out)
+	od, err := core.Elements[float32](out)
 	require.NoError(t, err)
 	assert.Equal(t, float32(12345), od[12345])
 	assert.Equal(t, float32(n-1), od[n-1])
@@ -172,7 +172,7 @@ func TestGPUManaged(t *testing.T) {
 	h, err := ToHost(m)
 	require.NoError(t, err)
 	assert.Same(t, m, h, "managed memory is host-accessible")
-	got, err := core.Data[int32](h)
+	got, err := core.Elements[int32](h)
 	require.NoError(t, err)
 	assert.Equal(t, []int32{1, 2, 3, 4}, got)
 	got[0] = 10 // a host write the device sees
@@ -190,7 +190,7 @@ func TestGPUManaged(t *testing.T) {
 }
 
 func values32(t *testing.T, v *core.Tensor) []int32 {
-	d, err := core.Data[int32](v)
+	d, err := core.Elements[int32](v)
 	require.NoError(t, err)
 	return d
 }

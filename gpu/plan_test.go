@@ -173,7 +173,7 @@ func mirror(t *testing.T, l layout, buf []float32) *core.Tensor {
 func values(t *testing.T, v *core.Tensor) []float32 {
 	c, err := adapters.Contiguous(v)
 	require.NoError(t, err)
-	d, err := core.Data[float32](c)
+	d, err := core.Elements[float32](c)
 	require.NoError(t, err)
 	return d
 }
@@ -282,7 +282,7 @@ func TestCopyCastsThroughHost(t *testing.T) {
 		h, err := core.New(core.Float64, 3, 2)
 		require.NoError(t, err)
 		require.NoError(t, Copy(h, dt))
-		got, err := core.Data[float64](h)
+		got, err := core.Elements[float64](h)
 		require.NoError(t, err)
 		assert.Equal(t, []float64{0, 4.5, 1.5, 6, 3, 7.5}, got)
 

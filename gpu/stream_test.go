@@ -157,7 +157,7 @@ func TestCopyErrors(t *testing.T) {
 	// Host to host needs no device: it is adapters.Copy, casts included.
 	src := core.MustFromSlice([]float64{1, 2, 3, 4, 5, 6}, 2, 3)
 	require.NoError(t, Copy(host, src))
-	got, err := core.Data[float32](host)
+	got, err := core.Elements[float32](host)
 	require.NoError(t, err)
 	assert.Equal(t, []float32{1, 2, 3, 4, 5, 6}, got)
 

@@ -17,7 +17,7 @@ import (
 func benchFile(b *testing.B, bytes int64) (string, *core.Tensor) {
 	b.Helper()
 	x := core.MustNew(core.Float32, bytes/4)
-	v, err := core.Data[float32](x)
+	v, err := core.Elements[float32](x)
 	require.NoError(b, err)
 	for i := range v {
 		v[i] = float32(i % 1000)
@@ -70,7 +70,7 @@ func BenchmarkRead256MiB(b *testing.B) {
 func BenchmarkWrite256MiB(b *testing.B) {
 	_, x := benchFile(b, benchSize)
 	dir := b.TempDir()
-	v, err := core.Data[float32](x)
+	v, err := core.Elements[float32](x)
 	require.NoError(b, err)
 	b.Run("numpyx", func(b *testing.B) {
 		b.SetBytes(benchSize)

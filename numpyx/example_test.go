@@ -27,7 +27,7 @@ func ExampleWrite() {
 	if err != nil {
 		panic(err)
 	}
-	v, _ := core.Data[float32](back)
+	v, _ := core.Elements[float32](back)
 	fmt.Println(back.Shape(), v)
 	// Output:
 	// 1.0 {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), } data at 128
@@ -65,7 +65,7 @@ func ExampleMap() {
 		panic(err)
 	}
 	defer m.Release()
-	v, _ := core.ReadOnlyData[float64](m)
+	v, _ := core.ReadOnlyElements[float64](m)
 	fmt.Println(v, m.ReadOnly())
 	// Output:
 	// [0.5 1.5 2.5] true

@@ -98,7 +98,7 @@ func TestMapBoolNormalised(t *testing.T) {
 	m, err := numpyx.Map(name, adapters.ReportCopy(&copied))
 	require.NoError(t, err)
 	assert.True(t, copied)
-	got, err := core.ReadOnlyData[bool](m)
+	got, err := core.ReadOnlyElements[bool](m)
 	require.NoError(t, err)
 	assert.Equal(t, []bool{false, true, true, true}, got)
 	for _, v := range got {

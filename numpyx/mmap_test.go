@@ -31,7 +31,7 @@ func TestMapSharesFileBytes(t *testing.T) {
 	assert.True(t, m.ReadOnly())
 	assert.Equal(t, before+1, core.LiveForeign())
 	assert.Zero(t, uintptr(m.Data())%numpyx.Alignment, "data must start on a 64-byte boundary")
-	_, err = core.Data[float32](m)
+	_, err = core.Elements[float32](m)
 	require.ErrorIs(t, err, core.ErrReadOnly)
 
 	// mutate the file through an ordinary write: the shared mapping sees it
@@ -79,7 +79,7 @@ func TestMapCopyPolicy(t *testing.T) {
 	m, err := numpyx.Map(path, adapters.ReportCopy(&copied))
 	require.NoError(t, err)
 	assert.True(t, copied)
-	got, err := core.Data[float32](m)
+	got, err := core.Elements[float32](m)
 	require.NoError(t, err)
 	assert.Equal(t, []float32{1, 2}, got)
 

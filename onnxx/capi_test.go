@@ -115,7 +115,7 @@ func TestSessionFromBytes(t *testing.T) {
 	runtime.GC()
 	out, err := s.Run(map[string]*core.Tensor{"X": core.MustFromSlice([]float32{1, 2, 3}, 1, 3)})
 	require.NoError(t, err)
-	y, err := core.ReadOnlyData[float32](out["Y"])
+	y, err := core.ReadOnlyElements[float32](out["Y"])
 	require.NoError(t, err)
 	assert.Equal(t, []float32{3, 5, 7}, y)
 
@@ -267,7 +267,7 @@ func TestErrors(t *testing.T) {
 	defer only.Destroy()
 	out, err := only.Run(map[string]*core.Tensor{"X": core.MustFromSlice([]float32{1, 2}, 2)})
 	require.NoError(t, err)
-	v, _ := core.ReadOnlyData[float32](out["Y"])
+	v, _ := core.ReadOnlyElements[float32](out["Y"])
 	assert.Equal(t, []float32{1, 2}, v)
 
 	destroyed, err := onnxx.NewSession(model("small"), nil, nil, nil)
@@ -306,7 +306,7 @@ func TestCastInputs(t *testing.T) {
 		onnxx.CastInputs(), adapters.ReportCopy(&copied))
 	require.NoError(t, err)
 	assert.True(t, copied)
-	y, _ := core.ReadOnlyData[float32](out["Y"])
+	y, _ := core.ReadOnlyElements[float32](out["Y"])
 	assert.Equal(t, []float32{3, 5, 7}, y)
 	_, err = s.Run(map[string]*core.Tensor{"X": core.MustFromSlice([]float32{1, 2, 3}, 1, 3)}, adapters.ReportCopy(&copied))
 	require.NoError(t, err)
@@ -315,7 +315,7 @@ func TestCastInputs(t *testing.T) {
 	out, err = s.Run(map[string]*core.Tensor{"X": tr}, adapters.ReportCopy(&copied))
 	require.NoError(t, err)
 	assert.True(t, copied)
-	y, _ = core.ReadOnlyData[float32](out["Y"])
+	y, _ = core.ReadOnlyElements[float32](out["Y"])
 	assert.Equal(t, []float32{3, 7, 11, 5, 9, 13}, y)
 }
 
@@ -377,7 +377,7 @@ func TestCUDA(t *testing.T) {
 	assert.Equal(t, core.CUDA, out["Y"].Device().DeviceType, "ORT allocated the output on the device")
 	y, err := gpu.ToHost(out["Y"])
 	require.NoError(t, err)
-	v, _ := core.ReadOnlyData[float32](y)
+	v, _ := core.ReadOnlyElements[float32](y)
 	assert.Equal(t, []float32{3, 5, 7, 9, 11, 13}, v)
 	dst, err := gpu.To(core.MustNew(core.Float32, 2), gpu.Device(0))
 	require.NoError(t, err)
@@ -385,7 +385,7 @@ func TestCUDA(t *testing.T) {
 	require.NoError(t, err)
 	sh, err := gpu.ToHost(dst)
 	require.NoError(t, err)
-	v, _ = core.ReadOnlyData[float32](sh)
+	v, _ = core.ReadOnlyElements[float32](sh)
 	assert.Equal(t, []float32{6, 15}, v)
 }
 

@@ -29,7 +29,7 @@ func ExampleRun() {
 		fmt.Println(err)
 		return
 	}
-	s, _ := core.ReadOnlyData[float32](out["S"])
+	s, _ := core.ReadOnlyElements[float32](out["S"])
 	fmt.Println(len(out), out["S"].Shape(), s)
 	// Output:
 	// 1 [2] [6 15]

@@ -30,8 +30,8 @@ func ExampleSession_Run() {
 		fmt.Println(err)
 		return
 	}
-	y, _ := core.ReadOnlyData[float32](out["Y"])
-	sum, _ := core.ReadOnlyData[float32](out["S"])
+	y, _ := core.ReadOnlyElements[float32](out["Y"])
+	sum, _ := core.ReadOnlyElements[float32](out["S"])
 	fmt.Println(out["Y"].Shape(), y)
 	fmt.Println(out["S"].Shape(), sum)
 	// Output:
@@ -61,7 +61,7 @@ func ExampleSession_RunInto() {
 			fmt.Println(err)
 			return
 		}
-		sum, _ := core.ReadOnlyData[float32](outs[1])
+		sum, _ := core.ReadOnlyElements[float32](outs[1])
 		fmt.Println(sum)
 	}
 	// Output:
@@ -104,7 +104,7 @@ func ExampleCastInputs() {
 		fmt.Println(err)
 		return
 	}
-	sum, _ := core.ReadOnlyData[float32](out["S"])
+	sum, _ := core.ReadOnlyElements[float32](out["S"])
 	fmt.Println(sum, copied)
 	// Output:
 	// true

@@ -32,17 +32,17 @@ func floats(t *testing.T, x *core.Tensor) []float64 {
 	out := make([]float64, 0, x.Len())
 	switch x.DType() {
 	case core.Float32:
-		d, err := core.ReadOnlyData[float32](x)
+		d, err := core.ReadOnlyElements[float32](x)
 		require.NoError(t, err)
 		for _, v := range d {
 			out = append(out, float64(v))
 		}
 	case core.Float64:
-		d, err := core.ReadOnlyData[float64](x)
+		d, err := core.ReadOnlyElements[float64](x)
 		require.NoError(t, err)
 		out = append(out, d...)
 	case core.Float16:
-		d, err := core.ReadOnlyData[float16.Float16](x)
+		d, err := core.ReadOnlyElements[float16.Float16](x)
 		require.NoError(t, err)
 		for _, v := range d {
 			out = append(out, float64(v.Float32()))
@@ -131,8 +131,8 @@ func TestSessionOutputsInPlace(t *testing.T) {
 	defer s.Destroy()
 	a := core.MustNew(core.Float32, 8, 16)
 	b := core.MustNew(core.Float32, 16, 4)
-	ad, _ := core.Data[float32](a)
-	bd, _ := core.Data[float32](b)
+	ad, _ := core.Elements[float32](a)
+	bd, _ := core.Elements[float32](b)
 	for i := range ad {
 		ad[i] = 1
 	}
@@ -234,10 +234,10 @@ func TestDynamicShapeCache(t *testing.T) {
 	second, err := s.Run(in)
 	require.NoError(t, err)
 	for _, out := range []map[string]*core.Tensor{first, second} {
-		y, err := core.ReadOnlyData[float32](out["Y"])
+		y, err := core.ReadOnlyElements[float32](out["Y"])
 		require.NoError(t, err)
 		assert.Equal(t, []float32{3, 5, 7, 9, 11, 13}, y)
-		sum, err := core.ReadOnlyData[float32](out["S"])
+		sum, err := core.ReadOnlyElements[float32](out["S"])
 		require.NoError(t, err)
 		assert.Equal(t, []float32{6, 15}, sum)
 	}
@@ -262,7 +262,7 @@ func TestConcurrentRuns(t *testing.T) {
 					errs <- err
 					return
 				}
-				y, _ := core.ReadOnlyData[float32](out["Y"])
+				y, _ := core.ReadOnlyElements[float32](out["Y"])
 				for _, v := range y {
 					if v != 1 {
 						errs <- assert.AnError
@@ -327,20 +327,20 @@ func TestRunInto(t *testing.T) {
 	x := core.MustFromSlice(xs, 2, 3)
 	y, sum := core.MustNew(core.Float32, 2, 3), core.MustNew(core.Float32, 2)
 	require.NoError(t, s.RunInto([]*core.Tensor{x}, []*core.Tensor{y, sum}))
-	got, _ := core.ReadOnlyData[float32](y)
+	got, _ := core.ReadOnlyElements[float32](y)
 	assert.Equal(t, []float32{3, 5, 7, 9, 11, 13}, got)
 
 	xs[0] = 10 // the same tensor again: ORT reads its current elements
 	require.NoError(t, s.RunInto([]*core.Tensor{x}, []*core.Tensor{y, sum}))
 	assert.Equal(t, []float32{21, 5, 7, 9, 11, 13}, got)
-	sums, _ := core.ReadOnlyData[float32](sum)
+	sums, _ := core.ReadOnlyElements[float32](sum)
 	assert.Equal(t, []float32{15, 15}, sums)
 
 	// other tensors, of another shape, with the same session
 	x2 := core.MustFromSlice([]float32{0, 0, 0}, 1, 3)
 	y2, sum2 := core.MustNew(core.Float32, 1, 3), core.MustNew(core.Float32, 1)
 	require.NoError(t, s.RunInto([]*core.Tensor{x2}, []*core.Tensor{y2, sum2}))
-	got2, _ := core.ReadOnlyData[float32](y2)
+	got2, _ := core.ReadOnlyElements[float32](y2)
 	assert.Equal(t, []float32{1, 1, 1}, got2)
 
 	// a view of the same memory with another shape is a different tensor: no stale value

@@ -52,7 +52,7 @@ func TestMapSharesFileBytes(t *testing.T) {
 	assert.True(t, w.ReadOnly())
 	assert.True(t, w.Foreign())
 	assert.Equal(t, before+1, core.LiveForeign())
-	_, err = core.Data[float32](w)
+	_, err = core.Elements[float32](w)
 	require.ErrorIs(t, err, core.ErrReadOnly)
 	require.ErrorIs(t, core.Set[float32](w, 9, 0, 0), core.ErrReadOnly)
 
@@ -202,7 +202,7 @@ func TestMapMisaligned(t *testing.T) {
 	assert.True(t, copied)
 	assert.False(t, x.ReadOnly())
 	assert.NotZero(t, x.Flags()&core.FlagIsCopied)
-	vals, err := core.Data[float32](x)
+	vals, err := core.Elements[float32](x)
 	require.NoError(t, err)
 	assert.Equal(t, []float32{1.5, -2}, vals)
 	all, err := g.Tensors()

@@ -44,7 +44,7 @@ func TestImportFromC(t *testing.T) {
 			assert.Equal(t, c.shape, ten.Shape())
 			assert.Equal(t, first, ten.Data(), "the tensor is over the C producer's memory")
 			assert.True(t, ten.ReadOnly())
-			vals, err := core.ReadOnlyData[float32](ten)
+			vals, err := core.ReadOnlyElements[float32](ten)
 			require.NoError(t, err)
 			for k, v := range vals {
 				require.Equal(t, float32(k)*0.5, v)
@@ -75,7 +75,7 @@ func TestImportNulls(t *testing.T) {
 	ten, err := cdatax.ImportArray(arr, sc, arrowx.FillNulls(-1))
 	require.NoError(t, err)
 	assert.Equal(t, arrays+2, ctest.ArrayReleases(), "the filled copy holds nothing of C")
-	vals, err := core.ReadOnlyData[float32](ten)
+	vals, err := core.ReadOnlyElements[float32](ten)
 	require.NoError(t, err)
 	for k, v := range vals {
 		if k%3 == 2 {

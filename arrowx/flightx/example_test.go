@@ -39,7 +39,7 @@ func Example() {
 		return
 	}
 	defer w.Release()
-	vals, _ := core.ReadOnlyData[float32](w)
+	vals, _ := core.ReadOnlyElements[float32](w)
 	fmt.Println(w, vals, meta["layer"], w.ReadOnly())
 
 	if err := c.Put(ctx, "grad", core.MustFromSlice([]float64{0.5, -0.5}), nil); err != nil {

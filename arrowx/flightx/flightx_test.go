@@ -321,7 +321,7 @@ func TestServerKeepsStridedTensorsInCOrder(t *testing.T) {
 	require.NoError(t, err)
 	defer got.Release()
 	assert.Equal(t, []int64{3, 2}, got.Shape())
-	vals, err := core.ReadOnlyData[int32](got)
+	vals, err := core.ReadOnlyElements[int32](got)
 	require.NoError(t, err)
 	assert.Equal(t, []int32{1, 4, 2, 5, 3, 6}, vals)
 	// and a client sends one the same way
@@ -329,7 +329,7 @@ func TestServerKeepsStridedTensorsInCOrder(t *testing.T) {
 	st, _, err := srv.Get("xt2")
 	require.NoError(t, err)
 	defer st.Release()
-	sv, err := core.ReadOnlyData[int32](st)
+	sv, err := core.ReadOnlyElements[int32](st)
 	require.NoError(t, err)
 	assert.Equal(t, []int32{1, 4, 2, 5, 3, 6}, sv)
 }

@@ -38,7 +38,7 @@ func TestImportVersionedExplicitRelease(t *testing.T) {
 	assert.Equal(t, core.Float64, x.DType())
 	assert.False(t, x.ReadOnly())
 	assert.True(t, x.Foreign())
-	data, err := core.Data[float64](x)
+	data, err := core.Elements[float64](x)
 	require.NoError(t, err)
 	assert.Equal(t, []float64{0, 1, 2, 3, 4, 5}, data)
 	assert.Equal(t, m.DLTensor.Data, x.Data(), "zero-copy: same memory")
@@ -57,7 +57,7 @@ func TestImportVersionedExplicitRelease(t *testing.T) {
 	runtime.GC()
 	assert.Equal(t, int64(1), c.Calls())
 	assert.Equal(t, foreign, core.LiveForeign())
-	_, err = core.Data[float64](x)
+	_, err = core.Elements[float64](x)
 	assert.ErrorIs(t, err, core.ErrReleased)
 }
 
@@ -94,7 +94,7 @@ func TestImportAttachKeepsAlive(t *testing.T) {
 	func() {
 		x, err := cdlpack.ImportVersioned(ctest.ProduceVersioned(c, 0, 8))
 		require.NoError(t, err)
-		d, err := core.Data[float64](x)
+		d, err := core.Elements[float64](x)
 		require.NoError(t, err)
 		h = &holder{data: d}
 		require.NoError(t, core.Attach(h, x))
@@ -134,9 +134,9 @@ func TestImportFlags(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, x.ReadOnly())
 	assert.Equal(t, core.FlagReadOnly|core.FlagIsCopied, x.Flags())
-	_, err = core.Data[float64](x)
+	_, err = core.Elements[float64](x)
 	assert.ErrorIs(t, err, core.ErrReadOnly)
-	ro, err := core.ReadOnlyData[float64](x)
+	ro, err := core.ReadOnlyElements[float64](x)
 	require.NoError(t, err)
 	assert.Equal(t, []float64{0, 1, 2}, ro)
 	x.Release()
@@ -153,7 +153,7 @@ func TestImportNullStridesAndOffset(t *testing.T) {
 	x, err := cdlpack.ImportLegacy(m)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{1}, x.Strides())
-	d, err := core.Data[float64](x)
+	d, err := core.Elements[float64](x)
 	require.NoError(t, err)
 	assert.Equal(t, []float64{1, 2, 3}, d)
 	// restore what the producer's deleter frees

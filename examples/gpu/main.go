@@ -64,7 +64,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	got, err := core.ReadOnlyData[float32](back)
+	got, err := core.ReadOnlyElements[float32](back)
 	if err != nil {
 		return err
 	}

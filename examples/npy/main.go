@@ -56,8 +56,8 @@ print("numpy wrote", a.shape, a.dtype, "fortran" if a.flags.f_contiguous else "C
 		must(err)
 	}
 
-	// 3. Gonum over the tensor's memory: mat.NewDense on core.Data shares it, no copy.
-	data, err := core.Data[float64](a)
+	// 3. Gonum over the tensor's memory: mat.NewDense on core.Elements shares it, no copy.
+	data, err := core.Elements[float64](a)
 	must(err)
 	r, c := int(a.Dim(0)), int(a.Dim(1))
 	A := mat.NewDense(r, c, data)

@@ -98,7 +98,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	vals, err := core.ReadOnlyData[float64](back)
+	vals, err := core.ReadOnlyElements[float64](back)
 	if err != nil {
 		return err
 	}

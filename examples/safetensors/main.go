@@ -113,7 +113,7 @@ func run(out io.Writer) error {
 		info.Format, w.Shape(), f.Header().DataOffset+info.Begin, w.ReadOnly() && w.Foreign())
 
 	// 2. One layer in Gonum over the mapped memory. gonumx.ToDense copies a read-only tensor
-	// (a *mat.Dense is mutable), so here the Dense is built over core.ReadOnlyData, under a
+	// (a *mat.Dense is mutable), so here the Dense is built over core.ReadOnlyElements, under a
 	// core.Hold, and only ever used as an operand Gonum reads: writing to it would fault.
 	x := mat.NewDense(2, 3, []float64{1, 2, 3, -1, 0.5, 4})
 	y, err := gonumLayer(x, w, b)
@@ -129,7 +129,7 @@ func run(out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	got, err := core.ReadOnlyData[float64](res["Y"])
+	got, err := core.ReadOnlyElements[float64](res["Y"])
 	if err != nil {
 		return err
 	}
@@ -144,11 +144,11 @@ func gonumLayer(x *mat.Dense, w, b *core.Tensor) (*mat.Dense, error) {
 		return nil, err
 	}
 	defer h.Release()
-	wd, err := core.ReadOnlyData[float64](w)
+	wd, err := core.ReadOnlyElements[float64](w)
 	if err != nil {
 		return nil, err
 	}
-	bd, err := core.ReadOnlyData[float64](b)
+	bd, err := core.ReadOnlyElements[float64](b)
 	if err != nil {
 		return nil, err
 	}

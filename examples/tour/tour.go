@@ -142,7 +142,7 @@ func tour(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	backVals, err := core.ReadOnlyData[float64](back)
+	backVals, err := core.ReadOnlyElements[float64](back)
 	if err != nil {
 		return err
 	}
@@ -164,7 +164,7 @@ func tour(w io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("GPU → core: %w", err)
 		}
-		hv, err := core.ReadOnlyData[float64](h)
+		hv, err := core.ReadOnlyElements[float64](h)
 		if err != nil {
 			return err
 		}

@@ -14,7 +14,7 @@ import (
 // cannot call is refused when registered, not when called.
 func ExampleRegister() {
 	halve := func(x *core.Tensor) error {
-		v, err := core.Data[float64](x)
+		v, err := core.Elements[float64](x)
 		if err != nil {
 			return err
 		}

@@ -84,7 +84,7 @@ func exported(dl *core.DLTensor) (shape, strides []int64, vals []float64) {
 func cOrder(t *testing.T, x *core.Tensor) []float64 {
 	c, err := adapters.Contiguous(x)
 	require.NoError(t, err)
-	v, err := core.Data[float64](c)
+	v, err := core.Elements[float64](c)
 	require.NoError(t, err)
 	return append([]float64{}, v...)
 }

@@ -48,7 +48,7 @@ func TestOneLibrary(t *testing.T) {
 	z, err := ortgo.FromValue(outs[0])
 	require.NoError(t, err)
 	defer z.Release()
-	got, err := core.ReadOnlyData[float32](z)
+	got, err := core.ReadOnlyElements[float32](z)
 	require.NoError(t, err)
 	assert.Equal(t, []float32{7, 11, 15}, got) // 2(2x+1)+1
 	y.Release()

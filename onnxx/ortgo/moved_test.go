@@ -84,7 +84,7 @@ func TestInputMutationBetweenRuns(t *testing.T) {
 	defer s.Destroy()
 
 	require.NoError(t, s.Run())
-	got, err := core.ReadOnlyData[float32](y) // ORT wrote into y's own memory
+	got, err := core.ReadOnlyElements[float32](y) // ORT wrote into y's own memory
 	require.NoError(t, err)
 	assert.Equal(t, []float32{3, 5, 7}, got)
 	require.NoError(t, core.Set[float32](x, 10, 0, 1)) // write through the core tensor
@@ -147,7 +147,7 @@ func TestReadOnlyInput(t *testing.T) {
 	defer s.Destroy()
 	out, err := s.Run(map[string]*core.Tensor{"X": ro})
 	require.NoError(t, err)
-	got, err := core.ReadOnlyData[float32](out["Y"])
+	got, err := core.ReadOnlyElements[float32](out["Y"])
 	require.NoError(t, err)
 	assert.Equal(t, []float32{3, 5, 7}, got)
 }
@@ -243,7 +243,7 @@ func runForeign(t *testing.T, x *core.Tensor, mem unsafe.Pointer, before int64) 
 	require.NoError(t, err)
 	defer yv.Destroy()
 	require.NoError(t, s.Run([]ort.Value{v}, []ort.Value{yv}))
-	got, err := core.Data[float32](y)
+	got, err := core.Elements[float32](y)
 	require.NoError(t, err)
 	assert.Equal(t, []float32{3, 5, 7}, got)
 }
@@ -280,7 +280,7 @@ func TestFromValue(t *testing.T) {
 	assert.Equal(t, core.Int8, it.DType())
 	bt, err := ortgo.FromValue(b)
 	require.NoError(t, err)
-	bs, err := core.Data[bool](bt)
+	bs, err := core.Elements[bool](bt)
 	require.NoError(t, err)
 	assert.Equal(t, []bool{true, false}, bs)
 

@@ -70,7 +70,7 @@ func TestOnnxRuntimeRunsTheModel(t *testing.T) {
 		y := out["Y"]
 		require.NotNil(t, y)
 		assert.Equal(t, []int64{batch, 2}, y.Shape())
-		got, err := core.ReadOnlyData[float64](y)
+		got, err := core.ReadOnlyElements[float64](y)
 		require.NoError(t, err)
 		want := []float64{4.5, 4, 0, 0, 0.5, 0}[:2*batch]
 		assert.Equal(t, want, got)

@@ -199,7 +199,7 @@ func dg_fill_async(h C.uintptr_t, start C.float) C.int {
 		if err != nil {
 			return err
 		}
-		d, err := core.Data[float32](p)
+		d, err := core.Elements[float32](p)
 		if err != nil {
 			return err
 		}

@@ -95,8 +95,8 @@ func add(a, b *core.Tensor) (*core.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	x, _ := core.Data[float64](ca)
-	y, _ := core.Data[float64](cb)
+	x, _ := core.Elements[float64](ca)
+	y, _ := core.Elements[float64](cb)
 	for i := range x {
 		x[i] += y[i]
 	}
@@ -108,7 +108,7 @@ func total(x *core.Tensor) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	v, _ := core.ReadOnlyData[float64](c)
+	v, _ := core.ReadOnlyElements[float64](c)
 	s := 0.0
 	for _, e := range v {
 		s += e

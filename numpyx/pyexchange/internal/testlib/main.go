@@ -227,7 +227,7 @@ func dlpackgo_test_sum(h C.uintptr_t, out *C.double) C.int {
 	if err != nil {
 		return -1
 	}
-	vals, err := core.Data[float64](c)
+	vals, err := core.Elements[float64](c)
 	if err != nil {
 		return -1
 	}
