@@ -183,6 +183,18 @@ func TestTwins(t *testing.T) {
 	assert.Equal(t, float32(2), bs[0].Float32())
 	_, err = f.Float64s()
 	assert.ErrorIs(t, err, core.ErrTypeMismatch)
+
+	// read-only tensors (a memory map, say) are read through the ReadOnly twins only
+	ro, err := f.AsReadOnly()
+	require.NoError(t, err)
+	_, err = ro.Float32s()
+	assert.ErrorIs(t, err, core.ErrReadOnly)
+	rs, err := ro.ReadOnlyFloat32s()
+	require.NoError(t, err)
+	assert.Equal(t, fs, rs)
+	assert.Same(t, &fs[0], &rs[0], "the same memory, no copy")
+	_, err = ro.ReadOnlyInt64s()
+	assert.ErrorIs(t, err, core.ErrTypeMismatch)
 }
 
 func TestContiguity(t *testing.T) {
