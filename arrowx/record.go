@@ -17,13 +17,10 @@ import (
 // 2-D host tensor of a byte-wide Arrow primitive dtype whose columns are each compact (row
 // stride 1, as in Fortran order or a column slice of it).
 func RecordShareable(t *core.Tensor) (ok bool, why string) {
+	if why := hostWhy(t); why != "" {
+		return false, why
+	}
 	switch {
-	case t == nil:
-		return false, "nil tensor"
-	case t.Released():
-		return false, "tensor was released"
-	case !t.HostAccessible():
-		return false, fmt.Sprintf("memory on %v is not host-accessible", t.Device())
 	case t.Ndim() != 2:
 		return false, fmt.Sprintf("a record batch is 2-D, the tensor %d-D", t.Ndim())
 	case t.DType() == core.Bool:

@@ -29,13 +29,10 @@ func tensorDType(dt core.DLDataType) bool {
 // stride (an arrow-go tensor addresses its elements from its first byte up). Row-major,
 // column-major, sliced and broadcast (zero-stride) layouts all share.
 func TensorShareable(t *core.Tensor) (ok bool, why string) {
+	if why := hostWhy(t); why != "" {
+		return false, why
+	}
 	switch {
-	case t == nil:
-		return false, "nil tensor"
-	case t.Released():
-		return false, "tensor was released"
-	case !t.HostAccessible():
-		return false, fmt.Sprintf("memory on %v is not host-accessible", t.Device())
 	case !tensorDType(t.DType()):
 		return false, fmt.Sprintf("arrow-go's tensor package has no %s", t.DType())
 	}

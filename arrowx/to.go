@@ -20,13 +20,10 @@ import (
 // Read-only tensors are shareable: Arrow arrays are immutable, and FromArray of such an array
 // gives a read-only tensor back.
 func Shareable(t *core.Tensor) (ok bool, why string) {
+	if why := hostWhy(t); why != "" {
+		return false, why
+	}
 	switch {
-	case t == nil:
-		return false, "nil tensor"
-	case t.Released():
-		return false, "tensor was released"
-	case !t.HostAccessible():
-		return false, fmt.Sprintf("memory on %v is not host-accessible", t.Device())
 	case t.Ndim() == 0:
 		return false, "an Arrow array has at least one dimension"
 	case t.DType() == core.Bool:
@@ -147,4 +144,19 @@ func packBools(t *core.Tensor) (*memory.Buffer, error) {
 		}
 	}
 	return memory.NewBufferBytes(packed), nil
+}
+
+// hostWhy says why t cannot lend its memory to Arrow at all (nil, released, not on the host),
+// or "" when it can be considered; the predicates (Shareable, TensorShareable, RecordShareable)
+// start from it.
+func hostWhy(t *core.Tensor) string {
+	switch {
+	case t == nil:
+		return "nil tensor"
+	case t.Released():
+		return "tensor was released"
+	case !t.HostAccessible():
+		return fmt.Sprintf("memory on %v is not host-accessible", t.Device())
+	}
+	return ""
 }
