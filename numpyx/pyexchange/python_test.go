@@ -96,24 +96,28 @@ func runPython(t testing.TB, args ...string) string {
 	return buf.String()
 }
 
+// runUnittest runs the unittest module of ../python against the test library and fails the
+// test unless every test passed and none was skipped; it logs the output.
+func runUnittest(t *testing.T, module string) {
+	t.Helper()
+	out := runPython(t, "-m", "unittest", "-v", module)
+	require.Regexp(t, `(?m)^OK`, out)
+	require.NotContains(t, out, "skipped", "no Python test may be skipped here")
+	t.Log(out)
+}
+
 // TestPython runs test_dlpackgo.py: every dtype NumPy and PyTorch support, both directions, 0-d,
 // empty, strided views, mutation visibility, read-only handling, lifetimes, refusals as Python
 // exceptions, and the versioned protocol through a consumer and a producer written with ctypes.
 func TestPython(t *testing.T) {
-	out := runPython(t, "-m", "unittest", "-v", "test_dlpackgo")
-	require.Regexp(t, `(?m)^OK`, out)
-	require.NotContains(t, out, "skipped", "no Python test may be skipped here")
-	t.Log(out)
+	runUnittest(t, "test_dlpackgo")
 }
 
 // TestPythonFunctions runs test_functions.py: registered Go functions called from Python (help,
 // dir, TypeErrors before Go runs, Go errors and panics as exceptions, the GIL released, zero-copy
 // arguments and results) and the Tensor's Python face.
 func TestPythonFunctions(t *testing.T) {
-	out := runPython(t, "-m", "unittest", "-v", "test_functions")
-	require.Regexp(t, `(?m)^OK`, out)
-	require.NotContains(t, out, "skipped", "no Python test may be skipped here")
-	t.Log(out)
+	runUnittest(t, "test_functions")
 }
 
 // TestPythonMemoryFlat runs 100 000 round trips Go -> NumPy, NumPy -> Go, Go -> PyTorch -> Go and
@@ -123,9 +127,7 @@ func TestPythonMemoryFlat(t *testing.T) {
 	if testing.Short() {
 		t.Skip("100 000 round trips take a while; run without -short")
 	}
-	out := runPython(t, "-m", "unittest", "-v", "test_dlpackgo_memory")
-	require.Regexp(t, `(?m)^OK`, out)
-	t.Log(out)
+	runUnittest(t, "test_dlpackgo_memory")
 }
 
 // BenchmarkNumPyFromDLPack times numpy.from_dlpack of a Go tensor against numpy.from_dlpack of a
