@@ -2,6 +2,7 @@ package core_test
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/dlpack-go/dlpack/core"
 )
@@ -39,5 +40,39 @@ func BenchmarkViews(b *testing.B) {
 		if _, err := t.Slice(0, 1, core.End, 2); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkWrapExplicitImport: what a bridge pays to import a one-dimensional tensor it releases
+// itself (core.DescOf, WrapExplicit, Release), beside Wrap, which also registers a cleanup.
+func BenchmarkWrapExplicitImport(b *testing.B) {
+	data := make([]float64, 1000)
+	shape, strides := []int64{1000}, []int64{1}
+	dl := &core.DLTensor{Data: unsafe.Pointer(&data[0]), Device: core.CPUDevice, Ndim: 1,
+		Dtype: core.Float64, Shape: &shape[0], Strides: &strides[0]}
+	for _, explicit := range []bool{true, false} {
+		name := "Wrap"
+		wrap := core.Wrap
+		if explicit {
+			name, wrap = "WrapExplicit", core.WrapExplicit
+		}
+		b.Run(name, func(b *testing.B) {
+			released := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				d, err := core.DescOf(dl)
+				if err != nil {
+					b.Fatal(err)
+				}
+				t, err := wrap(d, func() { released++ })
+				if err != nil {
+					b.Fatal(err)
+				}
+				t.Release()
+			}
+			if released != b.N {
+				b.Fatalf("released %d of %d", released, b.N)
+			}
+		})
 	}
 }

@@ -11,16 +11,18 @@ import (
 // and NULL strides (legacy producers) become C-order strides. Data is never dereferenced. The
 // result is a Desc in Go memory, safe to keep after the descriptor is gone.
 func ValidateDLTensor(dl *DLTensor) (Desc, error) {
-	d, err := readDLTensor(dl)
+	d, err := DescOf(dl)
 	if err != nil {
 		return Desc{}, err
 	}
 	return ValidateDesc(d)
 }
 
-// readDLTensor copies a DLTensor's fields into a Desc, reading shape and strides only after
-// checking ndim; the rest of the validation is ValidateDesc's (Wrap runs it).
-func readDLTensor(dl *DLTensor) (Desc, error) {
+// DescOf reads a DLTensor's fields into a Desc, reading shape and strides only after checking
+// ndim and the shape pointer; the rest of the validation is ValidateDesc's, which Wrap and
+// WrapExplicit run. The Desc's Shape and Strides are dl's own arrays, not copies: use it while dl
+// is alive (Wrap, WrapExplicit and ValidateDesc copy them).
+func DescOf(dl *DLTensor) (Desc, error) {
 	if dl == nil {
 		return Desc{}, fmt.Errorf("%w: DLTensor", ErrNil)
 	}
@@ -33,9 +35,9 @@ func readDLTensor(dl *DLTensor) (Desc, error) {
 		if dl.Shape == nil {
 			return Desc{}, fmt.Errorf("%w: shape is NULL for ndim = %d", ErrShape, n)
 		}
-		d.Shape = append([]int64{}, unsafe.Slice(dl.Shape, n)...)
+		d.Shape = unsafe.Slice(dl.Shape, n)
 		if dl.Strides != nil {
-			d.Strides = append([]int64{}, unsafe.Slice(dl.Strides, n)...)
+			d.Strides = unsafe.Slice(dl.Strides, n)
 		}
 	}
 	return d, nil
@@ -103,7 +105,7 @@ func claim(m unsafe.Pointer, deleter func()) (func(), error) {
 }
 
 func importDL(dl *DLTensor, flags Flags, deleter func()) (*Tensor, error) {
-	d, err := readDLTensor(dl) // Wrap validates the rest
+	d, err := DescOf(dl) // Wrap validates the rest
 	if err != nil {
 		if deleter != nil {
 			deleter()

@@ -74,6 +74,48 @@ func TestWrapReleaseGC(t *testing.T) {
 	assert.Equal(t, int32(1), b.released.Load())
 }
 
+func TestWrapExplicit(t *testing.T) {
+	base := leakcheck.Settle()
+	b := &foreignBlock{}
+	desc := core.Desc{Data: unsafe.Pointer(&b.mem[0]), Device: core.CPUDevice, DType: core.Float64,
+		Shape: []int64{4, 4}}
+	release := func() { b.released.Add(1) }
+
+	// dropped without Release: no cleanup runs, the memory stays held
+	func() {
+		x, err := core.WrapExplicit(desc, release)
+		require.NoError(t, err)
+		assert.True(t, x.Foreign())
+	}()
+	for range 5 { // collections, and time for any cleanup they queued
+		runtime.GC()
+		time.Sleep(2 * time.Millisecond)
+	}
+	assert.Zero(t, b.released.Load(), "an explicit tensor is never released by the collector")
+	assert.Equal(t, base+1, core.LiveForeign())
+
+	// released, with a view that outlives it and is collected: release runs once, after the view
+	x, err := core.WrapExplicit(desc, release)
+	require.NoError(t, err)
+	func() {
+		v, err := x.Index(0, 1)
+		require.NoError(t, err)
+		x.Release()
+		assert.Equal(t, int32(0), b.released.Load(), "the view holds the memory")
+		runtime.KeepAlive(v)
+	}()
+	assert.True(t, leakcheck.Until(func() bool { return b.released.Load() == 1 }),
+		"the view's cleanup lets the memory go")
+
+	// an invalid description runs release before the error
+	bad := desc
+	bad.Shape = []int64{-1}
+	_, err = core.WrapExplicit(bad, release)
+	require.ErrorIs(t, err, core.ErrInvalid)
+	assert.Equal(t, int32(2), b.released.Load())
+	assert.Equal(t, base+1, core.LiveForeign(), "only the dropped tensor's memory is still held")
+}
+
 // dense stands for a value of another library built over a tensor's memory.
 type dense struct{ data []float64 }
 

@@ -48,19 +48,58 @@ type Desc struct {
 // release, if not nil, is called exactly once: when the last holder of the memory (the tensor,
 // its views and the values attached to them) is released or becomes unreachable, or before
 // Wrap returns an error. With a nil release the caller keeps the memory alive itself.
-func Wrap(d Desc, release func()) (*Tensor, error) {
-	t, err := fromDesc(d)
+func Wrap(d Desc, release func()) (*Tensor, error) { return wrap(d, release, true) }
+
+// WrapExplicit is Wrap for bridges that always release the tensor they make, such as a call that
+// imports its arguments and releases them when it returns, or a registry of handles whose entries
+// are released by their owner: release runs exactly once, when the tensor and every holder made
+// from it have let go, as with Wrap, but the tensor itself carries no garbage-collector cleanup.
+// A WrapExplicit tensor that becomes unreachable without Release keeps its memory forever (views
+// and attached values made from it still let go of theirs when collected). Registering that cleanup
+// is most of the cost of Wrap for small tensors; use Wrap unless every path releases.
+func WrapExplicit(d Desc, release func()) (*Tensor, error) { return wrap(d, release, false) }
+
+// wrap is Wrap, with the collector's cleanup or without it.
+func wrap(d Desc, release func(), cleanup bool) (*Tensor, error) {
+	if release == nil {
+		return fromDesc(d, &hold{})
+	}
+	d, err := ValidateDesc(d)
 	if err != nil {
-		if release != nil {
-			release()
-		}
+		release()
 		return nil, err
 	}
-	if release != nil {
-		t.hold = newHold(newOwner(release))
-		runtime.AddCleanup(t, func(h *hold) { h.let() }, t.hold)
+	if cleanup {
+		// the cleanup's argument, the hold, must be an allocation of its own: one inside the
+		// tensor's would keep the tensor reachable
+		oh := &ownedHold{o: owner{release: release}}
+		oh.init()
+		t := tensorOf(d, &oh.h)
+		runtime.AddCleanup(&t, func(h *hold) { h.let() }, t.hold)
+		return &t, nil
 	}
-	return t, nil
+	r := &explicitTensor{oh: ownedHold{o: owner{release: release}}} // one allocation
+	r.oh.init()
+	r.t = tensorOf(d, &r.oh.h)
+	return &r.t, nil
+}
+
+// ownedHold is a new owner with its first hold, allocated together.
+type ownedHold struct {
+	o owner
+	h hold
+}
+
+func (oh *ownedHold) init() {
+	liveOwners.Add(1)
+	oh.o.retain()
+	oh.h.owner = &oh.o
+}
+
+// explicitTensor is what WrapExplicit allocates: the tensor, its owner and its hold.
+type explicitTensor struct {
+	t  Tensor
+	oh ownedHold
 }
 
 // WrapKeep makes a Tensor over memory that a Go value owns or keeps alive (a *mat.Dense's slice,
@@ -69,7 +108,7 @@ func Wrap(d Desc, release func()) (*Tensor, error) {
 // the chain is complete: foreign memory outlives every tensor and value built over it. d is
 // validated like Wrap's.
 func WrapKeep(d Desc, keep any) (*Tensor, error) {
-	t, err := fromDesc(d)
+	t, err := fromDesc(d, &hold{})
 	if err != nil {
 		return nil, err
 	}
@@ -77,14 +116,20 @@ func WrapKeep(d Desc, keep any) (*Tensor, error) {
 	return t, nil
 }
 
-// fromDesc validates d and builds a tensor with a hold on no owner.
-func fromDesc(d Desc) (*Tensor, error) {
+// fromDesc validates d and builds a tensor with hold h.
+func fromDesc(d Desc, h *hold) (*Tensor, error) {
 	d, err := ValidateDesc(d)
 	if err != nil {
 		return nil, err
 	}
-	return &Tensor{data: d.Data, byteOffset: d.ByteOffset, device: d.Device, dtype: d.DType,
-		shape: d.Shape, strides: d.Strides, flags: d.Flags, hold: &hold{}}, nil
+	t := tensorOf(d, h)
+	return &t, nil
+}
+
+// tensorOf builds a tensor of a validated d with hold h.
+func tensorOf(d Desc, h *hold) Tensor {
+	return Tensor{data: d.Data, byteOffset: d.ByteOffset, device: d.Device, dtype: d.DType,
+		shape: d.Shape, strides: d.Strides, flags: d.Flags, hold: h}
 }
 
 // ValidateDesc checks a description of memory as untrusted input and returns it normalised:
@@ -110,15 +155,17 @@ func ValidateDesc(d Desc) (Desc, error) {
 	if err != nil {
 		return d, err
 	}
-	shape := append([]int64{}, d.Shape...)
-	var strides []int64
+	if d.Strides != nil && len(d.Strides) != len(d.Shape) {
+		return d, fmt.Errorf("%w: %d strides for ndim = %d", ErrStrides, len(d.Strides), len(d.Shape))
+	}
+	nd := len(d.Shape)
+	buf := make([]int64, 2*nd) // the copies of shape and strides, in one allocation
+	shape, strides := buf[:nd:nd], buf[nd:]
+	copy(shape, d.Shape)
 	if d.Strides == nil {
-		strides = cStrides(shape)
+		fillCStrides(strides, shape)
 	} else {
-		if len(d.Strides) != len(shape) {
-			return d, fmt.Errorf("%w: %d strides for ndim = %d", ErrStrides, len(d.Strides), len(shape))
-		}
-		strides = append([]int64{}, d.Strides...)
+		copy(strides, d.Strides)
 	}
 	d.Shape, d.Strides = shape, strides
 	if n == 0 {

@@ -3,8 +3,9 @@
  *
  * dlpackgo_caller(id) makes one builtin per registered function, bound to a capsule of the
  * function's pxg_fn (its id, parameter and result kinds, names). Called as
- * builtin(handles, *args) from the generated Python wrapper (args: an unused DLPack capsule for
- * each tensor parameter, the Python value for each other), it
+ * builtin(handles, *args) from the generated Python wrapper (args: for each tensor parameter a
+ * NumPy array, read by numpy.c or else asked for its capsule, an unused DLPack capsule, or the
+ * handle of a dlpackgo.Tensor; the Python value for each other parameter), it
  *
  *   1. converts every argument, checking its type: a TypeError here means Go never ran and
  *      every capsule is still unused (its own destructor frees it);
@@ -58,8 +59,10 @@ static struct {
 	void *(*number_index)(void *o);
 	void *(*object_type)(void *o);
 	void *(*object_get_attr_string)(void *o, const char *name);
+	void *(*call_function_obj_args)(void *callable, ...);
 	void *true_obj, *false_obj, *none_obj, *type_error, *overflow_error;
 	void *go_error, *go_value_error, *go_type_error, *go_buffer_error, *go_memory_error, *go_panic;
+	void *capsule_of;
 } cp;
 static volatile int cp_attached;
 
@@ -81,46 +84,49 @@ int pxg_call_attach(const uintptr_t *api, int n) {
 #define PENDING_MAX 64
 
 static __thread int in_call; /* this thread is in dlpackgo_call, its GIL released */
-static __thread void *pending[PENDING_MAX];
-static __thread uint8_t pending_versioned[PENDING_MAX];
+static __thread struct {
+	void (*fn)(void *);
+	void *arg;
+} pending[PENDING_MAX];
 static __thread int npending;
 
-static void run_or_defer(void *orig, int versioned) {
+void pxg_release_with_gil(void (*fn)(void *), void *arg) {
 	if (in_call && npending < PENDING_MAX) {
-		pending[npending] = orig;
-		pending_versioned[npending++] = (uint8_t)versioned;
+		pending[npending].fn = fn;
+		pending[npending++].arg = arg;
 		return;
 	}
-	if (versioned)
-		pxg_delete_guarded_versioned(orig); /* takes the GIL */
-	else
-		pxg_delete_guarded_legacy(orig);
+	pxg_with_gil(fn, arg);
 }
 
-/* run_pending runs the deleters deferred on this thread; the caller holds the GIL. */
+/* run_pending runs the releases deferred on this thread; the caller holds the GIL. */
 static void run_pending(void) {
 	while (npending > 0) {
 		int i = --npending;
-		if (pending_versioned[i]) {
-			pxg_managed_versioned *m = pending[i];
-			if (m->deleter != NULL) m->deleter(m);
-		} else {
-			pxg_managed *m = pending[i];
-			if (m->deleter != NULL) m->deleter(m);
-		}
+		pending[i].fn(pending[i].arg);
 	}
+}
+
+static void delete_versioned(void *p) {
+	pxg_managed_versioned *m = p;
+	if (m->deleter != NULL) m->deleter(m);
+}
+
+static void delete_legacy(void *p) {
+	pxg_managed *m = p;
+	if (m->deleter != NULL) m->deleter(m);
 }
 
 static void guard_deleter_v(pxg_managed_versioned *self) {
 	void *orig = self->manager_ctx;
 	free(self);
-	run_or_defer(orig, 1);
+	pxg_release_with_gil(delete_versioned, orig);
 }
 
 static void guard_deleter_l(pxg_managed *self) {
 	void *orig = self->manager_ctx;
 	free(self);
-	run_or_defer(orig, 0);
+	pxg_release_with_gil(delete_legacy, orig);
 }
 
 /* -- the call builtin ----------------------------------------------------------------------- */
@@ -230,6 +236,12 @@ static void *result_object(int kind, pxg_value *r, int handles) {
 
 #define ERRLEN 4096
 
+/* drop_asked lets go of the capsules call asked for. */
+static void drop_asked(void **asked, int n) {
+	for (int i = 0; i < n; i++)
+		if (asked[i] != NULL) cp.decref(asked[i]);
+}
+
 /* call(handles, *args): see the top of the file. */
 static void *call(void *self, void *const *args, intptr_t nargs) {
 	pxg_fn *fn = cp.capsule_get_pointer(self, fn_name);
@@ -240,9 +252,13 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 	int handles = args[0] == cp.true_obj;
 	pxg_value in[PXG_MAX_PARAMS], out[PXG_MAX_RESULTS];
 	void *guard[PXG_MAX_PARAMS];
-	memset(in, 0, sizeof in);
-	memset(out, 0, sizeof out);
-	memset(guard, 0, sizeof guard);
+	void *capsule[PXG_MAX_PARAMS]; /* a tensor argument's capsule: args[1 + i], or one we asked for */
+	void *asked[PXG_MAX_PARAMS];   /* the capsules we asked for (new references) */
+	size_t np = (size_t)fn->nparams, nr = (size_t)fn->nresults; /* what is used of the arrays */
+	memset(in, 0, np * sizeof in[0]);
+	memset(out, 0, nr * sizeof out[0]);
+	memset(guard, 0, np * sizeof guard[0]);
+	memset(asked, 0, np * sizeof asked[0]);
 
 	/* 1. convert and check; nothing is consumed yet */
 	void *err = NULL;
@@ -251,6 +267,22 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 		pxg_value *v = &in[i];
 		switch (fn->params[i]) {
 		case PXG_K_TENSOR:
+			if (pxg_numpy_is(o)) {
+				/* a NumPy array, read in C (numpy.c), or else its capsule */
+				int st;
+				v->p = pxg_numpy_managed(o, &st);
+				if (st != 0) {
+					v->n = PXG_ARG_NUMPY;
+					if (st < 0) err = self;
+					break;
+				}
+				o = asked[i] = cp.call_function_obj_args(cp.capsule_of, o, NULL);
+				if (o == NULL) {
+					err = self;
+					break;
+				}
+			}
+			capsule[i] = o;
 			if (cp.capsule_is_valid(o, pxg_name(PXG_NAME_VERSIONED)))
 				v->n = 1;
 			else if (cp.capsule_is_valid(o, pxg_name(PXG_NAME_LEGACY)))
@@ -336,14 +368,19 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 		}
 	}
 	if (err != NULL) {
-		for (int i = 0; i < fn->nparams; i++) free(guard[i]);
+		for (int i = 0; i < fn->nparams; i++) {
+			free(guard[i]);
+			if (in[i].n == PXG_ARG_NUMPY && in[i].p != NULL) pxg_numpy_delete(in[i].p);
+		}
+		drop_asked(asked, fn->nparams);
 		return NULL;
 	}
 
 	/* 2. consume the capsules: Go owns the managed tensors from here on */
 	for (int i = 0; i < fn->nparams; i++) {
-		if (fn->params[i] != PXG_K_TENSOR || in[i].n == PXG_ARG_HANDLE) continue;
-		void *o = args[1 + i];
+		if (fn->params[i] != PXG_K_TENSOR || in[i].n == PXG_ARG_HANDLE || in[i].n == PXG_ARG_NUMPY)
+			continue;
+		void *o = capsule[i];
 		cp.capsule_set_name(o, pxg_name(in[i].n ? PXG_NAME_USED_VERSIONED : PXG_NAME_USED_LEGACY));
 		if (in[i].n) {
 			pxg_managed_versioned *m = in[i].p, *g = guard[i];
@@ -367,10 +404,20 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 	void *ts = cp.save_thread();
 	int rc = dlpackgo_call(fn->id, handles, in, fn->nparams, out, fn->nresults, errbuf, sizeof errbuf);
 	cp.restore_thread(ts);
+	/* the arguments Go released during the call (call.go's argRelease): their deleters, deferred
+	 * to run_pending while in_call is still set */
+	for (int i = 0; i < fn->nparams; i++) {
+		if (fn->params[i] != PXG_K_TENSOR || in[i].n == PXG_ARG_HANDLE || in[i].i == 0) continue;
+		if (in[i].n == 0)
+			delete_legacy(in[i].p);
+		else
+			delete_versioned(in[i].p);
+	}
 	in_call = 0;
 
 	/* 4. deferred deleters, then the results */
 	run_pending();
+	drop_asked(asked, fn->nparams); /* used capsules: their destructors do nothing */
 	if (rc != 0) {
 		cp.err_set_string(exception_of(errbuf[0]), errbuf[0] ? errbuf + 1 : "dlpackgo: the call failed");
 		return NULL;

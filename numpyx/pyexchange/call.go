@@ -16,6 +16,7 @@ import (
 	"math"
 	"reflect"
 	"runtime/debug"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/adapters"
@@ -183,12 +184,17 @@ func (e *panicError) Error() string {
 // call imports the arguments, calls f under a hold on its tensors, releases the imports and
 // stores the results.
 func (f *function) call(in, out []C.pxg_value, handles bool) (err error) {
-	vals := make([]reflect.Value, len(in))
-	tensors := make([]*core.Tensor, 0, 2) // every tensor argument, held for the call
-	imported := make([]*core.Tensor, 0, 2)
+	var tbuf, ibuf [4]*core.Tensor
+	var rbuf [4]*argRelease
+	tensors := tbuf[:0]  // every tensor argument, in order, held for the call
+	imported := ibuf[:0] // the imports are ours; a handle's tensor is the registry's
+	releases := rbuf[:0] // and how their managed tensors are let go
 	defer func() {
-		for _, t := range imported { // the imports are ours; a handle's tensor is the registry's
+		for _, t := range imported {
 			t.Release()
+		}
+		for _, r := range releases {
+			r.callReturns()
 		}
 	}()
 	// import every tensor first: each managed tensor is ours and must be let go even if another
@@ -201,26 +207,45 @@ func (f *function) call(in, out []C.pxg_value, handles bool) (err error) {
 		var ierr error
 		if in[i].n == C.PXG_ARG_HANDLE {
 			t, ierr = Lookup(Handle(in[i].u))
-		} else if t, ierr = importArg(in[i]); t != nil {
-			imported = append(imported, t)
+		} else {
+			r := &argRelease{arg: &in[i], managed: in[i].p, legacy: in[i].n == 0}
+			releases = append(releases, r)
+			if t, ierr = importArg(in[i], r.release); t != nil {
+				imported = append(imported, t)
+			}
 		}
 		if ierr != nil && err == nil {
 			err = fmt.Errorf("%s() argument %d (%s): %w", f.Name, i+1, p.Name, ierr)
 		}
 		if t != nil {
 			tensors = append(tensors, t)
-			vals[i] = reflect.ValueOf(t)
 		}
 	}
 	if err != nil {
 		return err
 	}
+	var vals []reflect.Value // the arguments of a call through reflect
+	var fl float64           // the float argument of a direct call
+	if f.direct == nil {
+		vals = make([]reflect.Value, len(in))
+	}
+	k := 0
 	for i, p := range f.Params {
 		if p.kind == kindTensor {
+			if vals != nil {
+				vals[i] = reflect.ValueOf(tensors[k])
+			}
+			k++
 			continue
 		}
-		if vals[i], err = scalarArg(p, in[i]); err != nil {
+		v, err := scalarArg(p, in[i])
+		if err != nil {
 			return fmt.Errorf("%w: %s() argument %d (%s): %w", ErrArgument, f.Name, i+1, p.Name, err)
+		}
+		if vals != nil {
+			vals[i] = v
+		} else if p.kind == kindFloat {
+			fl = v.Float()
 		}
 	}
 	h, err := core.Hold(tensors...)
@@ -230,12 +255,6 @@ func (f *function) call(in, out []C.pxg_value, handles bool) (err error) {
 	defer h.Release()
 	var results []reflect.Value
 	if f.direct != nil {
-		var fl float64
-		for i, p := range f.Params {
-			if p.kind == kindFloat {
-				fl = vals[i].Float()
-			}
-		}
 		var t *core.Tensor
 		if t, err = f.invokeDirect(tensors, fl); err == nil && len(f.Results) == 1 {
 			results = []reflect.Value{reflect.ValueOf(t)}
@@ -273,12 +292,67 @@ func (f *function) invoke(vals []reflect.Value) (results []reflect.Value, err er
 	return results[:len(results)-1], nil
 }
 
-// importArg imports the managed tensor of a tensor argument (call.c's guard, which Go owns).
-func importArg(a C.pxg_value) (*core.Tensor, error) {
-	if a.n != 0 {
-		return cdlpack.ImportVersioned((*core.DLManagedTensorVersioned)(a.p))
+// importArg imports the managed tensor of a tensor argument, which Go owns: call.c's guard of a
+// producer's, or one numpy.c made over a NumPy array. Every descriptor field is validated as for
+// any import; release lets go of the managed tensor (see argRelease). call releases the tensor
+// when the function returns (the function's own views hold the memory on), so it needs no
+// collector cleanup: core.WrapExplicit.
+func importArg(a C.pxg_value, release func()) (*core.Tensor, error) {
+	var dl *core.DLTensor
+	var flags core.Flags
+	if a.n == 0 {
+		dl = &(*core.DLManagedTensor)(a.p).DLTensor
+	} else {
+		m := (*core.DLManagedTensorVersioned)(a.p)
+		dl, flags = &m.DLTensor, m.Flags
+		if v := m.Version; v.Major != core.Version.Major {
+			release()
+			return nil, fmt.Errorf("%w: version %d.%d, this package speaks %d.x", core.ErrVersion,
+				v.Major, v.Minor, core.Version.Major)
+		}
 	}
-	return cdlpack.ImportLegacy((*core.DLManagedTensor)(a.p))
+	d, err := core.DescOf(dl)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	d.Flags = flags
+	return core.WrapExplicit(d, release) // validates d and copies its arrays
+}
+
+// argRelease lets go of the managed tensor of an imported argument. Released during the call (the
+// common case: the function kept no view), it leaves the deleter to call.c, which runs it once
+// the call has returned and the GIL is back, instead of entering C from Go for it; released
+// later, from whatever goroutine lets go of the last view, it runs the deleter itself.
+type argRelease struct {
+	arg     *C.pxg_value   // call.c's, valid while the call runs
+	managed unsafe.Pointer // the managed tensor
+	legacy  bool           // a DLManagedTensor, not a DLManagedTensorVersioned
+	state   atomic.Int32   // argInCall, argDue, argAfter
+}
+
+const (
+	argInCall = iota // the call is running, the tensor not released yet
+	argDue           // released during the call: call.c runs the deleter (arg.i = 1)
+	argAfter         // the call returned with the tensor still held: release deletes
+)
+
+func (r *argRelease) release() {
+	if r.state.CompareAndSwap(argInCall, argDue) {
+		return
+	}
+	if r.legacy {
+		cdlpack.DeleteLegacy((*core.DLManagedTensor)(r.managed))
+	} else {
+		cdlpack.DeleteVersioned((*core.DLManagedTensorVersioned)(r.managed))
+	}
+}
+
+// callReturns ends the call for the argument: if it was released, call.c is told to delete it.
+func (r *argRelease) callReturns() {
+	if !r.state.CompareAndSwap(argInCall, argAfter) {
+		r.arg.i = 1
+	}
 }
 
 // scalarArg converts a number, bool or string argument to the parameter's Go type, refusing

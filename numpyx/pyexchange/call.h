@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include "pyexchange.h"
+
 /* How a parameter or result crosses (register.go's kind). */
 enum { PXG_K_TENSOR = 1, PXG_K_INT, PXG_K_UINT, PXG_K_FLOAT, PXG_K_BOOL, PXG_K_STRING };
 
@@ -42,6 +44,8 @@ typedef struct {
 
 /* pxg_value.n of a tensor argument passed as the handle of a dlpackgo.Tensor (u). */
 #define PXG_ARG_HANDLE 2
+/* pxg_value.n of a tensor argument passed as a NumPy array: p is a managed tensor of numpy.c. */
+#define PXG_ARG_NUMPY 3
 
 /* The Python C API entries dlpackgo_call_init takes, by index (functions, then objects). */
 enum {
@@ -72,6 +76,7 @@ enum {
 	PXG_CAPI_NUMBER_INDEX,
 	PXG_CAPI_OBJECT_TYPE,
 	PXG_CAPI_OBJECT_GET_ATTR_STRING,
+	PXG_CAPI_CALL_FUNCTION_OBJ_ARGS,
 	PXG_CAPI_TRUE,
 	PXG_CAPI_FALSE,
 	PXG_CAPI_NONE,
@@ -83,8 +88,55 @@ enum {
 	PXG_CAPI_EXC_GO_BUFFER_ERROR, /* dlpackgo.GoBufferError */
 	PXG_CAPI_EXC_GO_MEMORY_ERROR, /* dlpackgo.GoMemoryError */
 	PXG_CAPI_EXC_GO_PANIC,        /* dlpackgo.GoPanic */
+	PXG_CAPI_CAPSULE_OF,          /* capsule_of(x): x's unused DLPack capsule (_functions.py) */
 	PXG_CAPI_COUNT
 };
+
+/* pxg_release_with_gil runs fn(arg) with the GIL held: at once, taking the GIL, or, on a thread
+ * inside a call whose GIL the call released, when the call returns and has taken it back. It is
+ * how the deleters of memory Python objects own let go of it from wherever Go releases them. */
+void pxg_release_with_gil(void (*fn)(void *), void *arg);
+
+/* numpy.c: NumPy arrays read in C. pxg_numpy_attach takes PXG_NP_COUNT entries: the Python C API
+ * functions and objects below, then numpy.ndarray (0: the reader stays off), sizeof(PyObject), and
+ * PXG_NP_DTYPES DLPack dtypes by NumPy type number (code | bits << 8 | lanes << 16, 0 for none). */
+enum {
+	PXG_NP_INCREF,
+	PXG_NP_DECREF,
+	PXG_NP_CAPSULE_NEW,
+	PXG_NP_CAPSULE_IS_VALID,
+	PXG_NP_CAPSULE_GET_POINTER,
+	PXG_NP_CAPSULE_SET_NAME,
+	PXG_NP_LONG_FROM_VOID_PTR,
+	PXG_NP_ERR_NO_MEMORY,
+	PXG_NP_ERR_SET_STRING,
+	PXG_NP_TUPLE_NEW,
+	PXG_NP_TUPLE_SET_ITEM,
+	PXG_NP_LONG_FROM_LONG_LONG,
+	PXG_NP_CFUNCTION_NEW_EX,
+	PXG_NP_NONE,
+	PXG_NP_VALUE_ERROR,
+	PXG_NP_BUFFER_ERROR,
+	PXG_NP_NDARRAY,
+	PXG_NP_HEADER,
+	PXG_NP_DTYPE_TABLE,
+	PXG_NP_DTYPES = 32,
+	PXG_NP_COUNT = PXG_NP_DTYPE_TABLE + PXG_NP_DTYPES
+};
+#define PXG_NP_MAX_NDIM 64 /* core.MaxNdim */
+
+int pxg_numpy_attach(const uintptr_t *cfg, int n);
+void pxg_numpy_off(void);
+/* pxg_numpy_is reports whether obj is exactly a numpy.ndarray (and the reader is on). */
+int pxg_numpy_is(void *obj);
+/* pxg_numpy_managed returns a new managed tensor over ndarray obj's memory that holds a
+ * reference to obj (*status 1); NULL with *status 0 when the reader declines obj (ask __dlpack__
+ * instead), or with *status -1 and a Python exception set when out of memory. The GIL is held. */
+pxg_managed_versioned *pxg_numpy_managed(void *obj, int *status);
+/* pxg_numpy_delete lets go of a managed tensor pxg_numpy_managed made; the GIL is held. */
+void pxg_numpy_delete(pxg_managed_versioned *m);
+/* pxg_numpy_builtin returns a new reference to builtin 0 pend, 1 adopt or 2 describe. */
+void *pxg_numpy_builtin(int which);
 
 int pxg_call_attach(const uintptr_t *api, int n);
 void *pxg_caller_new(const pxg_fn *fn);

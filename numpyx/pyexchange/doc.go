@@ -21,9 +21,11 @@
 // its real signature (positional-only parameters, named by the first line of the docstring),
 // so help(lib.scale) and dir(lib) work. A call converts and checks every argument in C (a
 // TypeError, or an OverflowError for a number out of range of the Go type, before the Go
-// function runs), hands the tensor arguments' DLPack capsules to Go, releases the GIL and enters
-// Go once: the arguments are imported, held (core.Hold) for the whole call and released after
-// it (the producers' deleters then run with the GIL, on the calling thread), and the tensor
+// function runs), hands the tensor arguments to Go (a NumPy array read in C, see "NumPy arrays"
+// below; any other array as its DLPack capsule; a dlpackgo.Tensor by handle), releases the GIL
+// and enters Go once: the arguments are imported (core.WrapExplicit: the call releases them
+// itself, so they carry no collector cleanup), held (core.Hold) for the whole call and released
+// after it (the producers' deleters then run with the GIL, on the calling thread), and the tensor
 // results are exported, without copying, to NumPy (the default), PyTorch or dlpackgo.Tensor, as
 // the caller asks (Library(..., returns=...), or returns= on the call). A non-nil error raises
 // dlpackgo.GoError with the error's message, as a ValueError, TypeError, BufferError or
@@ -83,6 +85,26 @@
 // Python producer therefore runs under PyGILState_Ensure, and not at all once the interpreter
 // is shutting down.
 //
+// # NumPy arrays
+//
+// For an argument of exactly numpy.ndarray, the call and from_dlpack skip __dlpack__: the
+// library's C code (numpy.c) reads the array's public C fields (data, dimensions, strides,
+// dtype number, flags: NumPy's ABI, which its C API macros read in every compiled extension)
+// and makes a DLManagedTensorVersioned of its own holding a reference to the array, dropped with
+// the GIL when Go lets go. It takes what NumPy's own __dlpack__ would export (aligned, writable,
+// native byte order, a dtype of the table the Python module builds from numpy.dtype(...).num,
+// strides of whole elements) and declines the rest, which then goes through __dlpack__ as before;
+// the Python module checks on probe arrays that the reader and NumPy agree before turning it on.
+// from_dlpack of such an array does not enter Go at all: the Tensor holds the pending import,
+// describes it from C (shape, dtype, strides), and Go adopts it (dlpackgo_import) the first time
+// it needs it: a call, an export, Tensor.handle. Releasing a pending Tensor only drops the
+// array's reference.
+//
+// dlpackgo.Tensor's __dlpack__ and __dlpack_device__ are method descriptors written in C
+// (exchange_api.c): a tensor whose device is known, asked with no stream, copy None or False and
+// no dl_device, gets its capsule from the sharer without a Python frame; the rest goes to the
+// Tensor's Python halves (_dlpack_slow, _dlpack_device_slow).
+//
 // # The C exchange API of DLPack 1.3
 //
 // dlpackgo.Tensor carries __dlpack_c_exchange_api__, a capsule named "dlpack_exchange_api"
@@ -124,7 +146,8 @@
 // dlpackgo_delete_export, dlpackgo_import, dlpackgo_release, dlpackgo_describe, dlpackgo_live
 // and dlpackgo_collect: see cexports.go. dlpackgo_call_init, dlpackgo_functions, dlpackgo_free,
 // dlpackgo_caller, dlpackgo_call, dlpackgo_releaser, dlpackgo_view and dlpackgo_clone: see
-// call.go. Failures are reported through a message buffer whose
+// call.go. dlpackgo_numpy_init, dlpackgo_numpy_off and dlpackgo_numpy_builtin: see numpy.go;
+// dlpackgo_protocol_method: see exchange_api.go. Failures are reported through a message buffer whose
 // first byte says which Python exception to raise.
 //
 // # Limits

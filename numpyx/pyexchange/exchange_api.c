@@ -64,9 +64,17 @@ static struct {
 	int (*gil_ensure)(void);
 	void (*gil_release)(int state);
 	void *(*type_lookup)(void *type, void *name); /* may be NULL */
+	void *(*descr_new_method)(void *type, void *def);
+	ssize (*tuple_size)(void *t);
+	void *(*tuple_get_item)(void *t, ssize i);
+	void *(*sequence_get_item)(void *o, ssize i);
+	int (*unicode_compare_ascii)(void *u, const char *s);
 	void *none, *false_obj;
 	void *type_error, *value_error, *buffer_error, *memory_error, *runtime_error;
 	void *tensor_type, *maker, *name_share, *name_handle, *name_attr;
+	void *name_device, *name_slow, *name_device_slow;
+	void *kw_names[4]; /* stream, max_version, dl_device, copy */
+	void *true_obj;
 } xpy;
 static volatile int xpy_attached;
 
@@ -624,6 +632,112 @@ static method_def defs[] = {
 		"allocate_api(cls, shape_address, ndim, code, bits, lanes, device_type, device_id) -> the "
 		"handle of a Go tensor over a new tensor of cls's allocator."},
 };
+
+/* -- Tensor.__dlpack__ and __dlpack_device__ in C ---------------------------------------------
+ *
+ * NumPy's from_dlpack calls __dlpack_device__ and then __dlpack__ on the object: as Python methods
+ * of dlpackgo.Tensor they cost more than the capsule itself. These are method descriptors of the
+ * Tensor type (PyDescr_NewMethod) that do the common case in C: a tensor whose device is known,
+ * and __dlpack__ with no stream, copy None or False and no dl_device, which makes a capsule of the
+ * share builtin's anchor (pyexchange.c). Everything else calls the Python halves,
+ * Tensor._dlpack_slow(stream, max_version, dl_device, copy) and Tensor._dlpack_device_slow(). */
+
+#define PY_VECTORCALL_ARGUMENTS_OFFSET ((size_t)1 << (8 * sizeof(size_t) - 1))
+#define METH_KEYWORDS 0x0002
+#define METH_NOARGS 0x0004
+
+/* keyword_index returns the index of keyword name in xpy.kw_names, or -1. */
+static int keyword_index(void *name) {
+	static const char *const ascii[4] = {"stream", "max_version", "dl_device", "copy"};
+	for (int i = 0; i < 4; i++)
+		if (name == xpy.kw_names[i]) return i; /* interned, the usual case */
+	for (int i = 0; i < 4; i++)
+		if (xpy.unicode_compare_ascii(name, ascii[i]) == 0) return i;
+	return -1;
+}
+
+/* versioned_of returns 1 if max_version asks for a versioned capsule (major >= 1), 0 if not, -1
+ * (no exception) if it is not a sequence of ints: the Python half then says what is wrong. */
+static int versioned_of(void *max_version) {
+	if (max_version == xpy.none) return 0;
+	void *major = xpy.sequence_get_item(max_version, 0);
+	if (major == NULL) {
+		xpy.err_clear();
+		return -1;
+	}
+	long long v = xpy.long_as_long_long(major);
+	xpy.decref(major);
+	if (v == -1 && xpy.err_occurred() != NULL) {
+		xpy.err_clear();
+		return -1;
+	}
+	return v >= 1;
+}
+
+static void *dunder_dlpack(void *self, void *const *args, size_t nargsf, void *kwnames) {
+	size_t nargs = nargsf & ~PY_VECTORCALL_ARGUMENTS_OFFSET;
+	if (nargs != 0) {
+		xpy.err_set_string(xpy.type_error, "__dlpack__() takes no positional arguments");
+		return NULL;
+	}
+	void *kw[4] = {xpy.none, xpy.none, xpy.none, xpy.none};
+	ssize nk = kwnames != NULL ? xpy.tuple_size(kwnames) : 0;
+	for (ssize i = 0; i < nk; i++) {
+		int k = keyword_index(xpy.tuple_get_item(kwnames, i));
+		if (k < 0) {
+			xpy.err_set_string(xpy.type_error, "__dlpack__() got an unexpected keyword argument");
+			return NULL;
+		}
+		kw[k] = args[i];
+	}
+	int versioned = versioned_of(kw[1]);
+	if (kw[0] == xpy.none && (kw[3] == xpy.none || kw[3] == xpy.false_obj) && kw[2] == xpy.none &&
+		versioned >= 0) {
+		void *share = sharer_of(self);
+		if (share == NULL) return NULL;
+		if (share != xpy.false_obj) {
+			void *anchor = anchor_capsule(share);
+			void *capsule = anchor != NULL ? pxg_share_capsule(anchor, versioned) : NULL;
+			xpy.decref(share);
+			return capsule;
+		}
+		xpy.decref(share);
+	}
+	void *slow = xpy.get_attr(self, xpy.name_slow);
+	if (slow == NULL) return NULL;
+	void *r = xpy.call_function_obj_args(slow, kw[0], kw[1], kw[2], kw[3], NULL);
+	xpy.decref(slow);
+	return r;
+}
+
+static void *dunder_dlpack_device(void *self, void *unused) {
+	(void)unused;
+	void *dev = xpy.get_attr(self, xpy.name_device);
+	if (dev == NULL || dev != xpy.none) return dev;
+	xpy.decref(dev);
+	void *slow = xpy.get_attr(self, xpy.name_device_slow);
+	if (slow == NULL) return NULL;
+	void *r = xpy.call_function_obj_args(slow, NULL);
+	xpy.decref(slow);
+	return r;
+}
+
+static method_def protocol_defs[] = {
+	{"__dlpack__", (void *)dunder_dlpack, METH_FASTCALL | METH_KEYWORDS,
+		"__dlpack__($self, /, *, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
+		"An unused DLPack capsule of the tensor: shared, or copied as copy and the tensor require "
+		"(see the module documentation)."},
+	{"__dlpack_device__", (void *)dunder_dlpack_device, METH_NOARGS,
+		"__dlpack_device__($self, /)\n--\n\nThe DLPack device (type, id) of the tensor."},
+};
+
+void *pxe_protocol_method(int which) {
+	if (which < 0 || which >= (int)(sizeof protocol_defs / sizeof protocol_defs[0])) {
+		xpy.err_set_string(xpy.value_error, "dlpackgo: no such method");
+		return NULL;
+	}
+	return xpy.descr_new_method(xpy.tensor_type, &protocol_defs[which]);
+}
 
 /* pxe_builtin returns a new reference to builtin which (0 take_api, 1 take_api_strict,
  * 2 give_api, 3 stream_api, 4 allocate_api), or NULL with an exception set. The caller holds the GIL. */

@@ -66,6 +66,14 @@ func dlpackgo_exchange_builtin(which C.int) unsafe.Pointer { return C.pxe_builti
 // API exported, 3 DLTensor views it filled, 4 Tensors it made from managed tensors, 5 tensors of
 // its allocator not yet deleted, 6 tensors its allocator made; -1 for other values.
 //
+// dlpackgo_protocol_method returns a new method descriptor of dlpackgo.Tensor written in C:
+// 0 __dlpack__, 1 __dlpack_device__ (the common cases in C, the rest through the Tensor's
+// _dlpack_slow and _dlpack_device_slow); NULL with a Python exception set for other values. The
+// caller must hold the GIL.
+//
+//export dlpackgo_protocol_method
+func dlpackgo_protocol_method(which C.int) unsafe.Pointer { return C.pxe_protocol_method(which) }
+
 //export dlpackgo_exchange_count
 func dlpackgo_exchange_count(which C.int) C.int64_t { return C.pxe_count(which) }
 

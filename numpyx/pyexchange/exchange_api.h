@@ -35,6 +35,11 @@ enum {
 	PXE_API_GIL_ENSURE,
 	PXE_API_GIL_RELEASE,
 	PXE_API_TYPE_LOOKUP,       /* _PyType_Lookup (borrowed, no exception), or 0 where missing */
+	PXE_API_DESCR_NEW_METHOD,  /* PyDescr_NewMethod */
+	PXE_API_TUPLE_SIZE,
+	PXE_API_TUPLE_GET_ITEM,
+	PXE_API_SEQUENCE_GET_ITEM,
+	PXE_API_UNICODE_COMPARE_ASCII, /* PyUnicode_CompareWithASCIIString */
 	PXE_API_NONE,
 	PXE_API_FALSE,
 	PXE_API_EXC_TYPE_ERROR,
@@ -45,8 +50,16 @@ enum {
 	PXE_API_TENSOR_TYPE,  /* dlpackgo.Tensor */
 	PXE_API_MAKER,        /* a callable: maker(handle) -> a new dlpackgo.Tensor adopting it */
 	PXE_API_NAME_SHARE,   /* "_share": the Tensor's share builtin, None (not asked) or False */
-	PXE_API_NAME_HANDLE,  /* "_handle": the Tensor's handle, 0 once released */
+	PXE_API_NAME_HANDLE,  /* "handle": the Tensor's handle (ValueError once released) */
 	PXE_API_NAME_ATTR,    /* "__dlpack_c_exchange_api__" */
+	PXE_API_NAME_DEVICE,  /* "_device": the Tensor's device tuple, None until asked */
+	PXE_API_NAME_SLOW,    /* "_dlpack_slow": __dlpack__'s Python half */
+	PXE_API_NAME_DEVICE_SLOW, /* "_dlpack_device_slow": __dlpack_device__'s */
+	PXE_API_NAME_STREAM,  /* the keyword names of __dlpack__: "stream", "max_version", */
+	PXE_API_NAME_MAX_VERSION,
+	PXE_API_NAME_DL_DEVICE, /* "dl_device", "copy" */
+	PXE_API_NAME_COPY,
+	PXE_API_TRUE,
 	PXE_API_COUNT
 };
 
@@ -66,6 +79,9 @@ int pxe_attach(const uintptr_t *api, int n);
 const void *pxe_api(void);
 const char *pxe_capsule_name(void);
 void *pxe_builtin(int which);
+/* pxe_protocol_method returns a new method descriptor of type tensor_type: 0 __dlpack__,
+ * 1 __dlpack_device__ (see exchange_api.c), or NULL with an exception set. */
+void *pxe_protocol_method(int which);
 int64_t pxe_count(int which);
 
 #endif

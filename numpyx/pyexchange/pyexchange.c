@@ -186,6 +186,13 @@ pxg_managed *pxg_guard_legacy(pxg_managed *m) {
 
 void pxg_delete_guarded_versioned(pxg_managed_versioned *m) { call_versioned_with_gil(m); }
 
+void pxg_with_gil(void (*fn)(void *), void *arg) {
+	if (!python_alive()) return;
+	int st = py.gil_ensure();
+	fn(arg);
+	py.gil_release(st);
+}
+
 void pxg_delete_guarded_legacy(pxg_managed *m) { call_legacy_with_gil(m); }
 
 /* -- the sharer (3.) ------------------------------------------------------------------------ */
@@ -263,6 +270,10 @@ static void *share(void *self, void *versioned) {
 	void *capsule = py.capsule_new(m, name, capsule_destructor);
 	if (capsule == NULL) share_done(m, a); /* the exception is set; nobody else has m */
 	return capsule;
+}
+
+void *pxg_share_capsule(void *anchor_capsule, int versioned) {
+	return share(anchor_capsule, versioned ? py.true_obj : py.none_obj);
 }
 
 /*

@@ -49,7 +49,7 @@ enum {
 };
 
 /* The version of the protocol between the library and the dlpackgo package (numpyx/python/dlpackgo/_exchange.py) (dlpackgo_abi). */
-#define PXG_ABI 4 /* 4: registered functions (call.h) */
+#define PXG_ABI 5 /* 4: registered functions (call.h); 5: the NumPy reader, __dlpack__ in C */
 
 /* pxg_attach takes n API addresses in the order above. It returns 0, or -1 if n is not
  * PXG_API_COUNT or a required address is 0. */
@@ -63,6 +63,9 @@ pxg_managed_versioned *pxg_guard_versioned(pxg_managed_versioned *m);
 pxg_managed *pxg_guard_legacy(pxg_managed *m);
 void pxg_delete_guarded_versioned(pxg_managed_versioned *m);
 void pxg_delete_guarded_legacy(pxg_managed *m);
+/* pxg_with_gil runs fn(arg) holding the GIL (taken and given back: the caller may hold it
+ * already), or not at all once the interpreter is going away. */
+void pxg_with_gil(void (*fn)(void *), void *arg);
 
 void *pxg_none(void);
 void *pxg_sharer_new(pxg_managed_versioned *tmpl);
@@ -70,6 +73,8 @@ void *pxg_taker_new(void);
 int64_t pxg_live_anchors(void);
 int64_t pxg_live_shares(void);
 pxg_managed_versioned *pxg_share_of(void *anchor_capsule);
+/* pxg_share_capsule is share(versioned) of the anchor's builtin, from C: a new unused capsule. */
+void *pxg_share_capsule(void *anchor_capsule, int versioned);
 int pxg_share_view(void *anchor_capsule, pxg_tensor *out);
 
 #endif

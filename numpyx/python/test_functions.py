@@ -10,6 +10,7 @@ Run by the Go test TestPythonFunctions in numpyx/pyexchange, like test_dlpackgo.
 import gc
 import inspect
 import pydoc
+import sys
 import threading
 import time
 import unittest
@@ -334,6 +335,143 @@ class TensorFace(Base):
             LIB.from_dlpack(a, copy="yes")
         with self.assertRaises(TypeError):
             LIB.from_dlpack([1, 2])
+
+
+class NumPyReader(Base):
+    """NumPy arrays read in C (numpy.c, _numpy.py): in calls and in from_dlpack."""
+
+    DTYPES = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+              "float16", "float32", "float64", "complex64", "complex128"]
+
+    def test_the_reader_is_on(self):
+        self.assertIs(dlpackgo._numpy.ndarray, np.ndarray)
+
+    def test_every_dtype_and_layout_in_a_call(self):
+        base = np.arange(4 * 5 * 6).reshape(4, 5, 6)
+        for dtype in self.DTYPES:
+            full = base.astype(dtype)
+            for arr in (full, full[::-1, 1:, ::2], full.transpose(2, 0, 1), full[2, 3],
+                        full[0, 0, 0:0], full[1, 2, 3, ...]):
+                t = LIB.same(arr, returns="tensor")
+                self.assertEqual((t.dtype, t.shape, t.strides, t.data_ptr),
+                                 (dtype, arr.shape, arr.strides, arr.ctypes.data), arr.shape)
+                self.assertTrue(np.array_equal(np.from_dlpack(t), arr))
+                t.release()
+
+    def test_views_share_memory_both_ways(self):
+        a = np.zeros((3, 4))
+        LIB.scale(a[::-1, ::3], 5.0)  # writes nothing: zeros
+        a[:] = 1
+        LIB.scale(a[::-1, ::3], 5.0)
+        self.assertEqual(a.tolist(), [[5, 1, 1, 5]] * 3)
+
+    def test_the_argument_is_held_and_let_go(self):
+        a = np.arange(10.0)
+        refs = sys.getrefcount(a)
+        for _ in range(1000):
+            LIB.noop(a)
+        self.assertEqual(sys.getrefcount(a), refs, "every call let go of its reference")
+        LIB.keep(a)  # a view that outlives the call holds the array
+        self.assertEqual(sys.getrefcount(a), refs + 1)
+        self.assertEqual(LIB.drop_kept(), 1)
+        self.assertEqual(sys.getrefcount(a), refs)
+
+    def test_declined_arrays_take_dlpack(self):
+        readonly = np.arange(3.0)
+        readonly.flags.writeable = False
+        unaligned = np.frombuffer(bytearray(25), dtype=np.uint8)[1:].view(np.float64)
+        swapped = np.arange(3, dtype=">f8")
+        strided = np.zeros(6, np.uint8)[1:].view(np.int8)[::1]
+        for x in (readonly, unaligned, swapped, np.zeros(2, "U3"), np.zeros(2, object)):
+            self.assertIsNone(LIB._pend(x), x.dtype)
+            try:
+                want = np.from_dlpack(x)  # what NumPy's own __dlpack__ makes of it
+            except (BufferError, TypeError, RuntimeError) as e:
+                with self.assertRaises(type(e)):
+                    LIB.noop(x)
+                continue
+            self.assertEqual(LIB.first_address(x), want.ctypes.data)
+        self.assertIsNotNone(LIB._pend(strided))
+        self.assertEqual(LIB.first_address(strided), strided.ctypes.data)
+
+    def test_from_dlpack_waits_for_go(self):
+        a = np.arange(12.0).reshape(3, 4)[:, 1:]
+        refs = sys.getrefcount(a)
+        t = LIB.from_dlpack(a)
+        self.assertIsNotNone(t._pending, "not in Go yet")
+        self.assertEqual(LIB.live_foreign(), self.foreign, "Go has not seen it")
+        self.assertEqual(sys.getrefcount(a), refs + 1, "the pending import holds the array")
+        self.assertEqual((t.shape, t.strides, t.dtype, t.data_ptr, t.device, t.readonly),
+                         (a.shape, a.strides, "float64", a.ctypes.data, (1, 0), False))
+        self.assertEqual(repr(t), "dlpackgo.Tensor(shape=(3, 3), dtype='float64', strides=(32, 8))")
+        self.assertEqual(LIB.live_foreign(), self.foreign, "describing it did not enter Go")
+        del a
+        gc.collect()
+        self.assertEqual(go_get(t, 2, 2), 11.0, "Go adopts it on first use; the array lived on")
+        self.assertIsNone(t._pending)
+        self.assertEqual(LIB.live_foreign(), self.foreign + 1)
+        LIB.scale(t, 2.0)
+        self.assertEqual(np.from_dlpack(t)[2].tolist(), [18.0, 20.0, 22.0])
+        t.release()
+
+    def test_pending_release_and_collection_let_go(self):
+        a = np.arange(4.0)
+        refs = sys.getrefcount(a)
+        t = LIB.from_dlpack(a)
+        t.release()
+        self.assertEqual(sys.getrefcount(a), refs)
+        self.assertEqual(repr(t), "dlpackgo.Tensor(released)")
+        with self.assertRaises(ValueError):
+            t.handle
+        with self.assertRaises(ValueError):
+            LIB.noop(t)
+        LIB.from_dlpack(a)  # dropped at once
+        self.assertEqual(sys.getrefcount(a), refs)
+        t = LIB.from_dlpack(a)
+        self.assertEqual(torch.from_dlpack(t).data_ptr(), a.ctypes.data)  # exported: adopted
+        t.release()
+        self.assertEqual(sys.getrefcount(a), refs)
+
+    def test_paths_still_chosen_by_the_caller(self):
+        a = np.arange(3.0)
+        for kw in ({"via": "dlpack"}, {"copy": False}, {"device": "cpu"}):
+            t = LIB.from_dlpack(a, **kw)
+            self.assertIsNone(t._pending, kw)
+            self.assertEqual(t.data_ptr, a.ctypes.data)
+            t.release()
+
+
+class ProtocolInC(Base):
+    """Tensor.__dlpack__ and __dlpack_device__ are the library's C methods (exchange_api.c)."""
+
+    def test_they_are_c_methods(self):
+        for name in ("__dlpack__", "__dlpack_device__"):
+            self.assertEqual(type(vars(dlpackgo.Tensor)[name]).__name__, "method_descriptor")
+        self.assertIn("max_version=None", str(inspect.signature(dlpackgo.Tensor.__dlpack__)))
+
+    def test_common_case_and_the_rest(self):
+        t = arange((2, 3))
+        self.assertEqual(t.__dlpack_device__(), (1, 0))
+        for kw, name in (({}, "dltensor"), ({"max_version": (1, 3)}, "dltensor_versioned"),
+                         ({"max_version": (0, 8)}, "dltensor"), ({"copy": False}, "dltensor"),
+                         ({"copy": True}, "dltensor"), ({"dl_device": (1, 0)}, "dltensor")):
+            c = t.__dlpack__(**kw)
+            self.assertIn(f'"{name}"', repr(c), kw)
+            del c
+        with self.assertRaises(TypeError):
+            t.__dlpack__(1)
+        with self.assertRaises(TypeError):
+            t.__dlpack__(stream=None, colour="red")
+        with self.assertRaises(TypeError):
+            t.__dlpack__(max_version="x")  # the Python half says what is wrong
+        with self.assertRaises(BufferError):
+            t.__dlpack__(stream=7)
+        with self.assertRaises(BufferError):
+            t.__dlpack__(dl_device=(2, 0))
+        self.assertEqual(np.from_dlpack(t).tolist(), [[0, 1, 2], [3, 4, 5]])
+        t.release()
+        with self.assertRaises(ValueError):
+            t.__dlpack__()
 
 
 if __name__ == "__main__":

@@ -47,7 +47,10 @@ Python to Go::
 ``__dlpack__()`` when the producer raises ``TypeError``; it renames the capsule to
 ``used_dltensor[_versioned]`` and hands the pointer to Go (both in one call of a builtin the
 library made), which owns it from then on and runs the producer's deleter exactly once, with the
-GIL held, when the last Go holder lets go.
+GIL held, when the last Go holder lets go. A NumPy array (exactly ``numpy.ndarray``) skips all
+that: the library reads its C fields and holds a reference to it (``_numpy.py``), and Go adopts
+the tensor only when it first needs it, so ``from_dlpack`` of an array costs less than
+``torch.from_dlpack`` of it.
 
 DLPack 1.3's C exchange API: ``Tensor`` carries ``__dlpack_c_exchange_api__`` (a capsule named
 ``"dlpack_exchange_api"`` over the library's table, implemented in C), so compiled consumers that
@@ -96,7 +99,7 @@ _API = ("PyCapsule_IsValid", "PyCapsule_GetPointer", "PyErr_Fetch", "PyErr_Resto
         "PyCapsule_New", "PyCFunction_NewEx", "Py_IncRef", "Py_DecRef", "PyErr_NoMemory",
         "PyCapsule_SetName", "PyLong_FromVoidPtr", "PyErr_SetString",
         True, None, TypeError, ValueError, BufferError)
-_ABI = 4  # the protocol version of this module and the library (dlpackgo_abi); 4: functions
+_ABI = 5  # the protocol version of this module and the library (dlpackgo_abi); 5: numpy.c
 
 
 def _api_address(name):
@@ -173,8 +176,9 @@ class Library:
         self._collect = cdll.dlpackgo_collect
         self._collect.argtypes, self._collect.restype = [], None
         self._legacy_types = set()  # producers whose __dlpack__ takes no max_version
-        from . import _functions  # the registered Go functions: attributes of this Library
-        _functions.attach(self, returns)
+        from . import _functions, _numpy
+        _numpy.attach(self)  # NumPy arrays read in C: before the functions, which test their type
+        _functions.attach(self, returns)  # the registered Go functions: attributes of this Library
         _attach_exchange_api(self)
 
     # -- Go to Python ---------------------------------------------------------------------
@@ -206,8 +210,14 @@ class Library:
         tells which path imports took.
 
         Go owns the managed tensor from then on: the producer's deleter runs exactly once, when
-        the returned Tensor is released and no other Go holder is left.
+        the returned Tensor is released and no other Go holder is left. A NumPy array (with
+        ``via``, ``copy`` and ``device`` None) is read in C instead and handed to Go the first
+        time Go needs it; until then the Tensor holds a reference to the array.
         """
+        if via is None and copy is None and device is None and self._pend is not None:
+            p = self._pend(x)  # a NumPy array read in C (_numpy.py); Go adopts it on first use
+            if p is not None:
+                return Tensor(self, 0, p)
         if via is None or via == "api":
             if copy is None and device is None:
                 h = (self._take_api if via is None else self._take_api_strict)(x)
@@ -384,11 +394,13 @@ class Tensor:
     the memory alive on their own.
     """
 
-    __slots__ = ("_lib", "_handle", "_device", "_share", "_desc", "_keep", "__weakref__")
+    __slots__ = ("_lib", "_handle", "_pending", "_device", "_share", "_desc", "_keep",
+                 "__weakref__")
 
-    def __init__(self, lib, handle):
+    def __init__(self, lib, handle, pending=None):
         self._lib = lib
         self._handle = handle
+        self._pending = pending  # an import of a NumPy array that Go adopts on first use
         self._device = None  # a handle's device never changes: asked once, on first use
         self._share = None   # the fast path of __dlpack__: None not asked yet, False none
         self._desc = None    # (header, shape, element strides), asked once, on first use
@@ -397,13 +409,19 @@ class Tensor:
     @property
     def handle(self):
         """The Go handle, to pass to the library's own functions; ValueError once released."""
-        if not self._handle:
-            raise ValueError("dlpackgo: tensor was released")
-        return self._handle
+        h = self._handle
+        if not h:
+            p = self._pending
+            if p is None:
+                raise ValueError("dlpackgo: tensor was released")
+            h = self._handle = self._lib._adopt(p)  # the pending import enters Go
+            self._pending = None
+        return h
 
     def release(self):
         """Release the handle now (idempotent)."""
         h, self._handle = self._handle, 0
+        self._pending = None  # a pending import lets go of its array here
         self._share = False  # drops the sharer's hold; arrays made from it keep theirs
         # self._keep stays: arrays made from __array_interface__ have this object as their base
         if h:
@@ -426,7 +444,9 @@ class Tensor:
         """(header, shape, element strides) of the tensor: a handle never changes, so Go is asked
         once."""
         d = self._desc
-        if d is None:
+        if d is None and not self._handle and self._pending is not None:
+            d = self._desc = self._lib._describe_pending(self._pending)
+        elif d is None:
             out = (c_int64 * 8)()
             shape, strides = (c_int64 * 64)(), (c_int64 * 64)()
             if self._lib._describe(self.handle, out, shape, strides) != 0:
@@ -513,7 +533,7 @@ class Tensor:
         return shape[0]
 
     def __repr__(self):
-        if not self._handle:
+        if not self._handle and self._pending is None:
             return "dlpackgo.Tensor(released)"
         ro = ", readonly" if self.readonly else ""
         dev = self.device
@@ -545,6 +565,10 @@ class Tensor:
     # -- the DLPack protocol --------------------------------------------------------------
 
     def __dlpack_device__(self):
+        return self._dlpack_device_slow()
+
+    def _dlpack_device_slow(self):
+        """__dlpack_device__ (the library's C method asks this while the device is unknown)."""
         dev = self._device
         if dev is None:
             out = self._describe()[0]
@@ -552,13 +576,18 @@ class Tensor:
         return dev
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        return self._dlpack_slow(stream, max_version, dl_device, copy)
+
+    def _dlpack_slow(self, stream, max_version, dl_device, copy):
+        """__dlpack__ (the library's C method does the common case itself and asks this for the
+        rest)."""
         if stream is None and (copy is None or copy is False) and (
                 dl_device is None or self._on(dl_device)):
             share = self._share
-            if share is None and self._handle:
+            if share is None and (self._handle or self._pending is not None):
                 # First shared export: Go exports the tensor once, to the library's C code, if
                 # it can be shared at all; every one from then on is made there, not in Go.
-                share = self._share = self._lib._sharer(self._handle) or False
+                share = self._share = self._lib._sharer(self.handle) or False
             if share:
                 return share(max_version is not None and max_version[0] >= 1)
         return self._export(stream, max_version, dl_device, copy)
@@ -571,9 +600,7 @@ class Tensor:
 
     def _export(self, stream, max_version, dl_device, copy):
         """__dlpack__ through Go: copies, refusals, devices and streams."""
-        h = self._handle
-        if not h:
-            raise ValueError("dlpackgo: tensor was released")
+        h = self.handle
         lib = self._lib
         if stream is not None or dl_device is not None:
             dev = self.__dlpack_device__()
@@ -611,7 +638,8 @@ _XAPI = ("PyObject_GetAttr", "PyObject_SetAttr", "PyObject_IsInstance", "PyObjec
          "PyLong_FromVoidPtr", "PyLong_FromLongLong", "PyLong_AsLongLong",
          "PyObject_CallFunctionObjArgs", "PyErr_Occurred", "PyErr_Clear", "PyErr_SetString",
          "PyErr_NoMemory", "PyCFunction_NewEx", "Py_IncRef", "Py_DecRef", "PyGILState_Ensure",
-         "PyGILState_Release", "_PyType_Lookup")
+         "PyGILState_Release", "_PyType_Lookup", "PyDescr_NewMethod", "PyTuple_Size",
+         "PyTuple_GetItem", "PySequence_GetItem", "PyUnicode_CompareWithASCIIString")
 _EXCHANGE_ATTR = "__dlpack_c_exchange_api__"
 
 
@@ -635,7 +663,10 @@ def _attach_exchange_api(lib):
         lib._take_api_strict = lib._give_api = lib._stream_api = lib._allocate_api = missing
         return
     objs = (None, False, TypeError, ValueError, BufferError, MemoryError, RuntimeError, Tensor,
-            lib.tensor, sys.intern("_share"), sys.intern("_handle"), sys.intern(_EXCHANGE_ATTR))
+            lib.tensor, sys.intern("_share"), sys.intern("handle"), sys.intern(_EXCHANGE_ATTR),
+            sys.intern("_device"), sys.intern("_dlpack_slow"), sys.intern("_dlpack_device_slow"),
+            sys.intern("stream"), sys.intern("max_version"), sys.intern("dl_device"),
+            sys.intern("copy"), True)
     lib._exchange_objs = objs  # the library holds references of its own too
     addrs = [_api_address(n) for n in _XAPI] + [id(o) for o in objs]
     init.argtypes, init.restype = [POINTER(c_void_p), c_int], c_int
@@ -647,6 +678,11 @@ def _attach_exchange_api(lib):
     count = cdll.dlpackgo_exchange_count
     count.argtypes, count.restype = [c_int], c_int64
     lib._exchange_count = count
+    if hasattr(cdll, "dlpackgo_protocol_method") and "_c_protocol" not in Tensor.__dict__:
+        # __dlpack__ and __dlpack_device__ in C: their common cases without a Python frame
+        method = ctypes.PYFUNCTYPE(py_object, c_int)(("dlpackgo_protocol_method", cdll))
+        Tensor.__dlpack__, Tensor.__dlpack_device__ = method(0), method(1)
+        Tensor._c_protocol = True
     if _EXCHANGE_ATTR not in Tensor.__dict__:
         api = cdll.dlpackgo_exchange_api
         api.argtypes, api.restype = [], c_void_p

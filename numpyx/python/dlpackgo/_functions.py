@@ -14,7 +14,7 @@ import keyword
 import warnings
 from ctypes import POINTER, c_char_p, c_int, c_size_t, c_void_p, py_object
 
-from . import _exchange
+from . import _exchange, _numpy
 from ._exchange import DLPACK_VERSION, Tensor
 
 __all__ = ["GoError", "GoValueError", "GoTypeError", "GoBufferError", "GoMemoryError", "GoPanic",
@@ -67,9 +67,19 @@ _CAPI = ("PyEval_SaveThread", "PyEval_RestoreThread", "PyLong_AsLongLong",
          "PyUnicode_DecodeUTF8", "PyTuple_New", "PyTuple_SetItem", "PyCapsule_New",
          "PyCapsule_IsValid", "PyCapsule_GetPointer", "PyCapsule_SetName", "PyCFunction_NewEx",
          "Py_IncRef", "Py_DecRef", "PyErr_NoMemory", "PyNumber_Index", "PyObject_Type",
-         "PyObject_GetAttrString")
+         "PyObject_GetAttrString", "PyObject_CallFunctionObjArgs")
+
+
+_legacy = set()  # producer types whose __dlpack__ takes no max_version, for _capsule_of
+
+
+def _capsule_of(x):
+    """The capsule of a NumPy array the library's reader declined (call.c asks for it)."""
+    return _capsule(x, "", 0, "", _legacy)
+
+
 _OBJECTS = (True, False, None, TypeError, OverflowError, GoError, GoValueError, GoTypeError,
-            GoBufferError, GoMemoryError, GoPanic)
+            GoBufferError, GoMemoryError, GoPanic, _capsule_of)
 
 _ANNOTATION = {"tensor": Array, "int": int, "float": float, "bool": bool, "str": str}
 _RETURNS = ("numpy", "torch", "tensor")
@@ -246,9 +256,10 @@ def _make(lib, spec, call):
         names = [f"arg{i}" for i in range(len(params))]
     args = []
     for i, (n, p) in enumerate(zip(names, params)):
-        if p["kind"] == "tensor":  # a live dlpackgo.Tensor goes by its handle, inline
-            args.append(f"({n}._handle if type({n}) is _Tensor and {n}._handle else "
-                        f"_cap({n}, {name!r}, {i + 1}, {n!r}, _legacy))")
+        if p["kind"] == "tensor":  # a live dlpackgo.Tensor goes by its handle, a NumPy array as it
+            # is (the library reads it in C), anything else as a capsule; all inline
+            args.append(f"({n}._handle if type({n}) is _Tensor and {n}._handle else {n} if "
+                        f"type({n}) is _nd else _cap({n}, {name!r}, {i + 1}, {n!r}, _legacy))")
         else:
             args.append(n)
     tensors = [i for i, r in enumerate(results) if r["kind"] == "tensor"]
@@ -268,7 +279,7 @@ def _make(lib, spec, call):
                      for i in range(len(results))]
             body += f"    return ({', '.join(items)},)\n"
     src = f"def {name}({sig}):\n{body}"
-    env = {"_call": call, "_cap": _capsule, "_Tensor": Tensor, "_legacy": lib._legacy_types, "_lib": lib,
+    env = {"_call": call, "_cap": _capsule, "_Tensor": Tensor, "_nd": _numpy.ndarray, "_legacy": lib._legacy_types, "_lib": lib,
            "_convert": _convert, "_check": _check_returns}
     exec(compile(src, f"<dlpackgo {name}>", "exec"), env)
     f = env[name]

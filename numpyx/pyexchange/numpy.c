@@ -1,0 +1,277 @@
+/*
+ * numpy.c: NumPy arrays read in C, without __dlpack__.
+ *
+ * Handing a NumPy array to Go through the DLPack protocol costs a Python method call, NumPy's
+ * capsule and the capsule's checks, which together cost more than everything else a call of a
+ * registered Go function does. The fields that call needs (data address, dimensions, strides in
+ * bytes, element type, flags) are public C fields of every ndarray: NumPy's C API reads them with
+ * macros compiled into every extension, so their places are part of NumPy's ABI. This file reads
+ * them for arrays of exactly the type numpy.ndarray and makes a DLManagedTensorVersioned of its
+ * own over the memory, holding a reference to the array; its deleter drops that reference with
+ * the GIL held (pxg_release_with_gil), from wherever Go lets go.
+ *
+ * It takes only what NumPy's own __dlpack__ would give: aligned, writable, native-byte-order
+ * arrays of a dtype in the table the Python module built from numpy.dtype(...).num, whose
+ * strides are whole elements. Anything else is declined (no error), and the caller asks
+ * __dlpack__, which exports it or says why not. The Python module checks at load time that this
+ * reader and NumPy agree on a few probe arrays, and leaves the reader off if they do not (a
+ * NumPy or CPython build with another layout).
+ *
+ * Two builtins use it: pend(x) for Library.from_dlpack, which returns a "dlpackgo.pending"
+ * capsule owning the managed tensor without entering Go (Go imports it on first use: adopt),
+ * and the call builtin of call.c, which passes it to Go as the argument.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "call.h"
+#include "pyexchange.h"
+#include "_cgo_export.h" /* dlpackgo_import */
+
+/* The Python C API and NumPy facts the reader needs (pxg_numpy_attach). */
+static struct {
+	void (*incref)(void *o);
+	void (*decref)(void *o);
+	void *(*capsule_new)(void *p, const char *name, void (*destructor)(void *));
+	int (*capsule_is_valid)(void *c, const char *name);
+	void *(*capsule_get_pointer)(void *c, const char *name);
+	int (*capsule_set_name)(void *c, const char *name);
+	void *(*long_from_void_ptr)(void *p);
+	void *(*err_no_memory)(void);
+	void (*err_set_string)(void *exc, const char *msg);
+	void *(*tuple_new)(intptr_t n);
+	int (*tuple_set_item)(void *t, intptr_t i, void *o);
+	void *(*long_from_ll)(long long v);
+	void *(*cfunction_new_ex)(void *def, void *self, void *module);
+	void *none_obj, *value_error, *buffer_error;
+	void *ndarray;    /* numpy.ndarray, or 0: the reader is off */
+	uintptr_t header; /* sizeof(PyObject): where an ndarray's own fields start */
+	uint32_t dtypes[PXG_NP_DTYPES]; /* by type_num: code | bits << 8 | lanes << 16; 0 declined */
+} np;
+static volatile int np_on;
+
+int pxg_numpy_attach(const uintptr_t *cfg, int n) {
+	if (cfg == NULL || n != PXG_NP_COUNT) return -1;
+	for (int i = 0; i < PXG_NP_NDARRAY; i++)
+		if (cfg[i] == 0) return -1;
+	memcpy(&np.incref, &cfg[PXG_NP_INCREF], sizeof(void *));
+	memcpy(&np.decref, &cfg[PXG_NP_DECREF], sizeof(void *));
+	memcpy(&np.capsule_new, &cfg[PXG_NP_CAPSULE_NEW], sizeof(void *));
+	memcpy(&np.capsule_is_valid, &cfg[PXG_NP_CAPSULE_IS_VALID], sizeof(void *));
+	memcpy(&np.capsule_get_pointer, &cfg[PXG_NP_CAPSULE_GET_POINTER], sizeof(void *));
+	memcpy(&np.capsule_set_name, &cfg[PXG_NP_CAPSULE_SET_NAME], sizeof(void *));
+	memcpy(&np.long_from_void_ptr, &cfg[PXG_NP_LONG_FROM_VOID_PTR], sizeof(void *));
+	memcpy(&np.err_no_memory, &cfg[PXG_NP_ERR_NO_MEMORY], sizeof(void *));
+	memcpy(&np.err_set_string, &cfg[PXG_NP_ERR_SET_STRING], sizeof(void *));
+	memcpy(&np.tuple_new, &cfg[PXG_NP_TUPLE_NEW], sizeof(void *));
+	memcpy(&np.tuple_set_item, &cfg[PXG_NP_TUPLE_SET_ITEM], sizeof(void *));
+	memcpy(&np.long_from_ll, &cfg[PXG_NP_LONG_FROM_LONG_LONG], sizeof(void *));
+	memcpy(&np.cfunction_new_ex, &cfg[PXG_NP_CFUNCTION_NEW_EX], sizeof(void *));
+	np.none_obj = (void *)cfg[PXG_NP_NONE];
+	np.value_error = (void *)cfg[PXG_NP_VALUE_ERROR];
+	np.buffer_error = (void *)cfg[PXG_NP_BUFFER_ERROR];
+	np.ndarray = (void *)cfg[PXG_NP_NDARRAY];
+	np.header = cfg[PXG_NP_HEADER];
+	for (int i = 0; i < PXG_NP_DTYPES; i++) np.dtypes[i] = (uint32_t)cfg[PXG_NP_DTYPE_TABLE + i];
+	__atomic_store_n(&np_on, np.ndarray != NULL && np.header != 0, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+void pxg_numpy_off(void) { __atomic_store_n(&np_on, 0, __ATOMIC_SEQ_CST); }
+
+/* The leading fields of NumPy's PyArrayObject and PyArray_Descr, after the object header. */
+typedef struct {
+	char *data;
+	int nd;
+	int64_t *dimensions; /* npy_intp: 64 bits on the 64-bit platforms this module supports */
+	int64_t *strides;
+	void *base;
+	void *descr;
+	int flags;
+} np_array;
+
+typedef struct {
+	void *typeobj;
+	char kind, type, byteorder, flags;
+	int type_num;
+} np_descr;
+
+enum { NPY_ALIGNED = 0x0100, NPY_WRITEABLE = 0x0400 };
+
+_Static_assert(sizeof(void *) == 8 && sizeof(int64_t) == sizeof(intptr_t), "a 64-bit platform");
+
+int pxg_numpy_is(void *obj) {
+	if (!__atomic_load_n(&np_on, __ATOMIC_RELAXED) || obj == NULL) return 0;
+	void *type;
+	memcpy(&type, (char *)obj + np.header - sizeof(void *), sizeof type); /* ob_type */
+	return type == np.ndarray;
+}
+
+/* One allocation: the managed tensor, then its shape and strides. */
+typedef struct {
+	pxg_managed_versioned m;
+	int64_t dims[];
+} np_managed;
+
+static void np_release(void *p) {
+	np_managed *nm = p;
+	np.decref(nm->m.manager_ctx);
+	free(nm);
+}
+
+static void np_deleter(pxg_managed_versioned *m) { pxg_release_with_gil(np_release, m); }
+
+pxg_managed_versioned *pxg_numpy_managed(void *obj, int *status) {
+	*status = 0;
+	if (!pxg_numpy_is(obj)) return NULL;
+	const np_array *a = (const np_array *)((char *)obj + np.header);
+	const np_descr *d = (const np_descr *)((char *)a->descr + np.header);
+	if (a->nd < 0 || a->nd > PXG_NP_MAX_NDIM) return NULL;
+	if ((a->flags & (NPY_ALIGNED | NPY_WRITEABLE)) != (NPY_ALIGNED | NPY_WRITEABLE)) return NULL;
+	if (d->byteorder == '>' || d->type_num < 0 || d->type_num >= PXG_NP_DTYPES) return NULL;
+	uint32_t dt = np.dtypes[d->type_num];
+	if (dt == 0) return NULL;
+	int64_t size = (int64_t)((dt >> 8) & 0xff) * (int64_t)(dt >> 16) / 8;
+	int nd = a->nd;
+	for (int i = 0; i < nd; i++)
+		if (size == 0 || a->strides[i] % size != 0) return NULL;
+	np_managed *nm = malloc(sizeof *nm + 2 * (size_t)nd * sizeof(int64_t));
+	if (nm == NULL) {
+		np.err_no_memory();
+		*status = -1;
+		return NULL;
+	}
+	pxg_managed_versioned *m = &nm->m;
+	m->version.major = 1;
+	m->version.minor = 3;
+	m->manager_ctx = obj;
+	m->deleter = np_deleter;
+	m->flags = 0;
+	pxg_tensor *t = &m->dl_tensor;
+	t->data = a->data;
+	t->device.device_type = dlpg_kDLCPU;
+	t->device.device_id = 0;
+	t->ndim = nd;
+	t->dtype.code = (uint8_t)(dt & 0xff);
+	t->dtype.bits = (uint8_t)((dt >> 8) & 0xff);
+	t->dtype.lanes = (uint16_t)(dt >> 16);
+	t->shape = nm->dims;
+	t->strides = nm->dims + nd;
+	t->byte_offset = 0;
+	for (int i = 0; i < nd; i++) {
+		nm->dims[i] = a->dimensions[i];
+		nm->dims[nd + i] = a->strides[i] / size;
+	}
+	np.incref(obj);
+	*status = 1;
+	return m;
+}
+
+void pxg_numpy_delete(pxg_managed_versioned *m) { np_release(m); }
+
+/* -- pend and adopt: Library.from_dlpack of an ndarray ---------------------------------------- */
+
+static const char pending_name[] = "dlpackgo.pending";
+static const char adopted_name[] = "dlpackgo.adopted";
+
+static void pending_destructor(void *capsule) {
+	if (!np.capsule_is_valid(capsule, pending_name)) return; /* adopted: Go owns it */
+	np_managed *nm = np.capsule_get_pointer(capsule, pending_name);
+	if (nm != NULL) np_release(nm); /* the GIL is held: a capsule is dying */
+}
+
+/* pend(x) -> a "dlpackgo.pending" capsule owning a managed tensor over ndarray x, or None when
+ * the reader declines x. */
+static void *pend(void *self, void *obj) {
+	(void)self;
+	int st;
+	pxg_managed_versioned *m = pxg_numpy_managed(obj, &st);
+	if (st < 0) return NULL;
+	if (m == NULL) {
+		np.incref(np.none_obj);
+		return np.none_obj;
+	}
+	void *c = np.capsule_new(m, pending_name, pending_destructor);
+	if (c == NULL) np_release(m);
+	return c;
+}
+
+/* adopt(capsule) -> the handle of a Go tensor over a pending capsule's memory: the import into Go
+ * that pend put off. The capsule is renamed first, so that exactly one of Go and the capsule
+ * lets go. */
+static void *adopt(void *self, void *capsule) {
+	(void)self;
+	pxg_managed_versioned *m = np.capsule_get_pointer(capsule, pending_name);
+	if (m == NULL) return NULL; /* not a pending capsule, or adopted already: the exception is set */
+	if (np.capsule_set_name(capsule, adopted_name) != 0) return NULL;
+	char err[512];
+	err[0] = 0;
+	uintptr_t h = dlpackgo_import(m, 1, err, sizeof err);
+	if (h == 0) { /* cannot happen for what the reader takes; Go has run the deleter */
+		np.err_set_string(err[0] == 'V' ? np.value_error : np.buffer_error, err[0] ? err + 1 : "import failed");
+		return NULL;
+	}
+	void *handle = np.long_from_void_ptr((void *)h);
+	if (handle == NULL) dlpackgo_release(h);
+	return handle;
+}
+
+/* ints returns a new tuple of the n values v, or NULL with an exception set. */
+static void *ints(const int64_t *v, int n) {
+	void *t = np.tuple_new(n);
+	for (int i = 0; t != NULL && i < n; i++) {
+		void *x = np.long_from_ll(v[i]);
+		if (x == NULL) {
+			np.decref(t);
+			return NULL;
+		}
+		np.tuple_set_item(t, i, x); /* steals x */
+	}
+	return t;
+}
+
+/* describe(capsule) -> the header, shape and element strides of a pending capsule's tensor, as
+ * dlpackgo_describe gives them for a handle: ((ndim, code, bits, lanes, device type, device id,
+ * flags, data), shape, strides). */
+static void *describe(void *self, void *capsule) {
+	(void)self;
+	pxg_managed_versioned *m = np.capsule_get_pointer(capsule, pending_name);
+	if (m == NULL) return NULL;
+	const pxg_tensor *t = &m->dl_tensor;
+	int64_t h[8] = {t->ndim, t->dtype.code, t->dtype.bits, t->dtype.lanes, t->device.device_type,
+		t->device.device_id, (int64_t)m->flags, (int64_t)(uintptr_t)t->data};
+	void *parts[3] = {ints(h, 8), ints(t->shape, t->ndim), ints(t->strides, t->ndim)};
+	void *r = NULL;
+	if (parts[0] != NULL && parts[1] != NULL && parts[2] != NULL) r = np.tuple_new(3);
+	for (int i = 0; i < 3; i++) {
+		if (r != NULL)
+			np.tuple_set_item(r, i, parts[i]);
+		else if (parts[i] != NULL)
+			np.decref(parts[i]);
+	}
+	return r;
+}
+
+typedef struct {
+	const char *name;
+	void *(*meth)(void *self, void *arg);
+	int flags;
+	const char *doc;
+} method_def;
+
+#define METH_O 0x0008
+
+static method_def defs[] = {
+	{"pend", pend, METH_O,
+		"pend(x) -> a pending import of NumPy array x (a capsule), or None: see numpy.c."},
+	{"adopt", adopt, METH_O, "adopt(pending) -> the handle of the Go tensor of a pending import."},
+	{"describe", describe, METH_O,
+		"describe(pending) -> ((ndim, code, bits, lanes, device type, device id, flags, data), "
+		"shape, strides) of a pending import."},
+};
+
+void *pxg_numpy_builtin(int which) {
+	if (which < 0 || which >= (int)(sizeof defs / sizeof defs[0]) || np.cfunction_new_ex == NULL)
+		return NULL;
+	return np.cfunction_new_ex(&defs[which], NULL, NULL);
+}

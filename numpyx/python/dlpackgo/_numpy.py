@@ -1,0 +1,103 @@
+"""NumPy arrays handed to Go without ``__dlpack__`` (the library's numpy.c).
+
+For an argument of exactly ``numpy.ndarray``, a registered function's call and
+``Library.from_dlpack`` read the array's public C fields (data, dimensions, strides, dtype number,
+flags) in the library's C code and make a DLPack managed tensor of their own that holds a
+reference to the array: no Python method call, no capsule. The reader takes what NumPy's own
+``__dlpack__`` would export (aligned, writable, native byte order, a dtype in the table below,
+strides of whole elements); anything else goes through ``__dlpack__``, which exports it or says
+why not. ``from_dlpack`` of such an array does not even enter Go: the Tensor holds a pending
+import, which Go adopts the first time it needs the tensor (a call, an export, ``handle``).
+
+``attach`` checks that the reader and NumPy agree on probe arrays before turning it on; where they
+do not (a NumPy or CPython build with another layout) the reader stays off and everything takes
+``__dlpack__`` as before. ``ndarray`` is the type the generated functions test arguments against.
+"""
+
+import ctypes
+from ctypes import POINTER, c_int, c_void_p, py_object
+
+from ._exchange import CPU
+
+
+class _Never:
+    """Stands for numpy.ndarray while the reader is off: no argument is of this type."""
+
+
+ndarray = _Never
+
+# call.h's PXG_NP_* table: the Python C API, then objects
+_CAPI = ("Py_IncRef", "Py_DecRef", "PyCapsule_New", "PyCapsule_IsValid", "PyCapsule_GetPointer",
+         "PyCapsule_SetName", "PyLong_FromVoidPtr", "PyErr_NoMemory", "PyErr_SetString",
+         "PyTuple_New", "PyTuple_SetItem", "PyLong_FromLongLong", "PyCFunction_NewEx")
+_DTYPES = 32  # PXG_NP_DTYPES
+_KIND_CODE = {"i": 0, "u": 1, "f": 2, "c": 5, "b": 6}  # NumPy kind -> DLPack code
+
+
+def _dtype_table(np):
+    """DLPack dtypes by NumPy type number, for the dtypes NumPy's own __dlpack__ exports."""
+    table = [0] * _DTYPES
+    for char in "bBhHiIlLqQefdFD?":
+        dt = np.dtype(char)
+        if dt.num >= _DTYPES:
+            continue
+        if char == "?":  # NumPy < 1.25 refuses bool in __dlpack__: keep its answer
+            try:
+                np.zeros(1, dtype=bool).__dlpack__()
+            except (BufferError, TypeError):
+                continue
+        table[dt.num] = _KIND_CODE[dt.kind] | (dt.itemsize * 8) << 8 | 1 << 16
+    return table
+
+
+def attach(lib):
+    """Turn the reader on for lib if NumPy is importable and agrees with it (see the module
+    docstring); give lib its builtins ``_pend``, ``_adopt`` and ``_describe_pending``."""
+    global ndarray
+    cdll = lib.cdll
+    init = getattr(cdll, "dlpackgo_numpy_init", None)
+    lib._pend = None
+    if init is None:
+        return
+    try:
+        import numpy as np
+    except ImportError:
+        return
+    api = ctypes.pythonapi
+    addrs = [ctypes.cast(getattr(api, n), c_void_p).value for n in _CAPI]
+    addrs += [id(None), id(ValueError), id(BufferError), id(np.ndarray), object.__basicsize__]
+    addrs += _dtype_table(np)
+    init.argtypes, init.restype = [POINTER(c_void_p), c_int], c_int
+    if init((c_void_p * len(addrs))(*addrs), len(addrs)) != 0:
+        raise RuntimeError("dlpackgo: the library refused the NumPy reader's table")
+    builtin = ctypes.PYFUNCTYPE(py_object, c_int)(("dlpackgo_numpy_builtin", cdll))
+    lib._pend, lib._adopt, lib._describe_pending = (builtin(i) for i in range(3))
+    if _agrees(np, lib._pend, lib._describe_pending):
+        ndarray = np.ndarray
+    else:
+        off = cdll.dlpackgo_numpy_off
+        off.argtypes, off.restype = [], None
+        off()
+        lib._pend = None
+
+
+def _agrees(np, pend, describe):
+    """Whether the reader sees probe arrays as NumPy does, and declines what it must."""
+    base = np.arange(2 * 3 * 4, dtype=np.float64).reshape(2, 3, 4)
+    probes = [base, base.transpose(2, 0, 1)[::-1, :, ::2], np.zeros((), np.int16),
+              np.ones((5, 0), np.complex64), np.arange(7, dtype=np.uint8)[1:]]
+    for x in probes:
+        p = pend(x)
+        if p is None:
+            return False
+        header, shape, strides = describe(p)
+        size = x.dtype.itemsize
+        want = ((x.ndim, _KIND_CODE[x.dtype.kind], size * 8, 1, CPU, 0, 0, x.ctypes.data),
+                x.shape, tuple(s // size for s in x.strides))
+        if (header, shape, strides) != want:
+            return False
+    readonly = np.arange(3.0)
+    readonly.flags.writeable = False
+    swapped = np.arange(3, dtype=">i4")
+    unaligned = np.frombuffer(bytearray(17), dtype=np.uint8)[1:].view(np.int64)
+    return all(pend(x) is None for x in (readonly, swapped, unaligned, np.zeros(2, "U3")))
