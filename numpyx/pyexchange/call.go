@@ -293,31 +293,11 @@ func (f *function) invoke(vals []reflect.Value) (results []reflect.Value, err er
 }
 
 // importArg imports the managed tensor of a tensor argument, which Go owns: call.c's guard of a
-// producer's, or one numpy.c made over a NumPy array. Every descriptor field is validated as for
-// any import; release lets go of the managed tensor (see argRelease). call releases the tensor
-// when the function returns (the function's own views hold the memory on), so it needs no
-// collector cleanup: core.WrapExplicit.
+// producer's, or one numpy.c made over a NumPy array; release lets go of it (see argRelease).
+// call releases the tensor when the function returns (the function's own views hold the memory
+// on), hence importOwned.
 func importArg(a C.pxg_value, release func()) (*core.Tensor, error) {
-	var dl *core.DLTensor
-	var flags core.Flags
-	if a.n == 0 {
-		dl = &(*core.DLManagedTensor)(a.p).DLTensor
-	} else {
-		m := (*core.DLManagedTensorVersioned)(a.p)
-		dl, flags = &m.DLTensor, m.Flags
-		if v := m.Version; v.Major != core.Version.Major {
-			release()
-			return nil, fmt.Errorf("%w: version %d.%d, this package speaks %d.x", core.ErrVersion,
-				v.Major, v.Minor, core.Version.Major)
-		}
-	}
-	d, err := core.DescOf(dl)
-	if err != nil {
-		release()
-		return nil, err
-	}
-	d.Flags = flags
-	return core.WrapExplicit(d, release) // validates d and copies its arrays
+	return importOwned(a.p, a.n == 0, release)
 }
 
 // argRelease lets go of the managed tensor of an imported argument. Released during the call (the
@@ -341,11 +321,7 @@ func (r *argRelease) release() {
 	if r.state.CompareAndSwap(argInCall, argDue) {
 		return
 	}
-	if r.legacy {
-		cdlpack.DeleteLegacy((*core.DLManagedTensor)(r.managed))
-	} else {
-		cdlpack.DeleteVersioned((*core.DLManagedTensorVersioned)(r.managed))
-	}
+	deleter(r.managed, r.legacy)()
 }
 
 // callReturns ends the call for the argument: if it was released, call.c is told to delete it.

@@ -151,12 +151,12 @@ func dlpackgo_delete_export(p unsafe.Pointer, versioned C.int) {
 //
 //export dlpackgo_import
 func dlpackgo_import(p unsafe.Pointer, versioned C.int, errbuf *C.char, errlen C.size_t) C.uintptr_t {
+	legacy := versioned == 0
+	g, err := guard(p, legacy)
 	var t *core.Tensor
-	var err error
-	if versioned != 0 {
-		t, err = ImportVersioned((*core.DLManagedTensorVersioned)(p))
-	} else {
-		t, err = ImportLegacy((*core.DLManagedTensor)(p))
+	if err == nil {
+		// the registry releases it (Release of the handle): no collector cleanup
+		t, err = importOwned(g, legacy, deleter(g, legacy))
 	}
 	if err != nil {
 		report(err, errbuf, errlen)

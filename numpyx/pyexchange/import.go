@@ -42,16 +42,11 @@ func ImportVersioned(m *core.DLManagedTensorVersioned) (*core.Tensor, error) {
 	if m == nil {
 		return nil, fmt.Errorf("pyexchange: import: %w: DLManagedTensorVersioned", core.ErrNil)
 	}
-	if pythonAttached() {
-		cm := (*C.pxg_managed_versioned)(unsafe.Pointer(m))
-		w := C.pxg_guard_versioned(cm)
-		if w == nil {
-			C.pxg_delete_guarded_versioned(cm)
-			return nil, fmt.Errorf("pyexchange: import: %w", ErrOutOfMemory)
-		}
-		m = (*core.DLManagedTensorVersioned)(unsafe.Pointer(w))
+	g, err := guard(unsafe.Pointer(m), false)
+	if err != nil {
+		return nil, err
 	}
-	t, err := cdlpack.ImportVersioned(m)
+	t, err := cdlpack.ImportVersioned((*core.DLManagedTensorVersioned)(g))
 	if err != nil {
 		return nil, fmt.Errorf("pyexchange: %w", err)
 	}
@@ -65,18 +60,74 @@ func ImportLegacy(m *core.DLManagedTensor) (*core.Tensor, error) {
 	if m == nil {
 		return nil, fmt.Errorf("pyexchange: import: %w: DLManagedTensor", core.ErrNil)
 	}
-	if pythonAttached() {
-		cm := (*C.pxg_managed)(unsafe.Pointer(m))
-		w := C.pxg_guard_legacy(cm)
-		if w == nil {
-			C.pxg_delete_guarded_legacy(cm)
-			return nil, fmt.Errorf("pyexchange: import: %w", ErrOutOfMemory)
-		}
-		m = (*core.DLManagedTensor)(unsafe.Pointer(w))
+	g, err := guard(unsafe.Pointer(m), true)
+	if err != nil {
+		return nil, err
 	}
-	t, err := cdlpack.ImportLegacy(m)
+	t, err := cdlpack.ImportLegacy((*core.DLManagedTensor)(g))
 	if err != nil {
 		return nil, fmt.Errorf("pyexchange: %w", err)
 	}
 	return t, nil
+}
+
+// guard wraps managed tensor p of a Python producer in one whose deleter takes the GIL (see the
+// package documentation), once the interpreter is attached; p itself otherwise. Out of memory,
+// it runs p's deleter and fails.
+func guard(p unsafe.Pointer, legacy bool) (unsafe.Pointer, error) {
+	if !pythonAttached() {
+		return p, nil
+	}
+	var g unsafe.Pointer
+	if legacy {
+		if g = unsafe.Pointer(C.pxg_guard_legacy((*C.pxg_managed)(p))); g == nil {
+			C.pxg_delete_guarded_legacy((*C.pxg_managed)(p))
+		}
+	} else if g = unsafe.Pointer(C.pxg_guard_versioned((*C.pxg_managed_versioned)(p))); g == nil {
+		C.pxg_delete_guarded_versioned((*C.pxg_managed_versioned)(p))
+	}
+	if g == nil {
+		return nil, fmt.Errorf("pyexchange: import: %w", ErrOutOfMemory)
+	}
+	return g, nil
+}
+
+// importOwned imports managed tensor p (a DLManagedTensor if legacy, else versioned) for an
+// owner that always releases the tensor itself, as the handle registry and a call do: it is
+// validated as any import, and made with core.WrapExplicit, so it carries no collector cleanup
+// (the cleanup alone costs more than the rest of an import). release lets go of p: it runs
+// exactly once, on the last holder, or before importOwned returns an error.
+func importOwned(p unsafe.Pointer, legacy bool, release func()) (*core.Tensor, error) {
+	var dl *core.DLTensor
+	var flags core.Flags
+	if legacy {
+		dl = &(*core.DLManagedTensor)(p).DLTensor
+	} else {
+		m := (*core.DLManagedTensorVersioned)(p)
+		dl, flags = &m.DLTensor, m.Flags
+		if v := m.Version; v.Major != core.Version.Major {
+			release()
+			return nil, fmt.Errorf("pyexchange: import: %w: version %d.%d, this package speaks %d.x",
+				core.ErrVersion, v.Major, v.Minor, core.Version.Major)
+		}
+	}
+	d, err := core.DescOf(dl)
+	if err != nil {
+		release()
+		return nil, fmt.Errorf("pyexchange: import: %w", err)
+	}
+	d.Flags = flags
+	t, err := core.WrapExplicit(d, release) // validates d and copies its arrays
+	if err != nil {
+		return nil, fmt.Errorf("pyexchange: import: %w", err)
+	}
+	return t, nil
+}
+
+// deleter returns the function that runs the deleter of managed tensor p.
+func deleter(p unsafe.Pointer, legacy bool) func() {
+	if legacy {
+		return func() { cdlpack.DeleteLegacy((*core.DLManagedTensor)(p)) }
+	}
+	return func() { cdlpack.DeleteVersioned((*core.DLManagedTensorVersioned)(p)) }
 }
