@@ -71,11 +71,18 @@ func dlpackgo_capsule_destructor() C.uintptr_t { return C.pxg_capsule_destructor
 
 // dlpackgo_export exports the tensor of handle h for a consumer: a DLManagedTensorVersioned* if
 // versioned != 0, else a legacy DLManagedTensor*. copyMode is Python's copy argument: 0 None,
-// 1 True, 2 False. On failure it returns NULL and writes the error into errbuf (see report).
+// 1 True, 2 False; stream is Python's stream argument if streamGiven != 0 (None otherwise),
+// honoured through the device's StreamSync before the export; noSync != 0 skips that (the C
+// exchange API's exports). On failure it returns NULL and writes the error into errbuf (see
+// report).
 //
 //export dlpackgo_export
-func dlpackgo_export(h C.uintptr_t, versioned, copyMode C.int, errbuf *C.char, errlen C.size_t) unsafe.Pointer {
+func dlpackgo_export(h C.uintptr_t, versioned, copyMode C.int, stream C.int64_t, streamGiven, noSync C.int,
+	errbuf *C.char, errlen C.size_t) unsafe.Pointer {
 	t, err := Lookup(Handle(h))
+	if err == nil && noSync == 0 {
+		err = syncForConsumer(t, int64(stream), streamGiven != 0)
+	}
 	if err != nil {
 		report(err, errbuf, errlen)
 		return nil
@@ -115,8 +122,8 @@ func dlpackgo_export(h C.uintptr_t, versioned, copyMode C.int, errbuf *C.char, e
 //export dlpackgo_sharer
 func dlpackgo_sharer(h C.uintptr_t) unsafe.Pointer {
 	t, err := Lookup(Handle(h))
-	if err != nil {
-		return C.pxg_none()
+	if err != nil || streamSyncOf(t.Device().DeviceType) != nil {
+		return C.pxg_none() // unknown, or every export synchronizes: through dlpackgo_export
 	}
 	m, err := ExportVersioned(t, adapters.ZeroCopyOnly())
 	if err != nil {

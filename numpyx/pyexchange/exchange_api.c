@@ -190,7 +190,7 @@ static int x_from_py_object(void *obj, dlpg_managed_versioned **out) {
 		if (h != 0) {
 			char err[512];
 			err[0] = 0;
-			m = dlpackgo_export(h, 1, 0, err, sizeof err);
+			m = dlpackgo_export(h, 1, 0, 0, 0, 1, err, sizeof err); /* no_sync */
 			if (m == NULL) raise_go(err);
 		}
 	}

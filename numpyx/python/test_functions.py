@@ -7,6 +7,7 @@ Run by the Go test TestPythonFunctions in numpyx/pyexchange, like test_dlpackgo.
     DLPACKGO_TESTLIB=/path/libdlpackgo_test.so python3 -m unittest -v test_functions
 """
 
+import ctypes
 import gc
 import inspect
 import pydoc
@@ -19,7 +20,7 @@ import numpy as np
 import torch
 
 import dlpackgo
-from test_dlpackgo import LIB, C, NP_VERSION, Base, arange, go_get
+from test_dlpackgo import LIB, C, NP_VERSION, Base, ManagedVersioned, arange, go_get
 
 BFLOAT = 4
 
@@ -472,6 +473,45 @@ class ProtocolInC(Base):
         t.release()
         with self.assertRaises(ValueError):
             t.__dlpack__()
+
+
+_capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi))
+
+
+class DeviceStreams(Base):
+    """The stream argument of device tensors goes to the library's StreamSync
+    (pyexchange.SetStreamSync); the test library has one for its test device, kDLExtDev (12)."""
+
+    def test_every_export_synchronizes_with_the_consumers_stream(self):
+        t = LIB.ext_tensor(6, returns="tensor")
+        self.assertEqual(t.device, (12, 0))
+        n, _ = LIB.ext_syncs()
+        for stream, want in ((7, 7), (None, 1), (-1, -1), (0x7f00deadbeef, 0x7f00deadbeef)):
+            c = t.__dlpack__(stream=stream, max_version=(1, 3))
+            m = ManagedVersioned.from_address(_capsule_pointer(c, b"dltensor_versioned"))
+            self.assertEqual((m.dl_tensor.device_type, m.dl_tensor.ndim), (12, 1))
+            n += 1
+            self.assertEqual(LIB.ext_syncs(), (n, want), f"stream={stream}")
+            del c
+        c = t.__dlpack__()  # legacy, stream None: synchronized too, never the C fast path
+        n += 1
+        self.assertEqual(LIB.ext_syncs(), (n, 1))
+        del c
+        with self.assertRaises(BufferError) as e:
+            t.__dlpack__(stream=0)
+        self.assertIn("stream 0 refused", str(e.exception))
+        with self.assertRaises(TypeError):
+            t.__dlpack__(stream="side")
+        self.assertEqual(LIB.ext_syncs()[0], n, "refused before or by the StreamSync")
+        t.release()
+
+    def test_host_tensors_take_no_stream(self):
+        t = arange((3,))
+        for stream in (1, -1, 5):
+            with self.assertRaises(BufferError):
+                t.__dlpack__(stream=stream)
+        t.release()
 
 
 if __name__ == "__main__":

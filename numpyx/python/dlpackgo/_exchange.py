@@ -26,7 +26,10 @@ max_version=None, dl_device=None, copy=None)`` and ``__dlpack_device__()``:
   capsule cannot carry the read-only flag, and PyTorch 2.x ignores it in a versioned one and
   would write into the memory: a fault, for a memory-mapped file);
 * ``dl_device`` must be None or the tensor's own device, and ``stream`` must be None for a CPU
-  tensor (None or -1 elsewhere): otherwise ``BufferError``.
+  tensor: otherwise ``BufferError``. A device tensor's ``stream`` is honoured by the Go library's
+  stream synchronization for the device (``pyexchange.SetStreamSync``: the consumer's stream waits
+  for the producer's work, None meaning the legacy default stream); a library without one accepts
+  only None and -1 for device tensors.
 
 The first export of a shareable tensor enters Go once, to export it to the library's C code;
 from then on ``__dlpack__`` (``copy`` None or False, no ``stream``, ``dl_device`` None or the
@@ -159,7 +162,7 @@ class Library:
         self._destructor = d()
 
         self._export = cdll.dlpackgo_export
-        self._export.argtypes = [c_void_p, c_int, c_int, c_char_p, c_size_t]
+        self._export.argtypes = [c_void_p, c_int, c_int, c_int64, c_int, c_int, c_char_p, c_size_t]
         self._export.restype = c_void_p
         self._delete_export = cdll.dlpackgo_delete_export
         self._delete_export.argtypes, self._delete_export.restype = [c_void_p, c_int], None
@@ -604,9 +607,11 @@ class Tensor:
         lib = self._lib
         if stream is not None or dl_device is not None:
             dev = self.__dlpack_device__()
-            if stream is not None and (dev[0] == CPU or stream != -1):
+            if stream is not None and dev[0] == CPU:
                 raise BufferError(f"dlpackgo: stream={stream!r} is not supported for a tensor on "
                                   f"device {dev} (only None on CPU)")
+            if stream is not None and (isinstance(stream, bool) or not isinstance(stream, int)):
+                raise TypeError(f"dlpackgo: stream must be None or an int, not {stream!r}")
             if dl_device is not None and (int(dl_device[0]), int(dl_device[1])) != dev:
                 raise BufferError(f"dlpackgo: cannot export to device {tuple(dl_device)}: "
                                   f"the tensor is on {dev} and is never moved")
@@ -620,7 +625,8 @@ class Tensor:
         else:
             raise ValueError(f"dlpackgo: copy must be None, True or False, not {copy!r}")
         buf = _errbuf()
-        ptr = lib._export(h, versioned, mode, buf, _ERRLEN)
+        # a device tensor's stream: Go's StreamSync for the device makes it ready for it
+        ptr = lib._export(h, versioned, mode, stream or 0, stream is not None, 0, buf, _ERRLEN)
         if not ptr:
             raise _error(buf)
         try:

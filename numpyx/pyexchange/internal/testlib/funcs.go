@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
@@ -47,9 +48,33 @@ func init() {
 		{"drop_kept", dropKept, "drop_kept()\n\nReleases the views keep kept; returns how many."},
 		{"scale_calls", func() (int64, error) { return scaleCalls.Load(), nil }, "scale_calls()\n\nHow many times scale ran."},
 		{"unnamed", func(a *core.Tensor, n int) error { return nil }, "Parameters without names."},
+		{"ext_tensor", extTensor, "ext_tensor(n)\n\nA float32 tensor of n elements on the test device (kDLExtDev)."},
+		{"ext_syncs", func() (int64, int64, error) { return extSyncs.Load(), extLastStream.Load(), nil },
+			"ext_syncs()\n\nHow many times the test device's StreamSync ran, and its last stream."},
 	} {
 		pyexchange.MustRegister(r.name, r.fn, r.doc)
 	}
+	pyexchange.SetStreamSync(core.ExtDev, func(t *core.Tensor, stream int64) error {
+		if stream == 0 {
+			return errors.New("testlib: stream 0 refused")
+		}
+		extLastStream.Store(stream)
+		extSyncs.Add(1)
+		return nil
+	})
+}
+
+// The test device: tensors of device type kDLExtDev over Go memory, with a StreamSync that
+// records the streams it is asked for (test_functions.py's DeviceStreams).
+var extSyncs, extLastStream atomic.Int64
+
+func extTensor(n int64) (*core.Tensor, error) {
+	if n < 1 || n > 1<<20 {
+		return nil, fmt.Errorf("testlib: ext_tensor(%d): want 1 to 2^20 elements", n)
+	}
+	mem := make([]float32, n)
+	return core.WrapKeep(core.Desc{Data: unsafe.Pointer(&mem[0]), Device: core.DLDevice{DeviceType: core.ExtDev},
+		DType: core.Float32, Shape: []int64{n}}, mem)
 }
 
 func noop(a *core.Tensor) error { return nil }
