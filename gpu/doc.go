@@ -47,5 +47,6 @@
 // exports t with cdlpack.ExportVersioned (or ExportLegacy). A Go consumer passes
 // stream=s.Protocol() to the producer's __dlpack__ for the stream it will use, and imports the
 // capsule's tensor with cdlpack.ImportVersioned; the result is a kDLCUDA tensor like any other.
-// Package gpu/cuda/internal/pyexport and gpu/cuda/devicecheck.py do both with PyTorch and CuPy.
+// gpu/cuda/devicecheck.py does both with PyTorch and CuPy through the Python exchange of
+// numpyx/pyexchange, whose StreamSync for CUDA tensors is ReadyFor (gpu/cuda/internal/devicelib).
 package gpu

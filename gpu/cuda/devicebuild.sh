@@ -2,7 +2,8 @@
 # Builds the artefacts devicecheck.sh runs, into .devicebuild/ at the repository root, on a
 # linux/amd64 machine with Go and gcc (no GPU, no CUDA SDK needed):
 #   cuda.test, gpu.test   the tests of gpu/cuda and gpu (CGO_ENABLED=0: purego opens libcuda.so.1)
-#   libdlpackgpu.so       gpu/cuda/internal/pyexport as a C shared library (cgo, for core/cdlpack)
+#   libdlpackgpu.so       gpu/cuda/internal/devicelib: a Go library on numpyx/pyexchange (the
+#                         product's Python exchange) that devicecheck.py loads with dlpackgo
 #   libdlpackgo_test.so   numpyx/pyexchange/internal/testlib, for numpyx/python's tests on the
 #                         newer NumPy and PyTorch there (versioned capsules from real producers)
 # Then carry .devicebuild/ to the GPU machine and run: bash gpu/cuda/devicecheck.sh
@@ -11,7 +12,7 @@ cd "$(dirname "$0")/../.."
 mkdir -p .devicebuild
 CGO_ENABLED=0 go test -c -o .devicebuild/cuda.test ./gpu/cuda
 CGO_ENABLED=0 go test -c -o .devicebuild/gpu.test ./gpu
-CGO_ENABLED=1 go build -buildmode=c-shared -o .devicebuild/libdlpackgpu.so ./gpu/cuda/internal/pyexport
+CGO_ENABLED=1 go build -buildmode=c-shared -o .devicebuild/libdlpackgpu.so ./gpu/cuda/internal/devicelib
 # the host-side Python exchange tests, run there against NumPy 2.x and PyTorch 2.x
 CGO_ENABLED=1 go build -buildmode=c-shared -o .devicebuild/libdlpackgo_test.so ./numpyx/pyexchange/internal/testlib
 rm -f .devicebuild/libdlpackgpu.h .devicebuild/libdlpackgo_test.h

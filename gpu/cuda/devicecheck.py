@@ -1,25 +1,23 @@
 #!/usr/bin/env python3
-"""Device check of dlpack-go's CUDA tensors against PyTorch and CuPy, with ctypes only.
+"""Device check of dlpack-go's CUDA tensors against PyTorch and CuPy, through the product's Python
+exchange: the dlpackgo package (numpyx/python) and a Go library built on numpyx/pyexchange.
 
-It loads the C shared library built from gpu/cuda/internal/pyexport (.devicebuild/libdlpackgpu.so,
-or $DLPACK_GPU_LIB), wraps the DLPack managed tensors Go exports in PyCapsules, serves them
-through __dlpack__/__dlpack_device__, and checks:
+It loads the C shared library built from gpu/cuda/internal/devicelib (.devicebuild/libdlpackgpu.so,
+or $DLPACK_GPU_LIB) with dlpackgo.Library: Go tensors come back as dlpackgo.Tensor, whose
+__dlpack__ exports them (the stream argument honoured by the library's StreamSync, gpu.ReadyFor),
+and Library.from_dlpack takes torch and CuPy tensors. It checks:
 
-  * a self-test of the capsule plumbing on host memory (runs without a GPU);
+  * the exchange on host memory (runs without a GPU);
   * torch.from_dlpack and cupy.from_dlpack of Go CUDA tensors: values, zero-copy (same device
     address), mutation visible both ways, versioned and legacy capsules, the stream argument
     (Go fills on its own non-blocking stream; the consumer's stream waits for it), -1 and the
     refusal of stream 0, and that every export's deleter runs;
-  * the reverse: PyTorch and CuPy CUDA tensors (contiguous and strided) consumed by Go through
-    __dlpack__(max_version=(1, 3), stream=1) (legacy capsules when the producer refuses
-    max_version), read and written by Go;
+  * the reverse: PyTorch and CuPy CUDA tensors (contiguous and strided) taken by
+    Library.from_dlpack, read and written by Go;
   * H2D/D2H bandwidth of Go's copies from/to pinned memory next to torch's own (goal >= 0.8x).
 
 Prints PASS/FAIL lines and a summary. Exit status: 0 all passed, 1 a failure, 2 no GPU (only the
-host self-test ran: "NO GPU: device checks not run").
-
-A small capsule class like this one will also live in the Python exchange package
-(numpyx/python); this copy is deliberately self-contained.
+host checks ran: "NO GPU: device checks not run").
 """
 
 import ctypes
@@ -29,196 +27,67 @@ import statistics
 import sys
 import time
 import traceback
-from ctypes import (CFUNCTYPE, POINTER, PYFUNCTYPE, Structure, addressof, c_char_p, c_float,
-                    c_int, c_int32, c_int64, c_uint8, c_uint16, c_uint32, c_uint64, c_void_p,
-                    create_string_buffer, py_object, pythonapi, sizeof)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LIB_PATH = os.environ.get("DLPACK_GPU_LIB", os.path.join(ROOT, ".devicebuild", "libdlpackgpu.so"))
+sys.path.insert(0, os.path.join(ROOT, "numpyx", "python"))
 
+import numpy as np  # noqa: E402
 
-# ---- DLPack ABI (dlpack.h v1.3) ----
-
-class DLDevice(Structure):
-    _fields_ = [("device_type", c_int32), ("device_id", c_int32)]
-
-
-class DLDataType(Structure):
-    _fields_ = [("code", c_uint8), ("bits", c_uint8), ("lanes", c_uint16)]
-
-
-class DLTensor(Structure):
-    _fields_ = [("data", c_void_p), ("device", DLDevice), ("ndim", c_int32), ("dtype", DLDataType),
-                ("shape", POINTER(c_int64)), ("strides", POINTER(c_int64)), ("byte_offset", c_uint64)]
-
-
-class DLPackVersion(Structure):
-    _fields_ = [("major", c_uint32), ("minor", c_uint32)]
-
-
-class DLManagedTensorVersioned(Structure):
-    _fields_ = [("version", DLPackVersion), ("manager_ctx", c_void_p), ("deleter", c_void_p),
-                ("flags", c_uint64), ("dl_tensor", DLTensor)]
-
-
-class DLManagedTensor(Structure):
-    _fields_ = [("dl_tensor", DLTensor), ("manager_ctx", c_void_p), ("deleter", c_void_p)]
-
-
-assert sizeof(DLTensor) == 48 and sizeof(DLManagedTensorVersioned) == 80 and sizeof(DLManagedTensor) == 64
-
-# ---- PyCapsule through the C API ----
-
-# Capsule names must outlive the capsules: static buffers with stable addresses.
-NAME_V = create_string_buffer(b"dltensor_versioned")
-NAME_L = create_string_buffer(b"dltensor")
-USED_V = create_string_buffer(b"used_dltensor_versioned")
-USED_L = create_string_buffer(b"used_dltensor")
-
-DELETER = CFUNCTYPE(None, c_void_p)
-DESTRUCTOR = CFUNCTYPE(None, c_void_p)
-_capsule_new = PYFUNCTYPE(py_object, c_void_p, c_void_p, DESTRUCTOR)(("PyCapsule_New", pythonapi))
-# On a dying capsule (inside its destructor) only raw pointers: no reference counting.
-_raw_is_valid = PYFUNCTYPE(c_int, c_void_p, c_void_p)(("PyCapsule_IsValid", pythonapi))
-_raw_get_pointer = PYFUNCTYPE(c_void_p, c_void_p, c_void_p)(("PyCapsule_GetPointer", pythonapi))
-_is_valid = PYFUNCTYPE(c_int, py_object, c_void_p)(("PyCapsule_IsValid", pythonapi))
-_get_pointer = PYFUNCTYPE(c_void_p, py_object, c_void_p)(("PyCapsule_GetPointer", pythonapi))
-_set_name = PYFUNCTYPE(c_int, py_object, c_void_p)(("PyCapsule_SetName", pythonapi))
-
-
-@DESTRUCTOR
-def _capsule_destructor(cap):
-    # Call the deleter only if no consumer took the tensor (the name is still the unused one).
-    try:
-        for name, kind in ((NAME_V, DLManagedTensorVersioned), (NAME_L, DLManagedTensor)):
-            if _raw_is_valid(cap, addressof(name)):
-                p = _raw_get_pointer(cap, addressof(name))
-                m = kind.from_address(p)
-                if m.deleter:
-                    DELETER(m.deleter)(p)
-                return
-    except BaseException:  # a destructor must not raise
-        pass
-
-
-def make_capsule(ptr, versioned):
-    return _capsule_new(ptr, addressof(NAME_V if versioned else NAME_L), _capsule_destructor)
-
-
-def capsule_name(cap):
-    for name in (NAME_V, NAME_L, USED_V, USED_L):
-        if _is_valid(cap, addressof(name)):
-            return name.value.decode()
-    return "?"
-
-
-def take(cap):
-    """Consume a DLPack capsule: rename it used and return (pointer, versioned)."""
-    for name, used, versioned in ((NAME_V, USED_V, True), (NAME_L, USED_L, False)):
-        if _is_valid(cap, addressof(name)):
-            p = _get_pointer(cap, addressof(name))
-            if _set_name(cap, addressof(used)) != 0:
-                raise RuntimeError("PyCapsule_SetName failed")
-            return p, versioned
-    raise ValueError("not an unused DLPack capsule: %r" % (cap,))
-
-
-# ---- the Go library ----
+import dlpackgo  # noqa: E402
 
 lib = None
 
 
-def load_lib():
-    global lib
-    lib = ctypes.CDLL(LIB_PATH)
-    lib.dg_last_error.restype = c_char_p
-    lib.dg_init.restype = c_int
-    lib.dg_device_name.argtypes = [c_char_p, c_int]
-    lib.dg_new.argtypes = [c_int, c_int64, c_int64]
-    lib.dg_new.restype = c_void_p
-    lib.dg_bytes.argtypes = [c_int, c_int64]
-    lib.dg_bytes.restype = c_void_p
-    for f in (lib.dg_write, lib.dg_read):
-        f.argtypes = [c_void_p, POINTER(c_float), c_int64]
-        f.restype = c_int
-    lib.dg_copy.argtypes = [c_void_p, c_void_p]
-    lib.dg_fill_async.argtypes = [c_void_p, c_float]
-    lib.dg_export.argtypes = [c_void_p, c_int64, c_int, c_int]
-    lib.dg_export.restype = c_void_p
-    lib.dg_import.argtypes = [c_void_p, c_int]
-    lib.dg_import.restype = c_void_p
-    lib.dg_info.argtypes = [c_void_p, POINTER(c_int64)]
-    lib.dg_release.argtypes = [c_void_p]
-    lib.dg_release.restype = None
-    lib.dg_live_exports.restype = c_int64
-    lib.dg_live_foreign.restype = c_int64
+class DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32),
+                ("ndim", ctypes.c_int32), ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                ("lanes", ctypes.c_uint16), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
 
 
-def err():
-    e = lib.dg_last_error()
-    return e.decode() if e else "unknown error"
+class ManagedVersioned(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("manager_ctx", ctypes.c_void_p),
+                ("deleter", ctypes.c_void_p), ("flags", ctypes.c_uint64), ("dl_tensor", DLTensor)]
 
 
-def ok(rc):
-    if rc != 0:
-        raise RuntimeError(err())
+_get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi))
+_is_valid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_IsValid", ctypes.pythonapi))
 
 
-def new(kind, rows, cols):
-    h = lib.dg_new(kind, rows, cols)
-    if not h:
-        raise RuntimeError(err())
-    return h
+def capsule_name(cap):
+    for name in ("dltensor_versioned", "dltensor", "used_dltensor_versioned", "used_dltensor"):
+        if _is_valid(cap, name.encode()):
+            return name
+    return "?"
 
 
-def info(h):
-    out = (c_int64 * 21)()
-    ok(lib.dg_info(h, out))
-    nd = out[2]
-    return {"device": (out[0], out[1]), "ndim": nd, "data": out[3] & (2**64 - 1), "flags": out[4],
-            "shape": tuple(out[5:5 + nd]), "strides": tuple(out[5 + nd:5 + 2 * nd])}
+def write(t, values):
+    """Write values (a flat list) into Go tensor t, through Go (gpu.Copy from a NumPy array)."""
+    lib.copy(t, np.asarray(values, dtype=np.float32).reshape(t.shape))
 
 
-def write(h, values):
-    arr = (c_float * len(values))(*values)
-    ok(lib.dg_write(h, arr, len(values)))
+def read(t):
+    """Go tensor t's values, as a flat list, through Go (gpu.Copy into a NumPy array)."""
+    host = np.empty(t.shape, dtype=np.float32)
+    lib.copy(host, t)
+    return host.reshape(-1).tolist()
 
 
-def read(h, n):
-    arr = (c_float * n)()
-    ok(lib.dg_read(h, arr, n))
-    return list(arr)
+class Spy:
+    """Serves a Go tensor through the protocol and records how consumers call __dlpack__."""
 
-
-class GoTensor:
-    """A Go tensor served through the Python DLPack protocol."""
-
-    def __init__(self, h, device, from_producer=False):
-        self.h, self.device, self.from_producer, self.calls = h, device, from_producer, []
+    def __init__(self, t):
+        self.t, self.calls = t, []
 
     def __dlpack_device__(self):
-        return self.device
+        return self.t.__dlpack_device__()
 
-    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        self.calls.append({"stream": stream, "max_version": max_version})
-        if copy:
-            raise BufferError("copy=True is not supported by this producer")
-        if dl_device is not None and tuple(dl_device) != tuple(self.device):
-            raise BufferError("cannot export to another device")
-        versioned = max_version is not None and max_version[0] >= 1
-        s = 1 if stream is None else int(stream)
-        p = lib.dg_export(self.h, s, int(versioned), int(self.from_producer))
-        if not p:
-            raise BufferError(err())
-        return make_capsule(p, versioned)
-
-
-def producer_capsule(x, stream):
-    """x.__dlpack__ asking for a versioned capsule, falling back to legacy (old producers)."""
-    try:
-        return x.__dlpack__(stream=stream, max_version=(1, 3)), "versioned asked"
-    except TypeError:
-        return x.__dlpack__(stream=stream), "legacy (producer refused max_version)"
+    def __dlpack__(self, **kw):
+        self.calls.append({k: kw.get(k) for k in ("stream", "max_version")})
+        return self.t.__dlpack__(**kw)
 
 
 # ---- checks ----
@@ -252,80 +121,75 @@ def expect(cond, msg):
 def settle_exports(base, what):
     for _ in range(50):
         gc.collect()
-        if lib.dg_live_exports() == base:
+        if lib.live_exports() == base:
             return
         time.sleep(0.02)
-    raise AssertionError("%s: %d exports still live, want %d" % (what, lib.dg_live_exports(), base))
+    raise AssertionError("%s: %d exports still live, want %d" % (what, lib.live_exports(), base))
 
 
 def host_selftest(torch):
-    """The capsule plumbing on Go host memory, with whatever torch is installed (no GPU)."""
-    base = lib.dg_live_exports()
+    """The exchange on Go host memory, with whatever torch is installed (no GPU)."""
+    base = lib.live_exports()
 
     def go_to_torch():
-        h = new(2, 3, 4)
+        t = lib.new(2, 3, 4)
         try:
-            write(h, [float(i) for i in range(12)])
-            t = torch.from_dlpack(GoTensor(h, (1, 0)))
-            expect(t.tolist() == [[float(4 * r + c) for c in range(4)] for r in range(3)], "values %s" % t)
-            expect(t.data_ptr() == info(h)["data"], "not zero-copy")
-            t.add_(100)
-            expect(read(h, 12)[5] == 105.0, "Go does not see torch's write")
-            write(h, [-1.0] * 12)
-            expect(float(t[2, 3]) == -1.0, "torch does not see Go's write")
-            del t
+            write(t, [float(i) for i in range(12)])
+            x = torch.from_dlpack(t)
+            expect(x.tolist() == [[float(4 * r + c) for c in range(4)] for r in range(3)], "values %s" % x)
+            expect(x.data_ptr() == t.data_ptr, "not zero-copy")
+            x.add_(100)
+            expect(read(t)[5] == 105.0, "Go does not see torch's write")
+            write(t, [-1.0] * 12)
+            expect(float(x[2, 3]) == -1.0, "torch does not see Go's write")
+            del x
         finally:
-            lib.dg_release(h)
+            t.release()
         settle_exports(base, "host export")
         return "zero-copy, mutation both ways"
 
     def capsule_destructor():
-        h = new(2, 2, 2)
+        t = lib.new(2, 2, 2)
         try:
-            g = GoTensor(h, (1, 0))
-            cap = g.__dlpack__(max_version=(1, 3))
+            cap = t.__dlpack__(max_version=(1, 3))
             expect(capsule_name(cap) == "dltensor_versioned", "name %s" % capsule_name(cap))
-            p, versioned = _get_pointer(cap, addressof(NAME_V)), True
-            m = DLManagedTensorVersioned.from_address(p)
-            expect((m.version.major, m.version.minor) == (1, 3), "version %d.%d" % (m.version.major, m.version.minor))
-            expect(m.dl_tensor.ndim == 2 and m.dl_tensor.shape[1] == 2 and m.dl_tensor.strides[0] == 2, "descriptor")
-            expect(lib.dg_live_exports() == base + 1, "export not counted")
-            del cap  # never consumed: the destructor calls the deleter
+            m = ManagedVersioned.from_address(_get_pointer(cap, b"dltensor_versioned"))
+            expect((m.major, m.minor) == (1, 3), "version %d.%d" % (m.major, m.minor))
+            d = m.dl_tensor
+            expect(d.ndim == 2 and d.shape[1] == 2 and d.strides[0] == 2, "descriptor")
+            expect(lib.live_exports() > base, "export not counted")
+            del cap, d, m  # never consumed: the destructor calls the deleter
             settle_exports(base, "unconsumed versioned capsule")
-            cap = g.__dlpack__()
+            cap = t.__dlpack__()
             expect(capsule_name(cap) == "dltensor", "legacy name %s" % capsule_name(cap))
             del cap
             settle_exports(base, "unconsumed legacy capsule")
-            # Our own versioned capsule consumed by Go's importer: a round trip.
-            write(h, [1.0, 2.0, 3.0, 4.0])
-            cap = g.__dlpack__(max_version=(1, 3))
-            p, versioned = take(cap)
-            h2 = lib.dg_import(p, int(versioned))
-            expect(h2, err())
+            # our own versioned capsule consumed by Go's importer: a round trip
+            write(t, [1.0, 2.0, 3.0, 4.0])
+            cap = t.__dlpack__(max_version=(1, 3))
+            back = lib.from_capsule(cap)
             expect(capsule_name(cap) == "used_dltensor_versioned", "not renamed")
             del cap  # used: the destructor must not delete
-            expect(read(h2, 4) == [1.0, 2.0, 3.0, 4.0], "round trip values")
-            lib.dg_release(h2)
-            settle_exports(base, "re-imported capsule")
+            expect(read(back) == [1.0, 2.0, 3.0, 4.0], "round trip values")
+            back.release()
         finally:
-            lib.dg_release(h)
+            t.release()
+        settle_exports(base, "re-imported capsule")
         return "deleter runs once for unconsumed capsules, never for used ones"
 
     def torch_to_go():
         x = torch.arange(12, dtype=torch.float32).reshape(3, 4).t()  # strided
-        cap, how = producer_capsule(x, None)
-        p, versioned = take(cap)
-        h = lib.dg_import(p, int(versioned))
-        expect(h, err())
+        g = lib.from_dlpack(x)
         try:
-            i = info(h)
-            expect(i["data"] == x.data_ptr() and i["strides"] == (1, 4), "info %s" % i)
-            expect(read(h, 12) == x.contiguous().reshape(-1).tolist(), "values")
-            write(h, [float(-k) for k in range(12)])
-            expect(x.contiguous().reshape(-1).tolist() == [float(-k) for k in range(12)], "torch does not see Go's write")
+            expect(g.data_ptr == x.data_ptr() and g.element_strides == (1, 4),
+                   "data %#x strides %s" % (g.data_ptr, g.element_strides))
+            expect(read(g) == x.contiguous().reshape(-1).tolist(), "values")
+            write(g, [float(-k) for k in range(12)])
+            expect(x.contiguous().reshape(-1).tolist() == [float(-k) for k in range(12)],
+                   "torch does not see Go's write")
         finally:
-            lib.dg_release(h)
-        return "%s, %s capsule, strides %s" % (how, "versioned" if versioned else "legacy", i["strides"])
+            g.release()
+        return "Library.from_dlpack, strides %s" % (g.element_strides,)
 
     check("host: Go tensor -> torch.from_dlpack", go_to_torch)
     check("host: capsule destructor and versioned capsule", capsule_destructor)
@@ -333,116 +197,113 @@ def host_selftest(torch):
 
 
 def gpu_checks(torch, cupy):
-    base = lib.dg_live_exports()
-    dev_addr = {}
+    base = lib.live_exports()
 
     def torch_from_go():
-        h = new(0, 64, 33)
+        t = lib.new(0, 64, 33)
         try:
             n = 64 * 33
-            write(h, [float(i) for i in range(n)])
-            g = GoTensor(h, (2, 0))
-            t = torch.from_dlpack(g)
-            expect(t.device.type == "cuda" and t.device.index == 0, "device %s" % t.device)
-            expect(t.data_ptr() == info(h)["data"], "not zero-copy")
+            write(t, [float(i) for i in range(n)])
+            spy = Spy(t)
+            x = torch.from_dlpack(spy)
+            expect(x.device.type == "cuda" and x.device.index == 0, "device %s" % x.device)
+            expect(x.data_ptr() == t.data_ptr, "not zero-copy")
             want = torch.arange(n, dtype=torch.float32, device="cuda").reshape(64, 33)
-            expect(torch.equal(t, want), "values")
-            t.mul_(2)
+            expect(torch.equal(x, want), "values")
+            x.mul_(2)
             torch.cuda.synchronize()
-            expect(read(h, n)[100] == 200.0, "Go does not see torch's write")
-            write(h, [7.0] * n)
-            expect(bool((t == 7).all()), "torch does not see Go's write")
-            call = g.calls[-1]
-            del t
-            dev_addr["torch"] = call
+            expect(read(t)[100] == 200.0, "Go does not see torch's write")
+            write(t, [7.0] * n)
+            expect(bool((x == 7).all()), "torch does not see Go's write")
+            call = spy.calls[-1]
+            del x
         finally:
-            lib.dg_release(h)
+            t.release()
         settle_exports(base, "torch consumer")
         return "zero-copy, mutation both ways; torch called __dlpack__(%s)" % ", ".join(
             "%s=%r" % kv for kv in call.items())
 
     def torch_versioned_capsule():
-        h = new(0, 4, 4)
+        t = lib.new(0, 4, 4)
         try:
-            write(h, [float(i) for i in range(16)])
-            g = GoTensor(h, (2, 0))
+            write(t, [float(i) for i in range(16)])
             s = torch.cuda.current_stream().cuda_stream or 1
-            cap = g.__dlpack__(stream=s, max_version=(1, 3))
+            cap = t.__dlpack__(stream=s, max_version=(1, 3))
             expect(capsule_name(cap) == "dltensor_versioned", "name")
             try:
-                t = torch.utils.dlpack.from_dlpack(cap)
+                x = torch.utils.dlpack.from_dlpack(cap)
             except Exception as e:  # noqa: BLE001
                 raise Skip("torch %s does not read versioned capsules (%s: %s)" % (torch.__version__, type(e).__name__, e))
             expect(capsule_name(cap) == "used_dltensor_versioned", "torch did not rename the capsule")
-            expect(t.data_ptr() == info(h)["data"] and t.sum().item() == 120.0, "values")
-            del t, cap
+            expect(x.data_ptr() == t.data_ptr and x.sum().item() == 120.0, "values")
+            del x, cap
         finally:
-            lib.dg_release(h)
+            t.release()
         settle_exports(base, "versioned capsule")
         return "torch %s consumed a dltensor_versioned capsule" % torch.__version__
 
     def torch_legacy_capsule():
-        h = new(0, 4, 4)
+        t = lib.new(0, 4, 4)
         try:
-            write(h, [1.0] * 16)
-            cap = GoTensor(h, (2, 0)).__dlpack__(stream=1)
+            write(t, [1.0] * 16)
+            cap = t.__dlpack__(stream=1)
             expect(capsule_name(cap) == "dltensor", "name")
-            t = torch.utils.dlpack.from_dlpack(cap)
-            expect(t.sum().item() == 16.0, "values")
-            del t, cap
+            x = torch.utils.dlpack.from_dlpack(cap)
+            expect(x.sum().item() == 16.0, "values")
+            del x, cap
         finally:
-            lib.dg_release(h)
+            t.release()
         settle_exports(base, "legacy capsule")
 
     def stream_semantics():
         rows = cols = 4096  # 64 MiB; values up to 2**24 are exact in float32
-        h = new(0, rows, cols)
+        t = lib.new(0, rows, cols)
         try:
             side = torch.cuda.Stream()
             with torch.cuda.stream(side):
-                ok(lib.dg_fill_async(h, 1.0))  # queued on Go's own non-blocking stream
-                g = GoTensor(h, (2, 0), from_producer=True)
-                t = torch.from_dlpack(g)  # torch passes its current stream: side
+                lib.fill_async(t, 1.0)  # queued on Go's own non-blocking stream
+                spy = Spy(t)
+                x = torch.from_dlpack(spy)  # torch passes its current stream: side
                 want = torch.arange(1, rows * cols + 1, dtype=torch.float32, device="cuda").reshape(rows, cols)
-                same = bool(torch.equal(t, want))
+                same = bool(torch.equal(x, want))
             side.synchronize()
-            ok(lib.dg_producer_sync())
-            passed = g.calls[-1]["stream"]
+            lib.producer_sync()
+            passed = spy.calls[-1]["stream"]
             expect(passed == side.cuda_stream, "torch passed stream %r, its stream is %#x" % (passed, side.cuda_stream))
             expect(same, "torch saw the tensor before Go's stream finished filling it")
-            del t
+            del x
             # -1: no synchronisation asked; 0: refused as the protocol says.
-            cap = g.__dlpack__(stream=-1, max_version=(1, 3))
+            cap = t.__dlpack__(stream=-1, max_version=(1, 3))
             del cap
             try:
-                g.__dlpack__(stream=0)
+                t.__dlpack__(stream=0)
                 raise AssertionError("stream=0 was accepted")
             except BufferError as e:
                 expect("stream 0" in str(e), "error %s" % e)
         finally:
-            lib.dg_release(h)
+            t.release()
         settle_exports(base, "stream test")
         return "consumer stream %#x waited for Go's producer stream; -1 accepted, 0 refused" % side.cuda_stream
 
     def cupy_from_go():
         if cupy is None:
             raise AssertionError("CuPy is not installed")
-        h = new(0, 16, 16)
+        t = lib.new(0, 16, 16)
         try:
-            write(h, [float(i) for i in range(256)])
-            g = GoTensor(h, (2, 0))
-            a = cupy.from_dlpack(g)
-            expect(a.data.ptr == info(h)["data"], "not zero-copy")
+            write(t, [float(i) for i in range(256)])
+            spy = Spy(t)
+            a = cupy.from_dlpack(spy)
+            expect(a.data.ptr == t.data_ptr, "not zero-copy")
             expect(float(a.sum()) == float(sum(range(256))), "values")
             a *= 3
             cupy.cuda.runtime.deviceSynchronize()
-            expect(read(h, 256)[10] == 30.0, "Go does not see CuPy's write")
-            write(h, [2.0] * 256)
+            expect(read(t)[10] == 30.0, "Go does not see CuPy's write")
+            write(t, [2.0] * 256)
             expect(float(a.sum()) == 512.0, "CuPy does not see Go's write")
-            call = g.calls[-1]
+            call = spy.calls[-1]
             del a
         finally:
-            lib.dg_release(h)
+            t.release()
         settle_exports(base, "cupy consumer")
         return "zero-copy, mutation both ways; CuPy %s called __dlpack__(%s)" % (
             cupy.__version__, ", ".join("%s=%r" % kv for kv in call.items()))
@@ -452,40 +313,33 @@ def gpu_checks(torch, cupy):
         for label, x in (("contiguous", torch.arange(24, dtype=torch.float32, device="cuda").reshape(4, 6)),
                          ("transposed", torch.arange(24, dtype=torch.float32, device="cuda").reshape(4, 6).t()),
                          ("sliced", torch.arange(48, dtype=torch.float32, device="cuda").reshape(8, 6)[::2, 1:5])):
-            live = lib.dg_live_foreign()
-            cap, how = producer_capsule(x, 1)  # Go reads on the legacy default stream
-            p, versioned = take(cap)
-            h = lib.dg_import(p, int(versioned))
-            expect(h, err())
-            i = info(h)
-            expect(i["device"] == (2, 0) and i["data"] == x.data_ptr(), "%s: info %s" % (label, i))
-            expect(tuple(i["strides"]) == tuple(x.stride()), "%s: strides %s vs %s" % (label, i["strides"], x.stride()))
+            live = lib.live_foreign()
+            g = lib.from_dlpack(x)  # __dlpack__(max_version=(1, 3)): Go reads on the legacy default stream
+            expect(g.device == (2, 0) and g.data_ptr == x.data_ptr(), "%s: device %s data %#x" % (label, g.device, g.data_ptr))
+            expect(g.element_strides == tuple(x.stride()), "%s: strides %s vs %s" % (label, g.element_strides, x.stride()))
             n = x.numel()
-            expect(read(h, n) == x.cpu().reshape(-1).tolist(), "%s: values" % label)
-            write(h, [float(-k) for k in range(n)])
+            expect(read(g) == x.cpu().reshape(-1).tolist(), "%s: values" % label)
+            write(g, [float(-k) for k in range(n)])
             torch.cuda.synchronize()
             expect(x.cpu().reshape(-1).tolist() == [float(-k) for k in range(n)], "%s: torch does not see Go's write" % label)
-            lib.dg_release(h)
-            expect(lib.dg_live_foreign() == live, "%s: import not released" % label)
-            out.append("%s %s" % (label, "versioned" if versioned else "legacy"))
-        return "%s; %s" % (how, ", ".join(out))
+            g.release()
+            expect(lib.live_foreign() == live, "%s: import not released" % label)
+            out.append(label)
+        return "Library.from_dlpack: " + ", ".join(out)
 
     def go_from_cupy():
         if cupy is None:
             raise AssertionError("CuPy is not installed")
         a = cupy.arange(30, dtype=cupy.float32).reshape(5, 6)[:, ::2]
-        cap, how = producer_capsule(a, 1)
-        p, versioned = take(cap)
-        h = lib.dg_import(p, int(versioned))
-        expect(h, err())
-        i = info(h)
-        expect(i["data"] == a.data.ptr, "info %s" % i)
-        expect(read(h, a.size) == cupy.asnumpy(a).reshape(-1).tolist(), "values")
-        write(h, [5.0] * a.size)
+        g = lib.from_dlpack(a)
+        expect(g.data_ptr == a.data.ptr, "data %#x" % g.data_ptr)
+        expect(read(g) == cupy.asnumpy(a).reshape(-1).tolist(), "values")
+        write(g, [5.0] * a.size)
         cupy.cuda.runtime.deviceSynchronize()
         expect(bool((a == 5).all()), "CuPy does not see Go's write")
-        lib.dg_release(h)
-        return "%s, %s capsule, strides %s" % (how, "versioned" if versioned else "legacy", i["strides"])
+        strides = g.element_strides
+        g.release()
+        return "Library.from_dlpack, strides %s" % (strides,)
 
     check("gpu: torch.from_dlpack(Go CUDA tensor)", torch_from_go)
     check("gpu: torch reads a versioned capsule", torch_versioned_capsule)
@@ -511,14 +365,13 @@ def bandwidth(torch):
             ts.append(time.perf_counter() - t0)
         return nbytes / statistics.median(ts) / 1e9
 
-    hp, hd = lib.dg_bytes(1, nbytes), lib.dg_bytes(0, nbytes)
-    expect(hp and hd, err())
+    hp, hd = lib.bytes(1, nbytes), lib.bytes(0, nbytes)
     try:
-        go_h2d = timed(lambda: ok(lib.dg_copy(hd, hp)))
-        go_d2h = timed(lambda: ok(lib.dg_copy(hp, hd)))
+        go_h2d = timed(lambda: lib.copy(hd, hp))
+        go_d2h = timed(lambda: lib.copy(hp, hd))
     finally:
-        lib.dg_release(hp)
-        lib.dg_release(hd)
+        hp.release()
+        hd.release()
     xp = torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
     xd = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
 
@@ -548,8 +401,9 @@ def bandwidth(torch):
 
 
 def main():
+    global lib
     try:
-        load_lib()
+        lib = dlpackgo.Library(LIB_PATH, returns="tensor")
     except OSError as e:
         print("FAIL load %s: %s (build it with gpu/cuda/devicebuild.sh)" % (LIB_PATH, e))
         return 1
@@ -558,24 +412,21 @@ def main():
     except ImportError as e:
         print("FAIL import torch: %s" % e)
         return 1
-    print("python %s, torch %s, library %s" % (sys.version.split()[0], torch.__version__, LIB_PATH), flush=True)
+    print("python %s, numpy %s, torch %s, library %s" % (sys.version.split()[0], np.__version__,
+                                                        torch.__version__, LIB_PATH), flush=True)
     host_selftest(torch)
-    rc = lib.dg_init()
-    if rc != 0:
-        print("NO GPU: device checks not run (%s)" % err())
+    why = lib.no_device()
+    if why:
+        print("NO GPU: device checks not run (%s)" % why)
         failed = [n for n, r in results if r == "FAIL"]
         print("SUMMARY: host self-test %s; GPU checks not run" % ("FAILED: " + ", ".join(failed) if failed else "passed"))
         return 1 if failed else 2
-    name = create_string_buffer(256)
-    ok(lib.dg_device_name(name, 256))
     try:
         import cupy
     except ImportError as e:
         print("FAIL import cupy: %s" % e)
         cupy = None
-    import numpy
-    print("device 0: %s; numpy %s, cupy %s" % (name.value.decode(), numpy.__version__,
-                                                 cupy.__version__ if cupy else "missing"), flush=True)
+    print("device 0: %s; cupy %s" % (lib.device_name(), cupy.__version__ if cupy else "missing"), flush=True)
     gpu_checks(torch, cupy)
     check("bandwidth: Go vs torch, pinned memory", lambda: bandwidth(torch))
     gc.collect()

@@ -5,7 +5,8 @@
 # folder along):
 #   1. the GPU tests of gpu/cuda and gpu, with DLPACK_REQUIRE_GPU=1 so that they fail rather
 #      than skip, and a short transfer benchmark;
-#   2. devicecheck.py: PyTorch and CuPy exchanging CUDA tensors with Go through DLPack capsules,
+#   2. devicecheck.py: PyTorch and CuPy exchanging CUDA tensors with Go through the product's
+#      Python exchange (dlpackgo and numpyx/pyexchange, stream semantics by SetStreamSync),
 #      and Go's H2D/D2H bandwidth next to torch's;
 #   3. numpyx/python/devicecheck_exchange.py: DLPack 1.3's C exchange API against torch's own, on
 #      CPU and CUDA tensors, with timings.
