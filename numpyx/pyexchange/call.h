@@ -127,6 +127,8 @@ enum {
 
 int pxg_numpy_attach(const uintptr_t *cfg, int n);
 void pxg_numpy_off(void);
+/* pxg_numpy_reads returns how many managed tensors the reader has made. */
+int64_t pxg_numpy_reads(void);
 /* pxg_numpy_is reports whether obj is exactly a numpy.ndarray (and the reader is on). */
 int pxg_numpy_is(void *obj);
 /* pxg_numpy_managed returns a new managed tensor over ndarray obj's memory that holds a
@@ -135,6 +137,10 @@ int pxg_numpy_is(void *obj);
 pxg_managed_versioned *pxg_numpy_managed(void *obj, int *status);
 /* pxg_numpy_delete lets go of a managed tensor pxg_numpy_managed made; the GIL is held. */
 void pxg_numpy_delete(pxg_managed_versioned *m);
+/* pxg_pending_new returns a new pending import (a capsule) owning m, a DLManagedTensor if legacy
+ * else a DLManagedTensorVersioned, validated already (dlpack_validate.h); out of memory it runs
+ * m's deleter and returns NULL with an exception set. The GIL is held. */
+void *pxg_pending_new(void *m, int legacy);
 /* pxg_numpy_builtin returns a new reference to builtin 0 pend, 1 adopt or 2 describe. */
 void *pxg_numpy_builtin(int which);
 

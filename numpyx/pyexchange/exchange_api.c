@@ -37,6 +37,8 @@
 #include "pyexchange.h"
 #include "exchange_api.h"
 #include "../../core/cdlpack/dlpack_abi.h"
+#include "../../core/cdlpack/dlpack_validate.h"
+#include "call.h" /* pxg_pending_new */
 #include "_cgo_export.h" /* dlpackgo_sharer, dlpackgo_export, dlpackgo_import, dlpackgo_release */
 
 typedef intptr_t ssize;
@@ -440,8 +442,9 @@ static int host_accessible(int32_t device_type) {
 	return device_type == dlpg_kDLCPU || device_type == dlpg_kDLCUDAHost || device_type == dlpg_kDLROCMHost;
 }
 
-/* take(x, strict): the handle of a Go tensor over x's memory through type(x)'s exchange API; None
- * (not strict) when the API is missing, not understood, or x is not host memory. */
+/* take(x, strict): a pending import (numpy.c) of x's memory through type(x)'s exchange API, which
+ * Go adopts on first use; None (not strict) when the API is missing, not understood, or x is not
+ * host memory. */
 static void *take(void *x, int strict) {
 	const dlpg_exchange_api *api = api_of(x, 0, strict);
 	if (api == NULL) {
@@ -465,18 +468,17 @@ static void *take(void *x, int strict) {
 		xpy.incref(xpy.none);
 		return xpy.none;
 	}
-	char err[512];
-	err[0] = 0;
-	uintptr_t h = dlpackgo_import(m, 1, err, sizeof err); /* runs m's deleter on failure */
-	if (h == 0) {
-		raise_go(err);
+	/* validated here, as Go would, and handed to Go on first use (a pending import) */
+	const char *bad = dlpg_validate_versioned(m);
+	if (bad != NULL) {
+		char msg[200];
+		snprintf(msg, sizeof msg, "dlpackgo: the producer's tensor is invalid: %s", bad);
+		if (m->deleter != NULL) m->deleter(m);
+		xpy.err_set_string(xpy.buffer_error, msg);
 		return NULL;
 	}
-	void *ph = xpy.long_from_void_ptr((void *)h);
-	if (ph == NULL) {
-		dlpackgo_release(h);
-		return NULL;
-	}
+	void *ph = pxg_pending_new(m, 0);
+	if (ph == NULL) return NULL;
 	count(PXE_COUNT_IMPORT_API);
 	return ph;
 }
@@ -619,7 +621,7 @@ typedef struct {
 
 static method_def defs[] = {
 	{"take_api", (void *)take_auto, METH_O,
-		"take_api(x) -> the handle of a Go tensor over x's memory, through type(x)'s DLPack exchange "
+		"take_api(x) -> a pending import of x's memory (numpy.c), through type(x)'s DLPack exchange "
 		"API; None when type(x) has none, one of another version, or x is not in host memory."},
 	{"take_api_strict", (void *)take_strict, METH_O,
 		"take_api_strict(x) -> take_api(x), raising instead of returning None."},

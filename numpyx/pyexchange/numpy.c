@@ -26,6 +26,7 @@
 
 #include "call.h"
 #include "pyexchange.h"
+#include "../../core/cdlpack/dlpack_validate.h"
 #include "_cgo_export.h" /* dlpackgo_import */
 
 /* The Python C API and NumPy facts the reader needs (pxg_numpy_attach). */
@@ -49,6 +50,9 @@ static struct {
 	uint32_t dtypes[PXG_NP_DTYPES]; /* by type_num: code | bits << 8 | lanes << 16; 0 declined */
 } np;
 static volatile int np_on;
+static int64_t np_reads; /* managed tensors the reader made */
+
+int64_t pxg_numpy_reads(void) { return __atomic_load_n(&np_reads, __ATOMIC_RELAXED); }
 
 int pxg_numpy_attach(const uintptr_t *cfg, int n) {
 	if (cfg == NULL || n != PXG_NP_COUNT) return -1;
@@ -163,25 +167,61 @@ pxg_managed_versioned *pxg_numpy_managed(void *obj, int *status) {
 		nm->dims[nd + i] = a->strides[i] / size;
 	}
 	np.incref(obj);
+	__atomic_add_fetch(&np_reads, 1, __ATOMIC_RELAXED);
 	*status = 1;
 	return m;
 }
 
 void pxg_numpy_delete(pxg_managed_versioned *m) { np_release(m); }
 
-/* -- pend and adopt: Library.from_dlpack of an ndarray ---------------------------------------- */
+/* -- pending imports ---------------------------------------------------------------------------
+ *
+ * A pending import is a capsule that owns a managed tensor Go has not seen yet: the tensor of a
+ * NumPy array read above, or one a producer handed over (its capsule, its exchange API), already
+ * validated in C (dlpack_validate.h, the port of core.ValidateDLTensor). Library.from_dlpack
+ * returns a Tensor holding it; Go adopts it (dlpackgo_import) the first time it needs the tensor.
+ * If it never does, the capsule's destructor runs the deleter, with the GIL held. */
 
-static const char pending_name[] = "dlpackgo.pending";
+static const char pending_name[] = "dlpackgo.pending";        /* a DLManagedTensorVersioned */
+static const char pending_legacy_name[] = "dlpackgo.pending_legacy"; /* a DLManagedTensor */
 static const char adopted_name[] = "dlpackgo.adopted";
 
 static void pending_destructor(void *capsule) {
-	if (!np.capsule_is_valid(capsule, pending_name)) return; /* adopted: Go owns it */
-	np_managed *nm = np.capsule_get_pointer(capsule, pending_name);
-	if (nm != NULL) np_release(nm); /* the GIL is held: a capsule is dying */
+	if (np.capsule_is_valid(capsule, pending_name)) {
+		pxg_managed_versioned *m = np.capsule_get_pointer(capsule, pending_name);
+		if (m != NULL && m->deleter != NULL) m->deleter(m);
+	} else if (np.capsule_is_valid(capsule, pending_legacy_name)) {
+		pxg_managed *m = np.capsule_get_pointer(capsule, pending_legacy_name);
+		if (m != NULL && m->deleter != NULL) m->deleter(m);
+	} /* adopted: Go owns it */
 }
 
-/* pend(x) -> a "dlpackgo.pending" capsule owning a managed tensor over ndarray x, or None when
- * the reader declines x. */
+void *pxg_pending_new(void *m, int legacy) {
+	void *c = np.capsule_new(m, legacy ? pending_legacy_name : pending_name, pending_destructor);
+	if (c == NULL) {
+		if (legacy) {
+			pxg_managed *l = m;
+			if (l->deleter != NULL) l->deleter(l);
+		} else {
+			pxg_managed_versioned *v = m;
+			if (v->deleter != NULL) v->deleter(v);
+		}
+	}
+	return c;
+}
+
+/* pending_of returns the managed tensor of a pending capsule and whether it is legacy, or NULL
+ * with a ValueError set. */
+static void *pending_of(void *capsule, int *legacy) {
+	*legacy = np.capsule_is_valid(capsule, pending_legacy_name);
+	if (!*legacy && !np.capsule_is_valid(capsule, pending_name)) {
+		np.err_set_string(np.value_error, "dlpackgo: not a pending import (adopted already?)");
+		return NULL;
+	}
+	return np.capsule_get_pointer(capsule, *legacy ? pending_legacy_name : pending_name);
+}
+
+/* pend(x) -> a pending import of NumPy array x, or None when the reader declines x. */
 static void *pend(void *self, void *obj) {
 	(void)self;
 	int st;
@@ -191,23 +231,21 @@ static void *pend(void *self, void *obj) {
 		np.incref(np.none_obj);
 		return np.none_obj;
 	}
-	void *c = np.capsule_new(m, pending_name, pending_destructor);
-	if (c == NULL) np_release(m);
-	return c;
+	return pxg_pending_new(m, 0);
 }
 
-/* adopt(capsule) -> the handle of a Go tensor over a pending capsule's memory: the import into Go
- * that pend put off. The capsule is renamed first, so that exactly one of Go and the capsule
- * lets go. */
+/* adopt(pending) -> the handle of a Go tensor over a pending import's memory. The capsule is
+ * renamed first, so that exactly one of Go and the capsule lets go. */
 static void *adopt(void *self, void *capsule) {
 	(void)self;
-	pxg_managed_versioned *m = np.capsule_get_pointer(capsule, pending_name);
-	if (m == NULL) return NULL; /* not a pending capsule, or adopted already: the exception is set */
+	int legacy;
+	void *m = pending_of(capsule, &legacy);
+	if (m == NULL) return NULL;
 	if (np.capsule_set_name(capsule, adopted_name) != 0) return NULL;
 	char err[512];
 	err[0] = 0;
-	uintptr_t h = dlpackgo_import(m, 1, err, sizeof err);
-	if (h == 0) { /* cannot happen for what the reader takes; Go has run the deleter */
+	uintptr_t h = dlpackgo_import(m, !legacy, err, sizeof err);
+	if (h == 0) { /* validated in C already: cannot happen; Go has run the deleter */
 		np.err_set_string(err[0] == 'V' ? np.value_error : np.buffer_error, err[0] ? err + 1 : "import failed");
 		return NULL;
 	}
@@ -230,17 +268,28 @@ static void *ints(const int64_t *v, int n) {
 	return t;
 }
 
-/* describe(capsule) -> the header, shape and element strides of a pending capsule's tensor, as
+/* describe(pending) -> the header, shape and element strides of a pending import's tensor, as
  * dlpackgo_describe gives them for a handle: ((ndim, code, bits, lanes, device type, device id,
- * flags, data), shape, strides). */
+ * flags, data), shape, strides). Strides are filled in (C order) when the producer sent none. */
 static void *describe(void *self, void *capsule) {
 	(void)self;
-	pxg_managed_versioned *m = np.capsule_get_pointer(capsule, pending_name);
+	int legacy;
+	void *m = pending_of(capsule, &legacy);
 	if (m == NULL) return NULL;
-	const pxg_tensor *t = &m->dl_tensor;
+	const pxg_tensor *t = legacy ? &((pxg_managed *)m)->dl_tensor : &((pxg_managed_versioned *)m)->dl_tensor;
+	uint64_t flags = legacy ? 0 : ((pxg_managed_versioned *)m)->flags;
+	uintptr_t data = (uintptr_t)t->data; /* as core keeps it: the offset folded in where addressable */
+	int64_t n = 1;
+	for (int i = 0; i < t->ndim; i++) n *= t->shape[i];
+	if (n != 0 && dlpg_addressable_(t->device.device_type)) data += t->byte_offset;
 	int64_t h[8] = {t->ndim, t->dtype.code, t->dtype.bits, t->dtype.lanes, t->device.device_type,
-		t->device.device_id, (int64_t)m->flags, (int64_t)(uintptr_t)t->data};
-	void *parts[3] = {ints(h, 8), ints(t->shape, t->ndim), ints(t->strides, t->ndim)};
+		t->device.device_id, (int64_t)flags, (int64_t)data};
+	int64_t strides[PXG_NP_MAX_NDIM], acc = 1;
+	for (int i = t->ndim - 1; i >= 0; i--) { /* validated: 0 <= ndim <= 64 */
+		strides[i] = t->strides != NULL ? t->strides[i] : acc;
+		if (t->shape[i] > 1) acc *= t->shape[i];
+	}
+	void *parts[3] = {ints(h, 8), ints(t->shape, t->ndim), ints(strides, t->ndim)};
 	void *r = NULL;
 	if (parts[0] != NULL && parts[1] != NULL && parts[2] != NULL) r = np.tuple_new(3);
 	for (int i = 0; i < 3; i++) {

@@ -29,3 +29,9 @@ func dlpackgo_numpy_off() { C.pxg_numpy_off() }
 //
 //export dlpackgo_numpy_builtin
 func dlpackgo_numpy_builtin(which C.int) unsafe.Pointer { return C.pxg_numpy_builtin(which) }
+
+// dlpackgo_numpy_reads returns how many arrays the reader has read (for tests and benchmarks: which
+// path an import took).
+//
+//export dlpackgo_numpy_reads
+func dlpackgo_numpy_reads() C.int64_t { return C.int64_t(C.pxg_numpy_reads()) }

@@ -26,16 +26,17 @@
  *    capsule.
  *
  * 4. The taker: Library.from_capsule's work in one builtin call. It checks the capsule's name,
- *    renames it "used_..." and hands the pointer to Go (dlpackgo_import) with the GIL held,
- *    instead of four ctypes calls into the C API and one into Go that lets the GIL go and takes
- *    it back.
+ *    renames it "used_...", validates the managed tensor as Go would (dlpack_validate.h) and
+ *    returns a pending import (numpy.c) that Go adopts on first use, instead of four ctypes calls
+ *    into the C API and one into Go.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "pyexchange.h"
-#include "_cgo_export.h" /* dlpackgo_import and dlpackgo_release, for take */
+#include "call.h" /* pxg_pending_new */
+#include "../../core/cdlpack/dlpack_validate.h"
 
 /* Python C API entry points (PyObject* is void* here). */
 static struct {
@@ -342,8 +343,9 @@ void *pxg_sharer_new(pxg_managed_versioned *tmpl) {
 
 /* -- the taker (4.) ------------------------------------------------------------------------- */
 
-/* take(capsule) -> handle: the builtin. Go owns the managed tensor once the capsule is renamed;
- * on failure it has run the producer's deleter, and take raises the error Go reported. */
+/* take(capsule) -> a pending import of the capsule's tensor: the builtin. It checks the capsule's
+ * name, renames it used, and validates the managed tensor in C, as Go would (dlpack_validate.h);
+ * Go adopts it on first use (numpy.c). On a refusal it runs the producer's deleter and raises. */
 static void *take(void *self, void *capsule) {
 	(void)self;
 	int v; /* index of the unused name: PXG_NAME_VERSIONED or PXG_NAME_LEGACY */
@@ -360,23 +362,30 @@ static void *take(void *self, void *capsule) {
 	if (p == NULL) return NULL;
 	int used = v == PXG_NAME_VERSIONED ? PXG_NAME_USED_VERSIONED : PXG_NAME_USED_LEGACY;
 	if (py.capsule_set_name(capsule, names[used]) != 0) return NULL;
-	char err[512];
-	err[0] = 0;
-	uintptr_t h = dlpackgo_import(p, v == PXG_NAME_VERSIONED, err, sizeof err);
-	if (h == 0) {
-		char msg[sizeof err + 16];
-		snprintf(msg, sizeof msg, "dlpackgo: %s", err[0] ? err + 1 : "import failed");
-		py.err_set_string(err[0] == 'V' ? py.value_error : py.buffer_error, msg);
+	const char *bad;
+	if (v == PXG_NAME_VERSIONED)
+		bad = dlpg_validate_versioned(p);
+	else
+		bad = dlpg_validate(&((pxg_managed *)p)->dl_tensor);
+	if (bad != NULL) {
+		char msg[200];
+		snprintf(msg, sizeof msg, "dlpackgo: the producer's tensor is invalid: %s", bad);
+		if (v == PXG_NAME_VERSIONED) {
+			pxg_managed_versioned *m = p;
+			if (m->deleter != NULL) m->deleter(m);
+		} else {
+			pxg_managed *m = p;
+			if (m->deleter != NULL) m->deleter(m);
+		}
+		py.err_set_string(py.buffer_error, msg);
 		return NULL;
 	}
-	void *handle = py.long_from_void_ptr((void *)h);
-	if (handle == NULL) dlpackgo_release(h); /* out of memory: nobody could ever release it */
-	return handle;
+	return pxg_pending_new(p, v == PXG_NAME_LEGACY);
 }
 
 static method_def take_def = {
 	"take", take, METH_O,
-	"take(capsule) -> the handle of a Go tensor over the unused DLPack capsule's memory.",
+	"take(capsule) -> a pending import of the unused DLPack capsule's tensor (Go adopts it on first use).",
 };
 
 /* pxg_taker_new returns a new reference to the builtin take (NULL with an exception set when

@@ -891,13 +891,15 @@ class Versioned(Base):
         self.assertEqual(p.deleted, 1)
 
     def test_bad_producers_refused_and_deleted_once(self):
-        for name, kw in [("major 2", {"major": 2}), ("ndim -1", {"ndim": -1}),
-                         ("ndim 65", {"ndim": 65}), ("dtype code 99", {"code": 99})]:
+        # refused when taken, in C (dlpack_validate.h, core.ValidateDLTensor's rules), naming why
+        for name, kw, why in [("major 2", {"major": 2}, "version"), ("ndim -1", {"ndim": -1}, "ndim"),
+                              ("ndim 65", {"ndim": 65}, "ndim"), ("dtype code 99", {"code": 99}, "dtype.code")]:
             with self.subTest(name):
                 p = PyProducer(np.arange(3.0), **kw)
                 with self.assertRaises(BufferError) as cm:
                     LIB.from_dlpack(p)
-                self.assertIn("dlpackgo: pyexchange", str(cm.exception))
+                self.assertIn("dlpackgo: the producer's tensor is invalid: ", str(cm.exception))
+                self.assertIn(why, str(cm.exception))
                 self.assertEqual(p.deleted, 1)
 
     def test_used_capsule_refused(self):

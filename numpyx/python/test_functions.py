@@ -435,9 +435,12 @@ class NumPyReader(Base):
 
     def test_paths_still_chosen_by_the_caller(self):
         a = np.arange(3.0)
+        reads = LIB.exchange_counts()["numpy_reader"]
+        LIB.from_dlpack(a).release()
+        self.assertEqual(LIB.exchange_counts()["numpy_reader"], reads + 1)
         for kw in ({"via": "dlpack"}, {"copy": False}, {"device": "cpu"}):
             t = LIB.from_dlpack(a, **kw)
-            self.assertIsNone(t._pending, kw)
+            self.assertEqual(LIB.exchange_counts()["numpy_reader"], reads + 1, f"{kw}: __dlpack__")
             self.assertEqual(t.data_ptr, a.ctypes.data)
             t.release()
 

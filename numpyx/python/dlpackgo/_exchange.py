@@ -78,6 +78,8 @@ import sys
 import threading
 from ctypes import POINTER, c_char_p, c_int, c_int64, c_size_t, c_void_p, py_object
 
+from . import _numpy
+
 __all__ = ["Library", "Tensor", "DLPACK_VERSION", "CPU", "FLAG_READ_ONLY", "FLAG_IS_COPIED"]
 
 DLPACK_VERSION = (1, 3)
@@ -179,7 +181,7 @@ class Library:
         self._collect = cdll.dlpackgo_collect
         self._collect.argtypes, self._collect.restype = [], None
         self._legacy_types = set()  # producers whose __dlpack__ takes no max_version
-        from . import _functions, _numpy
+        from . import _functions
         _numpy.attach(self)  # NumPy arrays read in C: before the functions, which test their type
         _functions.attach(self, returns)  # the registered Go functions: attributes of this Library
         _attach_exchange_api(self)
@@ -217,15 +219,15 @@ class Library:
         ``via``, ``copy`` and ``device`` None) is read in C instead and handed to Go the first
         time Go needs it; until then the Tensor holds a reference to the array.
         """
-        if via is None and copy is None and device is None and self._pend is not None:
+        if via is None and copy is None and device is None and type(x) is _numpy.ndarray:
             p = self._pend(x)  # a NumPy array read in C (_numpy.py); Go adopts it on first use
             if p is not None:
                 return Tensor(self, 0, p)
         if via is None or via == "api":
             if copy is None and device is None:
-                h = (self._take_api if via is None else self._take_api_strict)(x)
-                if h is not None:
-                    return Tensor(self, h)
+                p = (self._take_api if via is None else self._take_api_strict)(x)
+                if p is not None:
+                    return Tensor(self, 0, p)
             elif via == "api":
                 raise ValueError("dlpackgo: via='api' takes neither copy nor device")
         elif via != "dlpack":
@@ -233,10 +235,10 @@ class Library:
         if copy is None and device is None:  # the common case, first and short
             if type(x) in self._legacy_types:
                 try:
-                    return Tensor(self, self._take(x.__dlpack__()))
+                    return Tensor(self, 0, self._take(x.__dlpack__()))
                 except TypeError:  # instances of one type that differ: ask again, the new way
                     self._legacy_types.discard(type(x))
-            return Tensor(self, self._take(self._capsule(x)))
+            return Tensor(self, 0, self._take(self._capsule(x)))
         if copy is not None and copy is not True and copy is not False:
             raise ValueError(f"dlpackgo: copy must be None, True or False, not {copy!r}")
         if device is not None:
@@ -255,7 +257,7 @@ class Library:
         if copy:
             try:
                 buf = _errbuf()
-                h = self._clone(t._handle, buf, _ERRLEN)
+                h = self._clone(t.handle, buf, _ERRLEN)
                 if not h:
                     raise _error(buf)
             finally:
@@ -281,11 +283,13 @@ class Library:
             return capsule
 
     def from_capsule(self, capsule):
-        """Take an unused DLPack capsule: rename it to used_..., hand its pointer to Go.
+        """Take an unused DLPack capsule: rename it to used_..., and return a Tensor that owns its
+        managed tensor (validated now; Go adopts it the first time it needs it).
 
-        Go owns the managed tensor from then on (on failure it has already run the deleter).
+        The producer's deleter runs exactly once: when the Tensor and every Go holder have let go,
+        or at once when the tensor is refused.
         """
-        return Tensor(self, self._take(capsule))
+        return Tensor(self, 0, self._take(capsule))
 
     # -- the DLPack 1.3 C exchange API (exchange_api.c) -----------------------------------
 
@@ -323,11 +327,14 @@ class Library:
     def exchange_counts(self):
         """Counters of the exchange API: imports through a type's API and fallbacks on
         ``__dlpack__`` (from_dlpack), exports, views and Tensors made by our own API, and
-        tensors of our allocator (live and in all)."""
+        tensors of our allocator (live and in all); and NumPy arrays read in C (``numpy_reader``:
+        from_dlpack and call arguments)."""
         f = self._exchange_count
         keys = ("import_api", "import_fallback", "export_api", "view_api", "to_py", "live_allocs",
                 "allocs")
-        return {k: (f(i) if f else 0) for i, k in enumerate(keys)}
+        counts = {k: (f(i) if f else 0) for i, k in enumerate(keys)}
+        counts["numpy_reader"] = self._numpy_reads()  # NumPy arrays read in C (_numpy.py)
+        return counts
 
     # -- accounting -----------------------------------------------------------------------
 

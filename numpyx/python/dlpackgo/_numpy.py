@@ -17,7 +17,7 @@ do not (a NumPy or CPython build with another layout) the reader stays off and e
 import ctypes
 from ctypes import POINTER, c_int, c_void_p, py_object
 
-from ._exchange import CPU
+CPU = 1  # kDLCPU
 
 
 class _Never:
@@ -51,34 +51,37 @@ def _dtype_table(np):
 
 
 def attach(lib):
-    """Turn the reader on for lib if NumPy is importable and agrees with it (see the module
-    docstring); give lib its builtins ``_pend``, ``_adopt`` and ``_describe_pending``."""
+    """Give lib the builtins of pending imports (``_pend``, ``_adopt``, ``_describe_pending``),
+    and turn the NumPy reader on if NumPy is importable and agrees with it (see the module
+    docstring)."""
     global ndarray
     cdll = lib.cdll
-    init = getattr(cdll, "dlpackgo_numpy_init", None)
-    lib._pend = None
-    if init is None:
-        return
     try:
         import numpy as np
     except ImportError:
-        return
+        np = None
     api = ctypes.pythonapi
     addrs = [ctypes.cast(getattr(api, n), c_void_p).value for n in _CAPI]
-    addrs += [id(None), id(ValueError), id(BufferError), id(np.ndarray), object.__basicsize__]
-    addrs += _dtype_table(np)
+    addrs += [id(None), id(ValueError), id(BufferError), id(np.ndarray) if np else 0,
+              object.__basicsize__]
+    addrs += _dtype_table(np) if np else [0] * _DTYPES
+    init = cdll.dlpackgo_numpy_init
     init.argtypes, init.restype = [POINTER(c_void_p), c_int], c_int
     if init((c_void_p * len(addrs))(*addrs), len(addrs)) != 0:
         raise RuntimeError("dlpackgo: the library refused the NumPy reader's table")
     builtin = ctypes.PYFUNCTYPE(py_object, c_int)(("dlpackgo_numpy_builtin", cdll))
     lib._pend, lib._adopt, lib._describe_pending = (builtin(i) for i in range(3))
+    reads = cdll.dlpackgo_numpy_reads
+    reads.argtypes, reads.restype = [], ctypes.c_int64
+    lib._numpy_reads = reads
+    if np is None:
+        return
     if _agrees(np, lib._pend, lib._describe_pending):
         ndarray = np.ndarray
     else:
         off = cdll.dlpackgo_numpy_off
         off.argtypes, off.restype = [], None
         off()
-        lib._pend = None
 
 
 def _agrees(np, pend, describe):

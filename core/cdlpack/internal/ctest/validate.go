@@ -1,0 +1,33 @@
+package ctest
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../.. -Wall
+#include "dlpack_validate.h"
+
+static const char *ctest_validate(void *t) { return dlpg_validate((const dlpg_tensor *)t); }
+*/
+import "C"
+
+import (
+	"runtime"
+	"unsafe"
+
+	"github.com/dlpack-go/dlpack/core"
+)
+
+// Validate runs dlpack_validate.h's dlpg_validate on dl: "" if it accepts the tensor, else its
+// message. dl (and its shape and strides) must be in memory C may read for the call.
+func Validate(dl *core.DLTensor) string {
+	var pin runtime.Pinner // dl may point at Go arrays: pinned, C may read them
+	defer pin.Unpin()
+	if dl.Shape != nil {
+		pin.Pin(dl.Shape)
+	}
+	if dl.Strides != nil {
+		pin.Pin(dl.Strides)
+	}
+	if msg := C.ctest_validate(unsafe.Pointer(dl)); msg != nil {
+		return C.GoString(msg)
+	}
+	return ""
+}
