@@ -77,13 +77,16 @@
 //
 // dlpackgo.Library.from_dlpack(x) takes x's capsule and calls take, a builtin the library makes
 // with the Python C API (dlpackgo_taker), which checks the capsule's name, renames it
-// "used_dltensor[_versioned]" and calls dlpackgo_import in one call: ImportVersioned or ImportLegacy validate the descriptor as untrusted
-// input and return a tensor over x's memory, registered under a new handle. Go owns the managed
-// tensor from then on, and the producer's deleter runs exactly once, when the last Go holder
-// (the handle, views of it) lets go — also after a refusal. Go may let go on any thread (a
-// garbage-collector cleanup), while NumPy 1.24's deleter needs the GIL: every deleter of a
-// Python producer therefore runs under PyGILState_Ensure, and not at all once the interpreter
-// is shutting down.
+// "used_dltensor[_versioned]" and validates the managed tensor in C as untrusted input, by the
+// rules of core.ValidateDLTensor (core/cdlpack/dlpack_validate.h; FuzzValidateInC holds the two to
+// the same answers): a refused tensor raises BufferError and its deleter runs at once. An accepted
+// one becomes a pending import: the Tensor owns it, and Go adopts it (dlpackgo_import: the same
+// validation in Go, a tensor registered under a handle) the first time it needs it — a call, an
+// export, Tensor.handle — or never, if the Tensor is released first. Go owns the managed tensor
+// from adoption on, and the producer's deleter runs exactly once, when the last Go holder (the
+// handle, views of it) lets go. Go may let go on any thread (a garbage-collector cleanup of a
+// view), while NumPy 1.24's deleter needs the GIL: every deleter of a Python producer therefore
+// runs under PyGILState_Ensure, and not at all once the interpreter is shutting down.
 //
 // # NumPy arrays
 //
