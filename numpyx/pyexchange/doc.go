@@ -132,8 +132,8 @@
 //     through this table.
 //
 // As a consumer, Library.from_dlpack(x) calls take_api, a builtin that reads type(x)'s table,
-// accepts major 1 with minor >= 3 (walking prev_api past newer majors), and hands the managed
-// tensor to Go in one call; a type without a table, or with one of another version, falls back
+// accepts major 1 with minor >= 3 (walking prev_api past newer majors), and makes a pending import
+// of the managed tensor (validated in C, adopted by Go on first use); a type without a table, or with one of another version, falls back
 // on __dlpack__. The API does not synchronize streams, so a tensor on a device falls back on
 // __dlpack__ too unless the caller asks for the API (via="api") and orders its work after
 // current_work_stream. Library.to_framework(t, cls) makes a cls tensor over a Go tensor through
