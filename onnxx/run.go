@@ -8,6 +8,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/ccall"
 )
 
 // CastInputs is the option that lets a run convert an input whose element type is not the
@@ -138,6 +139,12 @@ func (s *Session) run(ins, outs []*core.Tensor, fill bool, o adapters.Options) e
 		return fmt.Errorf("onnxx: the destination of output %s: %w", releasedName(outs, s.outputs), err)
 	}
 	defer hout.Release()
+	return s.runHeld(ins, outs, fill, o)
+}
+
+// runHeld is run once the tensors are held. (run and runHeld are split so that each one's defers
+// are open-coded: the compiler does that only for few defers times returns.)
+func (s *Session) runHeld(ins, outs []*core.Tensor, fill bool, o adapters.Options) error {
 	s.h.mu.RLock()
 	defer s.h.mu.RUnlock()
 	if s.h.session == 0 {
@@ -385,10 +392,9 @@ func (s *Session) invoke(st *stage) error {
 	}
 	a := s.api
 	// every pointer is into memory the session or the stage keeps on the heap
-	st.args = [8]uintptr{s.h.session, 0,
+	status := ccall.Call8(a.f(fnRun), s.h.session, 0,
 		uintptr(unsafe.Pointer(unsafe.SliceData(s.inNames))), uintptr(unsafe.Pointer(&st.inVals[0])), uintptr(len(s.inputs)),
-		uintptr(unsafe.Pointer(unsafe.SliceData(s.outNames))), uintptr(len(s.outputs)), uintptr(unsafe.Pointer(&st.outVals[0]))}
-	status := invokeArgs(a.f(fnRun), st.args[:])
+		uintptr(unsafe.Pointer(unsafe.SliceData(s.outNames))), uintptr(len(s.outputs)), uintptr(unsafe.Pointer(&st.outVals[0])))
 	runtime.KeepAlive(s)
 	if status != noStatus {
 		err := a.statusError("running the model", status)
@@ -434,7 +440,7 @@ var dummy [8]byte
 
 // newValue makes an OrtValue over t's memory (C order, described by info) with element type et.
 // The caller keeps t's memory valid and pinned while the value lives. It builds the call in the
-// stage's scratch (shape, arguments, result), so that it allocates nothing.
+// stage's scratch (shape, result), so that it allocates nothing.
 func (a *ortAPI) newValue(st *stage, t *core.Tensor, et ElementType, info uintptr) (uintptr, error) {
 	nd := t.Ndim()
 	for d := range nd {
@@ -445,9 +451,8 @@ func (a *ortAPI) newValue(st *stage, t *core.Tensor, et ElementType, info uintpt
 		data, n = unsafe.Pointer(&dummy[0]), 0
 	}
 	st.val = 0
-	st.args = [8]uintptr{info, uintptr(data), uintptr(n), uintptr(unsafe.Pointer(&st.shape[0])), uintptr(nd), uintptr(et),
-		uintptr(unsafe.Pointer(&st.val))}
-	status := invokeArgs(a.f(fnCreateTensorWithDataAsOrtValue), st.args[:7])
+	status := ccall.Call7(a.f(fnCreateTensorWithDataAsOrtValue), info, uintptr(data), uintptr(n),
+		uintptr(unsafe.Pointer(&st.shape[0])), uintptr(nd), uintptr(et), uintptr(unsafe.Pointer(&st.val)))
 	runtime.KeepAlive(t)
 	if status != noStatus {
 		return 0, a.statusError("making a tensor value", status)
