@@ -3,6 +3,7 @@ package onnxx
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -129,6 +130,14 @@ func Run(path string, inputs map[string]*core.Tensor, outputNames []string, opts
 // run fills it in. With fill unset every output must be a destination. It holds every tensor it
 // was given for the whole run.
 func (s *Session) run(ins, outs []*core.Tensor, fill bool, o adapters.Options) error {
+	if o.Policy != adapters.CopyAlways && !slices.Contains(outs, nil) {
+		if done, err := s.runKept(ins, outs); done {
+			if err == nil && o.Copied != nil {
+				*o.Copied = false
+			}
+			return err
+		}
+	}
 	hin, err := core.Hold(ins...)
 	if err != nil {
 		return fmt.Errorf("onnxx: input %s: %w", releasedName(ins, s.inputs), err)
@@ -142,8 +151,61 @@ func (s *Session) run(ins, outs []*core.Tensor, fill bool, o adapters.Options) e
 	return s.runHeld(ins, outs, fill, o)
 }
 
-// runHeld is run once the tensors are held. (run and runHeld are split so that each one's defers
-// are open-coded: the compiler does that only for few defers times returns.)
+// runKept is the path of repeated inference: when every tensor of the run is one the session
+// kept a value over (see slot), in host memory, it checks that, holds the tensors and makes the
+// one ORT call, with none of the binding work of the general path. It reports done false, having
+// done nothing, when that is not so (the first run, new tensors, a run already using the
+// session's scratch): the general path runs then, and reports whatever was wrong.
+func (s *Session) runKept(ins, outs []*core.Tensor) (done bool, err error) {
+	hin, err := core.Hold(ins...)
+	if err != nil {
+		return false, nil
+	}
+	defer hin.Release()
+	hout, err := core.Hold(outs...)
+	if err != nil {
+		return false, nil
+	}
+	defer hout.Release()
+	return s.runKeptHeld(ins, outs)
+}
+
+// runKeptHeld is runKept once the tensors are held.
+func (s *Session) runKeptHeld(ins, outs []*core.Tensor) (done bool, err error) {
+	s.h.mu.RLock()
+	defer s.h.mu.RUnlock()
+	b := s.b
+	if s.h.session == 0 || !b.mu.TryLock() {
+		return false, nil
+	}
+	st := &b.st
+	st.cached = true
+	defer s.unstage(st)
+	for i, t := range ins {
+		if sl := &b.in[i]; !sl.matches(t) || !t.HostAccessible() {
+			return false, nil
+		}
+	}
+	for i, t := range outs {
+		if sl := &b.out[i]; !sl.matches(t) || !t.HostAccessible() {
+			return false, nil
+		}
+	}
+	for i, t := range ins {
+		st.inVals[i], st.srcs[i] = b.in[i].v, t
+	}
+	for i := range outs {
+		st.outVals[i], st.ours[i] = b.out[i].v, true
+	}
+	st.dynamicDst = s.dynamicOut
+	if err := s.checkOverlap(st, outs); err != nil {
+		return true, err
+	}
+	return true, s.invoke(st)
+}
+
+// runHeld is run once the tensors are held. (The run is split into functions so that the defers
+// of each are open-coded, which the compiler does only for few defers times returns.)
 func (s *Session) runHeld(ins, outs []*core.Tensor, fill bool, o adapters.Options) error {
 	s.h.mu.RLock()
 	defer s.h.mu.RUnlock()
