@@ -1,3 +1,5 @@
+//go:build (linux || darwin) && (amd64 || arm64)
+
 package onnxx
 
 import (

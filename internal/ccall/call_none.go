@@ -1,11 +1,12 @@
-//go:build !(darwin || freebsd || linux || netbsd || windows)
+//go:build !(darwin || linux)
 
 package ccall
 
 import "runtime"
 
-// Trampoline reports how calls are made: "none" on platforms purego does not support, where
-// every call panics (nothing there can have given the caller a C function to call).
+// Trampoline reports how calls are made: "none" on systems other than linux and darwin (the ones
+// where onnxx opens ONNX Runtime, and where purego works without cgo), where every call panics:
+// nothing there can have given the caller a C function to call.
 const Trampoline = "none"
 
 func (f *frame) call(int) uintptr { panic(unsupported) }

@@ -1,4 +1,4 @@
-//go:build (darwin || freebsd || linux || netbsd || windows) && (purego || !(linux && (amd64 || arm64)))
+//go:build (darwin || linux) && (purego || darwin || !(amd64 || arm64))
 
 package ccall
 

@@ -189,7 +189,7 @@ func TestConcurrent(t *testing.T) {
 // and through purego.SyscallN, side by side.
 func BenchmarkCall(b *testing.B) {
 	f := libc(b, "labs")["labs"]
-	neg := uintptr(1<<64 - 7) // -7
+	neg := ^uintptr(6) // -7
 	b.Run("ccall.Call1", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

@@ -5,10 +5,11 @@
 // or the CUDA driver. On linux/amd64 (System V ABI) and linux/arm64 (AAPCS64) a call is one
 // runtime.cgocall of a small assembly trampoline that reads the function and its arguments from a
 // frame on the caller's stack: no pool, no copy of a 32-word argument block, no allocation. On
-// every other platform, and with the build tag purego (the project's tag for "no assembly"), a
-// call goes through purego.SyscallN, so the package builds wherever purego does. The package
-// imports purego in either case: with CGO_ENABLED=0 its fakecgo is what makes runtime.cgocall
-// available.
+// the other linux and darwin platforms, and with the build tag purego (the project's tag for "no
+// assembly"), a call goes through purego.SyscallN. The package imports purego in either case:
+// with CGO_ENABLED=0 its fakecgo is what makes runtime.cgocall available. On other systems (where
+// purego's fakecgo does not build, or onnxx opens no library) the package builds and every call
+// panics.
 //
 // # Rules for the caller
 //
