@@ -1,5 +1,9 @@
 package ccall
 
+// errNilFunction is what a call of the function at address 0 panics with (rather than crash in
+// C), on every platform.
+const errNilFunction = "ccall: call of a nil C function"
+
 // frame is what a call hands the trampoline: the function, its arguments (unused ones zero) and,
 // after the call, its result. Its layout is read by the assembly (offsets 0, 8·(1+i), 72).
 type frame struct {

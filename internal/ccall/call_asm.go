@@ -32,6 +32,9 @@ func cgocall(fn uintptr, arg unsafe.Pointer) int32
 
 // call runs f on the trampoline.
 func (f *frame) call(int) uintptr {
+	if f.fn == 0 {
+		panic(errNilFunction)
+	}
 	cgocall(trampolineABI0, unsafe.Pointer(f))
 	return f.r
 }

@@ -10,6 +10,9 @@ const Trampoline = "purego"
 
 // call passes f's first n arguments to purego.SyscallN.
 func (f *frame) call(n int) uintptr {
+	if f.fn == 0 {
+		panic(errNilFunction)
+	}
 	r, _, _ := purego.SyscallN(f.fn, f.a[:n]...)
 	return r
 }

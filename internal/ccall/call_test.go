@@ -165,6 +165,13 @@ func TestArities(t *testing.T) {
 	})
 }
 
+// A call of address 0 panics, saying so, instead of faulting in C.
+func TestNilFunction(t *testing.T) {
+	assert.PanicsWithValue(t, "ccall: call of a nil C function", func() { ccall.Call0(0) })
+	assert.PanicsWithValue(t, "ccall: call of a nil C function", func() { ccall.Call3(0, 1, 2, 3) })
+	assert.PanicsWithValue(t, "ccall: call of a nil C function", func() { ccall.CallN(0, 1, 2) })
+}
+
 // Many goroutines calling at once, each into its own Go memory (run with -race).
 func TestConcurrent(t *testing.T) {
 	c := libc(t, "memcpy")

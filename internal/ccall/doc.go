@@ -15,7 +15,7 @@
 //
 //   - fn is the address of a C function (from purego.Dlsym or a C function table) that takes the
 //     given number of integer or pointer arguments, none of them floating point, and is not
-//     variadic.
+//     variadic. A call of address 0 panics (with more than MaxArgs arguments, purego's panic).
 //   - fn must not call back into Go (no callbacks registered with purego.NewCallback): the
 //     trampoline writes the result into the caller's stack frame, which a callback could move.
 //   - Pointers to Go memory are passed as uintptr(unsafe.Pointer(p)) in the call expression
