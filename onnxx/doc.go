@@ -1,8 +1,8 @@
 // Package onnxx runs ONNX models on core tensors with ONNX Runtime, without copying the tensors'
 // elements, and without cgo: it calls ONNX Runtime's C API itself. purego opens the library; the
 // calls go through internal/ccall (on linux/amd64 and linux/arm64 one runtime.cgocall of a small
-// assembly trampoline per call, as cheap as a cgo call; through purego.SyscallN elsewhere and with
-// the build tag purego).
+// assembly trampoline per call, the path a cgo call takes; through purego.SyscallN elsewhere and
+// with the build tag purego).
 //
 // Any *core.Tensor (over a Go slice, a Gonum or Gorgonia array, a memory-mapped .npy file, memory
 // that Python handed over through DLPack) is a model input; every output comes back as a core
