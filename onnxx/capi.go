@@ -3,6 +3,8 @@ package onnxx
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/dlpack-go/dlpack/internal/ccall"
 )
 
 // APIVersion is the version of ONNX Runtime's C API (ORT_API_VERSION) this package asks the
@@ -153,6 +155,15 @@ func (e *RuntimeError) Error() string {
 
 // Is makes RuntimeError match ErrRuntime.
 func (e *RuntimeError) Is(target error) bool { return target == ErrRuntime }
+
+// invoke calls the C function fn with integer and pointer arguments and returns its result, through
+// package ccall (an assembly trampoline on linux/amd64 and linux/arm64, purego.SyscallN
+// elsewhere). Pointers passed as uintptr(unsafe.Pointer(p)) in the call expression stay valid for
+// the call (go:uintptrescapes). The hot calls of a run (Run, CreateTensorWithDataAsOrtValue,
+// ReleaseValue) call ccall's fixed-arity functions directly, which copy no argument slice.
+//
+//go:uintptrescapes
+func invoke(fn uintptr, args ...uintptr) uintptr { return ccall.CallN(fn, args...) }
 
 // goString copies a NUL-terminated C string of at most max bytes.
 func goString(p uintptr, max int) string {

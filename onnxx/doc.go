@@ -1,5 +1,8 @@
 // Package onnxx runs ONNX models on core tensors with ONNX Runtime, without copying the tensors'
-// elements, and without cgo: it calls ONNX Runtime's C API itself, through purego.
+// elements, and without cgo: it calls ONNX Runtime's C API itself. purego opens the library; the
+// calls go through internal/ccall (on linux/amd64 and linux/arm64 one runtime.cgocall of a small
+// assembly trampoline per call, the path a cgo call takes; through purego.SyscallN elsewhere and
+// with the build tag purego).
 //
 // Any *core.Tensor (over a Go slice, a Gonum or Gorgonia array, a memory-mapped .npy file, memory
 // that Python handed over through DLPack) is a model input; every output comes back as a core
@@ -78,7 +81,9 @@
 // tensor with the same address and shape, it reuses the value. Kept values do not hold the
 // tensors' memory (every run holds what it uses): releasing a tensor frees its memory at once,
 // and the session then refuses the released tensor. RunInto on the same tensors makes one call of
-// ORT's C API and allocates nothing. Destroy frees the session and its values; a Session that
+// ORT's C API and allocates nothing: when every tensor of a run is one the session kept a value
+// over, in host memory, the run holds the tensors, checks each against its value and for
+// overlaps, and calls ORT (the general path, which binds and makes values, runs otherwise). Destroy frees the session and its values; a Session that
 // becomes unreachable is freed by the collector. A Session is safe for concurrent use.
 //
 // # Device memory

@@ -12,7 +12,3 @@ import (
 func openLibrary(string) (uintptr, error) {
 	return 0, errors.New("onnxx calls ONNX Runtime only on linux and darwin (amd64, arm64), not " + runtime.GOOS + "/" + runtime.GOARCH)
 }
-
-func invoke(uintptr, ...uintptr) uintptr { panic("onnxx: no ONNX Runtime on this platform") }
-
-func invokeArgs(uintptr, []uintptr) uintptr { panic("onnxx: no ONNX Runtime on this platform") }

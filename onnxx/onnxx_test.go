@@ -9,6 +9,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/leakcheck"
 	"github.com/dlpack-go/dlpack/onnxx"
 	"github.com/dlpack-go/dlpack/onnxx/internal/modeltest"
 	"github.com/stretchr/testify/assert"
@@ -373,6 +374,47 @@ func TestRunInto(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRunIntoRepeatedChecks: a run repeated on the same tensors (the path that reuses every
+// kept value) refuses what the first run refused: a destination overlapping an input, a
+// destination whose shape is not the output's for these inputs; afterwards the session runs
+// normally and nothing leaked.
+func TestRunIntoRepeatedChecks(t *testing.T) {
+	before := leakcheck.Settle()
+	rec, err := onnxx.NewSession(model("recurrent"), nil, nil, nil)
+	require.NoError(t, err)
+	defer rec.Destroy()
+	x, h, y := core.MustNew(core.Float32, 2, 4), core.MustNew(core.Float32, 2, 8), core.MustNew(core.Float32, 2, 2)
+	for range 3 {
+		err := rec.RunInto([]*core.Tensor{x, h}, []*core.Tensor{y, h})
+		require.ErrorIs(t, err, onnxx.ErrOverlap)
+		assert.Contains(t, err.Error(), `output "Hn" overlaps input "H"`)
+	}
+	hn := core.MustNew(core.Float32, 2, 8)
+	require.NoError(t, rec.RunInto([]*core.Tensor{x, h}, []*core.Tensor{y, hn}))
+
+	dyn, err := onnxx.NewSession(model("dynamic_float32"), nil, nil, nil)
+	require.NoError(t, err)
+	defer dyn.Destroy()
+	x1 := core.MustFromSlice([]float32{1, 2, 3}, 1, 3)
+	wrong, sum := core.MustNew(core.Float32, 2, 3), core.MustNew(core.Float32, 1)
+	for range 3 {
+		err := dyn.RunInto([]*core.Tensor{x1}, []*core.Tensor{wrong, sum})
+		require.ErrorIs(t, err, onnxx.ErrModel)
+		require.ErrorIs(t, err, onnxx.ErrRuntime)
+	}
+	right := core.MustNew(core.Float32, 1, 3)
+	for range 2 {
+		require.NoError(t, dyn.RunInto([]*core.Tensor{x1}, []*core.Tensor{right, sum}))
+		got, _ := core.ReadOnlyElements[float32](right)
+		assert.Equal(t, []float32{3, 5, 7}, got)
+		sums, _ := core.ReadOnlyElements[float32](sum)
+		assert.Equal(t, []float32{6}, sums)
+	}
+	require.NoError(t, rec.Destroy())
+	require.NoError(t, dyn.Destroy())
+	assert.Equal(t, before, leakcheck.Settle())
 }
 
 func must(t *core.Tensor, err error) *core.Tensor {

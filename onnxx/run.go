@@ -3,11 +3,13 @@ package onnxx
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/ccall"
 )
 
 // CastInputs is the option that lets a run convert an input whose element type is not the
@@ -128,6 +130,14 @@ func Run(path string, inputs map[string]*core.Tensor, outputNames []string, opts
 // run fills it in. With fill unset every output must be a destination. It holds every tensor it
 // was given for the whole run.
 func (s *Session) run(ins, outs []*core.Tensor, fill bool, o adapters.Options) error {
+	if o.Policy != adapters.CopyAlways && !slices.Contains(outs, nil) {
+		if done, err := s.runKept(ins, outs); done {
+			if err == nil && o.Copied != nil {
+				*o.Copied = false
+			}
+			return err
+		}
+	}
 	hin, err := core.Hold(ins...)
 	if err != nil {
 		return fmt.Errorf("onnxx: input %s: %w", releasedName(ins, s.inputs), err)
@@ -138,6 +148,65 @@ func (s *Session) run(ins, outs []*core.Tensor, fill bool, o adapters.Options) e
 		return fmt.Errorf("onnxx: the destination of output %s: %w", releasedName(outs, s.outputs), err)
 	}
 	defer hout.Release()
+	return s.runHeld(ins, outs, fill, o)
+}
+
+// runKept is the path of repeated inference: when every tensor of the run is one the session
+// kept a value over (see slot), in host memory, it checks that, holds the tensors and makes the
+// one ORT call, with none of the binding work of the general path. It reports done false, having
+// done nothing, when that is not so (the first run, new tensors, a run already using the
+// session's scratch): the general path runs then, and reports whatever was wrong.
+func (s *Session) runKept(ins, outs []*core.Tensor) (done bool, err error) {
+	hin, err := core.Hold(ins...)
+	if err != nil {
+		return false, nil
+	}
+	defer hin.Release()
+	hout, err := core.Hold(outs...)
+	if err != nil {
+		return false, nil
+	}
+	defer hout.Release()
+	return s.runKeptHeld(ins, outs)
+}
+
+// runKeptHeld is runKept once the tensors are held.
+func (s *Session) runKeptHeld(ins, outs []*core.Tensor) (done bool, err error) {
+	s.h.mu.RLock()
+	defer s.h.mu.RUnlock()
+	b := s.b
+	if s.h.session == 0 || !b.mu.TryLock() {
+		return false, nil
+	}
+	st := &b.st
+	st.cached = true
+	defer s.unstage(st)
+	for i, t := range ins {
+		if sl := &b.in[i]; !sl.matches(t) || !t.HostAccessible() {
+			return false, nil
+		}
+	}
+	for i, t := range outs {
+		if sl := &b.out[i]; !sl.matches(t) || !t.HostAccessible() {
+			return false, nil
+		}
+	}
+	for i, t := range ins {
+		st.inVals[i], st.srcs[i] = b.in[i].v, t
+	}
+	for i := range outs {
+		st.outVals[i], st.ours[i] = b.out[i].v, true
+	}
+	st.dynamicDst = s.dynamicOut
+	if err := s.checkOverlap(st, outs); err != nil {
+		return true, err
+	}
+	return true, s.invoke(st)
+}
+
+// runHeld is run once the tensors are held. (The run is split into functions so that the defers
+// of each are open-coded, which the compiler does only for few defers times returns.)
+func (s *Session) runHeld(ins, outs []*core.Tensor, fill bool, o adapters.Options) error {
 	s.h.mu.RLock()
 	defer s.h.mu.RUnlock()
 	if s.h.session == 0 {
@@ -385,10 +454,9 @@ func (s *Session) invoke(st *stage) error {
 	}
 	a := s.api
 	// every pointer is into memory the session or the stage keeps on the heap
-	st.args = [8]uintptr{s.h.session, 0,
+	status := ccall.Call8(a.f(fnRun), s.h.session, 0,
 		uintptr(unsafe.Pointer(unsafe.SliceData(s.inNames))), uintptr(unsafe.Pointer(&st.inVals[0])), uintptr(len(s.inputs)),
-		uintptr(unsafe.Pointer(unsafe.SliceData(s.outNames))), uintptr(len(s.outputs)), uintptr(unsafe.Pointer(&st.outVals[0]))}
-	status := invokeArgs(a.f(fnRun), st.args[:])
+		uintptr(unsafe.Pointer(unsafe.SliceData(s.outNames))), uintptr(len(s.outputs)), uintptr(unsafe.Pointer(&st.outVals[0])))
 	runtime.KeepAlive(s)
 	if status != noStatus {
 		err := a.statusError("running the model", status)
@@ -434,7 +502,7 @@ var dummy [8]byte
 
 // newValue makes an OrtValue over t's memory (C order, described by info) with element type et.
 // The caller keeps t's memory valid and pinned while the value lives. It builds the call in the
-// stage's scratch (shape, arguments, result), so that it allocates nothing.
+// stage's scratch (shape, result), so that it allocates nothing.
 func (a *ortAPI) newValue(st *stage, t *core.Tensor, et ElementType, info uintptr) (uintptr, error) {
 	nd := t.Ndim()
 	for d := range nd {
@@ -445,9 +513,8 @@ func (a *ortAPI) newValue(st *stage, t *core.Tensor, et ElementType, info uintpt
 		data, n = unsafe.Pointer(&dummy[0]), 0
 	}
 	st.val = 0
-	st.args = [8]uintptr{info, uintptr(data), uintptr(n), uintptr(unsafe.Pointer(&st.shape[0])), uintptr(nd), uintptr(et),
-		uintptr(unsafe.Pointer(&st.val))}
-	status := invokeArgs(a.f(fnCreateTensorWithDataAsOrtValue), st.args[:7])
+	status := ccall.Call7(a.f(fnCreateTensorWithDataAsOrtValue), info, uintptr(data), uintptr(n),
+		uintptr(unsafe.Pointer(&st.shape[0])), uintptr(nd), uintptr(et), uintptr(unsafe.Pointer(&st.val)))
 	runtime.KeepAlive(t)
 	if status != noStatus {
 		return 0, a.statusError("making a tensor value", status)

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"unsafe"
@@ -119,6 +120,7 @@ type Session struct {
 	outNames        []uintptr
 	names           [][]byte // the NUL-terminated names the pointers point into
 	cuda            bool     // the CUDA execution provider was added
+	dynamicOut      bool     // some output has a dynamic shape
 	b               *bindings
 }
 
@@ -198,6 +200,7 @@ func newSession(what string, inputNames, outputNames []string, opts *SessionOpti
 		return nil, fmt.Errorf("onnxx: %s: %w", what, err)
 	}
 	s.b = newBindings(len(s.inputs), len(s.outputs))
+	s.dynamicOut = slices.ContainsFunc(s.outputs, IOInfo.Dynamic)
 	runtime.AddCleanup(s, (*bindings).drop, s.b)
 	return s, nil
 }

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/ccall"
 )
 
 // bindings are the ORT values a Session made over the caller's tensors, kept for the next run,
@@ -96,8 +97,7 @@ type stage struct {
 	dynamicDst bool  // some destination is for an output of dynamic shape
 	device     int32 // the CUDA device of device tensors, -1 if none
 
-	args  [8]uintptr // scratch of the C calls (see invokeArgs)
-	shape [core.MaxNdim]int64
+	shape [core.MaxNdim]int64 // scratch of the C calls: the shape of a new value, and the value
 	val   uintptr
 }
 
@@ -260,8 +260,5 @@ func (s *Session) invokeBound(st *stage) error {
 	return nil
 }
 
-// release releases an OrtValue through the stage's scratch (no allocation).
-func (st *stage) release(a *ortAPI, v uintptr) {
-	st.args[0] = v
-	invokeArgs(a.f(fnReleaseValue), st.args[:1])
-}
+// release releases an OrtValue (no allocation).
+func (st *stage) release(a *ortAPI, v uintptr) { ccall.Call1(a.f(fnReleaseValue), v) }
