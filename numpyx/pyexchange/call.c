@@ -447,16 +447,6 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 	return t;
 }
 
-/* PyMethodDef (stable ABI layout). */
-typedef struct {
-	const char *name;
-	void *meth;
-	int flags;
-	const char *doc;
-} method_def;
-
-#define METH_O 0x0008
-#define METH_FASTCALL 0x0080
 
 static method_def call_def = {
 	"call", (void *)call, METH_FASTCALL,

@@ -608,16 +608,6 @@ static void *allocate(void *self, void *const *args, ssize nargs) {
 	return ph;
 }
 
-/* PyMethodDef (CPython's stable ABI). */
-typedef struct {
-	const char *name;
-	void *meth;
-	int flags;
-	const char *doc;
-} method_def;
-
-#define METH_O 0x0008
-#define METH_FASTCALL 0x0080
 
 static method_def defs[] = {
 	{"take_api", (void *)take_auto, METH_O,
@@ -645,8 +635,6 @@ static method_def defs[] = {
  * Tensor._dlpack_slow(stream, max_version, dl_device, copy) and Tensor._dlpack_device_slow(). */
 
 #define PY_VECTORCALL_ARGUMENTS_OFFSET ((size_t)1 << (8 * sizeof(size_t) - 1))
-#define METH_KEYWORDS 0x0002
-#define METH_NOARGS 0x0004
 
 /* keyword_index returns the index of keyword name in xpy.kw_names, or -1. */
 static int keyword_index(void *name) {

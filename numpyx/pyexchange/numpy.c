@@ -21,6 +21,7 @@
  * capsule owning the managed tensor without entering Go (Go imports it on first use: adopt),
  * and the call builtin of call.c, which passes it to Go as the argument.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,24 +59,10 @@ int pxg_numpy_attach(const uintptr_t *cfg, int n) {
 	if (cfg == NULL || n != PXG_NP_COUNT) return -1;
 	for (int i = 0; i < PXG_NP_NDARRAY; i++)
 		if (cfg[i] == 0) return -1;
-	memcpy(&np.incref, &cfg[PXG_NP_INCREF], sizeof(void *));
-	memcpy(&np.decref, &cfg[PXG_NP_DECREF], sizeof(void *));
-	memcpy(&np.capsule_new, &cfg[PXG_NP_CAPSULE_NEW], sizeof(void *));
-	memcpy(&np.capsule_is_valid, &cfg[PXG_NP_CAPSULE_IS_VALID], sizeof(void *));
-	memcpy(&np.capsule_get_pointer, &cfg[PXG_NP_CAPSULE_GET_POINTER], sizeof(void *));
-	memcpy(&np.capsule_set_name, &cfg[PXG_NP_CAPSULE_SET_NAME], sizeof(void *));
-	memcpy(&np.long_from_void_ptr, &cfg[PXG_NP_LONG_FROM_VOID_PTR], sizeof(void *));
-	memcpy(&np.err_no_memory, &cfg[PXG_NP_ERR_NO_MEMORY], sizeof(void *));
-	memcpy(&np.err_set_string, &cfg[PXG_NP_ERR_SET_STRING], sizeof(void *));
-	memcpy(&np.tuple_new, &cfg[PXG_NP_TUPLE_NEW], sizeof(void *));
-	memcpy(&np.tuple_set_item, &cfg[PXG_NP_TUPLE_SET_ITEM], sizeof(void *));
-	memcpy(&np.long_from_ll, &cfg[PXG_NP_LONG_FROM_LONG_LONG], sizeof(void *));
-	memcpy(&np.cfunction_new_ex, &cfg[PXG_NP_CFUNCTION_NEW_EX], sizeof(void *));
-	np.none_obj = (void *)cfg[PXG_NP_NONE];
-	np.value_error = (void *)cfg[PXG_NP_VALUE_ERROR];
-	np.buffer_error = (void *)cfg[PXG_NP_BUFFER_ERROR];
-	np.ndarray = (void *)cfg[PXG_NP_NDARRAY];
-	np.header = cfg[PXG_NP_HEADER];
+	/* np is the table's first PXG_NP_DTYPE_TABLE entries, in order, then the dtypes */
+	_Static_assert(offsetof(__typeof__(np), dtypes) == PXG_NP_DTYPE_TABLE * sizeof(uintptr_t),
+		"np matches the table");
+	memcpy(&np, cfg, PXG_NP_DTYPE_TABLE * sizeof(uintptr_t));
 	for (int i = 0; i < PXG_NP_DTYPES; i++) np.dtypes[i] = (uint32_t)cfg[PXG_NP_DTYPE_TABLE + i];
 	__atomic_store_n(&np_on, np.ndarray != NULL && np.header != 0, __ATOMIC_SEQ_CST);
 	return 0;
@@ -301,20 +288,12 @@ static void *describe(void *self, void *capsule) {
 	return r;
 }
 
-typedef struct {
-	const char *name;
-	void *(*meth)(void *self, void *arg);
-	int flags;
-	const char *doc;
-} method_def;
-
-#define METH_O 0x0008
 
 static method_def defs[] = {
-	{"pend", pend, METH_O,
+	{"pend", (void *)pend, METH_O,
 		"pend(x) -> a pending import of NumPy array x (a capsule), or None: see numpy.c."},
-	{"adopt", adopt, METH_O, "adopt(pending) -> the handle of the Go tensor of a pending import."},
-	{"describe", describe, METH_O,
+	{"adopt", (void *)adopt, METH_O, "adopt(pending) -> the handle of the Go tensor of a pending import."},
+	{"describe", (void *)describe, METH_O,
 		"describe(pending) -> ((ndim, code, bits, lanes, device type, device id, flags, data), "
 		"shape, strides) of a pending import."},
 };

@@ -302,18 +302,9 @@ int pxg_share_view(void *anchor_capsule, pxg_tensor *out) {
 	return 0;
 }
 
-/* PyMethodDef, whose layout is part of CPython's stable ABI; METH_O functions only. */
-typedef struct {
-	const char *name;
-	void *(*meth)(void *self, void *arg);
-	int flags;
-	const char *doc;
-} method_def;
-
-#define METH_O 0x0008
 
 static method_def share_def = {
-	"share", share, METH_O,
+	"share", (void *)share, METH_O,
 	"share(versioned) -> an unused DLPack capsule of this Go tensor, without entering Go.",
 };
 
@@ -384,7 +375,7 @@ static void *take(void *self, void *capsule) {
 }
 
 static method_def take_def = {
-	"take", take, METH_O,
+	"take", (void *)take, METH_O,
 	"take(capsule) -> a pending import of the unused DLPack capsule's tensor (Go adopts it on first use).",
 };
 

@@ -15,6 +15,19 @@ typedef dlpg_tensor pxg_tensor;
 typedef dlpg_managed pxg_managed;
 typedef dlpg_managed_versioned pxg_managed_versioned;
 
+/* PyMethodDef, whose layout is part of CPython's stable ABI, and the flags of the builtins and
+ * methods the library makes (PyCFunction_NewEx, PyDescr_NewMethod). */
+typedef struct {
+	const char *name;
+	void *meth;
+	int flags;
+	const char *doc;
+} method_def;
+#define METH_KEYWORDS 0x0002
+#define METH_NOARGS 0x0004
+#define METH_O 0x0008
+#define METH_FASTCALL 0x0080
+
 /* Capsule names, static for the life of the process (Python keeps only the pointer). */
 enum { PXG_NAME_VERSIONED, PXG_NAME_LEGACY, PXG_NAME_USED_VERSIONED, PXG_NAME_USED_LEGACY };
 
