@@ -226,6 +226,11 @@ def main():
         timings["import_api_ns"] = min(timeit.timeit(lambda: take(x).release(), number=n) / n for _ in range(5)) * 1e9
         timings["import_dlpack_ns"] = min(timeit.timeit(lambda: take(x, via="dlpack").release(), number=n) / n
                                           for _ in range(5)) * 1e9
+        # the import alone: torch's table called, the tensor validated in C and kept as a pending
+        # import (Go adopts it on first use), then dropped (torch's deleter)
+        take_api = LIB._take_api
+        timings["import_api_builtin_ns"] = min(timeit.timeit(lambda: take_api(x), number=n) / n
+                                               for _ in range(5)) * 1e9
         t = arange((1000,))
         timings["torch_from_dlpack_go_ns"] = min(timeit.timeit(lambda: torch.from_dlpack(t), number=n) / n
                                                  for _ in range(5)) * 1e9
