@@ -2,6 +2,7 @@ package main
 
 /*
 #include <stdint.h>
+#include <stdlib.h>
 */
 import "C"
 
@@ -11,7 +12,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
@@ -72,9 +72,14 @@ func extTensor(n int64) (*core.Tensor, error) {
 	if n < 1 || n > 1<<20 {
 		return nil, fmt.Errorf("testlib: ext_tensor(%d): want 1 to 2^20 elements", n)
 	}
-	mem := make([]float32, n)
-	return core.WrapKeep(core.Desc{Data: unsafe.Pointer(&mem[0]), Device: core.DLDevice{DeviceType: core.ExtDev},
-		DType: core.Float32, Shape: []int64{n}}, mem)
+	// C memory, as device memory would be: never Go memory behind a device pointer (the export
+	// passes device addresses to C as they are, unpinned)
+	p := C.calloc(C.size_t(n), 4)
+	if p == nil {
+		return nil, fmt.Errorf("testlib: ext_tensor(%d): out of memory", n)
+	}
+	return core.Wrap(core.Desc{Data: p, Device: core.DLDevice{DeviceType: core.ExtDev},
+		DType: core.Float32, Shape: []int64{n}}, func() { C.free(p) })
 }
 
 func noop(a *core.Tensor) error { return nil }
