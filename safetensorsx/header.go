@@ -156,7 +156,8 @@ func ParseHeader(b []byte) (*Header, error) {
 		return nil, fmt.Errorf("%w: the header is not valid UTF-8", ErrHeader)
 	}
 	p := parser{b: b}
-	n := min(bytes.Count(b, []byte(`data_offsets"`)), len(b)/minEntry) // a hint, bounded by b
+	// every tensor entry ends with a '}': a bound on their number, itself bounded by b's length
+	n := min(bytes.Count(b, []byte{'}'}), len(b)/minEntry)
 	h := &Header{Tensors: make([]TensorInfo, 0, n), index: make(map[string]int, n)}
 	sawMeta := false
 	empty, err := p.open('{')
@@ -705,6 +706,9 @@ func field(key []byte) int {
 // tensorInfo reads one tensor entry.
 func (p *parser) tensorInfo(name string) (TensorInfo, error) {
 	ti := TensorInfo{Name: name}
+	if p.fastEntry(&ti) {
+		return ti, nil
+	}
 	var seen [nFields]bool
 	empty, err := p.open('{')
 	for more := !empty; err == nil && more; {
@@ -734,6 +738,90 @@ func (p *parser) tensorInfo(name string) (TensorInfo, error) {
 		}
 	}
 	return ti, nil
+}
+
+// fastEntry reads a tensor entry written the way writers write them, compact and in the
+// reference writer's member order, {"dtype":"F32","shape":[2,3],"data_offsets":[0,24]}, and
+// reports true; it accepts only what tensorInfo would accept with the same result. At the first
+// byte that differs it leaves p as it found it and reports false, for tensorInfo to read the
+// entry (and say what is wrong with it, if anything is).
+func (p *parser) fastEntry(ti *TensorInfo) bool {
+	start := p.i
+	p.ws()
+	if !p.skipPrefix(`{"dtype":"`) {
+		p.i = start
+		return false
+	}
+	end := bytes.IndexByte(p.b[p.i:], '"')
+	if end < 0 {
+		p.i = start
+		return false
+	}
+	s := p.b[p.i : p.i+end]
+	p.i += end + 1
+	found := false
+	for _, e := range dtypes {
+		if string(s) == e.name {
+			ti.Format, ti.DType, found = e.name, e.dt, true
+			break
+		}
+	}
+	var dims [core.MaxNdim]int64
+	var offs [2]int64
+	n, ok := 0, found && p.skipPrefix(`,"shape":[`)
+	if ok && !p.skipPrefix("]") {
+		n, ok = p.fastUints(dims[:])
+	}
+	ok = ok && p.skipPrefix(`,"data_offsets":[`)
+	if ok {
+		var k int
+		k, ok = p.fastUints(offs[:])
+		ok = ok && k == 2 && p.skipPrefix("}")
+	}
+	if !ok {
+		p.i = start
+		return false
+	}
+	ti.Shape = p.shape(dims[:n])
+	ti.Begin, ti.End = offs[0], offs[1]
+	return true
+}
+
+// skipPrefix moves past s if b continues with it.
+func (p *parser) skipPrefix(s string) bool {
+	if len(p.b)-p.i >= len(s) && string(p.b[p.i:p.i+len(s)]) == s {
+		p.i += len(s)
+		return true
+	}
+	return false
+}
+
+// fastUints reads at most len(dst) compact integers (see uint), separated by ',' and ended by a
+// ']', into dst and reports how many; false when it meets anything else.
+func (p *parser) fastUints(dst []int64) (int, bool) {
+	for n := 0; n < len(dst); {
+		start := p.i
+		v := uint64(0)
+		for p.i < len(p.b) && p.b[p.i]-'0' < 10 {
+			v = v*10 + uint64(p.b[p.i]-'0')
+			p.i++
+		}
+		if k := p.i - start; k == 0 || k > 19 || k > 1 && p.b[start] == '0' || v > math.MaxInt64 || p.i == len(p.b) {
+			return 0, false
+		}
+		dst[n] = int64(v)
+		n++
+		switch p.b[p.i] {
+		case ']':
+			p.i++
+			return n, true
+		case ',':
+			p.i++
+		default:
+			return 0, false
+		}
+	}
+	return 0, false
 }
 
 // member reads the value of member f of the entry of tensor ti.Name into ti.

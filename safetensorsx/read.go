@@ -1,7 +1,6 @@
 package safetensorsx
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -76,15 +75,96 @@ func ReadTensors(r io.Reader, h *Header) (map[string]*core.Tensor, error) {
 			return nil, err
 		}
 	}
+	return readTensors(r, h, avail >= 0)
+}
+
+// readTensors reads the data of every tensor of h from r, front to back. With sized (r holds
+// exactly h.DataLen bytes, checked), each run of small tensors is read with one call into a
+// block they share (see readBlock); without, every tensor is read on its own and a large one
+// is gathered in chunks until half of it is here (tensorio.ReadData), so that a lying header
+// costs no more than what r holds.
+func readTensors(r io.Reader, h *Header, sized bool) (map[string]*core.Tensor, error) {
 	out := make(map[string]*core.Tensor, len(h.Tensors))
-	for _, ti := range h.Tensors {
-		t, err := readStream(r, ti, avail < 0)
+	ts := h.Tensors
+	for i := 0; i < len(ts); {
+		if j, size := i, int64(0); sized {
+			for ; j < len(ts) && ts[j].Len() < smallTensor && size+padded(ts[j]) <= blockSize; j++ {
+				size += padded(ts[j])
+			}
+			if j-i > 1 {
+				if err := readBlock(r, ts[i:j], size, out); err != nil {
+					return nil, err
+				}
+				i = j
+				continue
+			}
+		}
+		t, err := readStream(r, ts[i], !sized)
 		if err != nil {
-			return nil, fmt.Errorf("safetensorsx: tensor %q: %w", ti.Name, err)
+			return nil, fmt.Errorf("safetensorsx: tensor %q: %w", ts[i].Name, err)
+		}
+		out[ts[i].Name] = t
+		i++
+	}
+	return out, nil
+}
+
+// Tensors under smallTensor bytes are read in blocks of at most blockSize bytes, each block
+// read with one call into one allocation and its tensors made over it: a block lives as long
+// as any of its tensors (or their views) is reachable.
+const (
+	smallTensor = 64 << 10
+	blockSize   = 1 << 20
+)
+
+// padded is the room a small tensor takes in a block: its bytes rounded up to core.Alignment.
+func padded(ti TensorInfo) int64 {
+	return (ti.Len() + core.Alignment - 1) &^ (core.Alignment - 1)
+}
+
+// readBlock reads the data of run (adjacent tensors under smallTensor bytes, run[0]'s data next
+// in r) with one call into one block of size bytes (the sum of their padded sizes) and puts a
+// tensor over the block for each in out, 64-byte aligned like the tensors of alloc, the block
+// their keep value (core.WrapKeep). The data is read into the front of the block and each
+// tensor moved up to its aligned place, from the last to the first, so that a move never
+// overwrites data not yet moved (in files whose tensors are multiples of 64 bytes, nothing
+// moves).
+func readBlock(r io.Reader, run []TensorInfo, size int64, out map[string]*core.Tensor) error {
+	first := run[0].Begin
+	n := run[len(run)-1].End - first
+	buf := make([]byte, size+core.Alignment-1)
+	b := buf[alignOff(buf):][:size:size]
+	if k, err := io.ReadFull(r, b[:n]); err != nil {
+		return fmt.Errorf("safetensorsx: tensors %q to %q: %w", run[0].Name, run[len(run)-1].Name,
+			eofErr(err, "%d data bytes promised, only %d present", n, k))
+	}
+	var keep any = buf // one interface value for every tensor of the block
+	at := size
+	for k := len(run) - 1; k >= 0; k-- {
+		ti := run[k]
+		at -= padded(ti)
+		tb := b[at : at+ti.Len() : at+ti.Len()]
+		copy(tb, b[ti.Begin-first:ti.End-first])
+		fixup(tb, ti.DType)
+		d := core.Desc{Device: core.CPUDevice, DType: ti.DType, Shape: ti.Shape, Flags: core.FlagIsCopied}
+		if len(tb) > 0 {
+			d.Data = unsafe.Pointer(unsafe.SliceData(tb))
+		}
+		t, err := core.WrapKeep(d, keep)
+		if err != nil {
+			return fmt.Errorf("safetensorsx: tensor %q: %w", ti.Name, err)
 		}
 		out[ti.Name] = t
 	}
-	return out, nil
+	return nil
+}
+
+// alignOff is how far into buf its first core.Alignment-aligned byte lies.
+func alignOff(buf []byte) int {
+	if mis := int(uintptr(unsafe.Pointer(unsafe.SliceData(buf))) % core.Alignment); mis != 0 {
+		return core.Alignment - mis
+	}
+	return 0
 }
 
 // checkSize checks that the data section holds exactly avail bytes.
@@ -130,10 +210,7 @@ func alloc(ti TensorInfo) (*core.Tensor, []byte, error) {
 	var b, buf []byte
 	if n > 0 {
 		buf = make([]byte, n+core.Alignment-1)
-		off := 0
-		if mis := int(uintptr(unsafe.Pointer(unsafe.SliceData(buf))) % core.Alignment); mis != 0 {
-			off = core.Alignment - mis
-		}
+		off := alignOff(buf)
 		b = buf[off : off+int(n) : off+int(n)]
 		d.Data = unsafe.Pointer(unsafe.SliceData(b))
 	}
@@ -229,21 +306,9 @@ func (r *Reader) read(ti TensorInfo) (*core.Tensor, error) {
 	return t, nil
 }
 
-// ReadAll reads every tensor into Go memory (see ReadFile), front to back: tensors of at
-// least readBuf bytes are read straight into their allocation, smaller ones through a buffer
-// of that size (so that a file of many small tensors is not one read call per tensor).
+// ReadAll reads every tensor into Go memory (see ReadFile), front to back: tensors of at least
+// 64 KiB each into an allocation of its own, straight from r; runs of smaller ones with one
+// read call per run into a block of at most 1 MiB that they share.
 func (r *Reader) ReadAll() (map[string]*core.Tensor, error) {
-	out := make(map[string]*core.Tensor, len(r.h.Tensors))
-	br := bufio.NewReaderSize(io.NewSectionReader(r.r, r.h.DataOffset, r.h.DataLen), readBuf)
-	for _, ti := range r.h.Tensors {
-		t, err := readStream(br, ti, false)
-		if err != nil {
-			return nil, fmt.Errorf("safetensorsx: tensor %q: %w", ti.Name, err)
-		}
-		out[ti.Name] = t
-	}
-	return out, nil
+	return readTensors(io.NewSectionReader(r.r, r.h.DataOffset, r.h.DataLen), r.h, true)
 }
-
-// readBuf is the buffer ReadAll reads small tensors through.
-const readBuf = 256 << 10
