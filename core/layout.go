@@ -59,6 +59,12 @@ func numElements(shape []int64) (int64, error) {
 // cStrides returns the compact row-major strides of a validated shape.
 func cStrides(shape []int64) []int64 {
 	s := make([]int64, len(shape))
+	cStridesInto(s, shape)
+	return s
+}
+
+// cStridesInto writes the compact row-major strides of a validated shape into s (as long).
+func cStridesInto(s, shape []int64) {
 	acc := int64(1)
 	for i := len(shape) - 1; i >= 0; i-- {
 		s[i] = acc
@@ -66,7 +72,6 @@ func cStrides(shape []int64) []int64 {
 			acc *= shape[i]
 		}
 	}
-	return s
 }
 
 // fStrides returns the compact column-major strides of a validated shape.

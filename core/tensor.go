@@ -57,7 +57,7 @@ func Wrap(d Desc, release func()) (*Tensor, error) {
 		return nil, err
 	}
 	if release != nil {
-		t.hold = newHold(newOwner(release))
+		t.hold = newHold(newOwner(release)) // not the one beside t: see tensorHold
 		runtime.AddCleanup(t, func(h *hold) { h.let() }, t.hold)
 	}
 	return t, nil
@@ -77,14 +77,26 @@ func WrapKeep(d Desc, keep any) (*Tensor, error) {
 	return t, nil
 }
 
-// fromDesc validates d and builds a tensor with a hold on no owner.
+// fromDesc validates d and builds a tensor with a hold on no owner, the two in one allocation
+// (see tensorHold).
 func fromDesc(d Desc) (*Tensor, error) {
 	d, err := ValidateDesc(d)
 	if err != nil {
 		return nil, err
 	}
-	return &Tensor{data: d.Data, byteOffset: d.ByteOffset, device: d.Device, dtype: d.DType,
-		shape: d.Shape, strides: d.Strides, flags: d.Flags, hold: &hold{}}, nil
+	th := &tensorHold{}
+	th.t = Tensor{data: d.Data, byteOffset: d.ByteOffset, device: d.Device, dtype: d.DType,
+		shape: d.Shape, strides: d.Strides, flags: d.Flags, hold: &th.h}
+	return &th.t, nil
+}
+
+// tensorHold is a tensor and its hold in one allocation, for the tensors no cleanup watches
+// (over Go memory, or foreign memory the caller keeps alive). A tensor that gets a cleanup
+// letting go of its hold (Wrap with a release) must get a hold of its own: a cleanup whose
+// argument lies in the tensor's allocation keeps the tensor reachable, and never runs.
+type tensorHold struct {
+	t Tensor
+	h hold
 }
 
 // ValidateDesc checks a description of memory as untrusted input and returns it normalised:
@@ -110,15 +122,17 @@ func ValidateDesc(d Desc) (Desc, error) {
 	if err != nil {
 		return d, err
 	}
-	shape := append([]int64{}, d.Shape...)
-	var strides []int64
+	if d.Strides != nil && len(d.Strides) != len(d.Shape) {
+		return d, fmt.Errorf("%w: %d strides for ndim = %d", ErrStrides, len(d.Strides), len(d.Shape))
+	}
+	// the copies of shape and strides share one allocation
+	dims := make([]int64, 2*len(d.Shape))
+	shape, strides := dims[:len(d.Shape):len(d.Shape)], dims[len(d.Shape):]
+	copy(shape, d.Shape)
 	if d.Strides == nil {
-		strides = cStrides(shape)
+		cStridesInto(strides, shape)
 	} else {
-		if len(d.Strides) != len(shape) {
-			return d, fmt.Errorf("%w: %d strides for ndim = %d", ErrStrides, len(d.Strides), len(shape))
-		}
-		strides = append([]int64{}, d.Strides...)
+		copy(strides, d.Strides)
 	}
 	d.Shape, d.Strides = shape, strides
 	if n == 0 {
