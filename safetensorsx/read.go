@@ -17,11 +17,13 @@ var hostBigEndian = tensorio.HostBigEndian
 // readWhy is why reading into Go memory is a copy, for adapters.ErrCopyRequired.
 const readWhy = "reading into Go memory copies the file's bytes (Open or Map share them)"
 
-// ReadFile reads every tensor of the safetensors file called path into Go memory: one
-// allocation per tensor (64-byte aligned, C order, writable, flagged core.FlagIsCopied), the
-// data read from the file straight into it. The file must be well formed as a whole (see
-// ParseHeader; its size must be exactly what the header promises): a file that lies costs
-// no allocation beyond its header.
+// ReadFile reads every tensor of the safetensors file called path into Go memory (64-byte
+// aligned, C order, writable, flagged core.FlagIsCopied): a tensor of 64 KiB or more into an
+// allocation of its own, the data read from the file straight into it; runs of smaller
+// tensors with one read call per run into a block of at most 1 MiB that they share, each
+// tensor in a 64-byte slot of it (see the package documentation, Memory, for what a block
+// costs). The file must be well formed as a whole (see ParseHeader; its size must be exactly
+// what the header promises): a file that lies costs no allocation beyond its header.
 //
 // Reading is a copy, so adapters.ZeroCopyOnly() refuses (adapters.ErrCopyRequired: use Open or
 // Map); adapters.ReportCopy reports true.
@@ -46,15 +48,16 @@ func ReadFile(path string, opts ...adapters.Option) (map[string]*core.Tensor, er
 }
 
 // Read reads every tensor of a safetensors file from r into Go memory, in the order of the
-// data in the file, each into an allocation of its own (see ReadFile); the header's metadata
-// is not returned (use ReadHeader and ReadTensors for it). r is read once, front to back.
+// data in the file; the header's metadata is not returned (use ReadHeader and ReadTensors for
+// it). r is read once, front to back.
 //
 // When r can tell how many bytes remain (it has a Len method, like *bytes.Reader, or it is an
 // io.Seeker, like *os.File), that must be exactly what the header promises, and a header that
-// promises more is refused before anything is allocated. Otherwise a tensor's data is
-// gathered in growing chunks until half of it has arrived before it is allocated whole, so
-// that a lying header never costs more than twice the bytes actually present, and bytes after
-// the last tensor are not looked at.
+// promises more is refused before anything is allocated; the tensors are then read as
+// ReadFile reads them, small ones in shared blocks. Otherwise each tensor is read into an
+// allocation of its own, and its data is gathered in growing chunks until half of it has
+// arrived before it is allocated whole, so that a lying header never costs more than twice
+// the bytes actually present, and bytes after the last tensor are not looked at.
 func Read(r io.Reader, opts ...adapters.Option) (map[string]*core.Tensor, error) {
 	if _, err := adapters.Apply(opts...).Decide(false, readWhy); err != nil {
 		return nil, fmt.Errorf("safetensorsx: %w", err)
@@ -243,7 +246,8 @@ func fixup(b []byte, dt core.DLDataType) {
 
 // Reader reads a safetensors file through an io.ReaderAt: the header is read once, by
 // NewReader; tensors are then read one by one, by name, each straight into its own
-// allocation, in any order and from several goroutines at once (as r allows).
+// allocation, in any order and from several goroutines at once (as r allows), or all at once
+// by ReadAll.
 type Reader struct {
 	r    io.ReaderAt
 	size int64
