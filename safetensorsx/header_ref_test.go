@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -481,6 +482,17 @@ func FuzzParseHeaderSame(f *testing.F) {
 	f.Add([]byte(`{"a":{"dtype":"F32","shape":[01],"data_offsets":[0,4]}}`))
 	f.Add([]byte(`{"a":{"dtype":"F32","shape":[9223372036854775808],"data_offsets":[0,4]}}`))
 	f.Add([]byte(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4,5]}}`))
+	// the edges of the fast path for compact entries
+	f.Add([]byte(`{"a":{"dtype":"F32","shape":[],"data_offsets":[0,4]}}`))
+	f.Add([]byte(`{"a":{"dtype":"F32","shape":[1,],"data_offsets":[0,4]}}`))
+	f.Add([]byte(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4],"x":1}}`))
+	f.Add([]byte(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]} ,"b": {"dtype":"U8","shape":[0],"data_offsets":[4,4]}}`))
+	f.Add([]byte(`{"a":{"dtype":"F3","shape":[1],"data_offsets":[0,4]}}`))
+	f.Add([]byte(`{"a":{"dtype":"F32\u0020","shape":[1],"data_offsets":[0,4]}}`))
+	f.Add([]byte(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[00,4]}}`))
+	f.Add([]byte(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]`))
+	f.Add([]byte(`{"a":{"dtype":"F32","shape":[` + strings.Repeat("1,", 64) + `1],"data_offsets":[0,4]}}`))
+	f.Add([]byte(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,99999999999999999999]}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		want, wantErr := refParseHeader(b)
 		got, err := ParseHeader(b)
