@@ -563,8 +563,9 @@ func (p *parser) shape(dims []int64) []int64 {
 		return []int64{}
 	}
 	if cap(p.shapes)-len(p.shapes) < len(dims) {
+		// blocks start small and double up to shapeBlock, so that a small header costs little;
 		// every dimension took at least two bytes of b ("1,"): blocks stay within what b holds
-		p.shapes = make([]int64, 0, max(len(dims), min(shapeBlock, len(p.b)/2)))
+		p.shapes = make([]int64, 0, max(len(dims), min(shapeBlock, len(p.b)/2, max(16, 2*cap(p.shapes)))))
 	}
 	at := len(p.shapes)
 	p.shapes = append(p.shapes, dims...)
