@@ -63,7 +63,7 @@ func FromSliceStrided[T Element](data []T, offset int64, shape, strides []int64)
 		}
 		d.Data = unsafe.Add(d.Data, offset*int64(dt.Size()))
 	}
-	return fromDesc(d, &hold{})
+	return fromDesc(d, nil)
 }
 
 // New allocates a zeroed C-order tensor in Go memory, its data 64-byte aligned.
@@ -79,7 +79,7 @@ func New(dtype DLDataType, shape ...int64) (*Tensor, error) {
 	if nbytes > 0 {
 		d.Data = alignedAlloc(nbytes)
 	}
-	return fromDesc(d, &hold{})
+	return fromDesc(d, nil)
 }
 
 // MustNew is New that panics on error.

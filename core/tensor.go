@@ -62,7 +62,7 @@ func WrapExplicit(d Desc, release func()) (*Tensor, error) { return wrap(d, rele
 // wrap is Wrap, with the collector's cleanup or without it.
 func wrap(d Desc, release func(), cleanup bool) (*Tensor, error) {
 	if release == nil {
-		return fromDesc(d, &hold{})
+		return fromDesc(d, nil)
 	}
 	d, err := ValidateDesc(d)
 	if err != nil {
@@ -108,7 +108,7 @@ type explicitTensor struct {
 // the chain is complete: foreign memory outlives every tensor and value built over it. d is
 // validated like Wrap's.
 func WrapKeep(d Desc, keep any) (*Tensor, error) {
-	t, err := fromDesc(d, &hold{})
+	t, err := fromDesc(d, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -116,14 +116,29 @@ func WrapKeep(d Desc, keep any) (*Tensor, error) {
 	return t, nil
 }
 
-// fromDesc validates d and builds a tensor with hold h.
+// fromDesc validates d and builds a tensor with hold h, or, if h is nil, with a hold on no owner
+// allocated with the tensor (tensorHold).
 func fromDesc(d Desc, h *hold) (*Tensor, error) {
 	d, err := ValidateDesc(d)
 	if err != nil {
 		return nil, err
 	}
+	if h == nil {
+		th := &tensorHold{}
+		th.t = tensorOf(d, &th.h)
+		return &th.t, nil
+	}
 	t := tensorOf(d, h)
 	return &t, nil
+}
+
+// tensorHold is a tensor and its hold in one allocation, for the tensors no cleanup watches (over
+// Go memory, or foreign memory the caller keeps alive). A tensor whose cleanup lets go of its hold
+// (Wrap with a release) must have a hold of its own: a cleanup whose argument lies in the
+// tensor's allocation keeps the tensor reachable, and never runs.
+type tensorHold struct {
+	t Tensor
+	h hold
 }
 
 // tensorOf builds a tensor of a validated d with hold h.

@@ -1,6 +1,6 @@
 // Package safetensorsx reads and writes safetensors files (the Hugging Face format for model
 // weights) as core tensors: by memory map, with every tensor a read-only view of the file's
-// bytes; into Go memory, one allocation per tensor; and from any io.Reader or io.ReaderAt.
+// bytes; into Go memory; and from any io.Reader or io.ReaderAt.
 // What it writes is byte for byte what the reference writer (huggingface/safetensors)
 // writes for the same tensors.
 //
@@ -32,6 +32,8 @@
 //	  misaligned range / big-endian    copied (flagged)         or adapters.ErrCopyRequired under ZeroCopyOnly
 //	  Open(..., AlwaysCopy())          copied (flagged)         nothing mapped, read per tensor
 //	ReadFile, Read, Reader.Tensor      read into Go memory      writable, FlagIsCopied; ZeroCopyOnly refuses
+//	  tensors under 64 KiB (ReadFile,  read into shared blocks  one read call and one allocation per block
+//	  Reader.ReadAll, sized Read)
 //	Write, WriteFile                   C-contiguous: written from the tensor's memory;
 //	                                   other layouts: streamed through a 1 MiB buffer
 //
@@ -39,6 +41,20 @@
 // 8-byte boundary (Alignment) and tensors come in order of decreasing element size, so every
 // tensor can be mapped as it lies. Files of older writers that ordered tensors by name alone
 // may have misaligned tensors; those are copied by default.
+//
+// # Memory
+//
+// Reading a file of many small tensors one allocation and one read call at a time costs more
+// than the bytes themselves, so ReadFile, Reader.ReadAll and Read from a reader that knows its
+// size read each run of adjacent tensors under 64 KiB with one call into one block of at most
+// 1 MiB, and make those tensors over the block (core.WrapKeep, the block their keep value),
+// each in a 64-byte-aligned slot of its own (its bytes rounded up to 64: tensors the file has
+// misaligned, as older writers left them, are moved into place). The price: a block stays
+// allocated as long as any of its tensors, or a view of one, is reachable, so keeping one
+// small tensor of a file and dropping the rest keeps up to 1 MiB alive; clone a tensor
+// (adapters.Clone) to keep it alone. Tensors of 64 KiB or more, Reader.Tensor, and Read from
+// a stream of unknown length give every tensor an allocation of its own. The header's tensor
+// names are cut out of shared 16 KiB blocks the same way.
 //
 // # Ownership
 //

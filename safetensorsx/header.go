@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/tensorio"
@@ -147,32 +148,43 @@ func eofErr(err error, format string, args ...any) error {
 // most core.MaxNdim long. The byte ranges, in whatever order the header lists them, must tile
 // [0, DataLen) without gap or overlap, each as long as its shape and dtype need (ErrLayout).
 // Everything else wraps ErrHeader.
+//
+// b is not kept: the names and shapes of the result are copies (carved out of a few shared
+// blocks rather than allocated one by one, so that a header of many tensors parses fast).
 func ParseHeader(b []byte) (*Header, error) {
 	if !utf8.Valid(b) {
 		return nil, fmt.Errorf("%w: the header is not valid UTF-8", ErrHeader)
 	}
 	p := parser{b: b}
-	h := &Header{Tensors: []TensorInfo{}, index: map[string]int{}}
+	// every tensor entry ends with a '}': a bound on their number, itself bounded by b's length
+	n := min(bytes.Count(b, []byte{'}'}), len(b)/minEntry)
+	h := &Header{Tensors: make([]TensorInfo, 0, n), index: make(map[string]int, n)}
 	sawMeta := false
-	err := p.object(func(key string) error {
-		if key == metadataKey {
+	empty, err := p.open('{')
+	for more := !empty; err == nil && more; {
+		var key []byte
+		if key, err = p.key(); err != nil {
+			break
+		}
+		if string(key) == metadataKey {
 			if sawMeta {
-				return p.errf("key %q twice", key)
+				return nil, p.errf("key %q twice", key)
 			}
 			sawMeta = true
-			return p.metadata(h)
+			err = p.metadata(h)
+		} else {
+			name, i := p.name(key), len(h.Tensors)
+			if h.index[name] = i; len(h.index) == i { // the name was there already
+				return nil, p.errf("tensor %q twice", name)
+			}
+			var ti TensorInfo
+			ti, err = p.tensorInfo(name)
+			h.Tensors = append(h.Tensors, ti)
 		}
-		if _, dup := h.index[key]; dup {
-			return p.errf("tensor %q twice", key)
+		if err == nil {
+			more, err = p.next('}')
 		}
-		ti, err := p.tensorInfo(key)
-		if err != nil {
-			return err
-		}
-		h.index[key] = len(h.Tensors)
-		h.Tensors = append(h.Tensors, ti)
-		return nil
-	})
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -185,6 +197,11 @@ func ParseHeader(b []byte) (*Header, error) {
 	}
 	return h, nil
 }
+
+// minEntry is the length of the shortest tensor entry a header can hold,
+// `"":{"dtype":"U8","shape":[],"data_offsets":[0,0]}`, rounded down: no header of n bytes
+// holds more than n/minEntry tensors.
+const minEntry = 48
 
 // layout puts the tensors in file order and checks that their ranges tile the data section.
 func (h *Header) layout() error {
@@ -258,12 +275,22 @@ func trim(b []byte) string {
 	return string(b)
 }
 
-// parser reads the JSON of a header: b is valid UTF-8, i the next byte.
+// parser reads the JSON of a header: b is valid UTF-8, i the next byte. Tensor names and shapes
+// are copied into shared blocks (names, shapes), handed out in pieces that are never written
+// again, instead of one allocation each.
 type parser struct {
-	b     []byte
-	i     int
-	depth int
+	b      []byte
+	i      int
+	depth  int
+	names  []byte
+	shapes []int64
 }
+
+// Block sizes for names and shapes: a name or shape keeps at most its block alive.
+const (
+	nameBlock  = 16 << 10
+	shapeBlock = 512
+)
 
 func (p *parser) errf(format string, args ...any) error {
 	return fmt.Errorf("%w: at byte %d: %s", ErrHeader, p.i, fmt.Sprintf(format, args...))
@@ -300,77 +327,95 @@ func (p *parser) expect(c byte) error {
 	return nil
 }
 
-// object reads an object, calling member for each key with p at its value (which member must
-// consume).
-func (p *parser) object(member func(key string) error) error {
-	if p.peek() != '{' {
-		return p.errf("want a JSON object, found %s", p.what())
+// open reads the '{' or '[' (c) that starts an object or an array, and its closing bracket
+// too when it is empty (then empty is true).
+func (p *parser) open(c byte) (empty bool, err error) {
+	if p.peek() != c {
+		if c == '{' {
+			return false, p.errf("want a JSON object, found %s", p.what())
+		}
+		return false, p.errf("want a JSON array, found %s", p.what())
 	}
 	p.depth++
 	if p.depth > maxDepth {
-		return p.errf("values nested more than %d deep", maxDepth)
+		return false, p.errf("values nested more than %d deep", maxDepth)
 	}
 	p.i++
-	if p.peek() == '}' {
+	end := byte('}')
+	if c == '[' {
+		end = ']'
+	}
+	if p.peek() == end {
 		p.i++
 		p.depth--
-		return nil
+		return true, nil
+	}
+	return false, nil
+}
+
+// next reads what follows a member of an object or an element of an array: a ',' (then more
+// is true) or the closing bracket, end.
+func (p *parser) next(end byte) (more bool, err error) {
+	switch p.peek() {
+	case ',':
+		p.i++
+		return true, nil
+	case end:
+		p.i++
+		p.depth--
+		return false, nil
+	}
+	if end == '}' {
+		return false, p.errf("want ',' or '}' in an object, found %s", p.what())
+	}
+	return false, p.errf("want ',' or ']' in an array, found %s", p.what())
+}
+
+// key reads a key of an object and the ':' after it.
+func (p *parser) key() ([]byte, error) {
+	if p.peek() != '"' {
+		return nil, p.errf("want a key string, found %s", p.what())
+	}
+	k, err := p.raw()
+	if err != nil {
+		return nil, err
+	}
+	return k, p.expect(':')
+}
+
+// object reads an object, calling member for each key with p at its value (which member must
+// consume).
+func (p *parser) object(member func(key []byte) error) error {
+	empty, err := p.open('{')
+	if err != nil || empty {
+		return err
 	}
 	for {
-		if p.peek() != '"' {
-			return p.errf("want a key string, found %s", p.what())
-		}
-		key, err := p.str()
+		k, err := p.key()
 		if err != nil {
 			return err
 		}
-		if err := p.expect(':'); err != nil {
+		if err := member(k); err != nil {
 			return err
 		}
-		if err := member(key); err != nil {
+		if more, err := p.next('}'); err != nil || !more {
 			return err
-		}
-		switch p.peek() {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
-			p.depth--
-			return nil
-		default:
-			return p.errf("want ',' or '}' in an object, found %s", p.what())
 		}
 	}
 }
 
 // array reads an array, calling elem with p at each element.
 func (p *parser) array(elem func() error) error {
-	if p.peek() != '[' {
-		return p.errf("want a JSON array, found %s", p.what())
-	}
-	p.depth++
-	if p.depth > maxDepth {
-		return p.errf("values nested more than %d deep", maxDepth)
-	}
-	p.i++
-	if p.peek() == ']' {
-		p.i++
-		p.depth--
-		return nil
+	empty, err := p.open('[')
+	if err != nil || empty {
+		return err
 	}
 	for {
 		if err := elem(); err != nil {
 			return err
 		}
-		switch p.peek() {
-		case ',':
-			p.i++
-		case ']':
-			p.i++
-			p.depth--
-			return nil
-		default:
-			return p.errf("want ',' or ']' in an array, found %s", p.what())
+		if more, err := p.next(']'); err != nil || !more {
+			return err
 		}
 	}
 }
@@ -399,13 +444,21 @@ func (p *parser) what() string {
 
 // str reads a string (p is at its opening quote) and returns its value.
 func (p *parser) str() (string, error) {
+	s, err := p.raw()
+	return string(s), err
+}
+
+// raw reads a string (p is at its opening quote) and returns its value's bytes: a piece of b
+// when the string has no escapes (do not modify it), new ones otherwise. Escapes only shrink
+// what they stand for, so the value is never longer than b.
+func (p *parser) raw() ([]byte, error) {
 	p.i++ // the quote
 	start := p.i
 	// fast path: no escapes
 	for p.i < len(p.b) {
 		c := p.b[p.i]
 		if c == '"' {
-			s := string(p.b[start:p.i])
+			s := p.b[start:p.i:p.i]
 			p.i++
 			return s, nil
 		}
@@ -420,9 +473,9 @@ func (p *parser) str() (string, error) {
 		switch {
 		case c == '"':
 			p.i++
-			return string(out), nil
+			return out, nil
 		case c < 0x20:
-			return "", p.errf("control character %#x in a string", c)
+			return nil, p.errf("control character %#x in a string", c)
 		case c != '\\':
 			out = append(out, c)
 			p.i++
@@ -450,28 +503,28 @@ func (p *parser) str() (string, error) {
 		case 'u':
 			r, err := p.hex4()
 			if err != nil {
-				return "", err
+				return nil, err
 			}
 			if utf16.IsSurrogate(r) {
 				// a high surrogate must pair with a low one; lone surrogates are not text
 				if r >= 0xdc00 || p.i+2 > len(p.b) || p.b[p.i] != '\\' || p.b[p.i+1] != 'u' {
-					return "", p.errf("lone surrogate \\u%04x in a string", r)
+					return nil, p.errf("lone surrogate \\u%04x in a string", r)
 				}
 				p.i += 2
 				r2, err := p.hex4()
 				if err != nil {
-					return "", err
+					return nil, err
 				}
 				if r = utf16.DecodeRune(r, r2); r == utf8.RuneError {
-					return "", p.errf("bad surrogate pair in a string")
+					return nil, p.errf("bad surrogate pair in a string")
 				}
 			}
 			out = utf8.AppendRune(out, r)
 		default:
-			return "", p.errf("bad escape \\%c in a string", e)
+			return nil, p.errf("bad escape \\%c in a string", e)
 		}
 	}
-	return "", p.errf("unterminated string")
+	return nil, p.errf("unterminated string")
 }
 
 func (p *parser) hex4() (rune, error) {
@@ -486,6 +539,39 @@ func (p *parser) hex4() (rune, error) {
 	return rune(v), nil
 }
 
+// name returns a tensor name as a string: a copy of k in the current name block (a new block
+// when it is full), or a string of its own when k is long.
+func (p *parser) name(k []byte) string {
+	if len(k) == 0 {
+		return ""
+	}
+	if len(k) > nameBlock/16 {
+		return string(k)
+	}
+	if cap(p.names)-len(p.names) < len(k) {
+		p.names = make([]byte, 0, min(nameBlock, len(p.b))) // len(k) <= len(p.b): see raw
+	}
+	at := len(p.names)
+	p.names = append(p.names, k...)
+	return unsafe.String(&p.names[at], len(k))
+}
+
+// shape returns a copy of dims in the current shape block (a new block when it is full), its
+// capacity its length, so that an append to it cannot reach another shape.
+func (p *parser) shape(dims []int64) []int64 {
+	if len(dims) == 0 {
+		return []int64{}
+	}
+	if cap(p.shapes)-len(p.shapes) < len(dims) {
+		// blocks start small and double up to shapeBlock, so that a small header costs little;
+		// every dimension took at least two bytes of b ("1,"): blocks stay within what b holds
+		p.shapes = make([]int64, 0, max(len(dims), min(shapeBlock, len(p.b)/2, max(16, 2*cap(p.shapes)))))
+	}
+	at := len(p.shapes)
+	p.shapes = append(p.shapes, dims...)
+	return p.shapes[at:len(p.shapes):len(p.shapes)]
+}
+
 // uint reads a JSON number that must be a non-negative integer no larger than MaxInt64; name
 // and field say where, for error messages.
 func (p *parser) uint(name, field string) (int64, error) {
@@ -494,7 +580,9 @@ func (p *parser) uint(name, field string) (int64, error) {
 		return 0, p.errf("tensor %q: %s: want a non-negative integer, found %s", name, field, p.what())
 	}
 	start := p.i
-	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
+	v := uint64(0)
+	for p.i < len(p.b) && p.b[p.i]-'0' < 10 {
+		v = v*10 + uint64(p.b[p.i]-'0') // wraps past 19 digits, which are refused below
 		p.i++
 	}
 	digits := p.b[start:p.i]
@@ -504,22 +592,21 @@ func (p *parser) uint(name, field string) (int64, error) {
 	if len(digits) > 1 && digits[0] == '0' {
 		return 0, p.errf("tensor %q: %s: number with a leading zero", name, field)
 	}
-	v, err := strconv.ParseInt(string(digits), 10, 64)
-	if err != nil {
+	if len(digits) > 19 || v > math.MaxInt64 {
 		return 0, p.errf("tensor %q: %s: %s is out of range", name, field, trim(digits))
 	}
-	return v, nil
+	return int64(v), nil
 }
 
 // skip reads any JSON value and drops it.
 func (p *parser) skip() error {
 	switch c := p.peek(); {
 	case c == '{':
-		return p.object(func(string) error { return p.skip() })
+		return p.object(func([]byte) error { return p.skip() })
 	case c == '[':
 		return p.array(p.skip)
 	case c == '"':
-		_, err := p.str()
+		_, err := p.raw()
 		return err
 	case c == 't':
 		return p.literal("true")
@@ -582,89 +669,220 @@ func (p *parser) metadata(h *Header) error {
 		return p.literal("null")
 	}
 	m := map[string]string{}
-	err := p.object(func(key string) error {
-		if _, dup := m[key]; dup {
+	err := p.object(func(key []byte) error {
+		if _, dup := m[string(key)]; dup {
 			return p.errf("__metadata__ key %q twice", key)
 		}
 		if p.peek() != '"' {
 			return p.errf("__metadata__ %q: want a string, found %s", key, p.what())
 		}
 		v, err := p.str()
-		m[key] = v
+		m[string(key)] = v
 		return err
 	})
 	h.Metadata = m
 	return err
 }
 
+// The members of a tensor entry.
+const (
+	fieldDType = iota
+	fieldShape
+	fieldOffsets
+	nFields
+)
+
+var fieldNames = [nFields]string{"dtype", "shape", "data_offsets"}
+
+// field returns which member of a tensor entry key names, or -1.
+func field(key []byte) int {
+	for i, f := range fieldNames {
+		if string(key) == f {
+			return i
+		}
+	}
+	return -1
+}
+
 // tensorInfo reads one tensor entry.
 func (p *parser) tensorInfo(name string) (TensorInfo, error) {
 	ti := TensorInfo{Name: name}
-	var seen [3]bool
-	err := p.object(func(key string) error {
-		field := slices.Index([]string{"dtype", "shape", "data_offsets"}, key)
-		if field < 0 {
-			return p.skip()
+	if p.fastEntry(&ti) {
+		return ti, nil
+	}
+	var seen [nFields]bool
+	empty, err := p.open('{')
+	for more := !empty; err == nil && more; {
+		var key []byte
+		if key, err = p.key(); err != nil {
+			break
 		}
-		if seen[field] {
-			return p.errf("tensor %q: %q twice", name, key)
+		switch f := field(key); {
+		case f < 0:
+			err = p.skip()
+		case seen[f]:
+			return ti, p.errf("tensor %q: %q twice", name, key)
+		default:
+			seen[f] = true
+			err = p.member(&ti, f)
 		}
-		seen[field] = true
-		switch field {
-		case 0:
-			if p.peek() != '"' {
-				return p.errf("tensor %q: dtype: want a string, found %s", name, p.what())
-			}
-			s, err := p.str()
-			if err != nil {
-				return err
-			}
-			e, ok := entryOfName(s)
-			if !ok {
-				return fmt.Errorf("%w: tensor %q has dtype %q (the format names %v)", ErrUnsupportedDType, name, s, DTypes())
-			}
-			ti.Format, ti.DType = e.name, e.dt
-		case 1:
-			ti.Shape = make([]int64, 0, 4)
-			return p.array(func() error {
-				if len(ti.Shape) == core.MaxNdim {
-					return p.errf("tensor %q: more than %d dimensions", name, core.MaxNdim)
-				}
-				d, err := p.uint(name, "shape")
-				ti.Shape = append(ti.Shape, d)
-				return err
-			})
-		case 2:
-			var offs [2]int64
-			n := 0
-			err := p.array(func() error {
-				if n == 2 {
-					return p.errf("tensor %q: data_offsets: more than 2 numbers", name)
-				}
-				v, err := p.uint(name, "data_offsets")
-				offs[n] = v
-				n++
-				return err
-			})
-			if err != nil {
-				return err
-			}
-			if n != 2 {
-				return p.errf("tensor %q: data_offsets: want [begin, end], found %d numbers", name, n)
-			}
-			ti.Begin, ti.End = offs[0], offs[1]
+		if err == nil {
+			more, err = p.next('}')
 		}
-		return nil
-	})
+	}
 	if err != nil {
 		return ti, err
 	}
-	for i, f := range []string{"dtype", "shape", "data_offsets"} {
-		if !seen[i] {
-			return ti, p.errf("tensor %q has no %q", name, f)
+	for f, ok := range seen {
+		if !ok {
+			return ti, p.errf("tensor %q has no %q", name, fieldNames[f])
 		}
 	}
 	return ti, nil
+}
+
+// fastEntry reads a tensor entry written the way writers write them, compact and in the
+// reference writer's member order, {"dtype":"F32","shape":[2,3],"data_offsets":[0,24]}, and
+// reports true; it accepts only what tensorInfo would accept with the same result. At the first
+// byte that differs it leaves p as it found it and reports false, for tensorInfo to read the
+// entry (and say what is wrong with it, if anything is).
+func (p *parser) fastEntry(ti *TensorInfo) bool {
+	start := p.i
+	p.ws()
+	if !p.skipPrefix(`{"dtype":"`) {
+		p.i = start
+		return false
+	}
+	end := bytes.IndexByte(p.b[p.i:], '"')
+	if end < 0 {
+		p.i = start
+		return false
+	}
+	s := p.b[p.i : p.i+end]
+	p.i += end + 1
+	found := false
+	for _, e := range dtypes {
+		if string(s) == e.name {
+			ti.Format, ti.DType, found = e.name, e.dt, true
+			break
+		}
+	}
+	var dims [core.MaxNdim]int64
+	var offs [2]int64
+	n, ok := 0, found && p.skipPrefix(`,"shape":[`)
+	if ok && !p.skipPrefix("]") {
+		n, ok = p.fastUints(dims[:])
+	}
+	ok = ok && p.skipPrefix(`,"data_offsets":[`)
+	if ok {
+		var k int
+		k, ok = p.fastUints(offs[:])
+		ok = ok && k == 2 && p.skipPrefix("}")
+	}
+	if !ok {
+		p.i = start
+		return false
+	}
+	ti.Shape = p.shape(dims[:n])
+	ti.Begin, ti.End = offs[0], offs[1]
+	return true
+}
+
+// skipPrefix moves past s if b continues with it.
+func (p *parser) skipPrefix(s string) bool {
+	if len(p.b)-p.i >= len(s) && string(p.b[p.i:p.i+len(s)]) == s {
+		p.i += len(s)
+		return true
+	}
+	return false
+}
+
+// fastUints reads at most len(dst) compact integers (see uint), separated by ',' and ended by a
+// ']', into dst and reports how many; false when it meets anything else.
+func (p *parser) fastUints(dst []int64) (int, bool) {
+	for n := 0; n < len(dst); {
+		start := p.i
+		v := uint64(0)
+		for p.i < len(p.b) && p.b[p.i]-'0' < 10 {
+			v = v*10 + uint64(p.b[p.i]-'0')
+			p.i++
+		}
+		if k := p.i - start; k == 0 || k > 19 || k > 1 && p.b[start] == '0' || v > math.MaxInt64 || p.i == len(p.b) {
+			return 0, false
+		}
+		dst[n] = int64(v)
+		n++
+		switch p.b[p.i] {
+		case ']':
+			p.i++
+			return n, true
+		case ',':
+			p.i++
+		default:
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+// member reads the value of member f of the entry of tensor ti.Name into ti.
+func (p *parser) member(ti *TensorInfo, f int) error {
+	name := ti.Name
+	switch f {
+	case fieldDType:
+		if p.peek() != '"' {
+			return p.errf("tensor %q: dtype: want a string, found %s", name, p.what())
+		}
+		s, err := p.raw()
+		if err != nil {
+			return err
+		}
+		for _, e := range dtypes {
+			if string(s) == e.name {
+				ti.Format, ti.DType = e.name, e.dt
+				return nil
+			}
+		}
+		return fmt.Errorf("%w: tensor %q has dtype %q (the format names %v)", ErrUnsupportedDType, name, s, DTypes())
+	case fieldShape:
+		var dims [core.MaxNdim]int64
+		n, err := p.uints(name, "shape", dims[:])
+		if err != nil {
+			return err
+		}
+		ti.Shape = p.shape(dims[:n])
+	case fieldOffsets:
+		var offs [2]int64
+		n, err := p.uints(name, "data_offsets", offs[:])
+		if err != nil {
+			return err
+		}
+		if n != 2 {
+			return p.errf("tensor %q: data_offsets: want [begin, end], found %d numbers", name, n)
+		}
+		ti.Begin, ti.End = offs[0], offs[1]
+	}
+	return nil
+}
+
+// uints reads an array of at most len(dst) integers (see uint) into dst and returns how many
+// it read.
+func (p *parser) uints(name, field string, dst []int64) (int, error) {
+	n := 0
+	empty, err := p.open('[')
+	for more := !empty; err == nil && more; {
+		if n == len(dst) {
+			if field == "shape" {
+				return n, p.errf("tensor %q: more than %d dimensions", name, len(dst))
+			}
+			return n, p.errf("tensor %q: %s: more than %d numbers", name, field, len(dst))
+		}
+		if dst[n], err = p.uint(name, field); err == nil {
+			n++
+			more, err = p.next(']')
+		}
+	}
+	return n, err
 }
 
 // appendString appends s as a JSON string the way serde_json (the reference writer) writes

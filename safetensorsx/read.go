@@ -1,7 +1,6 @@
 package safetensorsx
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -18,11 +17,13 @@ var hostBigEndian = tensorio.HostBigEndian
 // readWhy is why reading into Go memory is a copy, for adapters.ErrCopyRequired.
 const readWhy = "reading into Go memory copies the file's bytes (Open or Map share them)"
 
-// ReadFile reads every tensor of the safetensors file called path into Go memory: one
-// allocation per tensor (64-byte aligned, C order, writable, flagged core.FlagIsCopied), the
-// data read from the file straight into it. The file must be well formed as a whole (see
-// ParseHeader; its size must be exactly what the header promises): a file that lies costs
-// no allocation beyond its header.
+// ReadFile reads every tensor of the safetensors file called path into Go memory (64-byte
+// aligned, C order, writable, flagged core.FlagIsCopied): a tensor of 64 KiB or more into an
+// allocation of its own, the data read from the file straight into it; runs of smaller
+// tensors with one read call per run into a block of at most 1 MiB that they share, each
+// tensor in a 64-byte slot of it (see the package documentation, Memory, for what a block
+// costs). The file must be well formed as a whole (see ParseHeader; its size must be exactly
+// what the header promises): a file that lies costs no allocation beyond its header.
 //
 // Reading is a copy, so adapters.ZeroCopyOnly() refuses (adapters.ErrCopyRequired: use Open or
 // Map); adapters.ReportCopy reports true.
@@ -47,15 +48,16 @@ func ReadFile(path string, opts ...adapters.Option) (map[string]*core.Tensor, er
 }
 
 // Read reads every tensor of a safetensors file from r into Go memory, in the order of the
-// data in the file, each into an allocation of its own (see ReadFile); the header's metadata
-// is not returned (use ReadHeader and ReadTensors for it). r is read once, front to back.
+// data in the file; the header's metadata is not returned (use ReadHeader and ReadTensors for
+// it). r is read once, front to back.
 //
 // When r can tell how many bytes remain (it has a Len method, like *bytes.Reader, or it is an
 // io.Seeker, like *os.File), that must be exactly what the header promises, and a header that
-// promises more is refused before anything is allocated. Otherwise a tensor's data is
-// gathered in growing chunks until half of it has arrived before it is allocated whole, so
-// that a lying header never costs more than twice the bytes actually present, and bytes after
-// the last tensor are not looked at.
+// promises more is refused before anything is allocated; the tensors are then read as
+// ReadFile reads them, small ones in shared blocks. Otherwise each tensor is read into an
+// allocation of its own, and its data is gathered in growing chunks until half of it has
+// arrived before it is allocated whole, so that a lying header never costs more than twice
+// the bytes actually present, and bytes after the last tensor are not looked at.
 func Read(r io.Reader, opts ...adapters.Option) (map[string]*core.Tensor, error) {
 	if _, err := adapters.Apply(opts...).Decide(false, readWhy); err != nil {
 		return nil, fmt.Errorf("safetensorsx: %w", err)
@@ -76,15 +78,96 @@ func ReadTensors(r io.Reader, h *Header) (map[string]*core.Tensor, error) {
 			return nil, err
 		}
 	}
+	return readTensors(r, h, avail >= 0)
+}
+
+// readTensors reads the data of every tensor of h from r, front to back. With sized (r holds
+// exactly h.DataLen bytes, checked), each run of small tensors is read with one call into a
+// block they share (see readBlock); without, every tensor is read on its own and a large one
+// is gathered in chunks until half of it is here (tensorio.ReadData), so that a lying header
+// costs no more than what r holds.
+func readTensors(r io.Reader, h *Header, sized bool) (map[string]*core.Tensor, error) {
 	out := make(map[string]*core.Tensor, len(h.Tensors))
-	for _, ti := range h.Tensors {
-		t, err := readStream(r, ti, avail < 0)
+	ts := h.Tensors
+	for i := 0; i < len(ts); {
+		if j, size := i, int64(0); sized {
+			for ; j < len(ts) && ts[j].Len() < smallTensor && size+padded(ts[j]) <= blockSize; j++ {
+				size += padded(ts[j])
+			}
+			if j-i > 1 {
+				if err := readBlock(r, ts[i:j], size, out); err != nil {
+					return nil, err
+				}
+				i = j
+				continue
+			}
+		}
+		t, err := readStream(r, ts[i], !sized)
 		if err != nil {
-			return nil, fmt.Errorf("safetensorsx: tensor %q: %w", ti.Name, err)
+			return nil, fmt.Errorf("safetensorsx: tensor %q: %w", ts[i].Name, err)
+		}
+		out[ts[i].Name] = t
+		i++
+	}
+	return out, nil
+}
+
+// Tensors under smallTensor bytes are read in blocks of at most blockSize bytes, each block
+// read with one call into one allocation and its tensors made over it: a block lives as long
+// as any of its tensors (or their views) is reachable.
+const (
+	smallTensor = 64 << 10
+	blockSize   = 1 << 20
+)
+
+// padded is the room a small tensor takes in a block: its bytes rounded up to core.Alignment.
+func padded(ti TensorInfo) int64 {
+	return (ti.Len() + core.Alignment - 1) &^ (core.Alignment - 1)
+}
+
+// readBlock reads the data of run (adjacent tensors under smallTensor bytes, run[0]'s data next
+// in r) with one call into one block of size bytes (the sum of their padded sizes) and puts a
+// tensor over the block for each in out, 64-byte aligned like the tensors of alloc, the block
+// their keep value (core.WrapKeep). The data is read into the front of the block and each
+// tensor moved up to its aligned place, from the last to the first, so that a move never
+// overwrites data not yet moved (in files whose tensors are multiples of 64 bytes, nothing
+// moves).
+func readBlock(r io.Reader, run []TensorInfo, size int64, out map[string]*core.Tensor) error {
+	first := run[0].Begin
+	n := run[len(run)-1].End - first
+	buf := make([]byte, size+core.Alignment-1)
+	b := buf[alignOff(buf):][:size:size]
+	if k, err := io.ReadFull(r, b[:n]); err != nil {
+		return fmt.Errorf("safetensorsx: tensors %q to %q: %w", run[0].Name, run[len(run)-1].Name,
+			eofErr(err, "%d data bytes promised, only %d present", n, k))
+	}
+	var keep any = buf // one interface value for every tensor of the block
+	at := size
+	for k := len(run) - 1; k >= 0; k-- {
+		ti := run[k]
+		at -= padded(ti)
+		tb := b[at : at+ti.Len() : at+ti.Len()]
+		copy(tb, b[ti.Begin-first:ti.End-first])
+		fixup(tb, ti.DType)
+		d := core.Desc{Device: core.CPUDevice, DType: ti.DType, Shape: ti.Shape, Flags: core.FlagIsCopied}
+		if len(tb) > 0 {
+			d.Data = unsafe.Pointer(unsafe.SliceData(tb))
+		}
+		t, err := core.WrapKeep(d, keep)
+		if err != nil {
+			return fmt.Errorf("safetensorsx: tensor %q: %w", ti.Name, err)
 		}
 		out[ti.Name] = t
 	}
-	return out, nil
+	return nil
+}
+
+// alignOff is how far into buf its first core.Alignment-aligned byte lies.
+func alignOff(buf []byte) int {
+	if mis := int(uintptr(unsafe.Pointer(unsafe.SliceData(buf))) % core.Alignment); mis != 0 {
+		return core.Alignment - mis
+	}
+	return 0
 }
 
 // checkSize checks that the data section holds exactly avail bytes.
@@ -130,10 +213,7 @@ func alloc(ti TensorInfo) (*core.Tensor, []byte, error) {
 	var b, buf []byte
 	if n > 0 {
 		buf = make([]byte, n+core.Alignment-1)
-		off := 0
-		if mis := int(uintptr(unsafe.Pointer(unsafe.SliceData(buf))) % core.Alignment); mis != 0 {
-			off = core.Alignment - mis
-		}
+		off := alignOff(buf)
 		b = buf[off : off+int(n) : off+int(n)]
 		d.Data = unsafe.Pointer(unsafe.SliceData(b))
 	}
@@ -166,7 +246,8 @@ func fixup(b []byte, dt core.DLDataType) {
 
 // Reader reads a safetensors file through an io.ReaderAt: the header is read once, by
 // NewReader; tensors are then read one by one, by name, each straight into its own
-// allocation, in any order and from several goroutines at once (as r allows).
+// allocation, in any order and from several goroutines at once (as r allows), or all at once
+// by ReadAll.
 type Reader struct {
 	r    io.ReaderAt
 	size int64
@@ -229,21 +310,9 @@ func (r *Reader) read(ti TensorInfo) (*core.Tensor, error) {
 	return t, nil
 }
 
-// ReadAll reads every tensor into Go memory (see ReadFile), front to back: tensors of at
-// least readBuf bytes are read straight into their allocation, smaller ones through a buffer
-// of that size (so that a file of many small tensors is not one read call per tensor).
+// ReadAll reads every tensor into Go memory (see ReadFile), front to back: tensors of at least
+// 64 KiB each into an allocation of its own, straight from r; runs of smaller ones with one
+// read call per run into a block of at most 1 MiB that they share.
 func (r *Reader) ReadAll() (map[string]*core.Tensor, error) {
-	out := make(map[string]*core.Tensor, len(r.h.Tensors))
-	br := bufio.NewReaderSize(io.NewSectionReader(r.r, r.h.DataOffset, r.h.DataLen), readBuf)
-	for _, ti := range r.h.Tensors {
-		t, err := readStream(br, ti, false)
-		if err != nil {
-			return nil, fmt.Errorf("safetensorsx: tensor %q: %w", ti.Name, err)
-		}
-		out[ti.Name] = t
-	}
-	return out, nil
+	return readTensors(io.NewSectionReader(r.r, r.h.DataOffset, r.h.DataLen), r.h, true)
 }
-
-// readBuf is the buffer ReadAll reads small tensors through.
-const readBuf = 256 << 10

@@ -55,7 +55,14 @@
 // of the same name and Close release it, after transfers under way end. Tensors that Get
 // returns hold the received memory (they count in core.LiveForeign) until released. Every
 // transfer ends its gRPC stream before returning, whether it succeeded, failed, or its context
-// was cancelled: no goroutine is left behind.
+// was cancelled: no goroutine is left behind. A server whose listener fails stops (Serve
+// returns only when nothing of it runs).
+//
+// A peer that goes away mid-transfer (a server stopped or killed, a connection closed or reset,
+// while a Put sends or a Get receives) fails the transfer with ErrTransport as soon as the
+// connection reports it, in milliseconds on a loopback. A peer that hangs with its connection
+// open cannot be told from a slow one: only the context's deadline ends that transfer, so give
+// long transfers one.
 //
 // # Errors
 //

@@ -113,8 +113,12 @@ const helperEnv = "FLIGHTX_HELPER_SERVER"
 const helperBytes = 8 << 20
 
 func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) == "1" {
+	switch os.Getenv(helperEnv) {
+	case "1":
 		helperServer()
+		return
+	case "put":
+		helperPutServer()
 		return
 	}
 	os.Exit(m.Run())

@@ -182,6 +182,11 @@ var ErrServing = errors.New("flightx: server already serving or stopped")
 // Serve runs a gRPC server with the Flight service on lis until Stop or GracefulStop (it then
 // returns nil). It closes lis. A server serves once: a second Serve, or one after Stop, closes
 // lis and fails with ErrServing.
+//
+// If lis fails (its Accept returns an error gRPC does not retry, or it is closed), the server
+// stops as Stop stops it, failing the transfers under way, and Serve returns the error, wrapped
+// in ErrTransport: once Serve has returned, nothing of the server runs (gRPC alone would go on
+// serving the connections already open, with nobody left to stop them).
 func (s *Server) Serve(lis net.Listener) error {
 	s.mu.Lock()
 	if s.grpc != nil || s.stopped {
@@ -193,7 +198,11 @@ func (s *Server) Serve(lis net.Listener) error {
 	s.Register(g)
 	s.grpc = g
 	s.mu.Unlock()
-	return g.Serve(lis)
+	if err := g.Serve(lis); err != nil {
+		s.Stop()
+		return fmt.Errorf("%w: serving: %w", ErrTransport, err)
+	}
+	return nil
 }
 
 // Stop stops the gRPC server that Serve runs at once, failing the transfers under way. A Serve
