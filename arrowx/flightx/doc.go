@@ -2,8 +2,10 @@
 // (gRPC), with arrow-go's Flight implementation: a Server that holds tensors and serves them,
 // and a Client that fetches (DoGet), sends (DoPut) and lists (ListFlights) them. Any dtype the
 // suite knows travels (sub-byte types excepted), any shape, with string metadata. The streams
-// are plain Arrow record batches, so a Python service should need only pyarrow.flight to speak
-// to it (the tests here talk to Go peers and hand-made streams only: Debian 12 has no pyarrow).
+// are plain Arrow record batches, so a Python service needs only pyarrow.flight to speak to it:
+// arrowx/devicecheck_pyarrow.py does DoGet, DoPut and ListFlights with pyarrow.flight against a Go
+// server where Python has pyarrow (the GPU host's device check; the tests here talk to Go peers
+// and hand-made streams: Debian 12 has no pyarrow).
 //
 // It is pure Go (no cgo). It is not a tensor store: the server keeps tensors in memory, with no
 // persistence, authentication or eviction (see the example in examples/flight for what serving

@@ -9,7 +9,8 @@
 #      Python exchange (dlpackgo and numpyx/pyexchange, stream semantics by SetStreamSync),
 #      and Go's H2D/D2H bandwidth next to torch's;
 #   3. numpyx/python/devicecheck_exchange.py: DLPack 1.3's C exchange API against torch's own, on
-#      CPU and CUDA tensors, with timings.
+#      CPU and CUDA tensors, with timings;
+#   4. arrowx/devicecheck_pyarrow.py: the Arrow C Data Interface and Arrow Flight against pyarrow.
 # Usage (from anywhere): bash gpu/cuda/devicecheck.sh     Expected run time: about 1 minute;
 # every step has a timeout, 5 minutes in all at worst.
 # Exit status: 0 everything passed, 1 something failed, 2 no GPU ("NO GPU: device checks not run").
@@ -145,6 +146,20 @@ if [ -n "$PY" ] && [ -f "$B/libdlpackgo_test.so" ]; then
 		grep -E '^(FAIL|ERROR):|^Ran |^OK|^FAILED' "$LOG/xapi.txt" | head -30
 		if [ $rc -eq 0 ]; then summary+=("PASS test_exchange_api (xharness)"); else summary+=("FAIL test_exchange_api (exit $rc)"); status=1; fi
 	fi
+fi
+
+# arrowx against pyarrow (arrowx/devicecheck_pyarrow.py): the Arrow C Data Interface both ways and
+# Arrow Flight between a Go server and pyarrow.flight, where this Python has pyarrow.
+if [ -n "$PY" ] && [ -f "$B/libdlpackarrow.so" ]; then
+	t0=$(date +%s)
+	DLPACK_ARROW_LIB="$B/libdlpackarrow.so" PYTHONDONTWRITEBYTECODE=1 timeout 120 "$PY" arrowx/devicecheck_pyarrow.py
+	rc=$?
+	dt=$(($(date +%s) - t0))
+	case $rc in
+	0) summary+=("PASS arrowx against pyarrow: C Data Interface, Flight (${dt}s)") ;;
+	2) summary+=("NOT RUN arrowx against pyarrow: no pyarrow in $PY") ;;
+	*) summary+=("FAIL arrowx against pyarrow (exit $rc, ${dt}s)"); status=1 ;;
+	esac
 fi
 
 echo

@@ -1,0 +1,42 @@
+package cdatax_test
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/dlpack-go/dlpack/internal/pyrun"
+)
+
+// TestDeviceCheckPyarrow runs arrowx/devicecheck_pyarrow.py against the library it drives
+// (arrowx/internal/pyarrowlib, on numpyx/pyexchange): here, where Debian has no pyarrow, its
+// self-test (Go → the C Data Interface's structs as Python declares them → Go) and the answer "no
+// pyarrow" (exit status 2); where the interpreter has pyarrow, every check, which must pass.
+func TestDeviceCheckPyarrow(t *testing.T) {
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goTool); err != nil {
+		t.Skip("no Go toolchain to build the library with: gpu/cuda/devicecheck.sh runs the script")
+	}
+	lib := filepath.Join(t.TempDir(), "libdlpackarrow.so")
+	build := exec.Command(goTool, "build", "-buildmode=c-shared", "-o", lib, "../internal/pyarrowlib")
+	build.Env = append(os.Environ(), "CGO_ENABLED=1")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "building arrowx/internal/pyarrowlib: %s", out)
+
+	run := exec.Command(pyrun.Interpreter, "../devicecheck_pyarrow.py")
+	run.Env = append(os.Environ(), "DLPACK_ARROW_LIB="+lib, "PYTHONDONTWRITEBYTECODE=1")
+	out, err = run.CombinedOutput()
+	require.Contains(t, string(out), "PASS self-test: Go -> C Data Interface -> Go", "%s", out)
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 2 {
+		require.Contains(t, string(out), "NO PYARROW: pyarrow checks not run", "%s", out)
+		return
+	}
+	require.NoError(t, err, "with pyarrow, every check must pass: %s", out)
+	require.Contains(t, string(out), "SUMMARY: 4 passed, 0 failed", "%s", out)
+}
