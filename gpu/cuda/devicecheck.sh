@@ -10,7 +10,8 @@
 #      and Go's H2D/D2H bandwidth next to torch's;
 #   3. numpyx/python/devicecheck_exchange.py: DLPack 1.3's C exchange API against torch's own, on
 #      CPU and CUDA tensors, with timings;
-#   4. arrowx/devicecheck_pyarrow.py: the Arrow C Data Interface and Arrow Flight against pyarrow.
+#   4. safetensorsx's TestHuggingFaceSafetensors against the Python safetensors package;
+#   5. arrowx/devicecheck_pyarrow.py: the Arrow C Data Interface and Arrow Flight against pyarrow.
 # Usage (from anywhere): bash gpu/cuda/devicecheck.sh     Expected run time: about 1 minute;
 # every step has a timeout, 5 minutes in all at worst.
 # Exit status: 0 everything passed, 1 something failed, 2 no GPU ("NO GPU: device checks not run").
@@ -145,6 +146,23 @@ if [ -n "$PY" ] && [ -f "$B/libdlpackgo_test.so" ]; then
 		rc=$?
 		grep -E '^(FAIL|ERROR):|^Ran |^OK|^FAILED' "$LOG/xapi.txt" | head -30
 		if [ $rc -eq 0 ]; then summary+=("PASS test_exchange_api (xharness)"); else summary+=("FAIL test_exchange_api (exit $rc)"); status=1; fi
+	fi
+fi
+
+# safetensorsx against Hugging Face's safetensors package, where this Python has it.
+if [ -n "$PY" ] && [ -f "$B/safetensorsx.test" ]; then
+	chmod +x "$B/safetensorsx.test" 2>/dev/null
+	(cd safetensorsx && DLPACK_PYTHON="$(command -v "$PY")" timeout 60 "$B/safetensorsx.test" -test.run '^TestHuggingFaceSafetensors$' -test.v -test.count=1) >"$LOG/safetensors.txt" 2>&1
+	rc=$?
+	grep -E '^(--- |ok|FAIL|PASS)|_test.go:[0-9]+: ' "$LOG/safetensors.txt" | head -20
+	if [ $rc -ne 0 ]; then
+		tail -30 "$LOG/safetensors.txt"
+		summary+=("FAIL safetensorsx against Python safetensors (exit $rc)")
+		status=1
+	elif grep -q -- '--- SKIP' "$LOG/safetensors.txt"; then
+		summary+=("NOT RUN safetensorsx against Python safetensors: not installed for $PY")
+	else
+		summary+=("PASS safetensorsx against Python safetensors (both ways)")
 	fi
 fi
 
