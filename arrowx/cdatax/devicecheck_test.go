@@ -4,8 +4,6 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -18,19 +16,11 @@ import (
 // self-test (Go → the C Data Interface's structs as Python declares them → Go) and the answer "no
 // pyarrow" (exit status 2); where the interpreter has pyarrow, every check, which must pass.
 func TestDeviceCheckPyarrow(t *testing.T) {
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goTool); err != nil {
-		t.Skip("no Go toolchain to build the library with: gpu/cuda/devicecheck.sh runs the script")
-	}
-	lib := filepath.Join(t.TempDir(), "libdlpackarrow.so")
-	build := exec.Command(goTool, "build", "-buildmode=c-shared", "-o", lib, "../internal/pyarrowlib")
-	build.Env = append(os.Environ(), "CGO_ENABLED=1")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "building arrowx/internal/pyarrowlib: %s", out)
+	lib := pyrun.Library(t, "../internal/pyarrowlib")
 
 	run := exec.Command(pyrun.Interpreter, "../devicecheck_pyarrow.py")
 	run.Env = append(os.Environ(), "DLPACK_ARROW_LIB="+lib, "PYTHONDONTWRITEBYTECODE=1")
-	out, err = run.CombinedOutput()
+	out, err := run.CombinedOutput()
 	require.Contains(t, string(out), "PASS self-test: Go -> C Data Interface -> Go", "%s", out)
 	var exit *exec.ExitError
 	if errors.As(err, &exit) && exit.ExitCode() == 2 {

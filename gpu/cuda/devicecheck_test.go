@@ -4,8 +4,6 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -20,22 +18,14 @@ import (
 // package, and the answer "no GPU" (exit status 2). On a machine with a GPU, or without a Go
 // toolchain (the device host runs the prebuilt test binary), devicecheck.sh runs it instead.
 func TestDeviceCheckHostPart(t *testing.T) {
-	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goTool); err != nil {
-		t.Skip("no Go toolchain to build the library with (the device host): devicecheck.sh runs devicecheck.py")
-	}
 	if cuda.Available() == nil {
 		t.Skip("a CUDA device is present: devicecheck.sh runs devicecheck.py with its GPU checks")
 	}
-	lib := filepath.Join(t.TempDir(), "libdlpackgpu.so")
-	build := exec.Command(goTool, "build", "-buildmode=c-shared", "-o", lib, "./internal/devicelib")
-	build.Env = append(os.Environ(), "CGO_ENABLED=1")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "building internal/devicelib: %s", out)
+	lib := pyrun.Library(t, "./internal/devicelib")
 
 	run := exec.Command(pyrun.Interpreter, "devicecheck.py")
 	run.Env = append(os.Environ(), "DLPACK_GPU_LIB="+lib, "PYTHONDONTWRITEBYTECODE=1")
-	out, err = run.CombinedOutput()
+	out, err := run.CombinedOutput()
 	var exit *exec.ExitError
 	require.True(t, errors.As(err, &exit), "devicecheck.py must exit 2 without a GPU: %v\n%s", err, out)
 	require.Equal(t, 2, exit.ExitCode(), "%s", out)

@@ -8,6 +8,8 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -37,4 +39,24 @@ func RunIn(tb testing.TB, dir, script string, args ...string) string {
 		tb.Fatalf("pyrun: python failed (%v); the tests need python3-numpy (scripts/setup.sh):\n%s", err, stderr.String())
 	}
 	return string(out)
+}
+
+// Library builds the main package at pkg (a path relative to the test's directory) as a c-shared
+// library for Python to load (go build -buildmode=c-shared, with the toolchain that built the test)
+// and returns its path, in a temporary directory. It skips the test where there is no Go toolchain:
+// a test binary carried to a machine without Go (the device check's), where a script runs the
+// prebuilt library instead.
+func Library(tb testing.TB, pkg string) string {
+	tb.Helper()
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goTool); err != nil {
+		tb.Skipf("pyrun: no Go toolchain to build %s with (a carried test binary): the device check runs its script", pkg)
+	}
+	lib := filepath.Join(tb.TempDir(), "lib"+filepath.Base(pkg)+".so")
+	cmd := exec.Command(goTool, "build", "-buildmode=c-shared", "-o", lib, pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("pyrun: building %s: %v\n%s", pkg, err, out)
+	}
+	return lib
 }
