@@ -45,6 +45,8 @@ static struct {
 	int (*tuple_set_item)(void *t, intptr_t i, void *o);
 	void *(*long_from_ll)(long long v);
 	void *(*cfunction_new_ex)(void *def, void *self, void *module);
+	int (*capsule_set_context)(void *c, void *context);
+	void *(*capsule_get_context)(void *c);
 	void *none_obj, *value_error, *buffer_error;
 	void *ndarray;    /* numpy.ndarray, or 0: the reader is off */
 	uintptr_t header; /* sizeof(PyObject): where an ndarray's own fields start */
@@ -222,9 +224,15 @@ static void *pend(void *self, void *obj) {
 }
 
 /* adopt(pending) -> the handle of a Go tensor over a pending import's memory. The capsule is
- * renamed first, so that exactly one of Go and the capsule lets go. */
+ * renamed first, so that exactly one of Go and the capsule lets go, and keeps the handle as its
+ * context: adopting it again (another thread of the same Tensor got there first) answers the same
+ * handle. */
 static void *adopt(void *self, void *capsule) {
 	(void)self;
+	if (np.capsule_is_valid(capsule, adopted_name)) {
+		void *h = np.capsule_get_context(capsule);
+		if (h != NULL) return np.long_from_void_ptr(h);
+	}
 	int legacy;
 	void *m = pending_of(capsule, &legacy);
 	if (m == NULL) return NULL;
@@ -237,7 +245,11 @@ static void *adopt(void *self, void *capsule) {
 		return NULL;
 	}
 	void *handle = np.long_from_void_ptr((void *)h);
-	if (handle == NULL) dlpackgo_release(h);
+	if (handle == NULL) {
+		dlpackgo_release(h);
+		return NULL;
+	}
+	np.capsule_set_context(capsule, (void *)h); /* cannot fail on a valid capsule */
 	return handle;
 }
 

@@ -415,6 +415,15 @@ class NumPyReader(Base):
         self.assertEqual(np.from_dlpack(t)[2].tolist(), [18.0, 20.0, 22.0])
         t.release()
 
+    def test_adopting_twice_answers_the_same_handle(self):
+        # two threads asking one Tensor for its handle at once both adopt its pending import
+        t = LIB.from_dlpack(np.arange(3.0))
+        p = t._pending
+        h = t.handle
+        self.assertEqual(LIB._adopt(p), h)
+        self.assertEqual(LIB.live_handles(), self.handles + 1, "one Go tensor")
+        t.release()
+
     def test_pending_release_and_collection_let_go(self):
         a = np.arange(4.0)
         refs = sys.getrefcount(a)

@@ -29,7 +29,8 @@ ndarray = _Never
 # call.h's PXG_NP_* table: the Python C API, then objects
 _CAPI = ("Py_IncRef", "Py_DecRef", "PyCapsule_New", "PyCapsule_IsValid", "PyCapsule_GetPointer",
          "PyCapsule_SetName", "PyLong_FromVoidPtr", "PyErr_NoMemory", "PyErr_SetString",
-         "PyTuple_New", "PyTuple_SetItem", "PyLong_FromLongLong", "PyCFunction_NewEx")
+         "PyTuple_New", "PyTuple_SetItem", "PyLong_FromLongLong", "PyCFunction_NewEx",
+         "PyCapsule_SetContext", "PyCapsule_GetContext")
 _DTYPES = 32  # PXG_NP_DTYPES
 _KIND_CODE = {"i": 0, "u": 1, "f": 2, "c": 5, "b": 6}  # NumPy kind -> DLPack code
 
