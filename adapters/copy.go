@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/core"
@@ -292,23 +293,20 @@ func copyWords[W word](p plan) {
 		p = tp
 	}
 	var w W
-	if parts := splitPlan(p, tiled, int64(unsafe.Sizeof(w))); parts != nil {
-		var wg sync.WaitGroup
-		for _, q := range parts {
-			wg.Go(func() { copyPlanWords[W](q, tiled) })
-		}
-		wg.Wait()
+	if parts, workers := splitPlan(p, tiled, int64(unsafe.Sizeof(w))); parts != nil {
+		shareOut(len(parts), workers, func(i int) { copyPlanWords[W](parts[i], tiled) })
 		return
 	}
 	copyPlanWords[W](p, tiled)
 }
 
-// splitPlan cuts a large copy into pieces along its outermost dimension, one per processor, for
-// copyWords to run side by side (the pieces write disjoint elements); it returns nil for copies
-// that stay on one goroutine: small ones, and 2-D transposes, which transposeBlocks splits
-// itself. Pieces of a plan with a single dimension are cut at multiples of 64 elements, so
-// that no cache line of a compact destination is written from two sides.
-func splitPlan(p plan, tiled bool, size int64) []plan {
+// splitPlan cuts a large copy into pieces along its outermost dimension, piecesPerWorker for
+// each processor it may use (it returns how many), for copyWords to share out (the pieces write
+// disjoint elements); it returns nil for copies that stay on one goroutine: small ones, and 2-D
+// transposes, which transposeBlocks splits itself. Pieces of a plan with a single dimension are
+// cut at multiples of 64 elements, so that no cache line of a compact destination is written
+// from two sides.
+func splitPlan(p plan, tiled bool, size int64) ([]plan, int) {
 	n0 := p.shape[0]
 	total := size
 	for _, d := range p.shape {
@@ -320,9 +318,10 @@ func splitPlan(p plan, tiled bool, size int64) []plan {
 		from = int64(parallelBytes) // transposes, as transposeBlocks splits them
 	}
 	if workers < 2 || total < from || (tiled && len(p.shape) < 3) || n0 < 2 {
-		return nil
+		return nil, 0
 	}
-	chunk := (n0 + workers - 1) / workers
+	pieces := min(n0, workers*piecesPerWorker)
+	chunk := (n0 + pieces - 1) / pieces
 	if len(p.shape) == 1 {
 		chunk = (chunk + 63) &^ 63
 	}
@@ -338,9 +337,32 @@ func splitPlan(p plan, tiled bool, size int64) []plan {
 		parts = append(parts, q)
 	}
 	if len(parts) < 2 {
-		return nil
+		return nil, 0
 	}
-	return parts
+	return parts, int(workers)
+}
+
+// piecesPerWorker is how many pieces splitPlan and transposeBlocks cut a copy into for each
+// processor they may use. The pieces are shared out as the goroutines come for them (shareOut),
+// so that on a machine busy with other work a goroutine that starts late, or is held up, takes
+// fewer pieces, and the copy waits at the end for one small piece rather than for a whole half.
+const piecesPerWorker = 4
+
+// shareOut runs do(0), ..., do(n-1) on up to workers goroutines, the caller's among them: each
+// takes the next piece not yet taken until none is left. It returns when all are done.
+func shareOut(n, workers int, do func(i int)) {
+	var next atomic.Int64
+	work := func() {
+		for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+			do(i)
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(workers, n) - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
 }
 
 // splitBytes is the size from which splitPlan cuts a copy that is not a transpose (transposes,
@@ -522,14 +544,13 @@ func transposeBlocks[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds int) 
 		transposeRange[W](dst, src, rows, cols, ldd, lds, nt)
 		return
 	}
-	chunk := (rows/workers + 15) &^ 15 // whole tiles, and 32-byte aligned rows stay aligned
-	var wg sync.WaitGroup
-	for r0 := 0; r0 < rows; r0 += chunk {
+	pieces := min(workers*piecesPerWorker, rows/64)
+	chunk := (rows/pieces + 15) &^ 15 // whole tiles, and 32-byte aligned rows stay aligned
+	shareOut((rows+chunk-1)/chunk, workers, func(i int) {
+		r0 := i * chunk
 		n := min(chunk, rows-r0)
-		d, s := unsafe.Add(dst, r0*ldd*size), unsafe.Add(src, r0*size)
-		wg.Go(func() { transposeRange[W](d, s, n, cols, ldd, lds, nt) })
-	}
-	wg.Wait()
+		transposeRange[W](unsafe.Add(dst, r0*ldd*size), unsafe.Add(src, r0*size), n, cols, ldd, lds, nt)
+	})
 }
 
 // useNT says whether a kernel writing n bytes at dst, in rows dRow bytes apart, should use
@@ -564,10 +585,16 @@ func transposeRange[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds int, n
 	size := int(unsafe.Sizeof(w))
 	if size == 4 && pairsOK {
 		transpose32(dst, src, rows, cols, ldd, lds, nt)
+		if nt {
+			storeFence() // before this goroutine reports the piece done
+		}
 		return
 	}
 	if size == 8 && haveStrip32 {
 		transpose64(dst, src, rows, cols, ldd, lds, nt)
+		if nt {
+			storeFence()
+		}
 		return
 	}
 	dRow, sCol := ldd*size, lds*size
@@ -612,9 +639,15 @@ func transpose32(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 		return
 	}
 	dRow, sCol := ldd*4, lds*4
+	pf := prefetchOffset(rows*4, sCol)
 	tiles := transposeTiles32
-	if nt {
+	switch {
+	case nt && haveAVX512 && uintptr(dst)%64 == 0 && dRow%64 == 0:
+		tiles = transposeTiles32ZNT
+	case nt:
 		tiles = transposeTiles32NT
+	case haveAVX512:
+		tiles = transposeTiles32Z
 	}
 	band := portableStripCols
 	if haveStrip32 {
@@ -626,7 +659,7 @@ func transpose32(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 		if k := n &^ 15; haveStrip32 && k > 0 {
 			for ; r+16 <= rows; r += 16 {
 				do, so := r*dRow+c0*4, r*4+c0*sCol
-				tiles(unsafe.Add(dst, do), unsafe.Add(src, so), k/16, dRow, sCol, pfAhead)
+				tiles(unsafe.Add(dst, do), unsafe.Add(src, so), k/16, dRow, sCol, pf)
 				if k < n {
 					strip32(dst, src, do+4*k, so+k*sCol, n-k, dRow, sCol)
 					strip32(dst, src, do+4*k+8*dRow, so+32+k*sCol, n-k, dRow, sCol)
@@ -740,9 +773,15 @@ func strip32(dst, src unsafe.Pointer, do, so, n, dRow, sCol int) {
 // band word by word.
 func transpose64(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 	dRow, sCol := ldd*8, lds*8
+	pf := prefetchOffset(rows*8, sCol)
 	tiles := transposeTiles64
-	if nt {
+	switch {
+	case nt && haveAVX512 && uintptr(dst)%64 == 0 && dRow%64 == 0:
+		tiles = transposeTiles64ZNT
+	case nt:
 		tiles = transposeTiles64NT
+	case haveAVX512:
+		tiles = transposeTiles64Z
 	}
 	for c0 := 0; c0 < cols; c0 += stripCols {
 		n := min(stripCols, cols-c0)
@@ -751,7 +790,7 @@ func transpose64(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 		for ; r+8 <= rows; r += 8 {
 			do, so := r*dRow+c0*8, r*8+c0*sCol
 			if k > 0 {
-				tiles(unsafe.Add(dst, do), unsafe.Add(src, so), k/8, dRow, sCol, pfAhead)
+				tiles(unsafe.Add(dst, do), unsafe.Add(src, so), k/8, dRow, sCol, pf)
 				do += 8 * k
 				so += k * sCol
 			}
@@ -774,6 +813,19 @@ func transpose64(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 		}
 	}
 }
+
+// prefetchOffset returns the offset from a tile's source at which the tile kernels prefetch:
+// pfAhead bytes down the columns when they are long, and pfCols columns along the strip when
+// a column holds fewer than shortColumn bytes, where pfAhead would land in the next column, whose
+// lines the tile is reading anyway.
+func prefetchOffset(column, sCol int) int {
+	if column < shortColumn {
+		return pfCols * sCol
+	}
+	return pfAhead
+}
+
+var pfCols, shortColumn = 64, 1024
 
 // pfAhead is how far down its source columns a tile kernel prefetches, in bytes: the lines
 // that the strips 256 bytes on will read (a column's lines are a whole row apart, across pages,

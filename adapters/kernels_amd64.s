@@ -569,3 +569,284 @@ g32loop:
 g32done:
 	VZEROUPPER
 	RET
+
+// The AVX-512 tile kernels. With 64-byte registers a tile moves whole cache lines: each source
+// line is read by one load and each destination line written by one store, so that a line is
+// wanted in the L1 cache for one instruction only. With the 32-byte halves of the AVX kernels
+// above, the 16 source lines and the 16 destination lines of a tile must stay there from the
+// first half to the second, and where the rows are a multiple of 4 KiB apart (every power-of-two
+// width from 1024 float32) all 16 fall into one set of the 8-way cache and push each other out.
+
+// ZTRANS32(S) transposes one 16×16 tile of 4-byte words into Z0..Z15: source column k (k =
+// 0..15) is the 16 words at S + k·sCol, and Z0+j holds row j of the result. Uses R9 = sCol,
+// R11 = 3·sCol, AX and Z0..Z31: 16 loads, then 64 shuffles in four rounds (pairs of columns,
+// pairs of pairs, then the 128-bit lanes of four registers as a 4×4 transpose in two rounds).
+#define ZTRANS32(S) \
+	LEAQ (S)(R9*4), AX; \
+	VMOVUPS (S), Z0; \
+	VMOVUPS (S)(R9*1), Z1; \
+	VMOVUPS (S)(R9*2), Z2; \
+	VMOVUPS (S)(R11*1), Z3; \
+	VMOVUPS (AX), Z4; \
+	VMOVUPS (AX)(R9*1), Z5; \
+	VMOVUPS (AX)(R9*2), Z6; \
+	VMOVUPS (AX)(R11*1), Z7; \
+	LEAQ (AX)(R9*4), AX; \
+	VMOVUPS (AX), Z8; \
+	VMOVUPS (AX)(R9*1), Z9; \
+	VMOVUPS (AX)(R9*2), Z10; \
+	VMOVUPS (AX)(R11*1), Z11; \
+	LEAQ (AX)(R9*4), AX; \
+	VMOVUPS (AX), Z12; \
+	VMOVUPS (AX)(R9*1), Z13; \
+	VMOVUPS (AX)(R9*2), Z14; \
+	VMOVUPS (AX)(R11*1), Z15; \
+	VUNPCKLPS Z1, Z0, Z16; \
+	VUNPCKHPS Z1, Z0, Z17; \
+	VUNPCKLPS Z3, Z2, Z18; \
+	VUNPCKHPS Z3, Z2, Z19; \
+	VUNPCKLPS Z5, Z4, Z20; \
+	VUNPCKHPS Z5, Z4, Z21; \
+	VUNPCKLPS Z7, Z6, Z22; \
+	VUNPCKHPS Z7, Z6, Z23; \
+	VUNPCKLPS Z9, Z8, Z24; \
+	VUNPCKHPS Z9, Z8, Z25; \
+	VUNPCKLPS Z11, Z10, Z26; \
+	VUNPCKHPS Z11, Z10, Z27; \
+	VUNPCKLPS Z13, Z12, Z28; \
+	VUNPCKHPS Z13, Z12, Z29; \
+	VUNPCKLPS Z15, Z14, Z30; \
+	VUNPCKHPS Z15, Z14, Z31; \
+	VSHUFPS $0x44, Z18, Z16, Z0; \
+	VSHUFPS $0xEE, Z18, Z16, Z1; \
+	VSHUFPS $0x44, Z19, Z17, Z2; \
+	VSHUFPS $0xEE, Z19, Z17, Z3; \
+	VSHUFPS $0x44, Z22, Z20, Z4; \
+	VSHUFPS $0xEE, Z22, Z20, Z5; \
+	VSHUFPS $0x44, Z23, Z21, Z6; \
+	VSHUFPS $0xEE, Z23, Z21, Z7; \
+	VSHUFPS $0x44, Z26, Z24, Z8; \
+	VSHUFPS $0xEE, Z26, Z24, Z9; \
+	VSHUFPS $0x44, Z27, Z25, Z10; \
+	VSHUFPS $0xEE, Z27, Z25, Z11; \
+	VSHUFPS $0x44, Z30, Z28, Z12; \
+	VSHUFPS $0xEE, Z30, Z28, Z13; \
+	VSHUFPS $0x44, Z31, Z29, Z14; \
+	VSHUFPS $0xEE, Z31, Z29, Z15; \
+	VSHUFF32X4 $0x44, Z4, Z0, Z16; \
+	VSHUFF32X4 $0xEE, Z4, Z0, Z17; \
+	VSHUFF32X4 $0x44, Z12, Z8, Z18; \
+	VSHUFF32X4 $0xEE, Z12, Z8, Z19; \
+	VSHUFF32X4 $0x44, Z5, Z1, Z20; \
+	VSHUFF32X4 $0xEE, Z5, Z1, Z21; \
+	VSHUFF32X4 $0x44, Z13, Z9, Z22; \
+	VSHUFF32X4 $0xEE, Z13, Z9, Z23; \
+	VSHUFF32X4 $0x44, Z6, Z2, Z24; \
+	VSHUFF32X4 $0xEE, Z6, Z2, Z25; \
+	VSHUFF32X4 $0x44, Z14, Z10, Z26; \
+	VSHUFF32X4 $0xEE, Z14, Z10, Z27; \
+	VSHUFF32X4 $0x44, Z7, Z3, Z28; \
+	VSHUFF32X4 $0xEE, Z7, Z3, Z29; \
+	VSHUFF32X4 $0x44, Z15, Z11, Z30; \
+	VSHUFF32X4 $0xEE, Z15, Z11, Z31; \
+	VSHUFF32X4 $0x88, Z18, Z16, Z0; \
+	VSHUFF32X4 $0xDD, Z18, Z16, Z4; \
+	VSHUFF32X4 $0x88, Z19, Z17, Z8; \
+	VSHUFF32X4 $0xDD, Z19, Z17, Z12; \
+	VSHUFF32X4 $0x88, Z22, Z20, Z1; \
+	VSHUFF32X4 $0xDD, Z22, Z20, Z5; \
+	VSHUFF32X4 $0x88, Z23, Z21, Z9; \
+	VSHUFF32X4 $0xDD, Z23, Z21, Z13; \
+	VSHUFF32X4 $0x88, Z26, Z24, Z2; \
+	VSHUFF32X4 $0xDD, Z26, Z24, Z6; \
+	VSHUFF32X4 $0x88, Z27, Z25, Z10; \
+	VSHUFF32X4 $0xDD, Z27, Z25, Z14; \
+	VSHUFF32X4 $0x88, Z30, Z28, Z3; \
+	VSHUFF32X4 $0xDD, Z30, Z28, Z7; \
+	VSHUFF32X4 $0x88, Z31, Z29, Z11; \
+	VSHUFF32X4 $0xDD, Z31, Z29, Z15
+
+// ZROWS16 stores rows Z0..Z15 at D + j·dRow with ST (VMOVUPS, or VMOVNTPS for 64-byte aligned
+// rows). Uses R8 = dRow, R10 = 3·dRow and BX.
+#define ZROWS16(D, ST) \
+	MOVQ D, BX; \
+	ST Z0, (BX); \
+	ST Z1, (BX)(R8*1); \
+	ST Z2, (BX)(R8*2); \
+	ST Z3, (BX)(R10*1); \
+	LEAQ (BX)(R8*4), BX; \
+	ST Z4, (BX); \
+	ST Z5, (BX)(R8*1); \
+	ST Z6, (BX)(R8*2); \
+	ST Z7, (BX)(R10*1); \
+	LEAQ (BX)(R8*4), BX; \
+	ST Z8, (BX); \
+	ST Z9, (BX)(R8*1); \
+	ST Z10, (BX)(R8*2); \
+	ST Z11, (BX)(R10*1); \
+	LEAQ (BX)(R8*4), BX; \
+	ST Z12, (BX); \
+	ST Z13, (BX)(R8*1); \
+	ST Z14, (BX)(R8*2); \
+	ST Z15, (BX)(R10*1)
+
+// ZTRANS64(S) transposes one 8×8 tile of 8-byte words into Z24..Z31: source column k (k = 0..7)
+// is the 8 words at S + k·sCol, and Z24+j holds row j of the result. Uses R9, R11, AX and
+// Z0..Z31: 8 loads and 24 shuffles.
+#define ZTRANS64(S) \
+	LEAQ (S)(R9*4), AX; \
+	VMOVUPD (S), Z0; \
+	VMOVUPD (S)(R9*1), Z1; \
+	VMOVUPD (S)(R9*2), Z2; \
+	VMOVUPD (S)(R11*1), Z3; \
+	VMOVUPD (AX), Z4; \
+	VMOVUPD (AX)(R9*1), Z5; \
+	VMOVUPD (AX)(R9*2), Z6; \
+	VMOVUPD (AX)(R11*1), Z7; \
+	VUNPCKLPD Z1, Z0, Z8; \
+	VUNPCKHPD Z1, Z0, Z9; \
+	VUNPCKLPD Z3, Z2, Z10; \
+	VUNPCKHPD Z3, Z2, Z11; \
+	VUNPCKLPD Z5, Z4, Z12; \
+	VUNPCKHPD Z5, Z4, Z13; \
+	VUNPCKLPD Z7, Z6, Z14; \
+	VUNPCKHPD Z7, Z6, Z15; \
+	VSHUFF64X2 $0x44, Z10, Z8, Z16; \
+	VSHUFF64X2 $0xEE, Z10, Z8, Z17; \
+	VSHUFF64X2 $0x44, Z14, Z12, Z18; \
+	VSHUFF64X2 $0xEE, Z14, Z12, Z19; \
+	VSHUFF64X2 $0x44, Z11, Z9, Z20; \
+	VSHUFF64X2 $0xEE, Z11, Z9, Z21; \
+	VSHUFF64X2 $0x44, Z15, Z13, Z22; \
+	VSHUFF64X2 $0xEE, Z15, Z13, Z23; \
+	VSHUFF64X2 $0x88, Z18, Z16, Z24; \
+	VSHUFF64X2 $0xDD, Z18, Z16, Z26; \
+	VSHUFF64X2 $0x88, Z19, Z17, Z28; \
+	VSHUFF64X2 $0xDD, Z19, Z17, Z30; \
+	VSHUFF64X2 $0x88, Z22, Z20, Z25; \
+	VSHUFF64X2 $0xDD, Z22, Z20, Z27; \
+	VSHUFF64X2 $0x88, Z23, Z21, Z29; \
+	VSHUFF64X2 $0xDD, Z23, Z21, Z31
+
+// ZROWS8 stores rows Z24..Z31 at D + j·dRow with ST. Uses R8, R10 and BX.
+#define ZROWS8(D, ST) \
+	LEAQ (D)(R8*4), BX; \
+	ST Z24, (D); \
+	ST Z25, (D)(R8*1); \
+	ST Z26, (D)(R8*2); \
+	ST Z27, (D)(R10*1); \
+	ST Z28, (BX); \
+	ST Z29, (BX)(R8*1); \
+	ST Z30, (BX)(R8*2); \
+	ST Z31, (BX)(R10*1)
+
+// func transposeTiles32Z(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
+TEXT ·transposeTiles32Z(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ tiles+16(FP), CX
+	MOVQ dRow+24(FP), R8
+	MOVQ sCol+32(FP), R9
+	MOVQ pf+40(FP), DX
+	LEAQ (R8)(R8*2), R10
+	LEAQ (R9)(R9*2), R11
+	TESTQ CX, CX
+	JLE z32zdone
+
+z32zloop:
+	PREFETCH16(SI)
+	ZTRANS32(SI)
+	ZROWS16(DI, VMOVUPS)
+	ADDQ $64, DI
+	LEAQ (SI)(R9*8), SI
+	LEAQ (SI)(R9*8), SI
+	DECQ CX
+	JNZ z32zloop
+
+z32zdone:
+	VZEROUPPER
+	RET
+
+// func transposeTiles32ZNT(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
+//
+// transposeTiles32Z with non-temporal stores: dst and dRow must be multiples of 64.
+TEXT ·transposeTiles32ZNT(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ tiles+16(FP), CX
+	MOVQ dRow+24(FP), R8
+	MOVQ sCol+32(FP), R9
+	MOVQ pf+40(FP), DX
+	LEAQ (R8)(R8*2), R10
+	LEAQ (R9)(R9*2), R11
+	TESTQ CX, CX
+	JLE z32zntdone
+
+z32zntloop:
+	PREFETCH16(SI)
+	ZTRANS32(SI)
+	ZROWS16(DI, VMOVNTPS)
+	ADDQ $64, DI
+	LEAQ (SI)(R9*8), SI
+	LEAQ (SI)(R9*8), SI
+	DECQ CX
+	JNZ z32zntloop
+
+z32zntdone:
+	VZEROUPPER
+	RET
+
+// func transposeTiles64Z(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
+TEXT ·transposeTiles64Z(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ tiles+16(FP), CX
+	MOVQ dRow+24(FP), R8
+	MOVQ sCol+32(FP), R9
+	MOVQ pf+40(FP), DX
+	LEAQ (R8)(R8*2), R10
+	LEAQ (R9)(R9*2), R11
+	TESTQ CX, CX
+	JLE z64zdone
+
+z64zloop:
+	PREFETCH8(SI)
+	ZTRANS64(SI)
+	ZROWS8(DI, VMOVUPD)
+	ADDQ $64, DI
+	LEAQ (SI)(R9*8), SI
+	DECQ CX
+	JNZ z64zloop
+
+z64zdone:
+	VZEROUPPER
+	RET
+
+// func transposeTiles64ZNT(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
+//
+// transposeTiles64Z with non-temporal stores: dst and dRow must be multiples of 64.
+TEXT ·transposeTiles64ZNT(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ tiles+16(FP), CX
+	MOVQ dRow+24(FP), R8
+	MOVQ sCol+32(FP), R9
+	MOVQ pf+40(FP), DX
+	LEAQ (R8)(R8*2), R10
+	LEAQ (R9)(R9*2), R11
+	TESTQ CX, CX
+	JLE z64zntdone
+
+z64zntloop:
+	PREFETCH8(SI)
+	ZTRANS64(SI)
+	ZROWS8(DI, VMOVNTPD)
+	ADDQ $64, DI
+	LEAQ (SI)(R9*8), SI
+	DECQ CX
+	JNZ z64zntloop
+
+z64zntdone:
+	VZEROUPPER
+	RET
+
