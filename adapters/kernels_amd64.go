@@ -168,4 +168,3 @@ var lastLevelCache = func() int {
 func cpuid(leaf, sub uint32) (a, b, c, d uint32)
 
 func xgetbv0() (a, d uint32)
-
