@@ -524,11 +524,17 @@ func transpose[W word](dst, src []W, d, s, rows, cols, dr, dc, sr, sc int64) {
 //
 // Where the CPU has AVX, 4- and 8-byte words go through vector registers in tiles that read and
 // write whole 64-byte lines (16 rows of 4-byte words, 8 of 8-byte words; transpose32 and
-// transpose64), prefetching source lines a few strips ahead (PREFETCHT2: across pages, no
-// hardware prefetcher follows a column), and a destination past the last-level cache is written
-// with non-temporal stores, whole lines at a time, so that its lines are not read first (useNT):
-// on a 2-core AMD EPYC VM this took the transpose of 4096×4096 float32 from 0.44-0.49× of copy()
-// to 0.6× on one processor and 0.8-0.9× on two (BENCHMARKS.md).
+// transpose64), prefetching the source lines of a tile to come (prefetchOffset: a few strips
+// down long columns, where no hardware prefetcher follows them across pages, or a few tiles
+// along the strip when a column is shorter than 1 KiB), and a destination past the last-level
+// cache is written with non-temporal stores, whole lines at a time, so that its lines are not
+// read first (useNT). Where it also has AVX-512, each line is one load or one store of a Z
+// register (haveAVX512): the AVX kernels' halves of a line must both find it in the L1 cache,
+// where the 16 lines of a tile, a power of two of 4 KiB apart, share one set. On a 2-core AMD
+// EPYC VM (Zen 4) the AVX kernels took the transpose of 4096×4096 float32 from 0.44-0.49× of
+// copy() to 0.6× on one processor and 0.8-0.9× on two, the AVX-512 ones a few percent further;
+// the permutation of BenchmarkNumPyCopies (columns of 256 bytes) went from 0.47-0.67× of NumPy's
+// time to 0.29-0.34× (BENCHMARKS.md).
 //
 // The pointer arithmetic has no bounds checks (the caller checks the block's corners), and no
 // pointer is ever formed outside the block: offsets advance as integers.
@@ -536,8 +542,8 @@ func transposeBlocks[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds int) 
 	var w W
 	size := int(unsafe.Sizeof(w))
 	// A big transpose is bound by the latency of its scattered source reads more than by memory
-	// bandwidth, so it is split by destination rows across the available processors: the pieces
-	// write disjoint rows and read disjoint source words.
+	// bandwidth, so it is split by destination rows into pieces that the available processors
+	// share out (shareOut): the pieces write disjoint rows and read disjoint source words.
 	nt := useNT(dst, rows*cols*size, ldd*size)
 	workers := min(runtime.GOMAXPROCS(0), rows/64, rows*cols*size/parallelBytes)
 	if workers <= 1 {

@@ -6,9 +6,7 @@ import "unsafe"
 
 // No assembly kernels here: the transposes, contiguous copies and float casts use their
 // portable paths.
-var haveStrip32, haveF16C = false, false
-
-var haveAVX512 = false
+var haveStrip32, haveF16C, haveAVX512 = false, false, false
 
 func transposeStrip32(dst, src unsafe.Pointer, blocks, dRow, sCol int) {
 	panic("adapters: transposeStrip32 without an assembly kernel")
