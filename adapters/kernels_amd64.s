@@ -40,20 +40,6 @@
 	VPERM2F128 $0x31, Y6, Y2, Y14; \
 	VPERM2F128 $0x31, Y7, Y3, Y15
 
-// BLOCK32 is TRANS32 followed by the stores of the 8 rows to D + j·dRow; ST stores a row
-// (VMOVUPS, or VMOVNTPS for 32-byte aligned rows). Uses R8 = dRow, R10 = 3·dRow and BX besides.
-#define BLOCK32(S, D, ST) \
-	TRANS32(S); \
-	LEAQ (D)(R8*4), BX; \
-	ST Y8, (D); \
-	ST Y9, (D)(R8*1); \
-	ST Y10, (D)(R8*2); \
-	ST Y11, (D)(R10*1); \
-	ST Y12, (BX); \
-	ST Y13, (BX)(R8*1); \
-	ST Y14, (BX)(R8*2); \
-	ST Y15, (BX)(R10*1)
-
 // PARK32 keeps the rows of a TRANS32 in the 256 bytes at O(SP), in the frame.
 #define PARK32(O) \
 	VMOVUPS Y8, (O+0)(SP); \
@@ -65,34 +51,35 @@
 	VMOVUPS Y14, (O+192)(SP); \
 	VMOVUPS Y15, (O+224)(SP)
 
-// LINES32 writes 8 whole 64-byte destination lines with non-temporal stores, back to back: row
-// j is row j parked at O(SP) (its first 32 bytes) and Y8+j (the next 32), at D + j·dRow.
-#define LINES32(D, O) \
+// LINES32 writes 8 whole 64-byte destination lines with ST (VMOVUPS, or VMOVNTPS for 32-byte
+// aligned rows), back to back: row j is row j parked at O(SP) (its first 32 bytes) and Y8+j (the
+// next 32), at D + j·dRow.
+#define LINES32(D, O, ST) \
 	LEAQ (D)(R8*4), BX; \
 	VMOVUPS (O+0)(SP), Y0; \
-	VMOVNTPS Y0, (D); \
-	VMOVNTPS Y8, 32(D); \
+	ST Y0, (D); \
+	ST Y8, 32(D); \
 	VMOVUPS (O+32)(SP), Y1; \
-	VMOVNTPS Y1, (D)(R8*1); \
-	VMOVNTPS Y9, 32(D)(R8*1); \
+	ST Y1, (D)(R8*1); \
+	ST Y9, 32(D)(R8*1); \
 	VMOVUPS (O+64)(SP), Y2; \
-	VMOVNTPS Y2, (D)(R8*2); \
-	VMOVNTPS Y10, 32(D)(R8*2); \
+	ST Y2, (D)(R8*2); \
+	ST Y10, 32(D)(R8*2); \
 	VMOVUPS (O+96)(SP), Y3; \
-	VMOVNTPS Y3, (D)(R10*1); \
-	VMOVNTPS Y11, 32(D)(R10*1); \
+	ST Y3, (D)(R10*1); \
+	ST Y11, 32(D)(R10*1); \
 	VMOVUPS (O+128)(SP), Y4; \
-	VMOVNTPS Y4, (BX); \
-	VMOVNTPS Y12, 32(BX); \
+	ST Y4, (BX); \
+	ST Y12, 32(BX); \
 	VMOVUPS (O+160)(SP), Y5; \
-	VMOVNTPS Y5, (BX)(R8*1); \
-	VMOVNTPS Y13, 32(BX)(R8*1); \
+	ST Y5, (BX)(R8*1); \
+	ST Y13, 32(BX)(R8*1); \
 	VMOVUPS (O+192)(SP), Y6; \
-	VMOVNTPS Y6, (BX)(R8*2); \
-	VMOVNTPS Y14, 32(BX)(R8*2); \
+	ST Y6, (BX)(R8*2); \
+	ST Y14, 32(BX)(R8*2); \
 	VMOVUPS (O+224)(SP), Y7; \
-	VMOVNTPS Y7, (BX)(R10*1); \
-	VMOVNTPS Y15, 32(BX)(R10*1)
+	ST Y7, (BX)(R10*1); \
+	ST Y15, 32(BX)(R10*1)
 
 // PREFETCH16 and PREFETCH8 ask for the source lines of the 16 (8) columns pf = DX bytes ahead
 // of S: those of a tile a few tiles on. A tile's source columns are lines a whole row apart,
@@ -133,7 +120,8 @@
 	PREFETCHT2 (R12)(R11*1)
 
 // BLOCK64 transposes one 4×4 block of 8-byte words: source column k (k = 0..3) is the 4 words
-// at S + k·sCol, destination row j the 4 words at D + j·dRow. Same registers as BLOCK32.
+// at S + k·sCol, destination row j the 4 words at D + j·dRow. Uses R8 = dRow, R10 = 3·dRow,
+// R9 = sCol, R11 = 3·sCol and Y0..Y7.
 #define BLOCK64(S, D, ST) \
 	VMOVUPD (S), Y0; \
 	VMOVUPD (S)(R9*1), Y1; \
@@ -290,7 +278,13 @@ TEXT ·xgetbv0(SB), NOSPLIT, $0-8
 	RET
 
 // func transposeTiles32(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
-TEXT ·transposeTiles32(SB), NOSPLIT, $0-48
+//
+// Per tile, the two halves of source columns 0..7 (destination rows 0..7 and 8..15) are
+// transposed one after the other and parked in the frame, then those of columns 8..15, each
+// completing the 64-byte lines of 8 destination rows, which are written whole, back to back:
+// every source line is read, and every destination line written, in one go, which matters where
+// the 16 lines of a tile share an L1 cache set (rows a multiple of 4 KiB apart).
+TEXT ·transposeTiles32(SB), NOSPLIT, $512-48
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ tiles+16(FP), CX
@@ -303,17 +297,21 @@ TEXT ·transposeTiles32(SB), NOSPLIT, $0-48
 	JLE t32done
 
 t32loop:
+	// the two halves of source columns 0..7 (destination rows 0..7 and 8..15), parked; then
+	// those of columns 8..15, each completing the 64-byte lines of 8 destination rows
 	PREFETCH16(SI)
-	BLOCK32(SI, DI, VMOVUPS)
-	LEAQ (SI)(R9*8), R12
-	LEAQ 32(DI), R13
-	BLOCK32(R12, R13, VMOVUPS)
+	TRANS32(SI)
+	PARK32(0)
 	LEAQ 32(SI), R12
-	LEAQ (DI)(R8*8), R13
-	BLOCK32(R12, R13, VMOVUPS)
+	TRANS32(R12)
+	PARK32(256)
+	LEAQ (SI)(R9*8), R12
+	TRANS32(R12)
+	LINES32(DI, 0, VMOVUPS)
 	LEAQ 32(SI)(R9*8), R12
-	LEAQ 32(DI)(R8*8), R13
-	BLOCK32(R12, R13, VMOVUPS)
+	TRANS32(R12)
+	LEAQ (DI)(R8*8), R13
+	LINES32(R13, 256, VMOVUPS)
 	ADDQ $64, DI
 	LEAQ (SI)(R9*8), SI
 	LEAQ (SI)(R9*8), SI
@@ -350,11 +348,11 @@ t32ntloop:
 	PARK32(256)
 	LEAQ (SI)(R9*8), R12
 	TRANS32(R12)
-	LINES32(DI, 0)
+	LINES32(DI, 0, VMOVNTPS)
 	LEAQ 32(SI)(R9*8), R12
 	TRANS32(R12)
 	LEAQ (DI)(R8*8), R13
-	LINES32(R13, 256)
+	LINES32(R13, 256, VMOVNTPS)
 	ADDQ $64, DI
 	LEAQ (SI)(R9*8), SI
 	LEAQ (SI)(R9*8), SI
