@@ -530,11 +530,11 @@ func transpose[W word](dst, src []W, d, s, rows, cols, dr, dc, sr, sc int64) {
 // cache is written with non-temporal stores, whole lines at a time, so that its lines are not
 // read first (useNT). Where it also has AVX-512, each line is one load or one store of a Z
 // register (haveAVX512): the AVX kernels' halves of a line must both find it in the L1 cache,
-// where the 16 lines of a tile, a power of two of 4 KiB apart, share one set. On a 2-core AMD
+// where the 16 lines of a tile, rows a multiple of 4 KiB apart, share one set. On a 2-core AMD
 // EPYC VM (Zen 4) the AVX kernels took the transpose of 4096×4096 float32 from 0.44-0.49× of
-// copy() to 0.6× on one processor and 0.8-0.9× on two, the AVX-512 ones a few percent further;
-// the permutation of BenchmarkNumPyCopies (columns of 256 bytes) went from 0.47-0.67× of NumPy's
-// time to 0.29-0.34× (BENCHMARKS.md).
+// copy() to 0.6× on one processor and 0.8-0.9× on two (on a quiet machine), the AVX-512 ones a
+// few percent further; the permutation of BenchmarkNumPyCopies (columns of 256 bytes) went from
+// 0.47-0.67× of NumPy's time to 0.31-0.47× (BENCHMARKS.md).
 //
 // The pointer arithmetic has no bounds checks (the caller checks the block's corners), and no
 // pointer is ever formed outside the block: offsets advance as integers.
@@ -831,7 +831,11 @@ func prefetchOffset(column, sCol int) int {
 	return pfAhead
 }
 
-var pfCols, shortColumn = 64, 1024
+// shortColumn is the length in bytes under which a source column counts as short for
+// prefetchOffset, and pfCols how many columns along the strip its tiles then prefetch (measured
+// on the 256-byte columns of BenchmarkNumPyCopies' permutation, where 32 and 128 columns did no
+// better).
+const shortColumn, pfCols = 1024, 64
 
 // pfAhead is how far down its source columns a tile kernel prefetches, in bytes: the lines
 // that the strips 256 bytes on will read (a column's lines are a whole row apart, across pages,

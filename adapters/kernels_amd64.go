@@ -68,9 +68,10 @@ func cvtFloat16ToFloat32(dst *float32, src *uint16, n int)
 // each of the 16 rows dst + r·dRow + 64b (r = 0..15). Each tile reads 16 whole 64-byte source
 // lines and writes 16 whole destination lines (when aligned), as four 8×8 blocks of
 // transposeStrip32's, ordered so that each source line is read, and each destination line
-// written, in one go (its two halves back to back). transposeTiles32NT does the same with non-temporal stores, which skip
-// reading the destination lines into the cache first; it needs dst and dRow to be multiples of
-// 32, and its caller calls storeFence when done with them (transposeRange).
+// written, in one go (its two halves back to back). transposeTiles32NT does the same with
+// non-temporal stores, which skip reading the destination lines into the cache first; it needs
+// dst and dRow to be multiples of 32, and its caller calls storeFence when done with them
+// (transposeRange).
 //
 //go:noescape
 func transposeTiles32(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
