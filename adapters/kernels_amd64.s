@@ -570,10 +570,10 @@ g32done:
 
 // The AVX-512 tile kernels. With 64-byte registers a tile moves whole cache lines: each source
 // line is read by one load and each destination line written by one store, so that a line is
-// wanted in the L1 cache for one instruction only. With the 32-byte halves of the AVX kernels
-// above, the 16 source lines and the 16 destination lines of a tile must stay there from the
-// first half to the second, and where the rows are a multiple of 4 KiB apart (every power-of-two
-// width from 1024 float32) all 16 fall into one set of the 8-way cache and push each other out.
+// wanted in the L1 cache for one instruction only. The AVX kernels above touch each line twice,
+// once per 32-byte half, and where the rows are a multiple of 4 KiB apart (every power-of-two
+// width from 1024 float32) the 16 source lines, or the 16 destination lines, of a tile fall into
+// one set of the 8-way cache, where they can push each other out between the two halves.
 
 // ZTRANS32(S) transposes one 16×16 tile of 4-byte words into Z0..Z15: source column k (k =
 // 0..15) is the 16 words at S + k·sCol, and Z0+j holds row j of the result. Uses R9 = sCol,
