@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/core"
@@ -292,23 +293,22 @@ func copyWords[W word](p plan) {
 		p = tp
 	}
 	var w W
-	if parts := splitPlan(p, tiled, int64(unsafe.Sizeof(w))); parts != nil {
-		var wg sync.WaitGroup
-		for _, q := range parts {
-			wg.Go(func() { copyPlanWords[W](q, tiled) })
-		}
-		wg.Wait()
+	if parts, workers := splitPlan(p, tiled, int64(unsafe.Sizeof(w))); parts != nil {
+		shareOut(len(parts), workers, func(i int) { copyPlanWords[W](parts[i], tiled) })
 		return
 	}
 	copyPlanWords[W](p, tiled)
 }
 
-// splitPlan cuts a large copy into pieces along its outermost dimension, one per processor, for
-// copyWords to run side by side (the pieces write disjoint elements); it returns nil for copies
+// splitPlan cuts a large copy into pieces along its outermost dimension, for copyWords to share
+// out among the processors it may use (it returns how many; the pieces write disjoint
+// elements): piecesPerWorker per processor for transposes, one for other copies (cut finer, a
+// 256 MiB contiguous copy of BenchmarkNumPyCopies measured 40% slower, as did 2-D transposes,
+// which transposeBlocks cuts). It returns nil for copies
 // that stay on one goroutine: small ones, and 2-D transposes, which transposeBlocks splits
-// itself. Pieces of a plan with a single dimension are cut at multiples of 64 elements, so
-// that no cache line of a compact destination is written from two sides.
-func splitPlan(p plan, tiled bool, size int64) []plan {
+// itself. Pieces of a plan with a single dimension are cut at multiples of 64 elements, so that
+// no cache line of a compact destination is written from two sides.
+func splitPlan(p plan, tiled bool, size int64) ([]plan, int) {
 	n0 := p.shape[0]
 	total := size
 	for _, d := range p.shape {
@@ -320,9 +320,14 @@ func splitPlan(p plan, tiled bool, size int64) []plan {
 		from = int64(parallelBytes) // transposes, as transposeBlocks splits them
 	}
 	if workers < 2 || total < from || (tiled && len(p.shape) < 3) || n0 < 2 {
-		return nil
+		return nil, 0
 	}
-	chunk := (n0 + workers - 1) / workers
+	pieces := workers
+	if tiled {
+		pieces *= piecesPerWorker
+	}
+	pieces = min(n0, pieces)
+	chunk := (n0 + pieces - 1) / pieces
 	if len(p.shape) == 1 {
 		chunk = (chunk + 63) &^ 63
 	}
@@ -338,9 +343,35 @@ func splitPlan(p plan, tiled bool, size int64) []plan {
 		parts = append(parts, q)
 	}
 	if len(parts) < 2 {
-		return nil
+		return nil, 0
 	}
-	return parts
+	return parts, int(workers)
+}
+
+// piecesPerWorker is how many pieces splitPlan cuts a transpose of more than two dimensions
+// (whole blocks, each a 2-D transpose of its own) into for each processor it may use. The pieces
+// are shared out as the goroutines come for them (shareOut), so that on a machine busy with other
+// work a goroutine that starts late, or is held up, takes fewer pieces, and the copy waits at the
+// end for one small piece rather than for a whole half (the 8 MiB permutation of
+// BenchmarkNumPyCopies on a quiet 2-core VM: 0.24-0.28× of NumPy's time in 4 pieces per
+// processor, once 0.53×, against 0.27-0.37× in one).
+const piecesPerWorker = 4
+
+// shareOut runs do(0), ..., do(n-1) on up to workers goroutines, the caller's among them: each
+// takes the next piece not yet taken until none is left. It returns when all are done.
+func shareOut(n, workers int, do func(i int)) {
+	var next atomic.Int64
+	work := func() {
+		for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+			do(i)
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(workers, n) - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
 }
 
 // splitBytes is the size from which splitPlan cuts a copy that is not a transpose (transposes,
@@ -502,11 +533,17 @@ func transpose[W word](dst, src []W, d, s, rows, cols, dr, dc, sr, sc int64) {
 //
 // Where the CPU has AVX, 4- and 8-byte words go through vector registers in tiles that read and
 // write whole 64-byte lines (16 rows of 4-byte words, 8 of 8-byte words; transpose32 and
-// transpose64), prefetching source lines a few strips ahead (PREFETCHT2: across pages, no
-// hardware prefetcher follows a column), and a destination past the last-level cache is written
-// with non-temporal stores, whole lines at a time, so that its lines are not read first (useNT):
-// on a 2-core AMD EPYC VM this took the transpose of 4096×4096 float32 from 0.44-0.49× of copy()
-// to 0.6× on one processor and 0.8-0.9× on two (BENCHMARKS.md).
+// transpose64), prefetching the source lines of a tile to come (prefetchOffset: a few strips
+// down long columns, where no hardware prefetcher follows them across pages, or a few tiles
+// along the strip when a column is shorter than 1 KiB), and a destination past the last-level
+// cache is written with non-temporal stores, whole lines at a time, so that its lines are not
+// read first (useNT). Where it also has AVX-512, each line is one load or one store of a Z
+// register (haveAVX512): the AVX kernels' halves of a line must both find it in the L1 cache,
+// where the 16 lines of a tile, rows a multiple of 4 KiB apart, share one set. On a 2-core AMD
+// EPYC VM (Zen 4) the AVX kernels took the transpose of 4096×4096 float32 from 0.44-0.49× of
+// copy() to 0.6× on one processor and 0.8-0.9× on two (on a quiet machine), the AVX-512 ones a
+// few percent further; the permutation of BenchmarkNumPyCopies (columns of 256 bytes) went from
+// 0.47-0.67× of NumPy's time to 0.31-0.47× (BENCHMARKS.md).
 //
 // The pointer arithmetic has no bounds checks (the caller checks the block's corners), and no
 // pointer is ever formed outside the block: offsets advance as integers.
@@ -514,22 +551,24 @@ func transposeBlocks[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds int) 
 	var w W
 	size := int(unsafe.Sizeof(w))
 	// A big transpose is bound by the latency of its scattered source reads more than by memory
-	// bandwidth, so it is split by destination rows across the available processors: the pieces
-	// write disjoint rows and read disjoint source words.
+	// bandwidth, so it is split by destination rows into pieces for the available processors,
+	// the caller's goroutine taking one (shareOut): the pieces write disjoint rows and read
+	// disjoint source words.
 	nt := useNT(dst, rows*cols*size, ldd*size)
 	workers := min(runtime.GOMAXPROCS(0), rows/64, rows*cols*size/parallelBytes)
 	if workers <= 1 {
 		transposeRange[W](dst, src, rows, cols, ldd, lds, nt)
 		return
 	}
+	// one piece per processor: pieces of fewer rows read shorter runs down each source column,
+	// and the first and last strips of each lose their prefetches (4096×4096 float32 on a quiet
+	// 2-core VM: 0.73-0.80× of copy() in 4 pieces per processor, 0.79-0.87× in one)
 	chunk := (rows/workers + 15) &^ 15 // whole tiles, and 32-byte aligned rows stay aligned
-	var wg sync.WaitGroup
-	for r0 := 0; r0 < rows; r0 += chunk {
+	shareOut((rows+chunk-1)/chunk, workers, func(i int) {
+		r0 := i * chunk
 		n := min(chunk, rows-r0)
-		d, s := unsafe.Add(dst, r0*ldd*size), unsafe.Add(src, r0*size)
-		wg.Go(func() { transposeRange[W](d, s, n, cols, ldd, lds, nt) })
-	}
-	wg.Wait()
+		transposeRange[W](unsafe.Add(dst, r0*ldd*size), unsafe.Add(src, r0*size), n, cols, ldd, lds, nt)
+	})
 }
 
 // useNT says whether a kernel writing n bytes at dst, in rows dRow bytes apart, should use
@@ -564,10 +603,16 @@ func transposeRange[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds int, n
 	size := int(unsafe.Sizeof(w))
 	if size == 4 && pairsOK {
 		transpose32(dst, src, rows, cols, ldd, lds, nt)
+		if nt {
+			storeFence() // before this goroutine reports the piece done
+		}
 		return
 	}
 	if size == 8 && haveStrip32 {
 		transpose64(dst, src, rows, cols, ldd, lds, nt)
+		if nt {
+			storeFence()
+		}
 		return
 	}
 	dRow, sCol := ldd*size, lds*size
@@ -612,9 +657,15 @@ func transpose32(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 		return
 	}
 	dRow, sCol := ldd*4, lds*4
+	pf := prefetchOffset(rows*4, sCol)
 	tiles := transposeTiles32
-	if nt {
+	switch {
+	case nt && haveAVX512 && uintptr(dst)%64 == 0 && dRow%64 == 0:
+		tiles = transposeTiles32ZNT
+	case nt:
 		tiles = transposeTiles32NT
+	case haveAVX512:
+		tiles = transposeTiles32Z
 	}
 	band := portableStripCols
 	if haveStrip32 {
@@ -626,7 +677,7 @@ func transpose32(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 		if k := n &^ 15; haveStrip32 && k > 0 {
 			for ; r+16 <= rows; r += 16 {
 				do, so := r*dRow+c0*4, r*4+c0*sCol
-				tiles(unsafe.Add(dst, do), unsafe.Add(src, so), k/16, dRow, sCol, pfAhead)
+				tiles(unsafe.Add(dst, do), unsafe.Add(src, so), k/16, dRow, sCol, pf)
 				if k < n {
 					strip32(dst, src, do+4*k, so+k*sCol, n-k, dRow, sCol)
 					strip32(dst, src, do+4*k+8*dRow, so+32+k*sCol, n-k, dRow, sCol)
@@ -740,9 +791,15 @@ func strip32(dst, src unsafe.Pointer, do, so, n, dRow, sCol int) {
 // band word by word.
 func transpose64(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 	dRow, sCol := ldd*8, lds*8
+	pf := prefetchOffset(rows*8, sCol)
 	tiles := transposeTiles64
-	if nt {
+	switch {
+	case nt && haveAVX512 && uintptr(dst)%64 == 0 && dRow%64 == 0:
+		tiles = transposeTiles64ZNT
+	case nt:
 		tiles = transposeTiles64NT
+	case haveAVX512:
+		tiles = transposeTiles64Z
 	}
 	for c0 := 0; c0 < cols; c0 += stripCols {
 		n := min(stripCols, cols-c0)
@@ -751,7 +808,7 @@ func transpose64(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 		for ; r+8 <= rows; r += 8 {
 			do, so := r*dRow+c0*8, r*8+c0*sCol
 			if k > 0 {
-				tiles(unsafe.Add(dst, do), unsafe.Add(src, so), k/8, dRow, sCol, pfAhead)
+				tiles(unsafe.Add(dst, do), unsafe.Add(src, so), k/8, dRow, sCol, pf)
 				do += 8 * k
 				so += k * sCol
 			}
@@ -774,6 +831,23 @@ func transpose64(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 		}
 	}
 }
+
+// prefetchOffset returns the offset from a tile's source at which the tile kernels prefetch:
+// pfAhead bytes down the columns when they are long, and pfCols columns along the strip when
+// a column holds fewer than shortColumn bytes, where pfAhead would land in the next column, whose
+// lines the tile is reading anyway.
+func prefetchOffset(column, sCol int) int {
+	if column < shortColumn {
+		return pfCols * sCol
+	}
+	return pfAhead
+}
+
+// shortColumn is the length in bytes under which a source column counts as short for
+// prefetchOffset, and pfCols how many columns along the strip its tiles then prefetch (measured
+// on the 256-byte columns of BenchmarkNumPyCopies' permutation, where 32 and 128 columns did no
+// better).
+const shortColumn, pfCols = 1024, 64
 
 // pfAhead is how far down its source columns a tile kernel prefetches, in bytes: the lines
 // that the strips 256 bytes on will read (a column's lines are a whole row apart, across pages,

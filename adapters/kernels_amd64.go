@@ -22,6 +22,26 @@ var haveStrip32, haveF16C = func() (avx, f16c bool) {
 	return true, c&f16cBit != 0
 }()
 
+// haveAVX512 says whether the CPU has AVX-512 Foundation and the operating system saves the
+// state of its registers (XCR0: opmask, the upper halves of Z0..Z15, and Z16..Z31, besides SSE and
+// AVX): the tile transposes then move whole 64-byte lines through Z registers
+// (transposeTiles32Z, transposeTiles64Z). A variable so that tests can cover the AVX kernels on
+// CPUs that have both.
+var haveAVX512 = func() bool {
+	const avx512f = 1 << 16
+	if !haveStrip32 {
+		return false
+	}
+	if max, _, _, _ := cpuid(0, 0); max < 7 {
+		return false
+	}
+	if _, b, _, _ := cpuid(7, 0); b&avx512f == 0 {
+		return false
+	}
+	xcr0, _ := xgetbv0()
+	return xcr0&0xe6 == 0xe6
+}()
+
 // transposeStrip32 transposes blocks 8×8 blocks of 4-byte words side by side: for block b,
 // column k (0..7) of the block is the 8 consecutive words at src + (8b+k)·sCol, and it becomes
 // word k of each of the 8 rows dst + r·dRow + 32b (r = 0..7). dRow and sCol are in bytes and may
@@ -47,15 +67,38 @@ func cvtFloat16ToFloat32(dst *float32, src *uint16, n int)
 // column k (0..15) is the 16 consecutive words at src + (16b+k)·sCol, and it becomes word k of
 // each of the 16 rows dst + r·dRow + 64b (r = 0..15). Each tile reads 16 whole 64-byte source
 // lines and writes 16 whole destination lines (when aligned), as four 8×8 blocks of
-// transposeStrip32's. transposeTiles32NT does the same with non-temporal stores, which skip
-// reading the destination lines into the cache first; it needs dst and dRow to be multiples of
-// 32 and ends with a store fence.
+// transposeStrip32's, ordered so that each source line is read, and each destination line
+// written, in one go (its two halves back to back). transposeTiles32NT does the same with
+// non-temporal stores, which skip reading the destination lines into the cache first; it needs
+// dst and dRow to be multiples of 32, and its caller calls storeFence when done with them
+// (transposeRange).
 //
 //go:noescape
 func transposeTiles32(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
 
 //go:noescape
 func transposeTiles32NT(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
+
+// transposeTiles32Z and transposeTiles32ZNT are transposeTiles32 and transposeTiles32NT with
+// AVX-512 (see haveAVX512): a tile is 16 loads of whole source lines, 64 shuffles of Z registers
+// and 16 stores of whole destination lines. transposeTiles32ZNT needs dst and dRow to be
+// multiples of 64.
+//
+//go:noescape
+func transposeTiles32Z(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
+
+//go:noescape
+func transposeTiles32ZNT(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
+
+// transposeTiles64Z and transposeTiles64ZNT are transposeTiles64 and transposeTiles64NT with
+// AVX-512: a tile is 8 loads of whole lines, 24 shuffles and 8 stores of whole lines.
+// transposeTiles64ZNT needs dst and dRow to be multiples of 64.
+//
+//go:noescape
+func transposeTiles64Z(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
+
+//go:noescape
+func transposeTiles64ZNT(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
 
 // transposeTiles64 and transposeTiles64NT are transposeTiles32 and transposeTiles32NT for
 // 8×8 tiles of 8-byte words (64 bytes a line too): for tile b, column k (0..7) is the 8 words

@@ -40,20 +40,6 @@
 	VPERM2F128 $0x31, Y6, Y2, Y14; \
 	VPERM2F128 $0x31, Y7, Y3, Y15
 
-// BLOCK32 is TRANS32 followed by the stores of the 8 rows to D + j·dRow; ST stores a row
-// (VMOVUPS, or VMOVNTPS for 32-byte aligned rows). Uses R8 = dRow, R10 = 3·dRow and BX besides.
-#define BLOCK32(S, D, ST) \
-	TRANS32(S); \
-	LEAQ (D)(R8*4), BX; \
-	ST Y8, (D); \
-	ST Y9, (D)(R8*1); \
-	ST Y10, (D)(R8*2); \
-	ST Y11, (D)(R10*1); \
-	ST Y12, (BX); \
-	ST Y13, (BX)(R8*1); \
-	ST Y14, (BX)(R8*2); \
-	ST Y15, (BX)(R10*1)
-
 // PARK32 keeps the rows of a TRANS32 in the 256 bytes at O(SP), in the frame.
 #define PARK32(O) \
 	VMOVUPS Y8, (O+0)(SP); \
@@ -65,34 +51,35 @@
 	VMOVUPS Y14, (O+192)(SP); \
 	VMOVUPS Y15, (O+224)(SP)
 
-// LINES32 writes 8 whole 64-byte destination lines with non-temporal stores, back to back: row
-// j is row j parked at O(SP) (its first 32 bytes) and Y8+j (the next 32), at D + j·dRow.
-#define LINES32(D, O) \
+// LINES32 writes 8 whole 64-byte destination lines with ST (VMOVUPS, or VMOVNTPS for 32-byte
+// aligned rows), back to back: row j is row j parked at O(SP) (its first 32 bytes) and Y8+j (the
+// next 32), at D + j·dRow.
+#define LINES32(D, O, ST) \
 	LEAQ (D)(R8*4), BX; \
 	VMOVUPS (O+0)(SP), Y0; \
-	VMOVNTPS Y0, (D); \
-	VMOVNTPS Y8, 32(D); \
+	ST Y0, (D); \
+	ST Y8, 32(D); \
 	VMOVUPS (O+32)(SP), Y1; \
-	VMOVNTPS Y1, (D)(R8*1); \
-	VMOVNTPS Y9, 32(D)(R8*1); \
+	ST Y1, (D)(R8*1); \
+	ST Y9, 32(D)(R8*1); \
 	VMOVUPS (O+64)(SP), Y2; \
-	VMOVNTPS Y2, (D)(R8*2); \
-	VMOVNTPS Y10, 32(D)(R8*2); \
+	ST Y2, (D)(R8*2); \
+	ST Y10, 32(D)(R8*2); \
 	VMOVUPS (O+96)(SP), Y3; \
-	VMOVNTPS Y3, (D)(R10*1); \
-	VMOVNTPS Y11, 32(D)(R10*1); \
+	ST Y3, (D)(R10*1); \
+	ST Y11, 32(D)(R10*1); \
 	VMOVUPS (O+128)(SP), Y4; \
-	VMOVNTPS Y4, (BX); \
-	VMOVNTPS Y12, 32(BX); \
+	ST Y4, (BX); \
+	ST Y12, 32(BX); \
 	VMOVUPS (O+160)(SP), Y5; \
-	VMOVNTPS Y5, (BX)(R8*1); \
-	VMOVNTPS Y13, 32(BX)(R8*1); \
+	ST Y5, (BX)(R8*1); \
+	ST Y13, 32(BX)(R8*1); \
 	VMOVUPS (O+192)(SP), Y6; \
-	VMOVNTPS Y6, (BX)(R8*2); \
-	VMOVNTPS Y14, 32(BX)(R8*2); \
+	ST Y6, (BX)(R8*2); \
+	ST Y14, 32(BX)(R8*2); \
 	VMOVUPS (O+224)(SP), Y7; \
-	VMOVNTPS Y7, (BX)(R10*1); \
-	VMOVNTPS Y15, 32(BX)(R10*1)
+	ST Y7, (BX)(R10*1); \
+	ST Y15, 32(BX)(R10*1)
 
 // PREFETCH16 and PREFETCH8 ask for the source lines of the 16 (8) columns pf = DX bytes ahead
 // of S: those of a tile a few tiles on. A tile's source columns are lines a whole row apart,
@@ -133,7 +120,8 @@
 	PREFETCHT2 (R12)(R11*1)
 
 // BLOCK64 transposes one 4×4 block of 8-byte words: source column k (k = 0..3) is the 4 words
-// at S + k·sCol, destination row j the 4 words at D + j·dRow. Same registers as BLOCK32.
+// at S + k·sCol, destination row j the 4 words at D + j·dRow. Uses R8 = dRow, R10 = 3·dRow,
+// R9 = sCol, R11 = 3·sCol and Y0..Y7.
 #define BLOCK64(S, D, ST) \
 	VMOVUPD (S), Y0; \
 	VMOVUPD (S)(R9*1), Y1; \
@@ -290,7 +278,13 @@ TEXT ·xgetbv0(SB), NOSPLIT, $0-8
 	RET
 
 // func transposeTiles32(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
-TEXT ·transposeTiles32(SB), NOSPLIT, $0-48
+//
+// Per tile, the two halves of source columns 0..7 (destination rows 0..7 and 8..15) are
+// transposed one after the other and parked in the frame, then those of columns 8..15, each
+// completing the 64-byte lines of 8 destination rows, which are written whole, back to back:
+// every source line is read, and every destination line written, in one go, which matters where
+// the 16 lines of a tile share an L1 cache set (rows a multiple of 4 KiB apart).
+TEXT ·transposeTiles32(SB), NOSPLIT, $512-48
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ tiles+16(FP), CX
@@ -303,17 +297,21 @@ TEXT ·transposeTiles32(SB), NOSPLIT, $0-48
 	JLE t32done
 
 t32loop:
+	// the two halves of source columns 0..7 (destination rows 0..7 and 8..15), parked; then
+	// those of columns 8..15, each completing the 64-byte lines of 8 destination rows
 	PREFETCH16(SI)
-	BLOCK32(SI, DI, VMOVUPS)
-	LEAQ (SI)(R9*8), R12
-	LEAQ 32(DI), R13
-	BLOCK32(R12, R13, VMOVUPS)
+	TRANS32(SI)
+	PARK32(0)
 	LEAQ 32(SI), R12
-	LEAQ (DI)(R8*8), R13
-	BLOCK32(R12, R13, VMOVUPS)
+	TRANS32(R12)
+	PARK32(256)
+	LEAQ (SI)(R9*8), R12
+	TRANS32(R12)
+	LINES32(DI, 0, VMOVUPS)
 	LEAQ 32(SI)(R9*8), R12
-	LEAQ 32(DI)(R8*8), R13
-	BLOCK32(R12, R13, VMOVUPS)
+	TRANS32(R12)
+	LEAQ (DI)(R8*8), R13
+	LINES32(R13, 256, VMOVUPS)
 	ADDQ $64, DI
 	LEAQ (SI)(R9*8), SI
 	LEAQ (SI)(R9*8), SI
@@ -350,11 +348,11 @@ t32ntloop:
 	PARK32(256)
 	LEAQ (SI)(R9*8), R12
 	TRANS32(R12)
-	LINES32(DI, 0)
+	LINES32(DI, 0, VMOVNTPS)
 	LEAQ 32(SI)(R9*8), R12
 	TRANS32(R12)
 	LEAQ (DI)(R8*8), R13
-	LINES32(R13, 256)
+	LINES32(R13, 256, VMOVNTPS)
 	ADDQ $64, DI
 	LEAQ (SI)(R9*8), SI
 	LEAQ (SI)(R9*8), SI
@@ -569,3 +567,284 @@ g32loop:
 g32done:
 	VZEROUPPER
 	RET
+
+// The AVX-512 tile kernels. With 64-byte registers a tile moves whole cache lines: each source
+// line is read by one load and each destination line written by one store, so that a line is
+// wanted in the L1 cache for one instruction only. The AVX kernels above touch each line twice,
+// once per 32-byte half, and where the rows are a multiple of 4 KiB apart (every power-of-two
+// width from 1024 float32) the 16 source lines, or the 16 destination lines, of a tile fall into
+// one set of the 8-way cache, where they can push each other out between the two halves.
+
+// ZTRANS32(S) transposes one 16×16 tile of 4-byte words into Z0..Z15: source column k (k =
+// 0..15) is the 16 words at S + k·sCol, and Z0+j holds row j of the result. Uses R9 = sCol,
+// R11 = 3·sCol, AX and Z0..Z31: 16 loads, then 64 shuffles in four rounds (pairs of columns,
+// pairs of pairs, then the 128-bit lanes of four registers as a 4×4 transpose in two rounds).
+#define ZTRANS32(S) \
+	LEAQ (S)(R9*4), AX; \
+	VMOVUPS (S), Z0; \
+	VMOVUPS (S)(R9*1), Z1; \
+	VMOVUPS (S)(R9*2), Z2; \
+	VMOVUPS (S)(R11*1), Z3; \
+	VMOVUPS (AX), Z4; \
+	VMOVUPS (AX)(R9*1), Z5; \
+	VMOVUPS (AX)(R9*2), Z6; \
+	VMOVUPS (AX)(R11*1), Z7; \
+	LEAQ (AX)(R9*4), AX; \
+	VMOVUPS (AX), Z8; \
+	VMOVUPS (AX)(R9*1), Z9; \
+	VMOVUPS (AX)(R9*2), Z10; \
+	VMOVUPS (AX)(R11*1), Z11; \
+	LEAQ (AX)(R9*4), AX; \
+	VMOVUPS (AX), Z12; \
+	VMOVUPS (AX)(R9*1), Z13; \
+	VMOVUPS (AX)(R9*2), Z14; \
+	VMOVUPS (AX)(R11*1), Z15; \
+	VUNPCKLPS Z1, Z0, Z16; \
+	VUNPCKHPS Z1, Z0, Z17; \
+	VUNPCKLPS Z3, Z2, Z18; \
+	VUNPCKHPS Z3, Z2, Z19; \
+	VUNPCKLPS Z5, Z4, Z20; \
+	VUNPCKHPS Z5, Z4, Z21; \
+	VUNPCKLPS Z7, Z6, Z22; \
+	VUNPCKHPS Z7, Z6, Z23; \
+	VUNPCKLPS Z9, Z8, Z24; \
+	VUNPCKHPS Z9, Z8, Z25; \
+	VUNPCKLPS Z11, Z10, Z26; \
+	VUNPCKHPS Z11, Z10, Z27; \
+	VUNPCKLPS Z13, Z12, Z28; \
+	VUNPCKHPS Z13, Z12, Z29; \
+	VUNPCKLPS Z15, Z14, Z30; \
+	VUNPCKHPS Z15, Z14, Z31; \
+	VSHUFPS $0x44, Z18, Z16, Z0; \
+	VSHUFPS $0xEE, Z18, Z16, Z1; \
+	VSHUFPS $0x44, Z19, Z17, Z2; \
+	VSHUFPS $0xEE, Z19, Z17, Z3; \
+	VSHUFPS $0x44, Z22, Z20, Z4; \
+	VSHUFPS $0xEE, Z22, Z20, Z5; \
+	VSHUFPS $0x44, Z23, Z21, Z6; \
+	VSHUFPS $0xEE, Z23, Z21, Z7; \
+	VSHUFPS $0x44, Z26, Z24, Z8; \
+	VSHUFPS $0xEE, Z26, Z24, Z9; \
+	VSHUFPS $0x44, Z27, Z25, Z10; \
+	VSHUFPS $0xEE, Z27, Z25, Z11; \
+	VSHUFPS $0x44, Z30, Z28, Z12; \
+	VSHUFPS $0xEE, Z30, Z28, Z13; \
+	VSHUFPS $0x44, Z31, Z29, Z14; \
+	VSHUFPS $0xEE, Z31, Z29, Z15; \
+	VSHUFF32X4 $0x44, Z4, Z0, Z16; \
+	VSHUFF32X4 $0xEE, Z4, Z0, Z17; \
+	VSHUFF32X4 $0x44, Z12, Z8, Z18; \
+	VSHUFF32X4 $0xEE, Z12, Z8, Z19; \
+	VSHUFF32X4 $0x44, Z5, Z1, Z20; \
+	VSHUFF32X4 $0xEE, Z5, Z1, Z21; \
+	VSHUFF32X4 $0x44, Z13, Z9, Z22; \
+	VSHUFF32X4 $0xEE, Z13, Z9, Z23; \
+	VSHUFF32X4 $0x44, Z6, Z2, Z24; \
+	VSHUFF32X4 $0xEE, Z6, Z2, Z25; \
+	VSHUFF32X4 $0x44, Z14, Z10, Z26; \
+	VSHUFF32X4 $0xEE, Z14, Z10, Z27; \
+	VSHUFF32X4 $0x44, Z7, Z3, Z28; \
+	VSHUFF32X4 $0xEE, Z7, Z3, Z29; \
+	VSHUFF32X4 $0x44, Z15, Z11, Z30; \
+	VSHUFF32X4 $0xEE, Z15, Z11, Z31; \
+	VSHUFF32X4 $0x88, Z18, Z16, Z0; \
+	VSHUFF32X4 $0xDD, Z18, Z16, Z4; \
+	VSHUFF32X4 $0x88, Z19, Z17, Z8; \
+	VSHUFF32X4 $0xDD, Z19, Z17, Z12; \
+	VSHUFF32X4 $0x88, Z22, Z20, Z1; \
+	VSHUFF32X4 $0xDD, Z22, Z20, Z5; \
+	VSHUFF32X4 $0x88, Z23, Z21, Z9; \
+	VSHUFF32X4 $0xDD, Z23, Z21, Z13; \
+	VSHUFF32X4 $0x88, Z26, Z24, Z2; \
+	VSHUFF32X4 $0xDD, Z26, Z24, Z6; \
+	VSHUFF32X4 $0x88, Z27, Z25, Z10; \
+	VSHUFF32X4 $0xDD, Z27, Z25, Z14; \
+	VSHUFF32X4 $0x88, Z30, Z28, Z3; \
+	VSHUFF32X4 $0xDD, Z30, Z28, Z7; \
+	VSHUFF32X4 $0x88, Z31, Z29, Z11; \
+	VSHUFF32X4 $0xDD, Z31, Z29, Z15
+
+// ZROWS16 stores rows Z0..Z15 at D + j·dRow with ST (VMOVUPS, or VMOVNTPS for 64-byte aligned
+// rows). Uses R8 = dRow, R10 = 3·dRow and BX.
+#define ZROWS16(D, ST) \
+	MOVQ D, BX; \
+	ST Z0, (BX); \
+	ST Z1, (BX)(R8*1); \
+	ST Z2, (BX)(R8*2); \
+	ST Z3, (BX)(R10*1); \
+	LEAQ (BX)(R8*4), BX; \
+	ST Z4, (BX); \
+	ST Z5, (BX)(R8*1); \
+	ST Z6, (BX)(R8*2); \
+	ST Z7, (BX)(R10*1); \
+	LEAQ (BX)(R8*4), BX; \
+	ST Z8, (BX); \
+	ST Z9, (BX)(R8*1); \
+	ST Z10, (BX)(R8*2); \
+	ST Z11, (BX)(R10*1); \
+	LEAQ (BX)(R8*4), BX; \
+	ST Z12, (BX); \
+	ST Z13, (BX)(R8*1); \
+	ST Z14, (BX)(R8*2); \
+	ST Z15, (BX)(R10*1)
+
+// ZTRANS64(S) transposes one 8×8 tile of 8-byte words into Z24..Z31: source column k (k = 0..7)
+// is the 8 words at S + k·sCol, and Z24+j holds row j of the result. Uses R9, R11, AX and
+// Z0..Z31: 8 loads and 24 shuffles.
+#define ZTRANS64(S) \
+	LEAQ (S)(R9*4), AX; \
+	VMOVUPD (S), Z0; \
+	VMOVUPD (S)(R9*1), Z1; \
+	VMOVUPD (S)(R9*2), Z2; \
+	VMOVUPD (S)(R11*1), Z3; \
+	VMOVUPD (AX), Z4; \
+	VMOVUPD (AX)(R9*1), Z5; \
+	VMOVUPD (AX)(R9*2), Z6; \
+	VMOVUPD (AX)(R11*1), Z7; \
+	VUNPCKLPD Z1, Z0, Z8; \
+	VUNPCKHPD Z1, Z0, Z9; \
+	VUNPCKLPD Z3, Z2, Z10; \
+	VUNPCKHPD Z3, Z2, Z11; \
+	VUNPCKLPD Z5, Z4, Z12; \
+	VUNPCKHPD Z5, Z4, Z13; \
+	VUNPCKLPD Z7, Z6, Z14; \
+	VUNPCKHPD Z7, Z6, Z15; \
+	VSHUFF64X2 $0x44, Z10, Z8, Z16; \
+	VSHUFF64X2 $0xEE, Z10, Z8, Z17; \
+	VSHUFF64X2 $0x44, Z14, Z12, Z18; \
+	VSHUFF64X2 $0xEE, Z14, Z12, Z19; \
+	VSHUFF64X2 $0x44, Z11, Z9, Z20; \
+	VSHUFF64X2 $0xEE, Z11, Z9, Z21; \
+	VSHUFF64X2 $0x44, Z15, Z13, Z22; \
+	VSHUFF64X2 $0xEE, Z15, Z13, Z23; \
+	VSHUFF64X2 $0x88, Z18, Z16, Z24; \
+	VSHUFF64X2 $0xDD, Z18, Z16, Z26; \
+	VSHUFF64X2 $0x88, Z19, Z17, Z28; \
+	VSHUFF64X2 $0xDD, Z19, Z17, Z30; \
+	VSHUFF64X2 $0x88, Z22, Z20, Z25; \
+	VSHUFF64X2 $0xDD, Z22, Z20, Z27; \
+	VSHUFF64X2 $0x88, Z23, Z21, Z29; \
+	VSHUFF64X2 $0xDD, Z23, Z21, Z31
+
+// ZROWS8 stores rows Z24..Z31 at D + j·dRow with ST. Uses R8, R10 and BX.
+#define ZROWS8(D, ST) \
+	LEAQ (D)(R8*4), BX; \
+	ST Z24, (D); \
+	ST Z25, (D)(R8*1); \
+	ST Z26, (D)(R8*2); \
+	ST Z27, (D)(R10*1); \
+	ST Z28, (BX); \
+	ST Z29, (BX)(R8*1); \
+	ST Z30, (BX)(R8*2); \
+	ST Z31, (BX)(R10*1)
+
+// func transposeTiles32Z(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
+TEXT ·transposeTiles32Z(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ tiles+16(FP), CX
+	MOVQ dRow+24(FP), R8
+	MOVQ sCol+32(FP), R9
+	MOVQ pf+40(FP), DX
+	LEAQ (R8)(R8*2), R10
+	LEAQ (R9)(R9*2), R11
+	TESTQ CX, CX
+	JLE z32zdone
+
+z32zloop:
+	PREFETCH16(SI)
+	ZTRANS32(SI)
+	ZROWS16(DI, VMOVUPS)
+	ADDQ $64, DI
+	LEAQ (SI)(R9*8), SI
+	LEAQ (SI)(R9*8), SI
+	DECQ CX
+	JNZ z32zloop
+
+z32zdone:
+	VZEROUPPER
+	RET
+
+// func transposeTiles32ZNT(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
+//
+// transposeTiles32Z with non-temporal stores: dst and dRow must be multiples of 64.
+TEXT ·transposeTiles32ZNT(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ tiles+16(FP), CX
+	MOVQ dRow+24(FP), R8
+	MOVQ sCol+32(FP), R9
+	MOVQ pf+40(FP), DX
+	LEAQ (R8)(R8*2), R10
+	LEAQ (R9)(R9*2), R11
+	TESTQ CX, CX
+	JLE z32zntdone
+
+z32zntloop:
+	PREFETCH16(SI)
+	ZTRANS32(SI)
+	ZROWS16(DI, VMOVNTPS)
+	ADDQ $64, DI
+	LEAQ (SI)(R9*8), SI
+	LEAQ (SI)(R9*8), SI
+	DECQ CX
+	JNZ z32zntloop
+
+z32zntdone:
+	VZEROUPPER
+	RET
+
+// func transposeTiles64Z(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
+TEXT ·transposeTiles64Z(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ tiles+16(FP), CX
+	MOVQ dRow+24(FP), R8
+	MOVQ sCol+32(FP), R9
+	MOVQ pf+40(FP), DX
+	LEAQ (R8)(R8*2), R10
+	LEAQ (R9)(R9*2), R11
+	TESTQ CX, CX
+	JLE z64zdone
+
+z64zloop:
+	PREFETCH8(SI)
+	ZTRANS64(SI)
+	ZROWS8(DI, VMOVUPD)
+	ADDQ $64, DI
+	LEAQ (SI)(R9*8), SI
+	DECQ CX
+	JNZ z64zloop
+
+z64zdone:
+	VZEROUPPER
+	RET
+
+// func transposeTiles64ZNT(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
+//
+// transposeTiles64Z with non-temporal stores: dst and dRow must be multiples of 64.
+TEXT ·transposeTiles64ZNT(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ tiles+16(FP), CX
+	MOVQ dRow+24(FP), R8
+	MOVQ sCol+32(FP), R9
+	MOVQ pf+40(FP), DX
+	LEAQ (R8)(R8*2), R10
+	LEAQ (R9)(R9*2), R11
+	TESTQ CX, CX
+	JLE z64zntdone
+
+z64zntloop:
+	PREFETCH8(SI)
+	ZTRANS64(SI)
+	ZROWS8(DI, VMOVNTPD)
+	ADDQ $64, DI
+	LEAQ (SI)(R9*8), SI
+	DECQ CX
+	JNZ z64zntloop
+
+z64zntdone:
+	VZEROUPPER
+	RET
+

@@ -3,6 +3,7 @@ package adapters
 import (
 	"math"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -182,6 +183,36 @@ func testEveryOther[W uint32 | uint64](t *testing.T) {
 			strided(dst, src[:end], 0, s, n, 1, 2)
 			for i := range n {
 				require.Equal(t, src[s+2*i], dst[i], "n %d, start %d, element %d", n, s, i)
+			}
+		}
+	}
+}
+
+// TestTransposeKernelAVX runs the transpose tests on the AVX tile kernels on CPUs that also have
+// AVX-512, whose kernels the other tests take there.
+func TestTransposeKernelAVX(t *testing.T) {
+	if !haveAVX512 {
+		t.Skip("no AVX-512 kernels run here (this CPU lacks AVX-512, or the build has no assembly): the other transpose tests cover the kernels that do")
+	}
+	haveAVX512 = false
+	savedMax := cachedMax
+	defer func() { haveAVX512, cachedMax = true, savedMax }()
+	t.Run("4", func(t *testing.T) { testTransposeKernel[uint32](t) })
+	t.Run("8", func(t *testing.T) { testTransposeKernel[uint64](t) })
+	cachedMax = 0
+	t.Run("4/non-temporal", func(t *testing.T) { testTransposeNT[uint32](t) })
+	t.Run("8/non-temporal", func(t *testing.T) { testTransposeNT[uint64](t) })
+}
+
+// TestShareOut checks that shareOut runs every piece exactly once, whatever the number of
+// pieces and goroutines.
+func TestShareOut(t *testing.T) {
+	for _, n := range []int{1, 2, 7, 64} {
+		for _, workers := range []int{1, 2, 3, 100} {
+			ran := make([]atomic.Int32, n)
+			shareOut(n, workers, func(i int) { ran[i].Add(1) })
+			for i := range ran {
+				require.EqualValues(t, 1, ran[i].Load(), "%d pieces, %d workers: piece %d", n, workers, i)
 			}
 		}
 	}

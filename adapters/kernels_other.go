@@ -6,7 +6,7 @@ import "unsafe"
 
 // No assembly kernels here: the transposes, contiguous copies and float casts use their
 // portable paths.
-var haveStrip32, haveF16C = false, false
+var haveStrip32, haveF16C, haveAVX512 = false, false, false
 
 func transposeStrip32(dst, src unsafe.Pointer, blocks, dRow, sCol int) {
 	panic("adapters: transposeStrip32 without an assembly kernel")
@@ -59,4 +59,20 @@ func gather2x64(dst, src unsafe.Pointer, n int) {
 
 func gather2x32(dst, src unsafe.Pointer, n int) {
 	panic("adapters: gather2x32 without an assembly kernel")
+}
+
+func transposeTiles32Z(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int) {
+	panic("adapters: transposeTiles32Z without an assembly kernel")
+}
+
+func transposeTiles32ZNT(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int) {
+	panic("adapters: transposeTiles32ZNT without an assembly kernel")
+}
+
+func transposeTiles64Z(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int) {
+	panic("adapters: transposeTiles64Z without an assembly kernel")
+}
+
+func transposeTiles64ZNT(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int) {
+	panic("adapters: transposeTiles64ZNT without an assembly kernel")
 }
