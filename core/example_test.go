@@ -74,6 +74,28 @@ func ExampleWrap() {
 	// released
 }
 
+// A bridge that imports a producer's tensor for one call and always releases it afterwards uses
+// WrapExplicit: the same ownership as Wrap, without the collector's cleanup on the tensor.
+func ExampleWrapExplicit() {
+	foreign := []int32{1, 2, 3} // stands for an argument's memory, held by its producer
+	call := func(arg *core.Tensor) int32 {
+		xs, _ := core.ReadOnlyElements[int32](arg)
+		return xs[0] + xs[1] + xs[2]
+	}
+	arg, err := core.WrapExplicit(core.Desc{Data: unsafe.Pointer(&foreign[0]), Device: core.CPUDevice,
+		DType: core.Int32, Shape: []int64{3}}, func() { fmt.Println("the producer's deleter ran") })
+	if err != nil {
+		panic(err)
+	}
+	h, _ := core.Hold(arg) // held for the whole call
+	fmt.Println("sum:", call(arg))
+	h.Release()
+	arg.Release() // the bridge's promise: every path releases
+	// Output:
+	// sum: 6
+	// the producer's deleter ran
+}
+
 // Indices walks a shape in C order, the way Offset and At address elements.
 func ExampleIndices() {
 	t := core.MustFromSlice([]int32{1, 2, 3, 4, 5, 6}, 2, 3)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/gpu"
 	"github.com/dlpack-go/dlpack/numpyx/pyexchange"
 )
 
@@ -46,4 +47,15 @@ func ExampleExceptionFor() {
 	// ValueError
 	// TypeError
 	// RuntimeError
+}
+
+// A c-shared library that hands CUDA tensors to Python installs a StreamSync from its init
+// function: every __dlpack__(stream=s) of such a tensor then makes the consumer's stream s wait
+// for the work this library queued (gpu/cuda/internal/devicelib does this for the device check).
+func ExampleSetStreamSync() {
+	producer := gpu.LegacyStream // the stream the library writes its tensors on
+	pyexchange.SetStreamSync(core.CUDA, func(t *core.Tensor, stream int64) error {
+		return gpu.ReadyFor(t, producer, stream)
+	})
+	defer pyexchange.SetStreamSync(core.CUDA, nil) // (an example: leave the process as it was)
 }
