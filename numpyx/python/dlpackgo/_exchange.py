@@ -219,7 +219,7 @@ class Library:
         ``via``, ``copy`` and ``device`` None) is read in C instead and handed to Go the first
         time Go needs it; until then the Tensor holds a reference to the array.
         """
-        if via is None and copy is None and device is None and type(x) is _numpy.ndarray:
+        if type(x) is self._ndarray and via is None and copy is None and device is None:
             p = self._pend(x)  # a NumPy array read in C (_numpy.py); Go adopts it on first use
             if p is not None:
                 return Tensor(self, 0, p)

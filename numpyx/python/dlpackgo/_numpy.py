@@ -57,6 +57,7 @@ def attach(lib):
     docstring)."""
     global ndarray
     cdll = lib.cdll
+    lib._ndarray = _Never  # the type from_dlpack reads in C: numpy.ndarray once the reader is on
     try:
         import numpy as np
     except ImportError:
@@ -78,7 +79,7 @@ def attach(lib):
     if np is None:
         return
     if _agrees(np, lib._pend, lib._describe_pending):
-        ndarray = np.ndarray
+        ndarray = lib._ndarray = np.ndarray
     else:
         off = cdll.dlpackgo_numpy_off
         off.argtypes, off.restype = [], None
