@@ -107,15 +107,9 @@ static void run_pending(void) {
 	}
 }
 
-static void delete_versioned(void *p) {
-	pxg_managed_versioned *m = p;
-	if (m->deleter != NULL) m->deleter(m);
-}
+static void delete_versioned(void *p) { pxg_delete(p, 0); }
 
-static void delete_legacy(void *p) {
-	pxg_managed *m = p;
-	if (m->deleter != NULL) m->deleter(m);
-}
+static void delete_legacy(void *p) { pxg_delete(p, 1); }
 
 static void guard_deleter_v(pxg_managed_versioned *self) {
 	void *orig = self->manager_ctx;

@@ -139,10 +139,11 @@ int pxg_numpy_is(void *obj);
 pxg_managed_versioned *pxg_numpy_managed(void *obj, int *status);
 /* pxg_numpy_delete lets go of a managed tensor pxg_numpy_managed made; the GIL is held. */
 void pxg_numpy_delete(pxg_managed_versioned *m);
-/* pxg_pending_new returns a new pending import (a capsule) owning m, a DLManagedTensor if legacy
- * else a DLManagedTensorVersioned, validated already (dlpack_validate.h); out of memory it runs
- * m's deleter and returns NULL with an exception set. The GIL is held. */
-void *pxg_pending_new(void *m, int legacy);
+/* pxg_pending_take validates m, a producer's DLManagedTensor if legacy else
+ * DLManagedTensorVersioned, as Go would (dlpack_validate.h), and returns a new pending import (a
+ * capsule) owning it; a refused m, or one out of memory, has its deleter run and gets NULL with
+ * an exception set (BufferError naming the rule). The GIL is held. */
+void *pxg_pending_take(void *m, int legacy);
 /* pxg_numpy_builtin returns a new reference to builtin 0 pend, 1 adopt or 2 describe. */
 void *pxg_numpy_builtin(int which);
 

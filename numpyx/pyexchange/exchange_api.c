@@ -37,8 +37,7 @@
 #include "pyexchange.h"
 #include "exchange_api.h"
 #include "../../core/cdlpack/dlpack_abi.h"
-#include "../../core/cdlpack/dlpack_validate.h"
-#include "call.h" /* pxg_pending_new */
+#include "call.h" /* pxg_pending_take */
 #include "_cgo_export.h" /* dlpackgo_sharer, dlpackgo_export, dlpackgo_import, dlpackgo_release */
 
 typedef intptr_t ssize;
@@ -469,15 +468,7 @@ static void *take(void *x, int strict) {
 		return xpy.none;
 	}
 	/* validated here, as Go would, and handed to Go on first use (a pending import) */
-	const char *bad = dlpg_validate_versioned(m);
-	if (bad != NULL) {
-		char msg[200];
-		snprintf(msg, sizeof msg, "dlpackgo: the producer's tensor is invalid: %s", bad);
-		if (m->deleter != NULL) m->deleter(m);
-		xpy.err_set_string(xpy.buffer_error, msg);
-		return NULL;
-	}
-	void *ph = pxg_pending_new(m, 0);
+	void *ph = pxg_pending_take(m, 0);
 	if (ph == NULL) return NULL;
 	count(PXE_COUNT_IMPORT_API);
 	return ph;

@@ -22,6 +22,7 @@
  * and the call builtin of call.c, which passes it to Go as the argument.
  */
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -176,27 +177,30 @@ static const char pending_legacy_name[] = "dlpackgo.pending_legacy"; /* a DLMana
 static const char adopted_name[] = "dlpackgo.adopted";
 
 static void pending_destructor(void *capsule) {
-	if (np.capsule_is_valid(capsule, pending_name)) {
-		pxg_managed_versioned *m = np.capsule_get_pointer(capsule, pending_name);
-		if (m != NULL && m->deleter != NULL) m->deleter(m);
-	} else if (np.capsule_is_valid(capsule, pending_legacy_name)) {
-		pxg_managed *m = np.capsule_get_pointer(capsule, pending_legacy_name);
-		if (m != NULL && m->deleter != NULL) m->deleter(m);
-	} /* adopted: Go owns it */
+	int legacy = np.capsule_is_valid(capsule, pending_legacy_name);
+	if (!legacy && !np.capsule_is_valid(capsule, pending_name)) return; /* adopted: Go owns it */
+	void *m = np.capsule_get_pointer(capsule, legacy ? pending_legacy_name : pending_name);
+	if (m != NULL) pxg_delete(m, legacy);
 }
 
-void *pxg_pending_new(void *m, int legacy) {
+/* pending_new returns a new pending import owning m (validated, or made by the reader); out of
+ * memory it runs m's deleter and returns NULL with an exception set. */
+static void *pending_new(void *m, int legacy) {
 	void *c = np.capsule_new(m, legacy ? pending_legacy_name : pending_name, pending_destructor);
-	if (c == NULL) {
-		if (legacy) {
-			pxg_managed *l = m;
-			if (l->deleter != NULL) l->deleter(l);
-		} else {
-			pxg_managed_versioned *v = m;
-			if (v->deleter != NULL) v->deleter(v);
-		}
-	}
+	if (c == NULL) pxg_delete(m, legacy);
 	return c;
+}
+
+void *pxg_pending_take(void *m, int legacy) {
+	const char *bad = legacy ? dlpg_validate(&((pxg_managed *)m)->dl_tensor) : dlpg_validate_versioned(m);
+	if (bad != NULL) {
+		char msg[200];
+		snprintf(msg, sizeof msg, "dlpackgo: the producer's tensor is invalid: %s", bad);
+		pxg_delete(m, legacy);
+		np.err_set_string(np.buffer_error, msg);
+		return NULL;
+	}
+	return pending_new(m, legacy);
 }
 
 /* pending_of returns the managed tensor of a pending capsule and whether it is legacy, or NULL
@@ -220,7 +224,7 @@ static void *pend(void *self, void *obj) {
 		np.incref(np.none_obj);
 		return np.none_obj;
 	}
-	return pxg_pending_new(m, 0);
+	return pending_new(m, 0);
 }
 
 /* adopt(pending) -> the handle of a Go tensor over a pending import's memory. The capsule is

@@ -35,8 +35,7 @@
 #include <string.h>
 
 #include "pyexchange.h"
-#include "call.h" /* pxg_pending_new */
-#include "../../core/cdlpack/dlpack_validate.h"
+#include "call.h" /* pxg_pending_take */
 
 /* Python C API entry points (PyObject* is void* here). */
 static struct {
@@ -186,6 +185,16 @@ pxg_managed *pxg_guard_legacy(pxg_managed *m) {
 }
 
 void pxg_delete_guarded_versioned(pxg_managed_versioned *m) { call_versioned_with_gil(m); }
+
+void pxg_delete(void *m, int legacy) {
+	if (legacy) {
+		pxg_managed *l = m;
+		if (l->deleter != NULL) l->deleter(l);
+	} else {
+		pxg_managed_versioned *v = m;
+		if (v->deleter != NULL) v->deleter(v);
+	}
+}
 
 void pxg_with_gil(void (*fn)(void *), void *arg) {
 	if (!python_alive()) return;
@@ -353,25 +362,7 @@ static void *take(void *self, void *capsule) {
 	if (p == NULL) return NULL;
 	int used = v == PXG_NAME_VERSIONED ? PXG_NAME_USED_VERSIONED : PXG_NAME_USED_LEGACY;
 	if (py.capsule_set_name(capsule, names[used]) != 0) return NULL;
-	const char *bad;
-	if (v == PXG_NAME_VERSIONED)
-		bad = dlpg_validate_versioned(p);
-	else
-		bad = dlpg_validate(&((pxg_managed *)p)->dl_tensor);
-	if (bad != NULL) {
-		char msg[200];
-		snprintf(msg, sizeof msg, "dlpackgo: the producer's tensor is invalid: %s", bad);
-		if (v == PXG_NAME_VERSIONED) {
-			pxg_managed_versioned *m = p;
-			if (m->deleter != NULL) m->deleter(m);
-		} else {
-			pxg_managed *m = p;
-			if (m->deleter != NULL) m->deleter(m);
-		}
-		py.err_set_string(py.buffer_error, msg);
-		return NULL;
-	}
-	return pxg_pending_new(p, v == PXG_NAME_LEGACY);
+	return pxg_pending_take(p, v == PXG_NAME_LEGACY);
 }
 
 static method_def take_def = {

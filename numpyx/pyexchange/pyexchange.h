@@ -76,6 +76,8 @@ pxg_managed_versioned *pxg_guard_versioned(pxg_managed_versioned *m);
 pxg_managed *pxg_guard_legacy(pxg_managed *m);
 void pxg_delete_guarded_versioned(pxg_managed_versioned *m);
 void pxg_delete_guarded_legacy(pxg_managed *m);
+/* pxg_delete runs the deleter, if any, of m: a DLManagedTensor if legacy, else versioned. */
+void pxg_delete(void *m, int legacy);
 /* pxg_with_gil runs fn(arg) holding the GIL (taken and given back: the caller may hold it
  * already), or not at all once the interpreter is going away. */
 void pxg_with_gil(void (*fn)(void *), void *arg);
