@@ -94,20 +94,13 @@ func each[T float32 | float64](t *core.Tensor, f func(*T)) error {
 	if err != nil {
 		return err
 	}
-	shape, strides := t.Shape(), t.Strides()
-	idx := make([]int64, len(shape))
-	for range t.Len() {
+	strides := t.Strides()
+	for idx := range core.Indices(t.Shape()) {
 		off := first
 		for i, x := range idx {
 			off += x * strides[i]
 		}
 		f(&span[off])
-		for i := len(idx) - 1; i >= 0; i-- {
-			if idx[i]++; idx[i] < shape[i] {
-				break
-			}
-			idx[i] = 0
-		}
 	}
 	return nil
 }
