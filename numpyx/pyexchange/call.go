@@ -210,7 +210,9 @@ func (f *function) call(in, out []C.pxg_value, handles bool) (err error) {
 		} else {
 			r := &argRelease{arg: &in[i], managed: in[i].p, legacy: in[i].n == 0}
 			releases = append(releases, r)
-			if t, ierr = importArg(in[i], r.release); t != nil {
+			// call.c's guard of a producer's managed tensor, or numpy.c's over a NumPy array:
+			// released when the function returns (its own views hold the memory on)
+			if t, ierr = importOwned(in[i].p, in[i].n == 0, r.release); t != nil {
 				imported = append(imported, t)
 			}
 		}
@@ -290,14 +292,6 @@ func (f *function) invoke(vals []reflect.Value) (results []reflect.Value, err er
 		return nil, e.Interface().(error)
 	}
 	return results[:len(results)-1], nil
-}
-
-// importArg imports the managed tensor of a tensor argument, which Go owns: call.c's guard of a
-// producer's, or one numpy.c made over a NumPy array; release lets go of it (see argRelease).
-// call releases the tensor when the function returns (the function's own views hold the memory
-// on), hence importOwned.
-func importArg(a C.pxg_value, release func()) (*core.Tensor, error) {
-	return importOwned(a.p, a.n == 0, release)
 }
 
 // argRelease lets go of the managed tensor of an imported argument. Released during the call (the
