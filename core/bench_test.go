@@ -76,3 +76,21 @@ func BenchmarkWrapExplicitImport(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkNew allocates a zeroed tensor: a small one (its data in the tensor's allocation: one
+// allocation in all) and a larger one (two).
+func BenchmarkNew(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		shape []int64
+	}{{"256B", []int64{1, 64}}, {"64KiB", []int64{128, 128}}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := core.New(core.Float32, c.shape...); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 )
 
 // MaxNdim is the most dimensions a tensor may have (NumPy's limit). Foreign descriptors with more
@@ -49,7 +50,9 @@ func numElements(shape []int64) (int64, error) {
 		// still computed from the other dimensions, and every one of them must fit an int64
 		var ok bool
 		if all, ok = mul(all, max(d, 1)); !ok {
-			return 0, fmt.Errorf("%w: the product of shape %v (dimensions of size 0 counted as 1)", ErrOverflow, shape)
+			// (a copy in the message, so that shape does not escape: New's variadic shape stays
+			// on the caller's stack)
+			return 0, fmt.Errorf("%w: the product of shape %v (dimensions of size 0 counted as 1)", ErrOverflow, slices.Clone(shape))
 		}
 		n *= d
 	}

@@ -68,14 +68,16 @@ func FromSliceStrided[T Element](data []T, offset int64, shape, strides []int64)
 
 // New allocates a zeroed C-order tensor in Go memory, its data 64-byte aligned.
 func New(dtype DLDataType, shape ...int64) (*Tensor, error) {
-	if shape == nil {
-		shape = []int64{}
-	}
 	nbytes, err := allocSize(dtype, shape)
 	if err != nil {
 		return nil, err
 	}
-	d := Desc{Device: CPUDevice, DType: dtype, Shape: shape}
+	if t := newCompact(dtype, shape, nbytes); t != nil {
+		return t, nil
+	}
+	// more dimensions than newCompact keeps inline (shape is copied so that the caller's
+	// variadic slice does not escape on the common path)
+	d := Desc{Device: CPUDevice, DType: dtype, Shape: append([]int64(nil), shape...)}
 	if nbytes > 0 {
 		d.Data = alignedAlloc(nbytes)
 	}
@@ -102,10 +104,5 @@ const maxAlloc = 1<<47 - Alignment
 // pointers, so the collector does not scan it.
 func alignedAlloc(n int64) unsafe.Pointer {
 	buf := make([]byte, n+Alignment-1)
-	p := unsafe.Pointer(unsafe.SliceData(buf))
-	mis := int(uintptr(p) % Alignment)
-	if mis == 0 {
-		return p
-	}
-	return unsafe.Add(p, Alignment-mis)
+	return alignUp(unsafe.Pointer(unsafe.SliceData(buf)))
 }

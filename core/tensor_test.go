@@ -1,7 +1,10 @@
 package core_test
 
 import (
+	"bytes"
+	"fmt"
 	"math"
+	"runtime"
 	"testing"
 	"unsafe"
 
@@ -224,5 +227,63 @@ func TestContiguity(t *testing.T) {
 			assert.Equal(t, c.c, x.IsContiguous())
 			assert.Equal(t, c.f, x.IsFortranContiguous())
 		})
+	}
+}
+
+// TestNewLayouts: New keeps small tensors' data in the tensor's own allocation and larger ones
+// apart, and shape and strides inline up to a few dimensions; at every size and rank around
+// those limits the data is aligned, zeroed and exactly as long as the tensor, writing every byte
+// of it leaves the shape and strides intact, and the tensor survives collections while held.
+func TestNewLayouts(t *testing.T) {
+	for _, nbytes := range []int64{0, 1, 63, 64, 65, 255, 256, 257, 1023, 1024, 1025, 4096} {
+		for nd := 0; nd <= 6; nd++ {
+			if nd == 0 && nbytes != 1 {
+				continue // a 0-d uint8 tensor is one byte
+			}
+			shape := make([]int64, nd)
+			for i := range shape {
+				shape[i] = 1
+			}
+			if nd > 0 {
+				shape[nd-1] = nbytes
+			}
+			name := fmt.Sprintf("%dB/%dd", nbytes, nd)
+			x, err := core.New(core.Uint8, shape...)
+			require.NoError(t, err, name)
+			if nd > 0 {
+				shape[0] = 99 // New copied the caller's shape
+			}
+			if nd > 0 && nbytes > 0 {
+				assert.Zero(t, uintptr(x.Data())%core.Alignment, name)
+			}
+			b, err := x.Bytes()
+			require.NoError(t, err, name)
+			require.Len(t, b, int(nbytes), name)
+			assert.Equal(t, make([]byte, nbytes), b, "%s: zeroed", name)
+			for i := range b {
+				b[i] = 0xA5
+			}
+			runtime.GC()
+			want := make([]int64, nd)
+			wantStrides := make([]int64, nd)
+			for i := range want {
+				want[i], wantStrides[i] = 1, nbytes
+			}
+			if nd > 0 {
+				want[nd-1], wantStrides[nd-1] = nbytes, 1
+			}
+			if nbytes == 0 {
+				for i := range wantStrides {
+					wantStrides[i] = 1
+				}
+			}
+			assert.Equal(t, want, x.Shape(), name)
+			assert.Equal(t, wantStrides, x.Strides(), name)
+			assert.True(t, x.IsContiguous(), name)
+			b, err = x.Bytes()
+			require.NoError(t, err, name)
+			assert.Equal(t, bytes.Repeat([]byte{0xA5}, int(nbytes)), b, name)
+			x.Release()
+		}
 	}
 }
