@@ -135,3 +135,31 @@ func TestMayShareMemory(t *testing.T) {
 	assert.True(t, core.MayShareMemory(row3, col1), "a bounds check: a column spans every row")
 	assert.False(t, core.MayShareMemory(empty, a))
 }
+
+func TestByteRange(t *testing.T) {
+	x := core.MustFromSlice(make([]float32, 12), 3, 4)
+	base := uintptr(x.Data())
+	for _, c := range []struct {
+		name   string
+		t      *core.Tensor
+		lo, hi uintptr
+	}{
+		{"whole", x, base, base + 48},
+		{"transposed", mustView(x.Transpose()), base, base + 48},
+		{"reversed rows", mustView(x.Reverse(0)), base, base + 48},
+		{"row 1", mustView(x.Slice(0, 1, 2, 1)), base + 16, base + 32},
+		{"column 2", mustView(x.Slice(1, 2, 3, 1)), base + 8, base + 8 + 2*16 + 4},
+		{"empty", mustView(x.Slice(0, 1, 1, 1)), 0, 0},
+	} {
+		lo, hi := c.t.ByteRange()
+		assert.Equal(t, c.lo, lo, c.name)
+		assert.Equal(t, c.hi, hi, c.name)
+	}
+}
+
+func mustView(v *core.Tensor, err error) *core.Tensor {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

@@ -27,9 +27,20 @@ func MayShareMemory(a, b *Tensor) bool {
 	return alo < bhi && blo < ahi
 }
 
-// byteRange returns the addresses (or, on devices with opaque handles, the byte offsets) of the
-// first byte of the lowest element and one past the last byte of the highest element of a
-// non-empty tensor. Validation guaranteed that neither wraps around.
+// ByteRange returns the addresses (or, on devices whose Data is an opaque handle, the byte
+// offsets into it) of the first byte of t's lowest element and one past the last byte of its
+// highest element: the bytes its elements may touch, whatever the strides' signs. Both are zero
+// for a tensor without elements. Validation guarantees that neither wraps around. It reads no
+// element, so it needs no hold; an adapter comparing the range with memory of its own does so
+// while it holds t.
+func (t *Tensor) ByteRange() (lo, hi uintptr) {
+	if t.Len() == 0 {
+		return 0, 0
+	}
+	return t.byteRange()
+}
+
+// byteRange is ByteRange of a non-empty tensor.
 func (t *Tensor) byteRange() (lo, hi uintptr) {
 	base := uintptr(t.data)
 	if !t.device.DeviceType.addressable() {

@@ -414,23 +414,8 @@ func Aliases(g *tensors.Tensor, c *core.Tensor) bool {
 	}); err != nil || lo == hi {
 		return false
 	}
-	clo, chi := byteRange(c)
+	clo, chi := c.ByteRange()
 	return clo < hi && lo < chi
-}
-
-// byteRange returns the first and one-past-last byte address of t's elements.
-func byteRange(t *core.Tensor) (lo, hi uintptr) {
-	size := int64(t.DType().Size())
-	var l, h int64
-	for i, d := range t.Shape() {
-		if s := (d - 1) * t.Stride(i); s < 0 {
-			l += s
-		} else {
-			h += s
-		}
-	}
-	base := uintptr(t.Data())
-	return base + uintptr(l*size), base + uintptr((h+1)*size)
 }
 
 // origin returns the GoMLX tensor whose local storage t is, whole, or why there is none.

@@ -246,31 +246,6 @@ func addresses(t *core.Tensor) []uintptr {
 	return out
 }
 
-// byteRange returns the first and one-past-last byte address of t's elements (empty for none).
-func byteRange(t *core.Tensor) (lo, hi uintptr) {
-	if t.Len() == 0 || t.DType().Size() == 0 {
-		return 0, 0
-	}
-	size := int64(t.DType().Size())
-	var l, h int64
-	for i, d := range t.Shape() {
-		if s := (d - 1) * t.Stride(i); s < 0 {
-			l += s
-		} else {
-			h += s
-		}
-	}
-	base := uintptr(t.Data())
-	return base + uintptr(l*size), base + uintptr((h+1)*size)
-}
-
-// aliases reports whether the elements of a and b share any byte of memory.
-func aliases(a, b *core.Tensor) bool {
-	alo, ahi := byteRange(a)
-	blo, bhi := byteRange(b)
-	return alo < ahi && blo < bhi && alo < bhi && blo < ahi
-}
-
 // flipFirst toggles the lowest bit of the first byte of element k (C order) of t: for every
 // dtype that is another valid value (false↔true for bool). It writes through t's own address.
 func flipFirst(t *core.Tensor, k int) {
@@ -390,7 +365,7 @@ func checkAlwaysCopy(a Adapter, s spec) error {
 // independent checks that a copy shares nothing with its input: no element address in common,
 // and a write to the input (when it is writable) not seen through the copy.
 func independent(in, back *core.Tensor) error {
-	if aliases(in, back) {
+	if core.MayShareMemory(in, back) {
 		return fmt.Errorf("the result %s shares memory with the input %s", back, in)
 	}
 	if !in.ReadOnly() && in.Len() > 0 {
@@ -416,7 +391,7 @@ func checkReadOnly(a Adapter, s spec) error {
 		if err != nil {
 			continue // refusals are judged by the zero-copy check
 		}
-		if aliases(in, back) && !back.ReadOnly() {
+		if core.MayShareMemory(in, back) && !back.ReadOnly() {
 			return fmt.Errorf("with %s, read-only input %s came back writable and sharing its memory: %s", o.name, in, back)
 		}
 	}
@@ -441,8 +416,8 @@ func checkReportCopy(a Adapter, s spec) error {
 		if copied != o.copied {
 			return fmt.Errorf("with %s ReportCopy said copied=%v for %s (Shareable: %v)", o.name, copied, in, share)
 		}
-		if in.Len() > 0 && aliases(in, back) == copied {
-			return fmt.Errorf("with %s ReportCopy said copied=%v, but sharing memory with the result %s is %v", o.name, copied, back, aliases(in, back))
+		if in.Len() > 0 && core.MayShareMemory(in, back) == copied {
+			return fmt.Errorf("with %s ReportCopy said copied=%v, but sharing memory with the result %s is %v", o.name, copied, back, core.MayShareMemory(in, back))
 		}
 	}
 	if share {
@@ -531,7 +506,7 @@ func lifetimeRoundTrip(a Adapter, s spec) (*atomic.Int32, error) {
 		in.Release()
 		return nil, fmt.Errorf("RoundTrip of %s: %w", in, err)
 	}
-	shares := aliases(in, back)
+	shares := core.MayShareMemory(in, back)
 	in.Release()
 	in = nil
 	early := func() error {
