@@ -12,10 +12,15 @@ import "unsafe"
 // allocation.
 const inlineNdim = 4
 
-// compact is a tensor of New with its shape and strides, and its data when D has room for it.
-type compact[D any] struct {
+// meta is a tensor, its hold, and room for its shape and strides.
+type meta struct {
 	th   tensorHold
 	dims [2 * inlineNdim]int64
+}
+
+// compact is a tensor of New with its data, for which D has room.
+type compact[D any] struct {
+	meta
 	data D
 }
 
@@ -26,41 +31,61 @@ type (
 	inline1024 = [1024 + Alignment - 1]byte
 )
 
-// newCompact makes a zeroed C-order tensor of nbytes (allocSize's, so shape and dtype are valid)
-// in Go memory: what New returns, without the checks of ValidateDesc, which the shape passed.
+// newCompact makes a zeroed C-order tensor of nbytes in Go memory, its data aligned to
+// Alignment: what New returns once allocSize has checked dtype and shape.
 func newCompact(dtype DLDataType, shape []int64, nbytes int64) *Tensor {
-	nd := len(shape)
-	if nd > inlineNdim {
-		return nil
-	}
+	var (
+		t         *Tensor
+		s, st     []int64
+		data      unsafe.Pointer
+		nd, small = len(shape), len(shape) <= inlineNdim
+	)
 	switch {
-	case nbytes == 0:
-		c := new(compact[struct{}])
-		return c.init(dtype, shape, nil)
-	case nbytes <= 64:
+	case small && nbytes > 0 && nbytes <= 64:
 		c := new(compact[inline64])
-		return c.init(dtype, shape, alignUp(unsafe.Pointer(&c.data)))
-	case nbytes <= 256:
+		t, s, st = c.tensor(nd)
+		data = alignUp(unsafe.Pointer(&c.data))
+	case small && nbytes > 0 && nbytes <= 256:
 		c := new(compact[inline256])
-		return c.init(dtype, shape, alignUp(unsafe.Pointer(&c.data)))
-	case nbytes <= 1024:
+		t, s, st = c.tensor(nd)
+		data = alignUp(unsafe.Pointer(&c.data))
+	case small && nbytes > 0 && nbytes <= 1024:
 		c := new(compact[inline1024])
-		return c.init(dtype, shape, alignUp(unsafe.Pointer(&c.data)))
+		t, s, st = c.tensor(nd)
+		data = alignUp(unsafe.Pointer(&c.data))
+	default:
+		t, s, st = newMeta(nd)
+		if nbytes > 0 {
+			data = alignedAlloc(nbytes)
+		}
 	}
-	c := new(compact[struct{}])
-	return c.init(dtype, shape, alignedAlloc(nbytes))
-}
-
-// init fills in c's tensor over data (nil when the tensor has no elements) and returns it.
-func (c *compact[D]) init(dtype DLDataType, shape []int64, data unsafe.Pointer) *Tensor {
-	nd := len(shape)
-	s, st := c.dims[:nd:nd], c.dims[nd:2*nd:2*nd]
 	copy(s, shape)
 	fillCStrides(st, s)
-	// field by field: c is new and zeroed, and a whole-struct assignment would be a typed copy
-	t := &c.th.t
-	t.data, t.device, t.dtype, t.shape, t.strides, t.hold = data, CPUDevice, dtype, s, st, &c.th.h
+	t.data, t.device, t.dtype = data, CPUDevice, dtype
 	return t
+}
+
+// tensor ties m's tensor to its hold and to shape and strides of nd (≤ inlineNdim) dimensions in
+// m, for the caller to fill in. (Field by field: m is new and zeroed, and assigning a whole
+// Tensor would be a typed copy.)
+func (m *meta) tensor(nd int) (t *Tensor, shape, strides []int64) {
+	t = &m.th.t
+	t.hold, t.shape, t.strides = &m.th.h, m.dims[:nd:nd], m.dims[nd:2*nd:2*nd]
+	return t, t.shape, t.strides
+}
+
+// newMeta allocates a tensor with its hold and room for shape and strides of nd dimensions
+// (inline up to inlineNdim), for the caller to fill in: what a tensor over memory that is not its
+// own needs.
+func newMeta(nd int) (t *Tensor, shape, strides []int64) {
+	if nd <= inlineNdim {
+		return new(meta).tensor(nd)
+	}
+	th := new(tensorHold)
+	dims := make([]int64, 2*nd)
+	t, shape, strides = &th.t, dims[:nd:nd], dims[nd:]
+	t.hold, t.shape, t.strides = &th.h, shape, strides
+	return t, shape, strides
 }
 
 // alignUp rounds p up to a multiple of Alignment.

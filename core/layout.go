@@ -107,7 +107,7 @@ func extent(shape, strides []int64) (lo, hi int64, err error) {
 			hi, ok = add(hi, span)
 		}
 		if !ok {
-			return 0, 0, fmt.Errorf("%w: element offsets of shape %v, strides %v", ErrOverflow, shape, strides)
+			return 0, 0, fmt.Errorf("%w: element offsets of shape %v, strides %v", ErrOverflow, slices.Clone(shape), slices.Clone(strides))
 		}
 	}
 	return lo, hi, nil

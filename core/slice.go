@@ -34,54 +34,50 @@ func Scalar[T Element](v T) *Tensor {
 // data[offset] and whose strides (in elements; nil for C order) may be negative or zero. Every
 // element must lie inside data; shape may be empty for a 0-d tensor.
 func FromSliceStrided[T Element](data []T, offset int64, shape, strides []int64) (*Tensor, error) {
-	dt := DTypeOf[T]()
-	if shape == nil {
-		shape = []int64{}
-	}
-	d := Desc{Device: CPUDevice, DType: dt, Shape: shape, Strides: strides}
-	if len(data) > 0 {
-		d.Data = unsafe.Pointer(unsafe.SliceData(data))
-	}
 	n, err := numElements(shape)
 	if err != nil {
 		return nil, err
 	}
+	if strides != nil && len(strides) != len(shape) {
+		return nil, fmt.Errorf("%w: %d strides for ndim = %d", ErrStrides, len(strides), len(shape))
+	}
+	if len(shape) > MaxNdim {
+		return nil, fmt.Errorf("%w: ndim = %d exceeds %d", ErrNdim, len(shape), MaxNdim)
+	}
+	t, s, st := newMeta(len(shape))
+	copy(s, shape)
+	if strides == nil {
+		fillCStrides(st, s)
+	} else {
+		copy(st, strides)
+	}
 	if n > 0 {
-		st := strides
-		if st == nil {
-			st = cStrides(shape)
-		} else if len(st) != len(shape) {
-			return nil, fmt.Errorf("%w: %d strides for ndim = %d", ErrStrides, len(st), len(shape))
-		}
-		lo, hi, err := extent(shape, st)
+		lo, hi, err := extent(s, st)
 		if err != nil {
 			return nil, err
 		}
 		if offset < 0 || offset+lo < 0 || offset > int64(len(data))-1 || hi > int64(len(data))-1-offset {
 			return nil, fmt.Errorf("%w: offset %d with shape %v, strides %v reaches [%d, %d] of a slice of %d",
-				ErrBounds, offset, shape, st, offset+lo, offset+hi, len(data))
+				ErrBounds, offset, s, st, offset+lo, offset+hi, len(data))
 		}
-		d.Data = unsafe.Add(d.Data, offset*int64(dt.Size()))
+		t.data = unsafe.Pointer(&data[offset])
+	} else if len(data) > 0 {
+		t.data = unsafe.Pointer(unsafe.SliceData(data)) // an empty view still points into data
 	}
-	return fromDesc(d, nil)
+	t.device, t.dtype, t.shape, t.strides = CPUDevice, DTypeOf[T](), s, st
+	return t, nil
 }
 
 // New allocates a zeroed C-order tensor in Go memory, its data 64-byte aligned.
 func New(dtype DLDataType, shape ...int64) (*Tensor, error) {
+	if len(shape) > MaxNdim {
+		return nil, fmt.Errorf("%w: ndim = %d exceeds %d", ErrNdim, len(shape), MaxNdim)
+	}
 	nbytes, err := allocSize(dtype, shape)
 	if err != nil {
 		return nil, err
 	}
-	if t := newCompact(dtype, shape, nbytes); t != nil {
-		return t, nil
-	}
-	// more dimensions than newCompact keeps inline (shape is copied so that the caller's
-	// variadic slice does not escape on the common path)
-	d := Desc{Device: CPUDevice, DType: dtype, Shape: append([]int64(nil), shape...)}
-	if nbytes > 0 {
-		d.Data = alignedAlloc(nbytes)
-	}
-	return fromDesc(d, nil)
+	return newCompact(dtype, shape, nbytes), nil
 }
 
 // MustNew is New that panics on error.

@@ -287,3 +287,17 @@ func TestNewLayouts(t *testing.T) {
 		}
 	}
 }
+
+func TestNewAndFromSliceRefuseTooManyDimensions(t *testing.T) {
+	shape := make([]int64, core.MaxNdim+1)
+	for i := range shape {
+		shape[i] = 1
+	}
+	_, err := core.New(core.Float32, shape...)
+	assert.ErrorIs(t, err, core.ErrNdim)
+	_, err = core.FromSliceStrided([]float32{1}, 0, shape, nil)
+	assert.ErrorIs(t, err, core.ErrNdim)
+	x, err := core.FromSliceStrided([]float32{1}, 0, shape[:core.MaxNdim], nil)
+	require.NoError(t, err, "MaxNdim dimensions are fine")
+	assert.Equal(t, core.MaxNdim, x.Ndim())
+}
