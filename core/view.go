@@ -4,17 +4,20 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"unsafe"
 )
 
 // view returns a tensor over t's memory, its first element off elements from t's first, with a
-// hold of its own on t's owner.
+// hold of its own on t's owner. It copies shape and strides (callers may pass scratch).
 func (t *Tensor) view(off int64, shape, strides []int64) (*Tensor, error) {
 	if t.Released() {
 		return nil, ErrReleased
 	}
-	v := &Tensor{data: t.data, byteOffset: t.byteOffset, device: t.device, dtype: t.dtype,
-		shape: shape, strides: strides, flags: t.flags, hold: &hold{}, keep: t.keep}
+	v, s, st := newMeta(len(shape))
+	copy(s, shape)
+	copy(st, strides)
+	v.data, v.byteOffset, v.device, v.dtype, v.flags, v.keep = t.data, t.byteOffset, t.device, t.dtype, t.flags, t.keep
 	if off != 0 && v.Len() > 0 {
 		if t.dtype.SubByte() {
 			return nil, fmt.Errorf("%w: a view that moves the first element", ErrSubByte)
@@ -30,7 +33,8 @@ func (t *Tensor) view(off int64, shape, strides []int64) (*Tensor, error) {
 		if !o.tryRetain() {
 			return nil, ErrReleased
 		}
-		v.hold.owner = o
+		// a hold apart from v's allocation: a cleanup's argument inside it would keep v reachable
+		v.hold = &hold{owner: o}
 		runtime.AddCleanup(v, func(h *hold) { h.let() }, v.hold)
 	}
 	return v, nil
@@ -42,26 +46,27 @@ func (t *Tensor) Permute(axes ...int) (*Tensor, error) {
 	if len(axes) != len(t.shape) {
 		return nil, fmt.Errorf("%w: %d axes to permute %d dimensions", ErrArgument, len(axes), len(t.shape))
 	}
-	seen := make([]bool, len(axes))
-	shape, strides := make([]int64, len(axes)), make([]int64, len(axes))
+	var seen uint64 // len(axes) ≤ MaxNdim = 64
+	var shape, strides [MaxNdim]int64
 	for i, a := range axes {
-		if a < 0 || a >= len(axes) || seen[a] {
-			return nil, fmt.Errorf("%w: axes %v is not a permutation of 0..%d", ErrArgument, axes, len(axes)-1)
+		if a < 0 || a >= len(axes) || seen&(1<<a) != 0 {
+			return nil, fmt.Errorf("%w: axes %v is not a permutation of 0..%d", ErrArgument, slices.Clone(axes), len(axes)-1)
 		}
-		seen[a] = true
+		seen |= 1 << a
 		shape[i], strides[i] = t.shape[a], t.strides[a]
 	}
-	return t.view(0, shape, strides)
+	return t.view(0, shape[:len(axes)], strides[:len(axes)])
 }
 
 // Transpose returns the view with all dimensions reversed (NumPy's a.T); for a matrix, the
 // transpose.
 func (t *Tensor) Transpose() (*Tensor, error) {
-	axes := make([]int, len(t.shape))
-	for i := range axes {
-		axes[i] = len(axes) - 1 - i
+	nd := len(t.shape)
+	var shape, strides [MaxNdim]int64
+	for i := range nd {
+		shape[i], strides[i] = t.shape[nd-1-i], t.strides[nd-1-i]
 	}
-	return t.Permute(axes...)
+	return t.view(0, shape[:nd], strides[:nd])
 }
 
 // Begin and End stand for Python's omitted slice bounds: Slice(axis, Begin, End, 1) is a[:] and
@@ -108,7 +113,10 @@ func (t *Tensor) Slice(axis int, start, stop, step int64) (*Tensor, error) {
 	} else if step < 0 && start > stop {
 		count = (start-stop-1)/(-step) + 1
 	}
-	shape, strides := t.Shape(), t.Strides()
+	var sbuf, stbuf [MaxNdim]int64
+	shape, strides := sbuf[:len(t.shape)], stbuf[:len(t.shape)]
+	copy(shape, t.shape)
+	copy(strides, t.strides)
 	shape[axis] = count
 	off := int64(0)
 	if count > 0 {
@@ -136,8 +144,9 @@ func (t *Tensor) Index(axis int, i int64) (*Tensor, error) {
 	if i < 0 || i >= n {
 		return nil, fmt.Errorf("%w: index %d out of range for dimension %d of size %d", ErrArgument, i, axis, n)
 	}
-	shape := append(t.Shape()[:axis:axis], t.shape[axis+1:]...)
-	strides := append(t.Strides()[:axis:axis], t.strides[axis+1:]...)
+	var sbuf, stbuf [MaxNdim]int64
+	shape := append(append(sbuf[:0], t.shape[:axis]...), t.shape[axis+1:]...)
+	strides := append(append(stbuf[:0], t.strides[:axis]...), t.strides[axis+1:]...)
 	return t.view(i*t.strides[axis], shape, strides)
 }
 
@@ -272,7 +281,7 @@ func (t *Tensor) BroadcastTo(shape ...int64) (*Tensor, error) {
 			return nil, fmt.Errorf("%w: cannot broadcast %v to %v", ErrShape, t.shape, shape)
 		}
 	}
-	v, err := t.view(0, append([]int64{}, shape...), strides)
+	v, err := t.view(0, shape, strides)
 	if err != nil {
 		return nil, err
 	}
@@ -286,7 +295,7 @@ func (t *Tensor) AsReadOnly() (*Tensor, error) { return t.WithFlags(FlagReadOnly
 // WithFlags returns a view of the same elements with the given flags added (FlagReadOnly to
 // make it read-only, FlagIsCopied to say that nothing else aliases the memory).
 func (t *Tensor) WithFlags(set Flags) (*Tensor, error) {
-	v, err := t.view(0, t.Shape(), t.Strides())
+	v, err := t.view(0, t.shape, t.strides)
 	if err != nil {
 		return nil, err
 	}
@@ -296,4 +305,4 @@ func (t *Tensor) WithFlags(set Flags) (*Tensor, error) {
 
 // View returns a new tensor over the same elements with a hold of its own: releasing one does
 // not affect the other.
-func (t *Tensor) View() (*Tensor, error) { return t.view(0, t.Shape(), t.Strides()) }
+func (t *Tensor) View() (*Tensor, error) { return t.view(0, t.shape, t.strides) }
