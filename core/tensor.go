@@ -62,26 +62,38 @@ func WrapExplicit(d Desc, release func()) (*Tensor, error) { return wrap(d, rele
 // wrap is Wrap, with the collector's cleanup or without it.
 func wrap(d Desc, release func(), cleanup bool) (*Tensor, error) {
 	if release == nil {
-		return fromDesc(d, nil)
+		return fromDesc(d)
 	}
-	d, err := ValidateDesc(d)
+	if len(d.Shape) > MaxNdim { // before anything is allocated for the shape
+		release()
+		return nil, errNdim(len(d.Shape))
+	}
+	var (
+		t      *Tensor
+		s, st  []int64
+		holdOf *ownedHold
+	)
+	if cleanup {
+		// the cleanup's argument, the hold, must be an allocation of its own: one inside the
+		// tensor's would keep the tensor reachable
+		holdOf = &ownedHold{o: owner{release: release}}
+		t, s, st = newMeta(len(d.Shape))
+	} else {
+		r := &explicitTensor{oh: ownedHold{o: owner{release: release}}} // one allocation
+		holdOf, t = &r.oh, &r.t
+		s, st = r.dims(len(d.Shape))
+	}
+	d, err := validateInto(d, s, st)
 	if err != nil {
 		release()
 		return nil, err
 	}
+	holdOf.init()
+	t.set(d, &holdOf.h)
 	if cleanup {
-		// the cleanup's argument, the hold, must be an allocation of its own: one inside the
-		// tensor's would keep the tensor reachable
-		oh := &ownedHold{o: owner{release: release}}
-		oh.init()
-		t := tensorOf(d, &oh.h)
-		runtime.AddCleanup(&t, func(h *hold) { h.let() }, t.hold)
-		return &t, nil
+		runtime.AddCleanup(t, func(h *hold) { h.let() }, t.hold)
 	}
-	r := &explicitTensor{oh: ownedHold{o: owner{release: release}}} // one allocation
-	r.oh.init()
-	r.t = tensorOf(d, &r.oh.h)
-	return &r.t, nil
+	return t, nil
 }
 
 // ownedHold is a new owner with its first hold, allocated together.
@@ -96,10 +108,21 @@ func (oh *ownedHold) init() {
 	oh.h.owner = &oh.o
 }
 
-// explicitTensor is what WrapExplicit allocates: the tensor, its owner and its hold.
+// explicitTensor is what WrapExplicit allocates: the tensor, its owner and its hold, and its
+// shape and strides up to inlineNdim dimensions.
 type explicitTensor struct {
-	t  Tensor
-	oh ownedHold
+	t    Tensor
+	oh   ownedHold
+	room [2 * inlineNdim]int64
+}
+
+// dims returns room for shape and strides of nd dimensions: r's own, or new.
+func (r *explicitTensor) dims(nd int) (shape, strides []int64) {
+	d := r.room[:]
+	if nd > inlineNdim {
+		d = make([]int64, 2*nd)
+	}
+	return d[:nd:nd], d[nd : 2*nd : 2*nd]
 }
 
 // WrapKeep makes a Tensor over memory that a Go value owns or keeps alive (a *mat.Dense's slice,
@@ -108,7 +131,7 @@ type explicitTensor struct {
 // the chain is complete: foreign memory outlives every tensor and value built over it. d is
 // validated like Wrap's.
 func WrapKeep(d Desc, keep any) (*Tensor, error) {
-	t, err := fromDesc(d, nil)
+	t, err := fromDesc(d)
 	if err != nil {
 		return nil, err
 	}
@@ -116,20 +139,19 @@ func WrapKeep(d Desc, keep any) (*Tensor, error) {
 	return t, nil
 }
 
-// fromDesc validates d and builds a tensor with hold h, or, if h is nil, with a hold on no owner
-// allocated with the tensor (tensorHold).
-func fromDesc(d Desc, h *hold) (*Tensor, error) {
-	d, err := ValidateDesc(d)
+// fromDesc validates d and builds a tensor with a hold on no owner, in one allocation with it
+// (and with its shape and strides, up to inlineNdim dimensions).
+func fromDesc(d Desc) (*Tensor, error) {
+	if len(d.Shape) > MaxNdim {
+		return nil, errNdim(len(d.Shape))
+	}
+	t, s, st := newMeta(len(d.Shape))
+	d, err := validateInto(d, s, st)
 	if err != nil {
 		return nil, err
 	}
-	if h == nil {
-		th := &tensorHold{}
-		th.t = tensorOf(d, &th.h)
-		return &th.t, nil
-	}
-	t := tensorOf(d, h)
-	return &t, nil
+	t.set(d, t.hold)
+	return t, nil
 }
 
 // tensorHold is a tensor and its hold in one allocation, for the tensors no cleanup watches (over
@@ -141,11 +163,14 @@ type tensorHold struct {
 	h hold
 }
 
-// tensorOf builds a tensor of a validated d with hold h.
-func tensorOf(d Desc, h *hold) Tensor {
-	return Tensor{data: d.Data, byteOffset: d.ByteOffset, device: d.Device, dtype: d.DType,
-		shape: d.Shape, strides: d.Strides, flags: d.Flags, hold: h}
+// set fills in t from a validated d whose Shape and Strides are t's own, with hold h. (Field by
+// field: t is new and zeroed, and assigning a whole Tensor would be a typed copy.)
+func (t *Tensor) set(d Desc, h *hold) {
+	t.data, t.byteOffset, t.device, t.dtype = d.Data, d.ByteOffset, d.Device, d.DType
+	t.shape, t.strides, t.flags, t.hold = d.Shape, d.Strides, d.Flags, h
 }
+
+func errNdim(nd int) error { return fmt.Errorf("%w: ndim = %d exceeds %d", ErrNdim, nd, MaxNdim) }
 
 // ValidateDesc checks a description of memory as untrusted input and returns it normalised:
 // strides filled in (C order when nil), ByteOffset folded into Data on devices whose Data is an
@@ -155,8 +180,16 @@ func tensorOf(d Desc, h *hold) Tensor {
 // memory ranges that wrap around the address space.
 func ValidateDesc(d Desc) (Desc, error) {
 	if len(d.Shape) > MaxNdim {
-		return d, fmt.Errorf("%w: ndim = %d exceeds %d", ErrNdim, len(d.Shape), MaxNdim)
+		return d, errNdim(len(d.Shape))
 	}
+	nd := len(d.Shape)
+	buf := make([]int64, 2*nd) // the copies of shape and strides, in one allocation
+	return validateInto(d, buf[:nd:nd], buf[nd:])
+}
+
+// validateInto is ValidateDesc with the copies of shape and strides made in shape and strides,
+// of len(d.Shape) (≤ MaxNdim) each.
+func validateInto(d Desc, shape, strides []int64) (Desc, error) {
 	if err := d.DType.Validate(); err != nil {
 		return d, err
 	}
@@ -173,9 +206,6 @@ func ValidateDesc(d Desc) (Desc, error) {
 	if d.Strides != nil && len(d.Strides) != len(d.Shape) {
 		return d, fmt.Errorf("%w: %d strides for ndim = %d", ErrStrides, len(d.Strides), len(d.Shape))
 	}
-	nd := len(d.Shape)
-	buf := make([]int64, 2*nd) // the copies of shape and strides, in one allocation
-	shape, strides := buf[:nd:nd], buf[nd:]
 	copy(shape, d.Shape)
 	if d.Strides == nil {
 		fillCStrides(strides, shape)
