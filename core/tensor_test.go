@@ -301,3 +301,34 @@ func TestNewAndFromSliceRefuseTooManyDimensions(t *testing.T) {
 	require.NoError(t, err, "MaxNdim dimensions are fine")
 	assert.Equal(t, core.MaxNdim, x.Ndim())
 }
+
+// TestNewDataOutlivesTensor: a slice of a small tensor's elements (kept in the tensor's own
+// allocation) keeps that memory alive on its own, as any Go slice does, through collections and
+// new allocations that would reuse freed memory.
+func TestNewDataOutlivesTensor(t *testing.T) {
+	elems := func(n int64) []float32 {
+		x := core.MustNew(core.Float32, n)
+		e, err := core.Elements[float32](x)
+		require.NoError(t, err)
+		for i := range e {
+			e[i] = float32(i) + 0.5
+		}
+		return e // x itself is unreachable from here on
+	}
+	kept := [][]float32{elems(1), elems(16), elems(64), elems(256), elems(1000)}
+	for range 5 {
+		runtime.GC()
+		for range 1000 {
+			y := core.MustNew(core.Float32, 64)
+			e, _ := core.Elements[float32](y)
+			for i := range e {
+				e[i] = -1
+			}
+		}
+	}
+	for _, e := range kept {
+		for i, v := range e {
+			require.Equal(t, float32(i)+0.5, v, "element %d of %d", i, len(e))
+		}
+	}
+}
