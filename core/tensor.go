@@ -153,7 +153,11 @@ func tensorOf(d Desc, h *hold) Tensor {
 // field and value: too many dimensions, negative sizes, sizes or element offsets that overflow
 // int64, unknown dtypes or devices, strides of the wrong length, NULL data with elements, and
 // memory ranges that wrap around the address space.
-func ValidateDesc(d Desc) (Desc, error) {
+func ValidateDesc(d Desc) (Desc, error) { return validateDesc(d, nil) }
+
+// validateDesc is ValidateDesc, copying shape and strides into buf where it has room for both
+// (WrapExplicitWith's inline arrays), or else into a new allocation.
+func validateDesc(d Desc, buf []int64) (Desc, error) {
 	if len(d.Shape) > MaxNdim {
 		return d, fmt.Errorf("%w: ndim = %d exceeds %d", ErrNdim, len(d.Shape), MaxNdim)
 	}
@@ -174,8 +178,10 @@ func ValidateDesc(d Desc) (Desc, error) {
 		return d, fmt.Errorf("%w: %d strides for ndim = %d", ErrStrides, len(d.Strides), len(d.Shape))
 	}
 	nd := len(d.Shape)
-	buf := make([]int64, 2*nd) // the copies of shape and strides, in one allocation
-	shape, strides := buf[:nd:nd], buf[nd:]
+	if buf == nil || len(buf) < 2*nd {
+		buf = make([]int64, 2*nd) // the copies of shape and strides, in one allocation
+	}
+	shape, strides := buf[:nd:nd], buf[nd:2*nd:2*nd]
 	copy(shape, d.Shape)
 	if d.Strides == nil {
 		fillCStrides(strides, shape)

@@ -248,6 +248,7 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 	void *guard[PXG_MAX_PARAMS];
 	void *capsule[PXG_MAX_PARAMS]; /* a tensor argument's capsule: args[1 + i], or one we asked for */
 	void *asked[PXG_MAX_PARAMS];   /* the capsules we asked for (new references) */
+	pxg_np_arg nps[PXG_MAX_PARAMS]; /* the NumPy arrays read in C (PXG_ARG_NUMPY) */
 	size_t np = (size_t)fn->nparams, nr = (size_t)fn->nresults; /* what is used of the arrays */
 	memset(in, 0, np * sizeof in[0]);
 	memset(out, 0, nr * sizeof out[0]);
@@ -262,12 +263,15 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 		switch (fn->params[i]) {
 		case PXG_K_TENSOR:
 			if (pxg_numpy_is(o)) {
-				/* a NumPy array, read in C (numpy.c), or else its capsule */
-				int st;
-				v->p = pxg_numpy_managed(o, &st);
-				if (st != 0) {
+				/* a NumPy array, read in C (numpy.c) onto this stack, or else its capsule */
+				int st = pxg_numpy_arg(o, &nps[i]);
+				if (st < 0) {
+					err = self;
+					break;
+				}
+				if (st > 0) {
+					v->p = &nps[i].m;
 					v->n = PXG_ARG_NUMPY;
-					if (st < 0) err = self;
 					break;
 				}
 				o = asked[i] = cp.call_function_obj_args(cp.capsule_of, o, NULL);
@@ -364,7 +368,7 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 	if (err != NULL) {
 		for (int i = 0; i < fn->nparams; i++) {
 			free(guard[i]);
-			if (in[i].n == PXG_ARG_NUMPY && in[i].p != NULL) pxg_numpy_delete(in[i].p);
+			if (in[i].n == PXG_ARG_NUMPY && in[i].p != NULL) pxg_numpy_arg_done(&nps[i], 1);
 		}
 		drop_asked(asked, fn->nparams);
 		return NULL;
@@ -401,7 +405,9 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 	/* the arguments Go released during the call (call.go's argRelease): their deleters, deferred
 	 * to run_pending while in_call is still set */
 	for (int i = 0; i < fn->nparams; i++) {
-		if (fn->params[i] != PXG_K_TENSOR || in[i].n == PXG_ARG_HANDLE || in[i].i == 0) continue;
+		if (fn->params[i] != PXG_K_TENSOR || in[i].n == PXG_ARG_HANDLE || in[i].n == PXG_ARG_NUMPY ||
+			in[i].i == 0)
+			continue;
 		if (in[i].n == 0)
 			delete_legacy(in[i].p);
 		else
@@ -409,8 +415,11 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 	}
 	in_call = 0;
 
-	/* 4. deferred deleters, then the results */
+	/* 4. deferred deleters, the NumPy arguments (their references dropped unless Go holds
+	 * them on: pxg_numpy_drop then), then the results */
 	run_pending();
+	for (int i = 0; i < fn->nparams; i++)
+		if (fn->params[i] == PXG_K_TENSOR && in[i].n == PXG_ARG_NUMPY) pxg_numpy_arg_done(&nps[i], in[i].i != 0);
 	drop_asked(asked, fn->nparams); /* used capsules: their destructors do nothing */
 	if (rc != 0) {
 		cp.err_set_string(exception_of(errbuf[0]), errbuf[0] ? errbuf + 1 : "dlpackgo: the call failed");

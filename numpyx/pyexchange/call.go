@@ -208,12 +208,12 @@ func (f *function) call(in, out []C.pxg_value, handles bool) (err error) {
 		if in[i].n == C.PXG_ARG_HANDLE {
 			t, ierr = Lookup(Handle(in[i].u))
 		} else {
-			r := &argRelease{arg: &in[i], managed: in[i].p, legacy: in[i].n == 0}
-			releases = append(releases, r)
 			// call.c's guard of a producer's managed tensor, or numpy.c's over a NumPy array:
 			// released when the function returns (its own views hold the memory on)
-			if t, ierr = importOwned(in[i].p, in[i].n == 0, r.release); t != nil {
+			var r *argRelease
+			if t, r, ierr = importArg(&in[i]); t != nil {
 				imported = append(imported, t)
+				releases = append(releases, r)
 			}
 		}
 		if ierr != nil && err == nil {
@@ -294,15 +294,39 @@ func (f *function) invoke(vals []reflect.Value) (results []reflect.Value, err er
 	return results[:len(results)-1], nil
 }
 
+// importArg imports tensor argument a of a call (a managed tensor: a.n = 0 legacy, else
+// versioned) with the state of its release in the same allocation (core.WrapExplicitWith). The
+// managed tensor is let go exactly once: on error, by call.c after the call (a.i = 1).
+func importArg(a *C.pxg_value) (*core.Tensor, *argRelease, error) {
+	legacy := a.n == 0
+	d, err := managedDesc(a.p, legacy)
+	if err != nil {
+		a.i = 1
+		return nil, nil, err
+	}
+	r := argRelease{arg: a, managed: a.p, legacy: legacy}
+	if a.n == C.PXG_ARG_NUMPY {
+		// numpy.c's pxg_np_arg, on call.c's stack: only the array outlives the call
+		r.managed, r.array = nil, (*C.pxg_managed_versioned)(a.p).manager_ctx
+	}
+	t, rp, err := core.WrapExplicitWith(d, r)
+	if err != nil {
+		a.i = 1 // the release ran during the call: call.c deletes
+		return nil, nil, fmt.Errorf("pyexchange: import: %w", err)
+	}
+	return t, rp, nil
+}
+
 // argRelease lets go of the managed tensor of an imported argument. Released during the call (the
 // common case: the function kept no view), it leaves the deleter to call.c, which runs it once
 // the call has returned and the GIL is back, instead of entering C from Go for it; released
 // later, from whatever goroutine lets go of the last view, it runs the deleter itself.
 type argRelease struct {
 	arg     *C.pxg_value   // call.c's, valid while the call runs
-	managed unsafe.Pointer // the managed tensor
+	managed unsafe.Pointer // the managed tensor (nil for a NumPy array read by numpy.c)
+	array   unsafe.Pointer // the NumPy array numpy.c read, whose reference is let go
 	legacy  bool           // a DLManagedTensor, not a DLManagedTensorVersioned
-	state   atomic.Int32   // argInCall, argDue, argAfter
+	state   int32          // argInCall, argDue, argAfter (atomic)
 }
 
 const (
@@ -311,16 +335,23 @@ const (
 	argAfter         // the call returned with the tensor still held: release deletes
 )
 
-func (r *argRelease) release() {
-	if r.state.CompareAndSwap(argInCall, argDue) {
+// Release is the tensor's release (core.Releaser): it runs once, on the last holder.
+func (r *argRelease) Release() {
+	if atomic.CompareAndSwapInt32(&r.state, argInCall, argDue) {
 		return
 	}
-	deleter(r.managed, r.legacy)()
+	if r.array != nil {
+		C.pxg_numpy_drop(r.array)
+	} else if r.legacy {
+		cdlpack.DeleteLegacy((*core.DLManagedTensor)(r.managed))
+	} else {
+		cdlpack.DeleteVersioned((*core.DLManagedTensorVersioned)(r.managed))
+	}
 }
 
 // callReturns ends the call for the argument: if it was released, call.c is told to delete it.
 func (r *argRelease) callReturns() {
-	if !r.state.CompareAndSwap(argInCall, argAfter) {
+	if !atomic.CompareAndSwapInt32(&r.state, argInCall, argAfter) {
 		r.arg.i = 1
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 
 	"github.com/dlpack-go/dlpack/core"
@@ -99,6 +100,9 @@ var registry struct {
 	sync.RWMutex
 	funcs  []*function // indexed by function id, the order of registration
 	byName map[string]int
+	// published is funcs as of the last registration, for lookupFunc without the lock (a
+	// function, once registered, never changes)
+	published atomic.Pointer[[]*function]
 }
 
 // Register makes fn callable from Python as the attribute name of dlpackgo.Library, with doc as
@@ -142,6 +146,8 @@ func Register(name string, fn any, doc string) error {
 	}
 	registry.byName[name] = len(registry.funcs)
 	registry.funcs = append(registry.funcs, f)
+	funcs := registry.funcs
+	registry.published.Store(&funcs)
 	return nil
 }
 
@@ -259,12 +265,11 @@ func isIdentifier(s string) bool {
 
 // lookupFunc returns the function registered under id.
 func lookupFunc(id int) *function {
-	registry.RLock()
-	defer registry.RUnlock()
-	if id < 0 || id >= len(registry.funcs) {
+	p := registry.published.Load()
+	if p == nil || id < 0 || id >= len(*p) {
 		return nil
 	}
-	return registry.funcs[id]
+	return (*p)[id]
 }
 
 // Functions returns the names of the registered functions, in the order of registration.

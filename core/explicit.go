@@ -1,0 +1,43 @@
+package core
+
+// Releaser is a value whose Release lets go of memory: WrapExplicitWith's form of a release
+// function.
+type Releaser interface{ Release() }
+
+// inlineNdim is how many dimensions WrapExplicitWith keeps in the tensor's own allocation.
+const inlineNdim = 4
+
+// explicitWith is what WrapExplicitWith allocates: the tensor, its owner and hold, the arrays of
+// its shape and strides, and the release state.
+type explicitWith[R any] struct {
+	explicitTensor
+	dims [2 * inlineNdim]int64
+	r    R
+}
+
+// WrapExplicitWith is WrapExplicit for bridges that make one small tensor per call and per
+// argument, such as a registered function called from Python: the tensor, its owner, its shape
+// and strides (up to 4 dimensions) and r, the state its release needs, are one allocation
+// instead of four. r is copied into that allocation; the returned P points at the copy (nil on
+// error), so that the caller reaches the state it shares with Release.
+//
+// The ownership is WrapExplicit's: d is validated as untrusted input, and Release of the copy
+// runs exactly once, when the tensor and every holder made from it have let go, or before
+// WrapExplicitWith returns an error. The tensor carries no collector cleanup, and it is new on
+// every call: a function that kept it sees it released, never reused for other memory.
+func WrapExplicitWith[R any, P interface {
+	*R
+	Releaser
+}](d Desc, r R) (*Tensor, P, error) {
+	x := &explicitWith[R]{r: r}
+	p := P(&x.r)
+	d, err := validateDesc(d, x.dims[:])
+	if err != nil {
+		p.Release()
+		return nil, nil, err
+	}
+	x.oh.o.releaser = p
+	x.oh.init()
+	x.t = tensorOf(d, &x.oh.h)
+	return &x.t, p, nil
+}
