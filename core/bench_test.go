@@ -75,4 +75,22 @@ func BenchmarkWrapExplicitImport(b *testing.B) {
 			}
 		})
 	}
+	b.Run("WrapExplicitWith", func(b *testing.B) {
+		released := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			d, err := core.DescOf(dl)
+			if err != nil {
+				b.Fatal(err)
+			}
+			t, _, err := core.WrapExplicitWith(d, countRelease{n: &released})
+			if err != nil {
+				b.Fatal(err)
+			}
+			t.Release()
+		}
+		if released != b.N {
+			b.Fatalf("released %d of %d", released, b.N)
+		}
+	})
 }

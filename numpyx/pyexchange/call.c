@@ -24,6 +24,7 @@
  * The releaser: Tensor.release's builtin, dlpackgo_release with the GIL held, instead of a ctypes
  * call that lets the GIL go and makes the producer's deleter take it back.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,9 +61,19 @@ static struct {
 	void *(*object_type)(void *o);
 	void *(*object_get_attr_string)(void *o, const char *name);
 	void *(*call_function_obj_args)(void *callable, ...);
+	void *(*type_from_spec)(void *spec);
+	void *(*type_generic_alloc)(void *type, intptr_t n);
+	void *(*type_get_slot)(void *type, int slot);
+	void (*gc_untrack)(void *o);
+	void *(*vectorcall_call)(void *callable, void *tuple, void *dict);
+	void *(*object_vectorcall)(void *callable, void *const *args, size_t nargsf, void *kwnames);
+	int (*object_is_true)(void *o);
+	void *(*object_get_attr)(void *o, void *name);
 	void *true_obj, *false_obj, *none_obj, *type_error, *overflow_error;
 	void *go_error, *go_value_error, *go_type_error, *go_buffer_error, *go_memory_error, *go_panic;
 	void *capsule_of;
+	void *tensor_type; /* dlpackgo.Tensor */
+	void *handle_name; /* "_handle", interned */
 } cp;
 static volatile int cp_attached;
 
@@ -236,6 +247,8 @@ static void drop_asked(void **asked, int n) {
 		if (asked[i] != NULL) cp.decref(asked[i]);
 }
 
+static void *call_fn(const pxg_fn *fn, int handles, void *const *args);
+
 /* call(handles, *args): see the top of the file. */
 static void *call(void *self, void *const *args, intptr_t nargs) {
 	pxg_fn *fn = cp.capsule_get_pointer(self, fn_name);
@@ -243,10 +256,14 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 	if (nargs != 1 + fn->nparams)
 		return cp.err_format(cp.type_error, "%s() takes %d arguments (%d given)", fn->name,
 			(int)fn->nparams, (int)nargs - 1);
-	int handles = args[0] == cp.true_obj;
+	return call_fn(fn, args[0] == cp.true_obj, args + 1);
+}
+
+/* call_fn is call with fn's nparams arguments args (after handles). */
+static void *call_fn(const pxg_fn *fn, int handles, void *const *args) {
 	pxg_value in[PXG_MAX_PARAMS], out[PXG_MAX_RESULTS];
 	void *guard[PXG_MAX_PARAMS];
-	void *capsule[PXG_MAX_PARAMS]; /* a tensor argument's capsule: args[1 + i], or one we asked for */
+	void *capsule[PXG_MAX_PARAMS]; /* a tensor argument's capsule: args[i], or one we asked for */
 	void *asked[PXG_MAX_PARAMS];   /* the capsules we asked for (new references) */
 	pxg_np_arg nps[PXG_MAX_PARAMS]; /* the NumPy arrays read in C (PXG_ARG_NUMPY) */
 	size_t np = (size_t)fn->nparams, nr = (size_t)fn->nresults; /* what is used of the arrays */
@@ -258,7 +275,7 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 	/* 1. convert and check; nothing is consumed yet */
 	void *err = NULL;
 	for (int i = 0; i < fn->nparams && err == NULL; i++) {
-		void *o = args[1 + i], *idx;
+		void *o = args[i], *idx;
 		pxg_value *v = &in[i];
 		switch (fn->params[i]) {
 		case PXG_K_TENSOR:
@@ -266,7 +283,7 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 				/* a NumPy array, read in C (numpy.c) onto this stack, or else its capsule */
 				int st = pxg_numpy_arg(o, &nps[i]);
 				if (st < 0) {
-					err = self;
+					err = (void *)fn; /* any non-NULL: failed */
 					break;
 				}
 				if (st > 0) {
@@ -276,7 +293,7 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 				}
 				o = asked[i] = cp.call_function_obj_args(cp.capsule_of, o, NULL);
 				if (o == NULL) {
-					err = self;
+					err = (void *)fn; /* any non-NULL: failed */
 					break;
 				}
 			}
@@ -290,7 +307,7 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 				v->u = cp.long_as_ull(idx);
 				cp.decref(idx);
 				if (v->u == (uint64_t)-1 && cp.err_occurred() != NULL) {
-					err = self;
+					err = (void *)fn; /* any non-NULL: failed */
 					break;
 				}
 				v->n = PXG_ARG_HANDLE;
@@ -298,14 +315,14 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 			} else {
 				cp.err_format(cp.type_error, "%s() argument %d (%s): expected an unused DLPack capsule",
 					fn->name, i + 1, fn->pnames[i]);
-				err = self;
+				err = (void *)fn; /* any non-NULL: failed */
 				break;
 			}
 			v->p = cp.capsule_get_pointer(o, pxg_name(v->n ? PXG_NAME_VERSIONED : PXG_NAME_LEGACY));
 			guard[i] = malloc(v->n ? sizeof(pxg_managed_versioned) : sizeof(pxg_managed));
 			if (v->p == NULL || guard[i] == NULL) {
 				if (v->p != NULL) cp.err_no_memory();
-				err = self;
+				err = (void *)fn; /* any non-NULL: failed */
 			}
 			break;
 		case PXG_K_INT:
@@ -313,7 +330,7 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 			idx = cp.number_index(o);
 			if (idx == NULL) {
 				arg_type_error(fn, i, o);
-				err = self;
+				err = (void *)fn; /* any non-NULL: failed */
 				break;
 			}
 			if (fn->params[i] == PXG_K_INT)
@@ -327,7 +344,7 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 						fn->name, i + 1, fn->pnames[i],
 						fn->params[i] == PXG_K_INT ? "it does not fit in 64 bits"
 									   : "it is negative or does not fit in 64 bits");
-				err = self;
+				err = (void *)fn; /* any non-NULL: failed */
 			}
 			break;
 		}
@@ -335,7 +352,7 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 			v->f = cp.float_as_double(o);
 			if (v->f == -1.0 && cp.err_occurred() != NULL) {
 				if (cp.err_exception_matches(cp.type_error)) arg_type_error(fn, i, o);
-				err = self;
+				err = (void *)fn; /* any non-NULL: failed */
 			}
 			break;
 		case PXG_K_BOOL:
@@ -345,7 +362,7 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 				v->i = 0;
 			else {
 				arg_type_error(fn, i, o);
-				err = self;
+				err = (void *)fn; /* any non-NULL: failed */
 			}
 			break;
 		case PXG_K_STRING: {
@@ -353,7 +370,7 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 			const char *s = cp.unicode_as_utf8_and_size(o, &n);
 			if (s == NULL) {
 				if (cp.err_exception_matches(cp.type_error)) arg_type_error(fn, i, o);
-				err = self;
+				err = (void *)fn; /* any non-NULL: failed */
 				break;
 			}
 			v->p = (void *)s; /* owned by o, which the caller holds for the whole call */
@@ -362,7 +379,7 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 		}
 		default:
 			cp.err_set_string(cp.type_error, "dlpackgo: unknown parameter kind");
-			err = self;
+			err = (void *)fn; /* any non-NULL: failed */
 		}
 	}
 	if (err != NULL) {
@@ -474,6 +491,176 @@ void *pxg_caller_new(const pxg_fn *fn) {
 	void *f = cp.cfunction_new_ex(&call_def, capsule, NULL);
 	cp.decref(capsule);
 	return f;
+}
+
+/* -- the function object -------------------------------------------------------------------
+ *
+ * What Library exposes as a registered function: a dlpackgo.GoFunction, a callable of a type
+ * made here (PyType_FromSpec) whose calls CPython makes through vectorcall, straight into C.
+ * The generated Python function of _functions.py stays behind it (python_fn, and __wrapped__,
+ * which gives inspect and help() the signature): a call that C does not take as it is goes to
+ * python_fn unchanged, so its behaviour and errors are python_fn's. C takes calls with exactly
+ * the parameters by position, no keywords, no tensor result, and tensor arguments that are NumPy
+ * arrays the reader takes or live dlpackgo.Tensors (by their handles); scalar arguments go to
+ * call_fn as python_fn would pass them. */
+
+/* The CPython structures PyType_FromSpec reads (stable ABI) and the slots and flags used. */
+typedef struct {
+	int slot;
+	void *pfunc;
+} type_slot;
+typedef struct {
+	const char *name;
+	int basicsize, itemsize;
+	unsigned int flags;
+	type_slot *slots;
+} type_spec;
+typedef struct {
+	const char *name;
+	int type;
+	intptr_t offset;
+	int flags;
+	const char *doc;
+} member_def;
+enum { TP_CALL = 50, TP_CLEAR = 51, TP_DEALLOC = 52, TP_DESCR_GET = 54, TP_DOC = 56, TP_TRAVERSE = 71,
+	TP_MEMBERS = 72, TP_FREE = 74 };
+enum { T_PYSSIZET = 19, MEMBER_READONLY = 1 };
+#define TPFLAGS_DISALLOW_INSTANTIATION (1UL << 7)
+#define TPFLAGS_HAVE_VECTORCALL (1UL << 11)
+#define TPFLAGS_HAVE_GC (1UL << 14)
+#define TPFLAGS_HAVE_VERSION_TAG (1UL << 18)
+#define VECTORCALL_ARGUMENTS_OFFSET ((size_t)1 << (8 * sizeof(size_t) - 1))
+
+/* A GoFunction. The object header is two words in the CPython builds this module supports (the
+ * Python module checks object.__basicsize__ before it makes any). */
+typedef struct {
+	intptr_t ob_refcnt;
+	void *ob_type;
+	void *(*vectorcall)(void *self, void *const *args, size_t nargsf, void *kwnames);
+	void *dict;      /* __dict__: __wrapped__, __name__, __doc__, ... */
+	void *python_fn; /* the generated Python function */
+	pxg_fn *fn;
+	int c_calls; /* no tensor result: C may take the call */
+} gofunc;
+
+static void *gofunc_type;
+
+static void *gofunc_vectorcall(void *self, void *const *args, size_t nargsf, void *kwnames) {
+	gofunc *g = self;
+	const pxg_fn *fn = g->fn;
+	intptr_t n = (intptr_t)(nargsf & ~VECTORCALL_ARGUMENTS_OFFSET);
+	void *argv[PXG_MAX_PARAMS], *handles[PXG_MAX_PARAMS];
+	int nh = 0;
+	if (!g->c_calls || kwnames != NULL || n != fn->nparams) goto python;
+	for (int i = 0; i < n; i++) {
+		void *o = argv[i] = args[i];
+		if (fn->params[i] != PXG_K_TENSOR || pxg_numpy_is(o)) continue;
+		if (((void **)o)[1] != cp.tensor_type) goto python; /* ob_type */
+		void *h = cp.object_get_attr(o, cp.handle_name);
+		if (h == NULL) goto fail;
+		handles[nh++] = h;
+		int live = cp.object_is_true(h);
+		if (live < 0) goto fail;
+		if (!live) goto python; /* released, or a pending import: Tensor.handle decides */
+		argv[i] = h;
+	}
+	void *r = call_fn(fn, 0, argv);
+	for (int i = 0; i < nh; i++) cp.decref(handles[i]);
+	return r;
+python:
+	for (int i = 0; i < nh; i++) cp.decref(handles[i]);
+	if (g->python_fn == NULL) {
+		cp.err_set_string(cp.type_error, "dlpackgo: the function was cleared");
+		return NULL;
+	}
+	return cp.object_vectorcall(g->python_fn, args, nargsf, kwnames);
+fail:
+	for (int i = 0; i < nh; i++) cp.decref(handles[i]);
+	return NULL;
+}
+
+static int gofunc_traverse(void *self, int (*visit)(void *, void *), void *arg) {
+	gofunc *g = self;
+	int r;
+	if (g->dict != NULL && (r = visit(g->dict, arg)) != 0) return r;
+	if (g->python_fn != NULL && (r = visit(g->python_fn, arg)) != 0) return r;
+	return visit(g->ob_type, arg); /* a heap type's instances visit it */
+}
+
+static int gofunc_clear(void *self) {
+	gofunc *g = self;
+	void *d = g->dict, *f = g->python_fn;
+	g->dict = g->python_fn = NULL;
+	if (d != NULL) cp.decref(d);
+	if (f != NULL) cp.decref(f);
+	return 0;
+}
+
+static void gofunc_dealloc(void *self) {
+	gofunc *g = self;
+	void *type = g->ob_type;
+	cp.gc_untrack(self);
+	gofunc_clear(self);
+	free(g->fn);
+	g->fn = NULL;
+	void (*tp_free)(void *) = (void (*)(void *))cp.type_get_slot(type, TP_FREE);
+	tp_free(self);
+	cp.decref(type);
+}
+
+/* A GoFunction stored in a class is the same function, as a builtin would be (no binding); its
+ * __get__ is also what makes inspect and pydoc document it as a routine. */
+static void *gofunc_get(void *self, void *obj, void *type) {
+	(void)obj;
+	(void)type;
+	cp.incref(self);
+	return self;
+}
+
+static member_def gofunc_members[] = {
+	{"__vectorcalloffset__", T_PYSSIZET, offsetof(gofunc, vectorcall), MEMBER_READONLY, NULL},
+	{"__dictoffset__", T_PYSSIZET, offsetof(gofunc, dict), MEMBER_READONLY, NULL},
+	{NULL, 0, 0, 0, NULL},
+};
+
+static type_slot gofunc_slots[] = {
+	{TP_CALL, NULL}, /* PyVectorcall_Call, set when the type is made */
+	{TP_DEALLOC, (void *)gofunc_dealloc},
+	{TP_TRAVERSE, (void *)gofunc_traverse},
+	{TP_CLEAR, (void *)gofunc_clear},
+	{TP_DESCR_GET, (void *)gofunc_get},
+	{TP_MEMBERS, gofunc_members},
+	{TP_DOC, "A Go function a library registered (pyexchange.Register), called from C."},
+	{0, NULL},
+};
+
+static type_spec gofunc_spec = {
+	"dlpackgo.GoFunction", sizeof(gofunc), 0,
+	TPFLAGS_HAVE_VERSION_TAG | TPFLAGS_HAVE_GC | TPFLAGS_HAVE_VECTORCALL | TPFLAGS_DISALLOW_INSTANTIATION,
+	gofunc_slots,
+};
+
+void *pxg_function_new(const pxg_fn *fn, void *python_fn) {
+	if (gofunc_type == NULL) {
+		gofunc_slots[0].pfunc = (void *)cp.vectorcall_call;
+		if ((gofunc_type = cp.type_from_spec(&gofunc_spec)) == NULL) return NULL;
+	}
+	pxg_fn *c = malloc(sizeof *c);
+	if (c == NULL) return cp.err_no_memory();
+	memcpy(c, fn, sizeof *c);
+	gofunc *g = cp.type_generic_alloc(gofunc_type, 0);
+	if (g == NULL) {
+		free(c);
+		return NULL;
+	}
+	g->vectorcall = gofunc_vectorcall;
+	g->fn = c;
+	g->c_calls = 1;
+	for (int i = 0; i < c->nresults; i++)
+		if (c->results[i] == PXG_K_TENSOR) g->c_calls = 0;
+	cp.incref(python_fn);
+	g->python_fn = python_fn;
+	return g;
 }
 
 /* -- the releaser --------------------------------------------------------------------------- */

@@ -73,11 +73,32 @@ func dlpackgo_free(p unsafe.Pointer) { C.free(p) }
 //
 //export dlpackgo_caller
 func dlpackgo_caller(id C.int) unsafe.Pointer {
-	f := lookupFunc(int(id))
-	if f == nil {
+	var c C.pxg_fn
+	if !fnOf(id, &c) {
 		return C.pxg_none()
 	}
+	return C.pxg_caller_new(&c)
+}
+
+// dlpackgo_function returns a new reference to the dlpackgo.GoFunction that calls function id
+// (see call.c), pythonFn (the generated Python function) taking the calls C does not, or None for
+// an unknown id; NULL with a Python exception set on failure. The caller holds the GIL.
+//
+//export dlpackgo_function
+func dlpackgo_function(id C.int, pythonFn unsafe.Pointer) unsafe.Pointer {
 	var c C.pxg_fn
+	if !fnOf(id, &c) {
+		return C.pxg_none()
+	}
+	return C.pxg_function_new(&c, pythonFn)
+}
+
+// fnOf fills c with function id as call.c knows it; false for an unknown id.
+func fnOf(id C.int, c *C.pxg_fn) bool {
+	f := lookupFunc(int(id))
+	if f == nil {
+		return false
+	}
 	c.id, c.nparams, c.nresults = C.int32_t(id), C.int32_t(len(f.Params)), C.int32_t(len(f.Results))
 	for i, p := range f.Params {
 		c.params[i] = C.uint8_t(p.kind)
@@ -87,7 +108,7 @@ func dlpackgo_caller(id C.int) unsafe.Pointer {
 		c.results[i] = C.uint8_t(r.kind)
 	}
 	cstr(c.name[:], f.Name)
-	return C.pxg_caller_new(&c)
+	return true
 }
 
 // cstr copies s into dst, truncated and NUL-terminated.

@@ -78,6 +78,14 @@ enum {
 	PXG_CAPI_OBJECT_TYPE,
 	PXG_CAPI_OBJECT_GET_ATTR_STRING,
 	PXG_CAPI_CALL_FUNCTION_OBJ_ARGS,
+	PXG_CAPI_TYPE_FROM_SPEC,
+	PXG_CAPI_TYPE_GENERIC_ALLOC,
+	PXG_CAPI_TYPE_GET_SLOT,
+	PXG_CAPI_GC_UNTRACK,
+	PXG_CAPI_VECTORCALL_CALL,
+	PXG_CAPI_OBJECT_VECTORCALL,
+	PXG_CAPI_OBJECT_IS_TRUE,
+	PXG_CAPI_OBJECT_GET_ATTR,
 	PXG_CAPI_TRUE,
 	PXG_CAPI_FALSE,
 	PXG_CAPI_NONE,
@@ -90,6 +98,8 @@ enum {
 	PXG_CAPI_EXC_GO_MEMORY_ERROR, /* dlpackgo.GoMemoryError */
 	PXG_CAPI_EXC_GO_PANIC,        /* dlpackgo.GoPanic */
 	PXG_CAPI_CAPSULE_OF,          /* capsule_of(x): x's unused DLPack capsule (_functions.py) */
+	PXG_CAPI_TENSOR_TYPE,         /* dlpackgo.Tensor */
+	PXG_CAPI_HANDLE_NAME,         /* "_handle" (interned) */
 	PXG_CAPI_COUNT
 };
 
@@ -171,6 +181,9 @@ void *pxg_numpy_builtin(int which);
 
 int pxg_call_attach(const uintptr_t *api, int n);
 void *pxg_caller_new(const pxg_fn *fn);
+/* pxg_function_new returns a new dlpackgo.GoFunction calling fn (copied), whose calls it cannot
+ * take in C go to python_fn, or NULL with a Python exception set. The caller holds the GIL. */
+void *pxg_function_new(const pxg_fn *fn, void *python_fn);
 void *pxg_releaser_new(void);
 
 #endif

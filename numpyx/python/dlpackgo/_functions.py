@@ -9,8 +9,10 @@ the capsules to Go, releases the GIL while Go runs, and builds the results or ra
 """
 
 import ctypes
+import functools
 import json
 import keyword
+import sys
 import warnings
 from ctypes import POINTER, c_char_p, c_int, c_size_t, c_void_p, py_object
 
@@ -67,7 +69,9 @@ _CAPI = ("PyEval_SaveThread", "PyEval_RestoreThread", "PyLong_AsLongLong",
          "PyUnicode_DecodeUTF8", "PyTuple_New", "PyTuple_SetItem", "PyCapsule_New",
          "PyCapsule_IsValid", "PyCapsule_GetPointer", "PyCapsule_SetName", "PyCFunction_NewEx",
          "Py_IncRef", "Py_DecRef", "PyErr_NoMemory", "PyNumber_Index", "PyObject_Type",
-         "PyObject_GetAttrString", "PyObject_CallFunctionObjArgs")
+         "PyObject_GetAttrString", "PyObject_CallFunctionObjArgs", "PyType_FromSpec",
+         "PyType_GenericAlloc", "PyType_GetSlot", "PyObject_GC_UnTrack", "PyVectorcall_Call",
+         "PyObject_Vectorcall", "PyObject_IsTrue", "PyObject_GetAttr")
 
 
 _legacy = set()  # producer types whose __dlpack__ takes no max_version, for _capsule_of
@@ -79,7 +83,11 @@ def _capsule_of(x):
 
 
 _OBJECTS = (True, False, None, TypeError, OverflowError, GoError, GoValueError, GoTypeError,
-            GoBufferError, GoMemoryError, GoPanic, _capsule_of)
+            GoBufferError, GoMemoryError, GoPanic, _capsule_of, Tensor, sys.intern("_handle"))
+
+# Whether registered functions are GoFunctions (call.c), whose object layout assumes CPython's
+# two-word object header; elsewhere they stay the generated Python functions.
+_C_CALLS = object.__basicsize__ == 2 * ctypes.sizeof(c_void_p)
 
 _ANNOTATION = {"tensor": Array, "int": int, "float": float, "bool": bool, "str": str}
 _RETURNS = ("numpy", "torch", "tensor")
@@ -97,7 +105,7 @@ def attach(lib, returns):
         raise ValueError(f"dlpackgo: returns must be one of {_RETURNS} or a callable, not {returns!r}")
     lib._returns = returns
     cdll = lib.cdll
-    api = (c_void_p * (len(_CAPI) + len(_OBJECTS)))(*(_address(n) for n in _CAPI + _OBJECTS))
+    api = (c_void_p * (len(_CAPI) + len(_OBJECTS)))(*([_address(n) for n in _CAPI] + [id(o) for o in _OBJECTS]))
     init = cdll.dlpackgo_call_init
     init.argtypes, init.restype = [POINTER(c_void_p), c_int], c_int
     if init(api, len(api)) != 0:
@@ -120,10 +128,17 @@ def attach(lib, returns):
     finally:
         free(p)
     caller = ctypes.PYFUNCTYPE(py_object, c_int)(("dlpackgo_caller", cdll))
+    function = ctypes.PYFUNCTYPE(py_object, c_int, py_object)(("dlpackgo_function", cdll))
     lib.functions = {}
     reserved = set(dir(type(lib))) | set(vars(lib))
     for fid, spec in enumerate(specs):
         f = _make(lib, spec, caller(fid))
+        if _C_CALLS:  # the same function, called from C (call.c's GoFunction)
+            g = function(fid, f)
+            for a in functools.WRAPPER_ASSIGNMENTS:
+                setattr(g, a, getattr(f, a))
+            g.__wrapped__ = f  # inspect.signature and help() read f's signature
+            f = g
         lib.functions[spec["name"]] = f
         if spec["name"] in reserved:
             warnings.warn(f"dlpackgo: the Go function {spec['name']!r} has the name of a Library "
