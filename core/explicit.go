@@ -31,13 +31,15 @@ func WrapExplicitWith[R any, P interface {
 }](d Desc, r R) (*Tensor, P, error) {
 	x := &explicitWith[R]{r: r}
 	p := P(&x.r)
-	d, err := validateDesc(d, x.dims[:])
-	if err != nil {
+	if err := validateDesc(&d, x.dims[:]); err != nil {
 		p.Release()
 		return nil, nil, err
 	}
 	x.oh.o.releaser = p
 	x.oh.init()
-	x.t = tensorOf(d, &x.oh.h)
-	return &x.t, p, nil
+	// field by field: no copy of a whole Tensor through the stack
+	t := &x.t
+	t.data, t.byteOffset, t.device, t.dtype = d.Data, d.ByteOffset, d.Device, d.DType
+	t.shape, t.strides, t.flags, t.hold = d.Shape, d.Strides, d.Flags, &x.oh.h
+	return t, p, nil
 }

@@ -153,29 +153,32 @@ func tensorOf(d Desc, h *hold) Tensor {
 // field and value: too many dimensions, negative sizes, sizes or element offsets that overflow
 // int64, unknown dtypes or devices, strides of the wrong length, NULL data with elements, and
 // memory ranges that wrap around the address space.
-func ValidateDesc(d Desc) (Desc, error) { return validateDesc(d, nil) }
+func ValidateDesc(d Desc) (Desc, error) {
+	err := validateDesc(&d, nil)
+	return d, err
+}
 
-// validateDesc is ValidateDesc, copying shape and strides into buf where it has room for both
-// (WrapExplicitWith's inline arrays), or else into a new allocation.
-func validateDesc(d Desc, buf []int64) (Desc, error) {
+// validateDesc is ValidateDesc in place, copying shape and strides into buf where it has room for
+// both (WrapExplicitWith's inline arrays), or else into a new allocation.
+func validateDesc(d *Desc, buf []int64) error {
 	if len(d.Shape) > MaxNdim {
-		return d, fmt.Errorf("%w: ndim = %d exceeds %d", ErrNdim, len(d.Shape), MaxNdim)
+		return fmt.Errorf("%w: ndim = %d exceeds %d", ErrNdim, len(d.Shape), MaxNdim)
 	}
 	if err := d.DType.Validate(); err != nil {
-		return d, err
+		return err
 	}
 	if !d.Device.DeviceType.Known() {
-		return d, fmt.Errorf("%w: device_type = %d is not a DLPack device", ErrDevice, d.Device.DeviceType)
+		return fmt.Errorf("%w: device_type = %d is not a DLPack device", ErrDevice, d.Device.DeviceType)
 	}
 	if d.Device.DeviceID < 0 {
-		return d, fmt.Errorf("%w: device_id = %d is negative", ErrDevice, d.Device.DeviceID)
+		return fmt.Errorf("%w: device_id = %d is negative", ErrDevice, d.Device.DeviceID)
 	}
 	n, err := numElements(d.Shape)
 	if err != nil {
-		return d, err
+		return err
 	}
 	if d.Strides != nil && len(d.Strides) != len(d.Shape) {
-		return d, fmt.Errorf("%w: %d strides for ndim = %d", ErrStrides, len(d.Strides), len(d.Shape))
+		return fmt.Errorf("%w: %d strides for ndim = %d", ErrStrides, len(d.Strides), len(d.Shape))
 	}
 	nd := len(d.Shape)
 	if buf == nil || len(buf) < 2*nd {
@@ -195,35 +198,35 @@ func validateDesc(d Desc, buf []int64) (Desc, error) {
 		if d.Device.DeviceType.addressable() {
 			d.ByteOffset = 0
 		}
-		return d, nil
+		return nil
 	}
 	if d.Data == nil {
-		return d, fmt.Errorf("%w: data is NULL for %d elements", ErrNullData, n)
+		return fmt.Errorf("%w: data is NULL for %d elements", ErrNullData, n)
 	}
 	if d.DType.SubByte() {
 		if !contiguous(shape, strides, false) {
-			return d, fmt.Errorf("%w: sub-byte dtype %s needs compact C-order strides, got %v", ErrStrides, d.DType, strides)
+			return fmt.Errorf("%w: sub-byte dtype %s needs compact C-order strides, got %v", ErrStrides, d.DType, strides)
 		}
 		if _, ok := mul(n, int64(d.DType.Bits)*int64(d.DType.Lanes)); !ok {
-			return d, fmt.Errorf("%w: %d elements of %s", ErrOverflow, n, d.DType)
+			return fmt.Errorf("%w: %d elements of %s", ErrOverflow, n, d.DType)
 		}
 	} else {
 		lo, hi, err := extent(shape, strides)
 		if err != nil {
-			return d, err
+			return err
 		}
 		size := int64(d.DType.Size())
 		blo, ok1 := mul(lo, size)
 		bhi, ok2 := mul(hi, size)
 		bhi, ok3 := add(bhi, size)
 		if !ok1 || !ok2 || !ok3 {
-			return d, fmt.Errorf("%w: byte extent of shape %v, strides %v, itemsize %d", ErrOverflow, shape, strides, size)
+			return fmt.Errorf("%w: byte extent of shape %v, strides %v, itemsize %d", ErrOverflow, shape, strides, size)
 		}
 		if d.Device.DeviceType.addressable() {
 			base := uint64(uintptr(d.Data))
 			first := base + d.ByteOffset
 			if first < base || (blo < 0 && uint64(-blo) > first) || first+uint64(bhi) < first {
-				return d, fmt.Errorf("%w: data %#x + byte_offset %d with byte extent [%d, %d) wraps around the address space",
+				return fmt.Errorf("%w: data %#x + byte_offset %d with byte extent [%d, %d) wraps around the address space",
 					ErrBounds, base, d.ByteOffset, blo, bhi)
 			}
 		}
@@ -232,7 +235,7 @@ func validateDesc(d Desc, buf []int64) (Desc, error) {
 		d.Data = unsafe.Add(d.Data, d.ByteOffset)
 		d.ByteOffset = 0
 	}
-	return d, nil
+	return nil
 }
 
 // Data returns the address of the first element (for device memory, a device address; for
