@@ -202,13 +202,19 @@ func (e *panicError) Error() string {
 	return fmt.Sprintf("%s: Go panic: %v\n\n%s", e.fn, e.value, e.stack)
 }
 
-// call imports the arguments, calls f under a hold on its tensors, releases the imports and
-// stores the results.
+// call imports the arguments, calls f with its tensors held, releases the imports and stores
+// the results.
+//
+// The tensors are held for the whole call: a handle's tensor (the registry's, which another
+// thread may release) by core.Hold; an import by its own reference, which only the deferred
+// Release below lets go, and whose memory, even if f releases the tensor itself, is let go by
+// call.c only once the call has returned (argRelease).
 func (f *function) call(in, out []C.pxg_value, handles bool) (err error) {
-	var tbuf, ibuf [4]*core.Tensor
+	var tbuf, ibuf, lbuf [4]*core.Tensor
 	var rbuf [4]*argRelease
-	tensors := tbuf[:0]  // every tensor argument, in order, held for the call
+	tensors := tbuf[:0]  // every tensor argument, in order
 	imported := ibuf[:0] // the imports are ours; a handle's tensor is the registry's
+	looked := lbuf[:0]   // the handles' tensors, held with core.Hold
 	releases := rbuf[:0] // and how their managed tensors are let go
 	defer func() {
 		for _, t := range imported {
@@ -220,14 +226,17 @@ func (f *function) call(in, out []C.pxg_value, handles bool) (err error) {
 	}()
 	// import every tensor first: each managed tensor is ours and must be let go even if another
 	// argument is wrong
-	for i, p := range f.Params {
+	for i := range f.Params {
+		p := &f.Params[i]
 		if p.kind != kindTensor {
 			continue
 		}
 		var t *core.Tensor
 		var ierr error
 		if in[i].n == C.PXG_ARG_HANDLE {
-			t, ierr = Lookup(Handle(in[i].u))
+			if t, ierr = Lookup(Handle(in[i].u)); t != nil {
+				looked = append(looked, t)
+			}
 		} else {
 			// call.c's guard of a producer's managed tensor, or numpy.c's over a NumPy array:
 			// released when the function returns (its own views hold the memory on)
@@ -253,7 +262,8 @@ func (f *function) call(in, out []C.pxg_value, handles bool) (err error) {
 		vals = make([]reflect.Value, len(in))
 	}
 	k := 0
-	for i, p := range f.Params {
+	for i := range f.Params {
+		p := &f.Params[i]
 		if p.kind == kindTensor {
 			if vals != nil {
 				vals[i] = reflect.ValueOf(tensors[k])
@@ -261,7 +271,7 @@ func (f *function) call(in, out []C.pxg_value, handles bool) (err error) {
 			k++
 			continue
 		}
-		v, err := scalarArg(p, in[i])
+		v, err := scalarArg(p, &in[i])
 		if err != nil {
 			return fmt.Errorf("%w: %s() argument %d (%s): %w", ErrArgument, f.Name, i+1, p.Name, err)
 		}
@@ -271,7 +281,7 @@ func (f *function) call(in, out []C.pxg_value, handles bool) (err error) {
 			fl = v.Float()
 		}
 	}
-	h, err := core.Hold(tensors...)
+	h, err := core.Hold(looked...)
 	if err != nil {
 		return fmt.Errorf("%s(): %w", f.Name, err)
 	}
@@ -320,11 +330,17 @@ func (f *function) invoke(vals []reflect.Value) (results []reflect.Value, err er
 // managed tensor is let go exactly once: on error, by call.c after the call (a.i = 1).
 func importArg(a *C.pxg_value) (*core.Tensor, *argRelease, error) {
 	legacy := a.n == 0
-	d, err := managedDesc(a.p, legacy)
+	dl, flags, err := managedDL(a.p, legacy)
 	if err != nil {
 		a.i = 1
 		return nil, nil, err
 	}
+	d, err := core.DescOf(dl)
+	if err != nil {
+		a.i = 1
+		return nil, nil, fmt.Errorf("pyexchange: import: %w", err)
+	}
+	d.Flags = flags
 	r := argRelease{arg: a, managed: a.p, legacy: legacy}
 	if a.n == C.PXG_ARG_NUMPY {
 		// numpy.c's pxg_np_arg, on call.c's stack: only the array outlives the call
@@ -379,7 +395,7 @@ func (r *argRelease) callReturns() {
 
 // scalarArg converts a number, bool or string argument to the parameter's Go type, refusing
 // values out of its range.
-func scalarArg(p param, a C.pxg_value) (reflect.Value, error) {
+func scalarArg(p *param, a *C.pxg_value) (reflect.Value, error) {
 	v := reflect.New(p.typ).Elem()
 	switch p.kind {
 	case kindInt:

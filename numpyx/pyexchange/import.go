@@ -114,17 +114,9 @@ func importOwned(p unsafe.Pointer, legacy bool, release func()) (*core.Tensor, e
 // versioned), refusing another major version; its Shape and Strides are p's own arrays (see
 // core.DescOf).
 func managedDesc(p unsafe.Pointer, legacy bool) (core.Desc, error) {
-	var dl *core.DLTensor
-	var flags core.Flags
-	if legacy {
-		dl = &(*core.DLManagedTensor)(p).DLTensor
-	} else {
-		m := (*core.DLManagedTensorVersioned)(p)
-		dl, flags = &m.DLTensor, m.Flags
-		if v := m.Version; v.Major != core.Version.Major {
-			return core.Desc{}, fmt.Errorf("pyexchange: import: %w: version %d.%d, this package speaks %d.x",
-				core.ErrVersion, v.Major, v.Minor, core.Version.Major)
-		}
+	dl, flags, err := managedDL(p, legacy)
+	if err != nil {
+		return core.Desc{}, err
 	}
 	d, err := core.DescOf(dl)
 	if err != nil {
@@ -132,6 +124,20 @@ func managedDesc(p unsafe.Pointer, legacy bool) (core.Desc, error) {
 	}
 	d.Flags = flags
 	return d, nil
+}
+
+// managedDL returns the DLTensor and flags of managed tensor p (a DLManagedTensor if legacy,
+// else versioned), refusing another major version.
+func managedDL(p unsafe.Pointer, legacy bool) (*core.DLTensor, core.Flags, error) {
+	if legacy {
+		return &(*core.DLManagedTensor)(p).DLTensor, 0, nil
+	}
+	m := (*core.DLManagedTensorVersioned)(p)
+	if v := m.Version; v.Major != core.Version.Major {
+		return nil, 0, fmt.Errorf("pyexchange: import: %w: version %d.%d, this package speaks %d.x",
+			core.ErrVersion, v.Major, v.Minor, core.Version.Major)
+	}
+	return &m.DLTensor, m.Flags, nil
 }
 
 // deleter returns the function that runs the deleter of managed tensor p.
