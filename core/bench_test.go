@@ -75,6 +75,20 @@ func BenchmarkWrapExplicitImport(b *testing.B) {
 			}
 		})
 	}
+	b.Run("ImportExplicitWith", func(b *testing.B) {
+		released := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			t, _, err := core.ImportExplicitWith(dl, 0, countRelease{n: &released})
+			if err != nil {
+				b.Fatal(err)
+			}
+			t.Release()
+		}
+		if released != b.N {
+			b.Fatalf("released %d of %d", released, b.N)
+		}
+	})
 	b.Run("WrapExplicitWith", func(b *testing.B) {
 		released := 0
 		b.ReportAllocs()

@@ -30,8 +30,34 @@ func WrapExplicitWith[R any, P interface {
 	Releaser
 }](d Desc, r R) (*Tensor, P, error) {
 	x := &explicitWith[R]{r: r}
+	return finishWith[R, P](x, &d)
+}
+
+// ImportExplicitWith is WrapExplicitWith of DescOf(dl) with flags: the import of a producer's
+// DLTensor by a bridge that releases it itself, as a call imports its arguments. dl is read
+// (as untrusted input: see DescOf and ValidateDesc) only before ImportExplicitWith returns.
+// Release of the copy of r runs exactly once, as WrapExplicitWith's, also when dl is refused.
+func ImportExplicitWith[R any, P interface {
+	*R
+	Releaser
+}](dl *DLTensor, flags Flags, r R) (*Tensor, P, error) {
+	x := &explicitWith[R]{r: r}
+	var d Desc
+	if err := descOf(dl, &d); err != nil {
+		P(&x.r).Release()
+		return nil, nil, err
+	}
+	d.Flags = flags
+	return finishWith[R, P](x, &d)
+}
+
+// finishWith validates d into x and makes x's tensor, or runs x's release and fails.
+func finishWith[R any, P interface {
+	*R
+	Releaser
+}](x *explicitWith[R], d *Desc) (*Tensor, P, error) {
 	p := P(&x.r)
-	if err := validateDesc(&d, x.dims[:]); err != nil {
+	if err := validateDesc(d, x.dims[:]); err != nil {
 		p.Release()
 		return nil, nil, err
 	}

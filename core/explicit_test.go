@@ -96,3 +96,55 @@ func TestDeviceTypeKnown(t *testing.T) {
 		assert.False(t, d.Known(), "%d", d)
 	}
 }
+
+func TestImportExplicitWith(t *testing.T) {
+	base := leakcheck.Settle()
+	mem := [6]float32{0, 1, 2, 3, 4, 5}
+	shape, strides := []int64{2, 3}, []int64{1, 2}
+	dl := &core.DLTensor{Data: unsafe.Pointer(&mem[0]), Device: core.CPUDevice, Ndim: 2,
+		Dtype: core.Float32, Shape: &shape[0], Strides: &strides[0]}
+	released := 0
+	x, r, err := core.ImportExplicitWith(dl, core.FlagReadOnly, countRelease{n: &released, tag: 3})
+	require.NoError(t, err)
+	assert.Equal(t, 3, r.tag)
+	shape[0], strides[0] = 7, 7 // read before the call returned: the tensor keeps its copies
+	assert.Equal(t, []int64{2, 3}, x.Shape())
+	assert.Equal(t, []int64{1, 2}, x.Strides())
+	assert.True(t, x.ReadOnly())
+	assert.Equal(t, unsafe.Pointer(&mem[0]), x.Data(), "zero-copy")
+	x.Release()
+	assert.Equal(t, 1, released)
+	assert.Equal(t, base, core.LiveForeign())
+
+	legacy := *dl // no strides: C order
+	legacy.Strides, shape[0], strides[0] = nil, 2, 1
+	x, _, err = core.ImportExplicitWith(&legacy, 0, countRelease{n: &released})
+	require.NoError(t, err)
+	assert.Equal(t, []int64{3, 1}, x.Strides())
+	assert.False(t, x.ReadOnly())
+	x.Release()
+	assert.Equal(t, 2, released)
+
+	for _, tc := range []struct {
+		name string
+		dl   *core.DLTensor
+		want error
+	}{
+		{"nil", nil, core.ErrNil},
+		{"ndim", &core.DLTensor{Ndim: -1, Device: core.CPUDevice, Dtype: core.Float32}, core.ErrNdim},
+		{"null shape", &core.DLTensor{Ndim: 1, Device: core.CPUDevice, Dtype: core.Float32}, core.ErrShape},
+		{"dtype", &core.DLTensor{Data: unsafe.Pointer(&mem[0]), Ndim: 2, Device: core.CPUDevice,
+			Dtype: core.DLDataType{Code: core.CodeFloat, Bits: 7, Lanes: 1}, Shape: &shape[0]}, core.ErrDType},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := 0
+			x, r, err := core.ImportExplicitWith(tc.dl, 0, countRelease{n: &n})
+			require.ErrorIs(t, err, tc.want)
+			require.ErrorIs(t, err, core.ErrInvalid)
+			assert.Nil(t, x)
+			assert.Nil(t, r)
+			assert.Equal(t, 1, n, "release runs before the error")
+		})
+	}
+	assert.Equal(t, base, core.LiveForeign())
+}

@@ -326,7 +326,7 @@ func (f *function) invoke(vals []reflect.Value) (results []reflect.Value, err er
 }
 
 // importArg imports tensor argument a of a call (a managed tensor: a.n = 0 legacy, else
-// versioned) with the state of its release in the same allocation (core.WrapExplicitWith). The
+// versioned) with the state of its release in the same allocation (core.ImportExplicitWith). The
 // managed tensor is let go exactly once: on error, by call.c after the call (a.i = 1).
 func importArg(a *C.pxg_value) (*core.Tensor, *argRelease, error) {
 	legacy := a.n == 0
@@ -335,18 +335,12 @@ func importArg(a *C.pxg_value) (*core.Tensor, *argRelease, error) {
 		a.i = 1
 		return nil, nil, err
 	}
-	d, err := core.DescOf(dl)
-	if err != nil {
-		a.i = 1
-		return nil, nil, fmt.Errorf("pyexchange: import: %w", err)
-	}
-	d.Flags = flags
 	r := argRelease{arg: a, managed: a.p, legacy: legacy}
 	if a.n == C.PXG_ARG_NUMPY {
 		// numpy.c's pxg_np_arg, on call.c's stack: only the array outlives the call
 		r.managed, r.array = nil, (*C.pxg_managed_versioned)(a.p).manager_ctx
 	}
-	t, rp, err := core.WrapExplicitWith(d, r)
+	t, rp, err := core.ImportExplicitWith(dl, flags, r)
 	if err != nil {
 		a.i = 1 // the release ran during the call: call.c deletes
 		return nil, nil, fmt.Errorf("pyexchange: import: %w", err)
