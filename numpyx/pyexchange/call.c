@@ -1,6 +1,10 @@
 /*
  * call.c: the builtin through which Python calls a registered Go function (register.go).
  *
+ * dlpackgo_function(id, python_fn) makes the dlpackgo.GoFunction of a registered function (see
+ * "the function object" below): CPython calls it through vectorcall, and it takes the common
+ * calls in C, handing the rest to python_fn, the generated Python wrapper.
+ *
  * dlpackgo_caller(id) makes one builtin per registered function, bound to a capsule of the
  * function's pxg_fn (its id, parameter and result kinds, names). Called as
  * builtin(handles, *args) from the generated Python wrapper (args: for each tensor parameter a
@@ -8,7 +12,8 @@
  * handle of a dlpackgo.Tensor; the Python value for each other parameter), it
  *
  *   1. converts every argument, checking its type: a TypeError here means Go never ran and
- *      every capsule is still unused (its own destructor frees it);
+ *      every capsule is still unused (its own destructor frees it); a NumPy array is read onto
+ *      this function's stack (numpy.c's pxg_np_arg), taking a reference to the array;
  *   2. renames the capsules "used_...", wraps each managed tensor in a guard of ours (below);
  *   3. releases the GIL and calls dlpackgo_call, one crossing into Go that imports the
  *      tensors, calls the function, releases the imports and exports the results;

@@ -6,6 +6,12 @@ signature (positional-only parameters named as the Go library named them, annota
 their kinds) that turns tensor arguments into DLPack capsules and calls one builtin the library
 made (``dlpackgo_caller``, see pyexchange/call.c): it checks the other arguments' types, hands
 the capsules to Go, releases the GIL while Go runs, and builds the results or raises the error.
+
+What Library exposes is a ``dlpackgo.GoFunction`` the library made around that Python function
+(``dlpackgo_function``, call.c): a C callable that CPython calls through vectorcall. It takes the
+common call in C (the parameters by position, no tensor result, NumPy arrays and live
+dlpackgo.Tensors as tensor arguments) and hands every other call to the Python function, its
+``__wrapped__``, which also gives inspect.signature and help() the signature.
 """
 
 import ctypes
