@@ -281,11 +281,13 @@ func (f *function) call(in, out []C.pxg_value, handles bool) (err error) {
 			fl = v.Float()
 		}
 	}
-	h, err := core.Hold(looked...)
-	if err != nil {
-		return fmt.Errorf("%s(): %w", f.Name, err)
+	if len(looked) > 0 {
+		h, err := core.Hold(looked...)
+		if err != nil {
+			return fmt.Errorf("%s(): %w", f.Name, err)
+		}
+		defer h.Release()
 	}
-	defer h.Release()
 	var results []reflect.Value
 	if f.direct != nil {
 		var t *core.Tensor
