@@ -125,8 +125,9 @@ var registry struct {
 // the parameter names Python shows (help, TypeErrors); otherwise they are arg0, arg1, ...
 //
 // While fn runs, the Python thread that called it has released the GIL, and its tensor
-// arguments are held (core.Hold) for the whole call: fn may read and write their memory, make
-// views of them and keep those beyond the call. The tensors it returns are exported with views
+// arguments are held for the whole call (an imported argument by its own reference, which
+// only the call lets go when fn returns; a dlpackgo.Tensor's by core.Hold): fn may read and write
+// their memory, make views of them and keep those beyond the call. The tensors it returns are exported with views
 // of their own (tensors that cannot be shared, such as read-only or negatively strided ones,
 // are copied: see Shareable), so fn keeps ownership of what it returns. A panic in fn is
 // recovered and raised in Python as dlpackgo.GoPanic; a non-nil error is raised as a Python
