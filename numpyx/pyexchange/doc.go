@@ -154,8 +154,8 @@
 // dlpackgo_capsule_destructor, dlpackgo_export, dlpackgo_sharer, dlpackgo_taker,
 // dlpackgo_delete_export, dlpackgo_import, dlpackgo_release, dlpackgo_describe, dlpackgo_live
 // and dlpackgo_collect: see cexports.go. dlpackgo_call_init, dlpackgo_functions, dlpackgo_free,
-// dlpackgo_caller, dlpackgo_call, dlpackgo_releaser, dlpackgo_view and dlpackgo_clone: see
-// call.go. dlpackgo_numpy_init, dlpackgo_numpy_off and dlpackgo_numpy_builtin: see numpy.go;
+// dlpackgo_caller, dlpackgo_function, dlpackgo_call, dlpackgo_releaser, dlpackgo_view and
+// dlpackgo_clone: see call.go. dlpackgo_numpy_init, dlpackgo_numpy_off and dlpackgo_numpy_builtin: see numpy.go;
 // dlpackgo_protocol_method: see exchange_api.go. Failures are reported through a message buffer whose
 // first byte says which Python exception to raise.
 //
