@@ -84,8 +84,8 @@ static volatile int cp_attached;
 
 int pxg_call_attach(const uintptr_t *api, int n) {
 	if (api == NULL || n != PXG_CAPI_COUNT) return -1;
-	for (int i = 0; i < n; i++)
-		if (api[i] == 0) return -1;
+	for (int i = 0; i < n; i++) /* PyObject_Vectorcall is exported from Python 3.11 on */
+		if (api[i] == 0 && i != PXG_CAPI_OBJECT_VECTORCALL) return -1;
 	if (__atomic_load_n(&cp_attached, __ATOMIC_SEQ_CST)) return 0;
 	void **dst = (void **)&cp;
 	/* cp is PXG_CAPI_COUNT pointers in the order of the enum */
@@ -646,6 +646,10 @@ static type_spec gofunc_spec = {
 };
 
 void *pxg_function_new(const pxg_fn *fn, void *python_fn) {
+	if (cp.object_vectorcall == NULL) { /* the Python module does not ask then */
+		cp.err_set_string(cp.type_error, "dlpackgo: this Python exports no PyObject_Vectorcall");
+		return NULL;
+	}
 	if (gofunc_type == NULL) {
 		gofunc_slots[0].pfunc = (void *)cp.vectorcall_call;
 		if ((gofunc_type = cp.type_from_spec(&gofunc_spec)) == NULL) return NULL;

@@ -91,17 +91,23 @@ def _capsule_of(x):
 _OBJECTS = (True, False, None, TypeError, OverflowError, GoError, GoValueError, GoTypeError,
             GoBufferError, GoMemoryError, GoPanic, _capsule_of, Tensor, sys.intern("_handle"))
 
+# The entries of _CAPI an interpreter may lack (0 in the table): PyObject_Vectorcall is a
+# function from Python 3.11 on, an inline function before.
+_OPTIONAL = {"PyObject_Vectorcall"}
+
 # Whether registered functions are GoFunctions (call.c), whose object layout assumes CPython's
-# two-word object header; elsewhere they stay the generated Python functions.
-_C_CALLS = object.__basicsize__ == 2 * ctypes.sizeof(c_void_p)
+# two-word object header and which hand calls on through PyObject_Vectorcall; elsewhere they stay
+# the generated Python functions.
+_C_CALLS = (object.__basicsize__ == 2 * ctypes.sizeof(c_void_p)
+            and hasattr(ctypes.pythonapi, "PyObject_Vectorcall"))
 
 _ANNOTATION = {"tensor": Array, "int": int, "float": float, "bool": bool, "str": str}
 _RETURNS = ("numpy", "torch", "tensor")
 
 
 def _address(name):
-    if not isinstance(name, str):
-        return id(name)  # an object's address is its id in CPython
+    if name in _OPTIONAL and not hasattr(ctypes.pythonapi, name):
+        return 0
     return ctypes.cast(getattr(ctypes.pythonapi, name), c_void_p).value
 
 
