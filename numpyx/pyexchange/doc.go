@@ -22,7 +22,8 @@
 // Python function of its real signature behind it (__wrapped__: positional-only parameters,
 // named by the first line of the docstring), so help(lib.scale), inspect.signature and dir(lib)
 // work; calls that C does not take as they are (keywords, a wrong count, tensor results,
-// arguments other than NumPy arrays and live dlpackgo.Tensors) go to that Python function. A
+// arguments other than NumPy arrays and live dlpackgo.Tensors) go to that Python function (on
+// Python 3.9 and 3.10, which export no PyObject_Vectorcall, that function is the attribute). A
 // call converts and checks every argument in C (a TypeError, or an OverflowError for a number
 // out of range of the Go type, before the Go function runs), hands the tensor arguments to Go (a
 // NumPy array read in C, see "NumPy arrays" below; any other array as its DLPack capsule; a
