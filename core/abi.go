@@ -114,7 +114,13 @@ func DeviceTypes() []DeviceType {
 }
 
 // Known reports whether d is one of the device types of dlpack.h v1.3.
-func (d DeviceType) Known() bool { _, ok := deviceNames[d]; return ok }
+func (d DeviceType) Known() bool {
+	if d == CPU { // most tensors: no map lookup
+		return true
+	}
+	_, ok := deviceNames[d]
+	return ok
+}
 
 // String returns the lower-case name of the device type ("cpu", "cuda", ...), or "device(N)".
 func (d DeviceType) String() string {

@@ -75,6 +75,38 @@ func BenchmarkWrapExplicitImport(b *testing.B) {
 			}
 		})
 	}
+	b.Run("ImportExplicitWith", func(b *testing.B) {
+		released := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			t, _, err := core.ImportExplicitWith(dl, 0, countRelease{n: &released})
+			if err != nil {
+				b.Fatal(err)
+			}
+			t.Release()
+		}
+		if released != b.N {
+			b.Fatalf("released %d of %d", released, b.N)
+		}
+	})
+	b.Run("WrapExplicitWith", func(b *testing.B) {
+		released := 0
+		b.ReportAllocs()
+		for b.Loop() {
+			d, err := core.DescOf(dl)
+			if err != nil {
+				b.Fatal(err)
+			}
+			t, _, err := core.WrapExplicitWith(d, countRelease{n: &released})
+			if err != nil {
+				b.Fatal(err)
+			}
+			t.Release()
+		}
+		if released != b.N {
+			b.Fatalf("released %d of %d", released, b.N)
+		}
+	})
 }
 
 // BenchmarkNew allocates a zeroed tensor: a small one (its data in the tensor's allocation: one

@@ -23,24 +23,34 @@ func ValidateDLTensor(dl *DLTensor) (Desc, error) {
 // WrapExplicit run. The Desc's Shape and Strides are dl's own arrays, not copies: use it while dl
 // is alive (Wrap, WrapExplicit and ValidateDesc copy them).
 func DescOf(dl *DLTensor) (Desc, error) {
-	if dl == nil {
-		return Desc{}, fmt.Errorf("%w: DLTensor", ErrNil)
-	}
-	if dl.Ndim < 0 || dl.Ndim > MaxNdim {
-		return Desc{}, fmt.Errorf("%w: ndim = %d is outside [0, %d]", ErrNdim, dl.Ndim, MaxNdim)
-	}
-	d := Desc{Data: dl.Data, ByteOffset: dl.ByteOffset, Device: dl.Device, DType: dl.Dtype,
-		Shape: []int64{}}
-	if n := int(dl.Ndim); n > 0 {
-		if dl.Shape == nil {
-			return Desc{}, fmt.Errorf("%w: shape is NULL for ndim = %d", ErrShape, n)
-		}
-		d.Shape = unsafe.Slice(dl.Shape, n)
-		if dl.Strides != nil {
-			d.Strides = unsafe.Slice(dl.Strides, n)
-		}
+	var d Desc
+	if err := descOf(dl, &d); err != nil {
+		return Desc{}, err
 	}
 	return d, nil
+}
+
+// descOf is DescOf into *d, which it sets only on success.
+func descOf(dl *DLTensor, d *Desc) error {
+	if dl == nil {
+		return fmt.Errorf("%w: DLTensor", ErrNil)
+	}
+	if dl.Ndim < 0 || dl.Ndim > MaxNdim {
+		return fmt.Errorf("%w: ndim = %d is outside [0, %d]", ErrNdim, dl.Ndim, MaxNdim)
+	}
+	shape, strides := []int64{}, []int64(nil)
+	if n := int(dl.Ndim); n > 0 {
+		if dl.Shape == nil {
+			return fmt.Errorf("%w: shape is NULL for ndim = %d", ErrShape, n)
+		}
+		shape = unsafe.Slice(dl.Shape, n)
+		if dl.Strides != nil {
+			strides = unsafe.Slice(dl.Strides, n)
+		}
+	}
+	d.Data, d.ByteOffset, d.Device, d.DType = dl.Data, dl.ByteOffset, dl.Device, dl.Dtype
+	d.Shape, d.Strides, d.Flags = shape, strides, 0
+	return nil
 }
 
 // ImportVersioned makes a Tensor of a DLManagedTensorVersioned handed over by a producer, without

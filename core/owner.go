@@ -8,8 +8,9 @@ import (
 // owner is the memory that foreign producers hand over: it counts the holders (tensors, views and
 // values attached to them) and calls release exactly once, when the last holder lets go.
 type owner struct {
-	refs    atomic.Int64
-	release func()
+	refs     atomic.Int64
+	release  func()
+	releaser Releaser // instead of release (WrapExplicitWith)
 }
 
 // liveOwners counts owners whose release has not run yet.
@@ -40,6 +41,8 @@ func (o *owner) drop() {
 	case n == 0:
 		if o.release != nil {
 			o.release()
+		} else if o.releaser != nil {
+			o.releaser.Release()
 		}
 		liveOwners.Add(-1)
 	case n < 0:

@@ -42,7 +42,7 @@ func FromSliceStrided[T Element](data []T, offset int64, shape, strides []int64)
 		return nil, fmt.Errorf("%w: %d strides for ndim = %d", ErrStrides, len(strides), len(shape))
 	}
 	if len(shape) > MaxNdim {
-		return nil, fmt.Errorf("%w: ndim = %d exceeds %d", ErrNdim, len(shape), MaxNdim)
+		return nil, errNdim(len(shape))
 	}
 	t, s, st := newMeta(len(shape))
 	copy(s, shape)
@@ -71,7 +71,7 @@ func FromSliceStrided[T Element](data []T, offset int64, shape, strides []int64)
 // New allocates a zeroed C-order tensor in Go memory, its data 64-byte aligned.
 func New(dtype DLDataType, shape ...int64) (*Tensor, error) {
 	if len(shape) > MaxNdim {
-		return nil, fmt.Errorf("%w: ndim = %d exceeds %d", ErrNdim, len(shape), MaxNdim)
+		return nil, errNdim(len(shape))
 	}
 	nbytes, err := allocSize(dtype, shape)
 	if err != nil {

@@ -64,32 +64,30 @@ func wrap(d Desc, release func(), cleanup bool) (*Tensor, error) {
 	if release == nil {
 		return fromDesc(d)
 	}
-	if len(d.Shape) > MaxNdim { // before anything is allocated for the shape
-		release()
-		return nil, errNdim(len(d.Shape))
-	}
 	var (
-		t      *Tensor
-		s, st  []int64
-		holdOf *ownedHold
+		t  *Tensor
+		oh *ownedHold
 	)
 	if cleanup {
 		// the cleanup's argument, the hold, must be an allocation of its own: one inside the
 		// tensor's would keep the tensor reachable
-		holdOf = &ownedHold{o: owner{release: release}}
-		t, s, st = newMeta(len(d.Shape))
+		m := new(meta)
+		if err := validateDesc(&d, m.dims[:]); err != nil {
+			release()
+			return nil, err
+		}
+		t, oh = &m.th.t, &ownedHold{o: owner{release: release}}
 	} else {
-		r := &explicitTensor{oh: ownedHold{o: owner{release: release}}} // one allocation
-		holdOf, t = &r.oh, &r.t
-		s, st = r.dims(len(d.Shape))
+		r := new(explicitTensor) // one allocation
+		if err := validateDesc(&d, r.room[:]); err != nil {
+			release()
+			return nil, err
+		}
+		r.oh.o.release = release
+		t, oh = &r.t, &r.oh
 	}
-	d, err := validateInto(d, s, st)
-	if err != nil {
-		release()
-		return nil, err
-	}
-	holdOf.init()
-	t.set(d, &holdOf.h)
+	oh.init()
+	t.set(&d, &oh.h)
 	if cleanup {
 		runtime.AddCleanup(t, func(h *hold) { h.let() }, t.hold)
 	}
@@ -108,21 +106,12 @@ func (oh *ownedHold) init() {
 	oh.h.owner = &oh.o
 }
 
-// explicitTensor is what WrapExplicit allocates: the tensor, its owner and its hold, and its
-// shape and strides up to inlineNdim dimensions.
+// explicitTensor is what WrapExplicit allocates: the tensor, its owner and its hold, and room for
+// its shape and strides up to inlineNdim dimensions.
 type explicitTensor struct {
 	t    Tensor
 	oh   ownedHold
 	room [2 * inlineNdim]int64
-}
-
-// dims returns room for shape and strides of nd dimensions: r's own, or new.
-func (r *explicitTensor) dims(nd int) (shape, strides []int64) {
-	d := r.room[:]
-	if nd > inlineNdim {
-		d = make([]int64, 2*nd)
-	}
-	return d[:nd:nd], d[nd : 2*nd : 2*nd]
 }
 
 // WrapKeep makes a Tensor over memory that a Go value owns or keeps alive (a *mat.Dense's slice,
@@ -139,18 +128,15 @@ func WrapKeep(d Desc, keep any) (*Tensor, error) {
 	return t, nil
 }
 
-// fromDesc validates d and builds a tensor with a hold on no owner, in one allocation with it
-// (and with its shape and strides, up to inlineNdim dimensions).
+// fromDesc validates d and builds a tensor with a hold on no owner, in one allocation with it and
+// with its shape and strides up to inlineNdim dimensions.
 func fromDesc(d Desc) (*Tensor, error) {
-	if len(d.Shape) > MaxNdim {
-		return nil, errNdim(len(d.Shape))
-	}
-	t, s, st := newMeta(len(d.Shape))
-	d, err := validateInto(d, s, st)
-	if err != nil {
+	m := new(meta)
+	if err := validateDesc(&d, m.dims[:]); err != nil {
 		return nil, err
 	}
-	t.set(d, t.hold)
+	t := &m.th.t
+	t.set(&d, &m.th.h)
 	return t, nil
 }
 
@@ -163,9 +149,10 @@ type tensorHold struct {
 	h hold
 }
 
-// set fills in t from a validated d whose Shape and Strides are t's own, with hold h. (Field by
-// field: t is new and zeroed, and assigning a whole Tensor would be a typed copy.)
-func (t *Tensor) set(d Desc, h *hold) {
+// set fills in t from a validated d, whose Shape and Strides t now shares, with hold h. (Field by
+// field: t is new and zeroed, and assigning a whole Tensor would be a typed copy through the
+// stack.)
+func (t *Tensor) set(d *Desc, h *hold) {
 	t.data, t.byteOffset, t.device, t.dtype = d.Data, d.ByteOffset, d.Device, d.DType
 	t.shape, t.strides, t.flags, t.hold = d.Shape, d.Strides, d.Flags, h
 }
@@ -179,33 +166,37 @@ func errNdim(nd int) error { return fmt.Errorf("%w: ndim = %d exceeds %d", ErrNd
 // int64, unknown dtypes or devices, strides of the wrong length, NULL data with elements, and
 // memory ranges that wrap around the address space.
 func ValidateDesc(d Desc) (Desc, error) {
-	if len(d.Shape) > MaxNdim {
-		return d, errNdim(len(d.Shape))
-	}
-	nd := len(d.Shape)
-	buf := make([]int64, 2*nd) // the copies of shape and strides, in one allocation
-	return validateInto(d, buf[:nd:nd], buf[nd:])
+	err := validateDesc(&d, nil)
+	return d, err
 }
 
-// validateInto is ValidateDesc with the copies of shape and strides made in shape and strides,
-// of len(d.Shape) (≤ MaxNdim) each.
-func validateInto(d Desc, shape, strides []int64) (Desc, error) {
+// validateDesc is ValidateDesc in place, copying shape and strides into buf where it has room for
+// both (WrapExplicitWith's inline arrays), or else into a new allocation.
+func validateDesc(d *Desc, buf []int64) error {
+	if len(d.Shape) > MaxNdim {
+		return errNdim(len(d.Shape))
+	}
 	if err := d.DType.Validate(); err != nil {
-		return d, err
+		return err
 	}
 	if !d.Device.DeviceType.Known() {
-		return d, fmt.Errorf("%w: device_type = %d is not a DLPack device", ErrDevice, d.Device.DeviceType)
+		return fmt.Errorf("%w: device_type = %d is not a DLPack device", ErrDevice, d.Device.DeviceType)
 	}
 	if d.Device.DeviceID < 0 {
-		return d, fmt.Errorf("%w: device_id = %d is negative", ErrDevice, d.Device.DeviceID)
+		return fmt.Errorf("%w: device_id = %d is negative", ErrDevice, d.Device.DeviceID)
 	}
 	n, err := numElements(d.Shape)
 	if err != nil {
-		return d, err
+		return err
 	}
 	if d.Strides != nil && len(d.Strides) != len(d.Shape) {
-		return d, fmt.Errorf("%w: %d strides for ndim = %d", ErrStrides, len(d.Strides), len(d.Shape))
+		return fmt.Errorf("%w: %d strides for ndim = %d", ErrStrides, len(d.Strides), len(d.Shape))
 	}
+	nd := len(d.Shape)
+	if buf == nil || len(buf) < 2*nd {
+		buf = make([]int64, 2*nd) // the copies of shape and strides, in one allocation
+	}
+	shape, strides := buf[:nd:nd], buf[nd:2*nd:2*nd]
 	copy(shape, d.Shape)
 	if d.Strides == nil {
 		fillCStrides(strides, shape)
@@ -219,35 +210,35 @@ func validateInto(d Desc, shape, strides []int64) (Desc, error) {
 		if d.Device.DeviceType.addressable() {
 			d.ByteOffset = 0
 		}
-		return d, nil
+		return nil
 	}
 	if d.Data == nil {
-		return d, fmt.Errorf("%w: data is NULL for %d elements", ErrNullData, n)
+		return fmt.Errorf("%w: data is NULL for %d elements", ErrNullData, n)
 	}
 	if d.DType.SubByte() {
 		if !contiguous(shape, strides, false) {
-			return d, fmt.Errorf("%w: sub-byte dtype %s needs compact C-order strides, got %v", ErrStrides, d.DType, strides)
+			return fmt.Errorf("%w: sub-byte dtype %s needs compact C-order strides, got %v", ErrStrides, d.DType, strides)
 		}
 		if _, ok := mul(n, int64(d.DType.Bits)*int64(d.DType.Lanes)); !ok {
-			return d, fmt.Errorf("%w: %d elements of %s", ErrOverflow, n, d.DType)
+			return fmt.Errorf("%w: %d elements of %s", ErrOverflow, n, d.DType)
 		}
 	} else {
 		lo, hi, err := extent(shape, strides)
 		if err != nil {
-			return d, err
+			return err
 		}
 		size := int64(d.DType.Size())
 		blo, ok1 := mul(lo, size)
 		bhi, ok2 := mul(hi, size)
 		bhi, ok3 := add(bhi, size)
 		if !ok1 || !ok2 || !ok3 {
-			return d, fmt.Errorf("%w: byte extent of shape %v, strides %v, itemsize %d", ErrOverflow, shape, strides, size)
+			return fmt.Errorf("%w: byte extent of shape %v, strides %v, itemsize %d", ErrOverflow, shape, strides, size)
 		}
 		if d.Device.DeviceType.addressable() {
 			base := uint64(uintptr(d.Data))
 			first := base + d.ByteOffset
 			if first < base || (blo < 0 && uint64(-blo) > first) || first+uint64(bhi) < first {
-				return d, fmt.Errorf("%w: data %#x + byte_offset %d with byte extent [%d, %d) wraps around the address space",
+				return fmt.Errorf("%w: data %#x + byte_offset %d with byte extent [%d, %d) wraps around the address space",
 					ErrBounds, base, d.ByteOffset, blo, bhi)
 			}
 		}
@@ -256,7 +247,7 @@ func validateInto(d Desc, shape, strides []int64) (Desc, error) {
 		d.Data = unsafe.Add(d.Data, d.ByteOffset)
 		d.ByteOffset = 0
 	}
-	return d, nil
+	return nil
 }
 
 // Data returns the address of the first element (for device memory, a device address; for

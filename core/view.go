@@ -155,7 +155,7 @@ func (t *Tensor) Index(axis int, i int64) (*Tensor, error) {
 // the new shape without a copy (as NumPy would copy); copy with adapters.Contiguous first then.
 func (t *Tensor) Reshape(shape ...int64) (*Tensor, error) {
 	if len(shape) > MaxNdim {
-		return nil, fmt.Errorf("%w: ndim = %d exceeds %d", ErrNdim, len(shape), MaxNdim)
+		return nil, errNdim(len(shape))
 	}
 	shape = append([]int64{}, shape...)
 	n := t.Len()

@@ -1,6 +1,10 @@
 /*
  * call.c: the builtin through which Python calls a registered Go function (register.go).
  *
+ * dlpackgo_function(id, python_fn) makes the dlpackgo.GoFunction of a registered function (see
+ * "the function object" below): CPython calls it through vectorcall, and it takes the common
+ * calls in C, handing the rest to python_fn, the generated Python wrapper.
+ *
  * dlpackgo_caller(id) makes one builtin per registered function, bound to a capsule of the
  * function's pxg_fn (its id, parameter and result kinds, names). Called as
  * builtin(handles, *args) from the generated Python wrapper (args: for each tensor parameter a
@@ -8,7 +12,8 @@
  * handle of a dlpackgo.Tensor; the Python value for each other parameter), it
  *
  *   1. converts every argument, checking its type: a TypeError here means Go never ran and
- *      every capsule is still unused (its own destructor frees it);
+ *      every capsule is still unused (its own destructor frees it); a NumPy array is read onto
+ *      this function's stack (numpy.c's pxg_np_arg), taking a reference to the array;
  *   2. renames the capsules "used_...", wraps each managed tensor in a guard of ours (below);
  *   3. releases the GIL and calls dlpackgo_call, one crossing into Go that imports the
  *      tensors, calls the function, releases the imports and exports the results;
@@ -24,6 +29,7 @@
  * The releaser: Tensor.release's builtin, dlpackgo_release with the GIL held, instead of a ctypes
  * call that lets the GIL go and makes the producer's deleter take it back.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,16 +66,26 @@ static struct {
 	void *(*object_type)(void *o);
 	void *(*object_get_attr_string)(void *o, const char *name);
 	void *(*call_function_obj_args)(void *callable, ...);
+	void *(*type_from_spec)(void *spec);
+	void *(*type_generic_alloc)(void *type, intptr_t n);
+	void *(*type_get_slot)(void *type, int slot);
+	void (*gc_untrack)(void *o);
+	void *(*vectorcall_call)(void *callable, void *tuple, void *dict);
+	void *(*object_vectorcall)(void *callable, void *const *args, size_t nargsf, void *kwnames);
+	int (*object_is_true)(void *o);
+	void *(*object_get_attr)(void *o, void *name);
 	void *true_obj, *false_obj, *none_obj, *type_error, *overflow_error;
 	void *go_error, *go_value_error, *go_type_error, *go_buffer_error, *go_memory_error, *go_panic;
 	void *capsule_of;
+	void *tensor_type; /* dlpackgo.Tensor */
+	void *handle_name; /* "_handle", interned */
 } cp;
 static volatile int cp_attached;
 
 int pxg_call_attach(const uintptr_t *api, int n) {
 	if (api == NULL || n != PXG_CAPI_COUNT) return -1;
-	for (int i = 0; i < n; i++)
-		if (api[i] == 0) return -1;
+	for (int i = 0; i < n; i++) /* PyObject_Vectorcall is exported from Python 3.11 on */
+		if (api[i] == 0 && i != PXG_CAPI_OBJECT_VECTORCALL) return -1;
 	if (__atomic_load_n(&cp_attached, __ATOMIC_SEQ_CST)) return 0;
 	void **dst = (void **)&cp;
 	/* cp is PXG_CAPI_COUNT pointers in the order of the enum */
@@ -236,6 +252,8 @@ static void drop_asked(void **asked, int n) {
 		if (asked[i] != NULL) cp.decref(asked[i]);
 }
 
+static void *call_fn(const pxg_fn *fn, int handles, void *const *args);
+
 /* call(handles, *args): see the top of the file. */
 static void *call(void *self, void *const *args, intptr_t nargs) {
 	pxg_fn *fn = cp.capsule_get_pointer(self, fn_name);
@@ -243,11 +261,16 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 	if (nargs != 1 + fn->nparams)
 		return cp.err_format(cp.type_error, "%s() takes %d arguments (%d given)", fn->name,
 			(int)fn->nparams, (int)nargs - 1);
-	int handles = args[0] == cp.true_obj;
+	return call_fn(fn, args[0] == cp.true_obj, args + 1);
+}
+
+/* call_fn is call with fn's nparams arguments args (after handles). */
+static void *call_fn(const pxg_fn *fn, int handles, void *const *args) {
 	pxg_value in[PXG_MAX_PARAMS], out[PXG_MAX_RESULTS];
 	void *guard[PXG_MAX_PARAMS];
-	void *capsule[PXG_MAX_PARAMS]; /* a tensor argument's capsule: args[1 + i], or one we asked for */
+	void *capsule[PXG_MAX_PARAMS]; /* a tensor argument's capsule: args[i], or one we asked for */
 	void *asked[PXG_MAX_PARAMS];   /* the capsules we asked for (new references) */
+	pxg_np_arg nps[PXG_MAX_PARAMS]; /* the NumPy arrays read in C (PXG_ARG_NUMPY) */
 	size_t np = (size_t)fn->nparams, nr = (size_t)fn->nresults; /* what is used of the arrays */
 	memset(in, 0, np * sizeof in[0]);
 	memset(out, 0, nr * sizeof out[0]);
@@ -257,22 +280,25 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 	/* 1. convert and check; nothing is consumed yet */
 	void *err = NULL;
 	for (int i = 0; i < fn->nparams && err == NULL; i++) {
-		void *o = args[1 + i], *idx;
+		void *o = args[i], *idx;
 		pxg_value *v = &in[i];
 		switch (fn->params[i]) {
 		case PXG_K_TENSOR:
 			if (pxg_numpy_is(o)) {
-				/* a NumPy array, read in C (numpy.c), or else its capsule */
-				int st;
-				v->p = pxg_numpy_managed(o, &st);
-				if (st != 0) {
+				/* a NumPy array, read in C (numpy.c) onto this stack, or else its capsule */
+				int st = pxg_numpy_arg(o, &nps[i]);
+				if (st < 0) {
+					err = (void *)fn; /* any non-NULL: failed */
+					break;
+				}
+				if (st > 0) {
+					v->p = &nps[i].m;
 					v->n = PXG_ARG_NUMPY;
-					if (st < 0) err = self;
 					break;
 				}
 				o = asked[i] = cp.call_function_obj_args(cp.capsule_of, o, NULL);
 				if (o == NULL) {
-					err = self;
+					err = (void *)fn; /* any non-NULL: failed */
 					break;
 				}
 			}
@@ -286,7 +312,7 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 				v->u = cp.long_as_ull(idx);
 				cp.decref(idx);
 				if (v->u == (uint64_t)-1 && cp.err_occurred() != NULL) {
-					err = self;
+					err = (void *)fn; /* any non-NULL: failed */
 					break;
 				}
 				v->n = PXG_ARG_HANDLE;
@@ -294,14 +320,14 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 			} else {
 				cp.err_format(cp.type_error, "%s() argument %d (%s): expected an unused DLPack capsule",
 					fn->name, i + 1, fn->pnames[i]);
-				err = self;
+				err = (void *)fn; /* any non-NULL: failed */
 				break;
 			}
 			v->p = cp.capsule_get_pointer(o, pxg_name(v->n ? PXG_NAME_VERSIONED : PXG_NAME_LEGACY));
 			guard[i] = malloc(v->n ? sizeof(pxg_managed_versioned) : sizeof(pxg_managed));
 			if (v->p == NULL || guard[i] == NULL) {
 				if (v->p != NULL) cp.err_no_memory();
-				err = self;
+				err = (void *)fn; /* any non-NULL: failed */
 			}
 			break;
 		case PXG_K_INT:
@@ -309,7 +335,7 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 			idx = cp.number_index(o);
 			if (idx == NULL) {
 				arg_type_error(fn, i, o);
-				err = self;
+				err = (void *)fn; /* any non-NULL: failed */
 				break;
 			}
 			if (fn->params[i] == PXG_K_INT)
@@ -323,7 +349,7 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 						fn->name, i + 1, fn->pnames[i],
 						fn->params[i] == PXG_K_INT ? "it does not fit in 64 bits"
 									   : "it is negative or does not fit in 64 bits");
-				err = self;
+				err = (void *)fn; /* any non-NULL: failed */
 			}
 			break;
 		}
@@ -331,7 +357,7 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 			v->f = cp.float_as_double(o);
 			if (v->f == -1.0 && cp.err_occurred() != NULL) {
 				if (cp.err_exception_matches(cp.type_error)) arg_type_error(fn, i, o);
-				err = self;
+				err = (void *)fn; /* any non-NULL: failed */
 			}
 			break;
 		case PXG_K_BOOL:
@@ -341,7 +367,7 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 				v->i = 0;
 			else {
 				arg_type_error(fn, i, o);
-				err = self;
+				err = (void *)fn; /* any non-NULL: failed */
 			}
 			break;
 		case PXG_K_STRING: {
@@ -349,7 +375,7 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 			const char *s = cp.unicode_as_utf8_and_size(o, &n);
 			if (s == NULL) {
 				if (cp.err_exception_matches(cp.type_error)) arg_type_error(fn, i, o);
-				err = self;
+				err = (void *)fn; /* any non-NULL: failed */
 				break;
 			}
 			v->p = (void *)s; /* owned by o, which the caller holds for the whole call */
@@ -358,13 +384,13 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 		}
 		default:
 			cp.err_set_string(cp.type_error, "dlpackgo: unknown parameter kind");
-			err = self;
+			err = (void *)fn; /* any non-NULL: failed */
 		}
 	}
 	if (err != NULL) {
 		for (int i = 0; i < fn->nparams; i++) {
 			free(guard[i]);
-			if (in[i].n == PXG_ARG_NUMPY && in[i].p != NULL) pxg_numpy_delete(in[i].p);
+			if (in[i].n == PXG_ARG_NUMPY && in[i].p != NULL) pxg_numpy_arg_done(&nps[i], 1);
 		}
 		drop_asked(asked, fn->nparams);
 		return NULL;
@@ -401,7 +427,9 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 	/* the arguments Go released during the call (call.go's argRelease): their deleters, deferred
 	 * to run_pending while in_call is still set */
 	for (int i = 0; i < fn->nparams; i++) {
-		if (fn->params[i] != PXG_K_TENSOR || in[i].n == PXG_ARG_HANDLE || in[i].i == 0) continue;
+		if (fn->params[i] != PXG_K_TENSOR || in[i].n == PXG_ARG_HANDLE || in[i].n == PXG_ARG_NUMPY ||
+			in[i].i == 0)
+			continue;
 		if (in[i].n == 0)
 			delete_legacy(in[i].p);
 		else
@@ -409,8 +437,11 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 	}
 	in_call = 0;
 
-	/* 4. deferred deleters, then the results */
+	/* 4. deferred deleters, the NumPy arguments (their references dropped unless Go holds
+	 * them on: pxg_numpy_drop then), then the results */
 	run_pending();
+	for (int i = 0; i < fn->nparams; i++)
+		if (fn->params[i] == PXG_K_TENSOR && in[i].n == PXG_ARG_NUMPY) pxg_numpy_arg_done(&nps[i], in[i].i != 0);
 	drop_asked(asked, fn->nparams); /* used capsules: their destructors do nothing */
 	if (rc != 0) {
 		cp.err_set_string(exception_of(errbuf[0]), errbuf[0] ? errbuf + 1 : "dlpackgo: the call failed");
@@ -465,6 +496,180 @@ void *pxg_caller_new(const pxg_fn *fn) {
 	void *f = cp.cfunction_new_ex(&call_def, capsule, NULL);
 	cp.decref(capsule);
 	return f;
+}
+
+/* -- the function object -------------------------------------------------------------------
+ *
+ * What Library exposes as a registered function: a dlpackgo.GoFunction, a callable of a type
+ * made here (PyType_FromSpec) whose calls CPython makes through vectorcall, straight into C.
+ * The generated Python function of _functions.py stays behind it (python_fn, and __wrapped__,
+ * which gives inspect and help() the signature): a call that C does not take as it is goes to
+ * python_fn unchanged, so its behaviour and errors are python_fn's. C takes calls with exactly
+ * the parameters by position, no keywords, no tensor result, and tensor arguments that are NumPy
+ * arrays the reader takes or live dlpackgo.Tensors (by their handles); scalar arguments go to
+ * call_fn as python_fn would pass them. */
+
+/* The CPython structures PyType_FromSpec reads (stable ABI) and the slots and flags used. */
+typedef struct {
+	int slot;
+	void *pfunc;
+} type_slot;
+typedef struct {
+	const char *name;
+	int basicsize, itemsize;
+	unsigned int flags;
+	type_slot *slots;
+} type_spec;
+typedef struct {
+	const char *name;
+	int type;
+	intptr_t offset;
+	int flags;
+	const char *doc;
+} member_def;
+enum { TP_CALL = 50, TP_CLEAR = 51, TP_DEALLOC = 52, TP_DESCR_GET = 54, TP_DOC = 56, TP_TRAVERSE = 71,
+	TP_MEMBERS = 72, TP_FREE = 74 };
+enum { T_PYSSIZET = 19, MEMBER_READONLY = 1 };
+#define TPFLAGS_DISALLOW_INSTANTIATION (1UL << 7)
+#define TPFLAGS_HAVE_VECTORCALL (1UL << 11)
+#define TPFLAGS_HAVE_GC (1UL << 14)
+#define TPFLAGS_HAVE_VERSION_TAG (1UL << 18)
+#define VECTORCALL_ARGUMENTS_OFFSET ((size_t)1 << (8 * sizeof(size_t) - 1))
+
+/* A GoFunction. The object header is two words in the CPython builds this module supports (the
+ * Python module checks object.__basicsize__ before it makes any). */
+typedef struct {
+	intptr_t ob_refcnt;
+	void *ob_type;
+	void *(*vectorcall)(void *self, void *const *args, size_t nargsf, void *kwnames);
+	void *dict;      /* __dict__: __wrapped__, __name__, __doc__, ... */
+	void *python_fn; /* the generated Python function */
+	pxg_fn *fn;
+	int c_calls; /* no tensor result: C may take the call */
+} gofunc;
+
+static void *gofunc_type;
+
+static void *gofunc_vectorcall(void *self, void *const *args, size_t nargsf, void *kwnames) {
+	gofunc *g = self;
+	const pxg_fn *fn = g->fn;
+	intptr_t n = (intptr_t)(nargsf & ~VECTORCALL_ARGUMENTS_OFFSET);
+	void *argv[PXG_MAX_PARAMS], *handles[PXG_MAX_PARAMS];
+	int nh = 0;
+	if (!g->c_calls || kwnames != NULL || n != fn->nparams) goto python;
+	for (int i = 0; i < n; i++) {
+		void *o = argv[i] = args[i];
+		if (fn->params[i] != PXG_K_TENSOR || pxg_numpy_is(o)) continue;
+		if (((void **)o)[1] != cp.tensor_type) goto python; /* ob_type */
+		void *h = cp.object_get_attr(o, cp.handle_name);
+		if (h == NULL) goto fail;
+		handles[nh++] = h;
+		int live = cp.object_is_true(h);
+		if (live < 0) goto fail;
+		if (!live) goto python; /* released, or a pending import: Tensor.handle decides */
+		argv[i] = h;
+	}
+	void *r = call_fn(fn, 0, argv);
+	for (int i = 0; i < nh; i++) cp.decref(handles[i]);
+	return r;
+python:
+	for (int i = 0; i < nh; i++) cp.decref(handles[i]);
+	if (g->python_fn == NULL) {
+		cp.err_set_string(cp.type_error, "dlpackgo: the function was cleared");
+		return NULL;
+	}
+	return cp.object_vectorcall(g->python_fn, args, nargsf, kwnames);
+fail:
+	for (int i = 0; i < nh; i++) cp.decref(handles[i]);
+	return NULL;
+}
+
+static int gofunc_traverse(void *self, int (*visit)(void *, void *), void *arg) {
+	gofunc *g = self;
+	int r;
+	if (g->dict != NULL && (r = visit(g->dict, arg)) != 0) return r;
+	if (g->python_fn != NULL && (r = visit(g->python_fn, arg)) != 0) return r;
+	return visit(g->ob_type, arg); /* a heap type's instances visit it */
+}
+
+static int gofunc_clear(void *self) {
+	gofunc *g = self;
+	void *d = g->dict, *f = g->python_fn;
+	g->dict = g->python_fn = NULL;
+	if (d != NULL) cp.decref(d);
+	if (f != NULL) cp.decref(f);
+	return 0;
+}
+
+static void gofunc_dealloc(void *self) {
+	gofunc *g = self;
+	void *type = g->ob_type;
+	cp.gc_untrack(self);
+	gofunc_clear(self);
+	free(g->fn);
+	g->fn = NULL;
+	void (*tp_free)(void *) = (void (*)(void *))cp.type_get_slot(type, TP_FREE);
+	tp_free(self);
+	cp.decref(type);
+}
+
+/* A GoFunction stored in a class is the same function, as a builtin would be (no binding); its
+ * __get__ is also what makes inspect and pydoc document it as a routine. */
+static void *gofunc_get(void *self, void *obj, void *type) {
+	(void)obj;
+	(void)type;
+	cp.incref(self);
+	return self;
+}
+
+static member_def gofunc_members[] = {
+	{"__vectorcalloffset__", T_PYSSIZET, offsetof(gofunc, vectorcall), MEMBER_READONLY, NULL},
+	{"__dictoffset__", T_PYSSIZET, offsetof(gofunc, dict), MEMBER_READONLY, NULL},
+	{NULL, 0, 0, 0, NULL},
+};
+
+static type_slot gofunc_slots[] = {
+	{TP_CALL, NULL}, /* PyVectorcall_Call, set when the type is made */
+	{TP_DEALLOC, (void *)gofunc_dealloc},
+	{TP_TRAVERSE, (void *)gofunc_traverse},
+	{TP_CLEAR, (void *)gofunc_clear},
+	{TP_DESCR_GET, (void *)gofunc_get},
+	{TP_MEMBERS, gofunc_members},
+	{TP_DOC, "A Go function a library registered (pyexchange.Register), called from C."},
+	{0, NULL},
+};
+
+static type_spec gofunc_spec = {
+	"dlpackgo.GoFunction", sizeof(gofunc), 0,
+	TPFLAGS_HAVE_VERSION_TAG | TPFLAGS_HAVE_GC | TPFLAGS_HAVE_VECTORCALL | TPFLAGS_DISALLOW_INSTANTIATION,
+	gofunc_slots,
+};
+
+void *pxg_function_new(const pxg_fn *fn, void *python_fn) {
+	if (cp.object_vectorcall == NULL) { /* the Python module does not ask then */
+		cp.err_set_string(cp.type_error, "dlpackgo: this Python exports no PyObject_Vectorcall");
+		return NULL;
+	}
+	if (gofunc_type == NULL) {
+		gofunc_slots[0].pfunc = (void *)cp.vectorcall_call;
+		if ((gofunc_type = cp.type_from_spec(&gofunc_spec)) == NULL) return NULL;
+	}
+	pxg_fn *c = malloc(sizeof *c);
+	if (c == NULL) return cp.err_no_memory();
+	memcpy(c, fn, sizeof *c);
+	gofunc *g = cp.type_generic_alloc(gofunc_type, 0);
+	if (g == NULL) {
+		free(c);
+		return NULL;
+	}
+	g->vectorcall = gofunc_vectorcall;
+	g->fn = c;
+	g->c_calls = 1;
+	for (int i = 0; i < c->nresults; i++)
+		if (c->results[i] == PXG_K_TENSOR) g->c_calls = 0;
+	cp.incref(python_fn);
+	g->python_fn = python_fn;
+	return g;
 }
 
 /* -- the releaser --------------------------------------------------------------------------- */

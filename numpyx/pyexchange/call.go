@@ -73,11 +73,32 @@ func dlpackgo_free(p unsafe.Pointer) { C.free(p) }
 //
 //export dlpackgo_caller
 func dlpackgo_caller(id C.int) unsafe.Pointer {
-	f := lookupFunc(int(id))
-	if f == nil {
+	var c C.pxg_fn
+	if !fnOf(id, &c) {
 		return C.pxg_none()
 	}
+	return C.pxg_caller_new(&c)
+}
+
+// dlpackgo_function returns a new reference to the dlpackgo.GoFunction that calls function id
+// (see call.c), pythonFn (the generated Python function) taking the calls C does not, or None for
+// an unknown id; NULL with a Python exception set on failure. The caller holds the GIL.
+//
+//export dlpackgo_function
+func dlpackgo_function(id C.int, pythonFn unsafe.Pointer) unsafe.Pointer {
 	var c C.pxg_fn
+	if !fnOf(id, &c) {
+		return C.pxg_none()
+	}
+	return C.pxg_function_new(&c, pythonFn)
+}
+
+// fnOf fills c with function id as call.c knows it; false for an unknown id.
+func fnOf(id C.int, c *C.pxg_fn) bool {
+	f := lookupFunc(int(id))
+	if f == nil {
+		return false
+	}
 	c.id, c.nparams, c.nresults = C.int32_t(id), C.int32_t(len(f.Params)), C.int32_t(len(f.Results))
 	for i, p := range f.Params {
 		c.params[i] = C.uint8_t(p.kind)
@@ -87,7 +108,7 @@ func dlpackgo_caller(id C.int) unsafe.Pointer {
 		c.results[i] = C.uint8_t(r.kind)
 	}
 	cstr(c.name[:], f.Name)
-	return C.pxg_caller_new(&c)
+	return true
 }
 
 // cstr copies s into dst, truncated and NUL-terminated.
@@ -181,13 +202,19 @@ func (e *panicError) Error() string {
 	return fmt.Sprintf("%s: Go panic: %v\n\n%s", e.fn, e.value, e.stack)
 }
 
-// call imports the arguments, calls f under a hold on its tensors, releases the imports and
-// stores the results.
+// call imports the arguments, calls f with its tensors held, releases the imports and stores
+// the results.
+//
+// The tensors are held for the whole call: a handle's tensor (the registry's, which another
+// thread may release) by core.Hold; an import by its own reference, which only the deferred
+// Release below lets go, and whose memory, even if f releases the tensor itself, is let go by
+// call.c only once the call has returned (argRelease).
 func (f *function) call(in, out []C.pxg_value, handles bool) (err error) {
-	var tbuf, ibuf [4]*core.Tensor
+	var tbuf, ibuf, lbuf [4]*core.Tensor
 	var rbuf [4]*argRelease
-	tensors := tbuf[:0]  // every tensor argument, in order, held for the call
+	tensors := tbuf[:0]  // every tensor argument, in order
 	imported := ibuf[:0] // the imports are ours; a handle's tensor is the registry's
+	looked := lbuf[:0]   // the handles' tensors, held with core.Hold
 	releases := rbuf[:0] // and how their managed tensors are let go
 	defer func() {
 		for _, t := range imported {
@@ -199,21 +226,24 @@ func (f *function) call(in, out []C.pxg_value, handles bool) (err error) {
 	}()
 	// import every tensor first: each managed tensor is ours and must be let go even if another
 	// argument is wrong
-	for i, p := range f.Params {
+	for i := range f.Params {
+		p := &f.Params[i]
 		if p.kind != kindTensor {
 			continue
 		}
 		var t *core.Tensor
 		var ierr error
 		if in[i].n == C.PXG_ARG_HANDLE {
-			t, ierr = Lookup(Handle(in[i].u))
+			if t, ierr = Lookup(Handle(in[i].u)); t != nil {
+				looked = append(looked, t)
+			}
 		} else {
-			r := &argRelease{arg: &in[i], managed: in[i].p, legacy: in[i].n == 0}
-			releases = append(releases, r)
 			// call.c's guard of a producer's managed tensor, or numpy.c's over a NumPy array:
 			// released when the function returns (its own views hold the memory on)
-			if t, ierr = importOwned(in[i].p, in[i].n == 0, r.release); t != nil {
+			var r *argRelease
+			if t, r, ierr = importArg(&in[i]); t != nil {
 				imported = append(imported, t)
+				releases = append(releases, r)
 			}
 		}
 		if ierr != nil && err == nil {
@@ -232,7 +262,8 @@ func (f *function) call(in, out []C.pxg_value, handles bool) (err error) {
 		vals = make([]reflect.Value, len(in))
 	}
 	k := 0
-	for i, p := range f.Params {
+	for i := range f.Params {
+		p := &f.Params[i]
 		if p.kind == kindTensor {
 			if vals != nil {
 				vals[i] = reflect.ValueOf(tensors[k])
@@ -240,7 +271,7 @@ func (f *function) call(in, out []C.pxg_value, handles bool) (err error) {
 			k++
 			continue
 		}
-		v, err := scalarArg(p, in[i])
+		v, err := scalarArg(p, &in[i])
 		if err != nil {
 			return fmt.Errorf("%w: %s() argument %d (%s): %w", ErrArgument, f.Name, i+1, p.Name, err)
 		}
@@ -250,11 +281,13 @@ func (f *function) call(in, out []C.pxg_value, handles bool) (err error) {
 			fl = v.Float()
 		}
 	}
-	h, err := core.Hold(tensors...)
-	if err != nil {
-		return fmt.Errorf("%s(): %w", f.Name, err)
+	if len(looked) > 0 {
+		h, err := core.Hold(looked...)
+		if err != nil {
+			return fmt.Errorf("%s(): %w", f.Name, err)
+		}
+		defer h.Release()
 	}
-	defer h.Release()
 	var results []reflect.Value
 	if f.direct != nil {
 		var t *core.Tensor
@@ -294,15 +327,39 @@ func (f *function) invoke(vals []reflect.Value) (results []reflect.Value, err er
 	return results[:len(results)-1], nil
 }
 
+// importArg imports tensor argument a of a call (a managed tensor: a.n = 0 legacy, else
+// versioned) with the state of its release in the same allocation (core.ImportExplicitWith). The
+// managed tensor is let go exactly once: on error, by call.c after the call (a.i = 1).
+func importArg(a *C.pxg_value) (*core.Tensor, *argRelease, error) {
+	legacy := a.n == 0
+	dl, flags, err := managedDL(a.p, legacy)
+	if err != nil {
+		a.i = 1
+		return nil, nil, err
+	}
+	r := argRelease{arg: a, managed: a.p, legacy: legacy}
+	if a.n == C.PXG_ARG_NUMPY {
+		// numpy.c's pxg_np_arg, on call.c's stack: only the array outlives the call
+		r.managed, r.array = nil, (*C.pxg_managed_versioned)(a.p).manager_ctx
+	}
+	t, rp, err := core.ImportExplicitWith(dl, flags, r)
+	if err != nil {
+		a.i = 1 // the release ran during the call: call.c deletes
+		return nil, nil, fmt.Errorf("pyexchange: import: %w", err)
+	}
+	return t, rp, nil
+}
+
 // argRelease lets go of the managed tensor of an imported argument. Released during the call (the
 // common case: the function kept no view), it leaves the deleter to call.c, which runs it once
 // the call has returned and the GIL is back, instead of entering C from Go for it; released
 // later, from whatever goroutine lets go of the last view, it runs the deleter itself.
 type argRelease struct {
 	arg     *C.pxg_value   // call.c's, valid while the call runs
-	managed unsafe.Pointer // the managed tensor
+	managed unsafe.Pointer // the managed tensor (nil for a NumPy array read by numpy.c)
+	array   unsafe.Pointer // the NumPy array numpy.c read, whose reference is let go
 	legacy  bool           // a DLManagedTensor, not a DLManagedTensorVersioned
-	state   atomic.Int32   // argInCall, argDue, argAfter
+	state   int32          // argInCall, argDue, argAfter (atomic)
 }
 
 const (
@@ -311,23 +368,30 @@ const (
 	argAfter         // the call returned with the tensor still held: release deletes
 )
 
-func (r *argRelease) release() {
-	if r.state.CompareAndSwap(argInCall, argDue) {
+// Release is the tensor's release (core.Releaser): it runs once, on the last holder.
+func (r *argRelease) Release() {
+	if atomic.CompareAndSwapInt32(&r.state, argInCall, argDue) {
 		return
 	}
-	deleter(r.managed, r.legacy)()
+	if r.array != nil {
+		C.pxg_numpy_drop(r.array)
+	} else if r.legacy {
+		cdlpack.DeleteLegacy((*core.DLManagedTensor)(r.managed))
+	} else {
+		cdlpack.DeleteVersioned((*core.DLManagedTensorVersioned)(r.managed))
+	}
 }
 
 // callReturns ends the call for the argument: if it was released, call.c is told to delete it.
 func (r *argRelease) callReturns() {
-	if !r.state.CompareAndSwap(argInCall, argAfter) {
+	if !atomic.CompareAndSwapInt32(&r.state, argInCall, argAfter) {
 		r.arg.i = 1
 	}
 }
 
 // scalarArg converts a number, bool or string argument to the parameter's Go type, refusing
 // values out of its range.
-func scalarArg(p param, a C.pxg_value) (reflect.Value, error) {
+func scalarArg(p *param, a *C.pxg_value) (reflect.Value, error) {
 	v := reflect.New(p.typ).Elem()
 	switch p.kind {
 	case kindInt:

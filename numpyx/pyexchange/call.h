@@ -44,7 +44,8 @@ typedef struct {
 
 /* pxg_value.n of a tensor argument passed as the handle of a dlpackgo.Tensor (u). */
 #define PXG_ARG_HANDLE 2
-/* pxg_value.n of a tensor argument passed as a NumPy array: p is a managed tensor of numpy.c. */
+/* pxg_value.n of a tensor argument passed as a NumPy array: p is a pxg_np_arg of numpy.c (its
+ * managed tensor, on call.c's stack: see pxg_np_arg). */
 #define PXG_ARG_NUMPY 3
 
 /* The Python C API entries dlpackgo_call_init takes, by index (functions, then objects). */
@@ -77,6 +78,14 @@ enum {
 	PXG_CAPI_OBJECT_TYPE,
 	PXG_CAPI_OBJECT_GET_ATTR_STRING,
 	PXG_CAPI_CALL_FUNCTION_OBJ_ARGS,
+	PXG_CAPI_TYPE_FROM_SPEC,
+	PXG_CAPI_TYPE_GENERIC_ALLOC,
+	PXG_CAPI_TYPE_GET_SLOT,
+	PXG_CAPI_GC_UNTRACK,
+	PXG_CAPI_VECTORCALL_CALL,
+	PXG_CAPI_OBJECT_VECTORCALL,
+	PXG_CAPI_OBJECT_IS_TRUE,
+	PXG_CAPI_OBJECT_GET_ATTR,
 	PXG_CAPI_TRUE,
 	PXG_CAPI_FALSE,
 	PXG_CAPI_NONE,
@@ -89,6 +98,8 @@ enum {
 	PXG_CAPI_EXC_GO_MEMORY_ERROR, /* dlpackgo.GoMemoryError */
 	PXG_CAPI_EXC_GO_PANIC,        /* dlpackgo.GoPanic */
 	PXG_CAPI_CAPSULE_OF,          /* capsule_of(x): x's unused DLPack capsule (_functions.py) */
+	PXG_CAPI_TENSOR_TYPE,         /* dlpackgo.Tensor */
+	PXG_CAPI_HANDLE_NAME,         /* "_handle" (interned) */
 	PXG_CAPI_COUNT
 };
 
@@ -139,6 +150,27 @@ int pxg_numpy_is(void *obj);
 pxg_managed_versioned *pxg_numpy_managed(void *obj, int *status);
 /* pxg_numpy_delete lets go of a managed tensor pxg_numpy_managed made; the GIL is held. */
 void pxg_numpy_delete(pxg_managed_versioned *m);
+
+/* A NumPy array argument of a call (PXG_ARG_NUMPY), read in C onto the caller's stack: Go reads
+ * m only while the call runs, and lets go of the array (m.manager_ctx, a reference the reader
+ * took) exactly once, through call.c after the call (pxg_value.i = 1) or pxg_numpy_drop later;
+ * m.deleter is NULL. */
+#define PXG_NP_INLINE 8 /* dimensions kept in dims; more are malloc'ed (heap) */
+typedef struct {
+	pxg_managed_versioned m;
+	int64_t *heap;
+	int64_t dims[2 * PXG_NP_INLINE];
+} pxg_np_arg;
+/* pxg_numpy_arg reads ndarray obj into arg: 1 (a reference to obj taken), 0 when the reader
+ * declines obj (ask __dlpack__ instead), -1 with a Python exception set when out of memory. The
+ * GIL is held. */
+int pxg_numpy_arg(void *obj, pxg_np_arg *arg);
+/* pxg_numpy_arg_done frees what pxg_numpy_arg allocated once Go has imported arg, and drops the
+ * reference to the array if drop; the GIL is held. */
+void pxg_numpy_arg_done(pxg_np_arg *arg, int drop);
+/* pxg_numpy_drop drops a reference to array obj, with the GIL (pxg_release_with_gil): a NumPy
+ * argument Go released after the call returned. */
+void pxg_numpy_drop(void *obj);
 /* pxg_pending_take validates m, a producer's DLManagedTensor if legacy else
  * DLManagedTensorVersioned, as Go would (dlpack_validate.h), and returns a new pending import (a
  * capsule) owning it; a refused m, or one out of memory, has its deleter run and gets NULL with
@@ -149,6 +181,9 @@ void *pxg_numpy_builtin(int which);
 
 int pxg_call_attach(const uintptr_t *api, int n);
 void *pxg_caller_new(const pxg_fn *fn);
+/* pxg_function_new returns a new dlpackgo.GoFunction calling fn (copied), whose calls it cannot
+ * take in C go to python_fn, or NULL with a Python exception set. The caller holds the GIL. */
+void *pxg_function_new(const pxg_fn *fn, void *python_fn);
 void *pxg_releaser_new(void);
 
 #endif

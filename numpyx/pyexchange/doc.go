@@ -17,15 +17,21 @@
 //	lib.scale(numpy_array, 2.0)                 # or a torch tensor: Go writes it in place
 //
 // Parameters are *core.Tensor, Go integers, floats, bool and string; results the same, before
-// a last error (Register refuses other signatures). Each function is a Python function with
-// its real signature (positional-only parameters, named by the first line of the docstring),
-// so help(lib.scale) and dir(lib) work. A call converts and checks every argument in C (a
-// TypeError, or an OverflowError for a number out of range of the Go type, before the Go
-// function runs), hands the tensor arguments to Go (a NumPy array read in C, see "NumPy arrays"
-// below; any other array as its DLPack capsule; a dlpackgo.Tensor by handle), releases the GIL
-// and enters Go once: the arguments are imported (core.WrapExplicit: the call releases them
-// itself, so they carry no collector cleanup), held (core.Hold) for the whole call and released
-// after it (the producers' deleters then run with the GIL, on the calling thread), and the tensor
+// a last error (Register refuses other signatures). Each function is a dlpackgo.GoFunction, a
+// callable written in C (call.c) that CPython calls through vectorcall, with the generated
+// Python function of its real signature behind it (__wrapped__: positional-only parameters,
+// named by the first line of the docstring), so help(lib.scale), inspect.signature and dir(lib)
+// work; calls that C does not take as they are (keywords, a wrong count, tensor results,
+// arguments other than NumPy arrays and live dlpackgo.Tensors) go to that Python function (on
+// Python 3.9 and 3.10, which export no PyObject_Vectorcall, that function is the attribute). A
+// call converts and checks every argument in C (a TypeError, or an OverflowError for a number
+// out of range of the Go type, before the Go function runs), hands the tensor arguments to Go (a
+// NumPy array read in C, see "NumPy arrays" below; any other array as its DLPack capsule; a
+// dlpackgo.Tensor by handle), releases the GIL and enters Go once: the arguments are imported
+// (core.ImportExplicitWith: one allocation for the tensor, its shape and strides and the state of
+// its release, and no collector cleanup, since the call releases them itself), held for the
+// whole call (by the import's own reference; a handle's tensor by core.Hold) and released after
+// it (the producers' deleters then run with the GIL, on the calling thread), and the tensor
 // results are exported, without copying, to NumPy (the default), PyTorch or dlpackgo.Tensor, as
 // the caller asks (Library(..., returns=...), or returns= on the call). A non-nil error raises
 // dlpackgo.GoError with the error's message, as a ValueError, TypeError, BufferError or
@@ -94,7 +100,8 @@
 // library's C code (numpy.c) reads the array's public C fields (data, dimensions, strides,
 // dtype number, flags: NumPy's ABI, which its C API macros read in every compiled extension)
 // and makes a DLManagedTensorVersioned of its own holding a reference to the array, dropped with
-// the GIL when Go lets go. It takes what NumPy's own __dlpack__ would export (aligned, writable,
+// the GIL when Go lets go (in a call, the managed tensor lies on the C stack of the call, which
+// Go reads only while importing; what outlives the call is the array's reference). It takes what NumPy's own __dlpack__ would export (aligned, writable,
 // native byte order, a dtype of the table the Python module builds from numpy.dtype(...).num,
 // strides of whole elements) and declines the rest, which then goes through __dlpack__ as before;
 // the Python module checks on probe arrays that the reader and NumPy agree before turning it on.
@@ -148,8 +155,8 @@
 // dlpackgo_capsule_destructor, dlpackgo_export, dlpackgo_sharer, dlpackgo_taker,
 // dlpackgo_delete_export, dlpackgo_import, dlpackgo_release, dlpackgo_describe, dlpackgo_live
 // and dlpackgo_collect: see cexports.go. dlpackgo_call_init, dlpackgo_functions, dlpackgo_free,
-// dlpackgo_caller, dlpackgo_call, dlpackgo_releaser, dlpackgo_view and dlpackgo_clone: see
-// call.go. dlpackgo_numpy_init, dlpackgo_numpy_off and dlpackgo_numpy_builtin: see numpy.go;
+// dlpackgo_caller, dlpackgo_function, dlpackgo_call, dlpackgo_releaser, dlpackgo_view and
+// dlpackgo_clone: see call.go. dlpackgo_numpy_init, dlpackgo_numpy_off and dlpackgo_numpy_builtin: see numpy.go;
 // dlpackgo_protocol_method: see exchange_api.go. Failures are reported through a message buffer whose
 // first byte says which Python exception to raise.
 //

@@ -93,35 +93,51 @@ func guard(p unsafe.Pointer, legacy bool) (unsafe.Pointer, error) {
 }
 
 // importOwned imports managed tensor p (a DLManagedTensor if legacy, else versioned) for an
-// owner that always releases the tensor itself, as the handle registry and a call do: it is
-// validated as any import, and made with core.WrapExplicit, so it carries no collector cleanup
-// (the cleanup alone costs more than the rest of an import). release lets go of p: it runs
-// exactly once, on the last holder, or before importOwned returns an error.
+// owner that always releases the tensor itself, as the handle registry does: it is validated as
+// any import, and made with core.WrapExplicit, so it carries no collector cleanup (the cleanup
+// alone costs more than the rest of an import). release lets go of p: it runs exactly once, on
+// the last holder, or before importOwned returns an error.
 func importOwned(p unsafe.Pointer, legacy bool, release func()) (*core.Tensor, error) {
-	var dl *core.DLTensor
-	var flags core.Flags
-	if legacy {
-		dl = &(*core.DLManagedTensor)(p).DLTensor
-	} else {
-		m := (*core.DLManagedTensorVersioned)(p)
-		dl, flags = &m.DLTensor, m.Flags
-		if v := m.Version; v.Major != core.Version.Major {
-			release()
-			return nil, fmt.Errorf("pyexchange: import: %w: version %d.%d, this package speaks %d.x",
-				core.ErrVersion, v.Major, v.Minor, core.Version.Major)
-		}
-	}
-	d, err := core.DescOf(dl)
+	d, err := managedDesc(p, legacy)
 	if err != nil {
 		release()
-		return nil, fmt.Errorf("pyexchange: import: %w", err)
+		return nil, err
 	}
-	d.Flags = flags
 	t, err := core.WrapExplicit(d, release) // validates d and copies its arrays
 	if err != nil {
 		return nil, fmt.Errorf("pyexchange: import: %w", err)
 	}
 	return t, nil
+}
+
+// managedDesc reads the descriptor of managed tensor p (a DLManagedTensor if legacy, else
+// versioned), refusing another major version; its Shape and Strides are p's own arrays (see
+// core.DescOf).
+func managedDesc(p unsafe.Pointer, legacy bool) (core.Desc, error) {
+	dl, flags, err := managedDL(p, legacy)
+	if err != nil {
+		return core.Desc{}, err
+	}
+	d, err := core.DescOf(dl)
+	if err != nil {
+		return core.Desc{}, fmt.Errorf("pyexchange: import: %w", err)
+	}
+	d.Flags = flags
+	return d, nil
+}
+
+// managedDL returns the DLTensor and flags of managed tensor p (a DLManagedTensor if legacy,
+// else versioned), refusing another major version.
+func managedDL(p unsafe.Pointer, legacy bool) (*core.DLTensor, core.Flags, error) {
+	if legacy {
+		return &(*core.DLManagedTensor)(p).DLTensor, 0, nil
+	}
+	m := (*core.DLManagedTensorVersioned)(p)
+	if v := m.Version; v.Major != core.Version.Major {
+		return nil, 0, fmt.Errorf("pyexchange: import: %w: version %d.%d, this package speaks %d.x",
+			core.ErrVersion, v.Major, v.Minor, core.Version.Major)
+	}
+	return &m.DLTensor, m.Flags, nil
 }
 
 // deleter returns the function that runs the deleter of managed tensor p.

@@ -115,31 +115,32 @@ static void np_release(void *p) {
 
 static void np_deleter(pxg_managed_versioned *m) { pxg_release_with_gil(np_release, m); }
 
-pxg_managed_versioned *pxg_numpy_managed(void *obj, int *status) {
-	*status = 0;
-	if (!pxg_numpy_is(obj)) return NULL;
+/* np_read checks ndarray obj for the reader (see the top of the file) and returns its number of
+ * dimensions, its DLPack dtype in *dt and its element size in *size; -1 when declined. */
+static int np_read(void *obj, uint32_t *dt, int64_t *size) {
+	if (!pxg_numpy_is(obj)) return -1;
 	const np_array *a = (const np_array *)((char *)obj + np.header);
 	const np_descr *d = (const np_descr *)((char *)a->descr + np.header);
-	if (a->nd < 0 || a->nd > PXG_NP_MAX_NDIM) return NULL;
-	if ((a->flags & (NPY_ALIGNED | NPY_WRITEABLE)) != (NPY_ALIGNED | NPY_WRITEABLE)) return NULL;
-	if (d->byteorder == '>' || d->type_num < 0 || d->type_num >= PXG_NP_DTYPES) return NULL;
-	uint32_t dt = np.dtypes[d->type_num];
-	if (dt == 0) return NULL;
-	int64_t size = (int64_t)((dt >> 8) & 0xff) * (int64_t)(dt >> 16) / 8;
-	int nd = a->nd;
-	for (int i = 0; i < nd; i++)
-		if (size == 0 || a->strides[i] % size != 0) return NULL;
-	np_managed *nm = malloc(sizeof *nm + 2 * (size_t)nd * sizeof(int64_t));
-	if (nm == NULL) {
-		np.err_no_memory();
-		*status = -1;
-		return NULL;
-	}
-	pxg_managed_versioned *m = &nm->m;
+	if (a->nd < 0 || a->nd > PXG_NP_MAX_NDIM) return -1;
+	if ((a->flags & (NPY_ALIGNED | NPY_WRITEABLE)) != (NPY_ALIGNED | NPY_WRITEABLE)) return -1;
+	if (d->byteorder == '>' || d->type_num < 0 || d->type_num >= PXG_NP_DTYPES) return -1;
+	*dt = np.dtypes[d->type_num];
+	if (*dt == 0) return -1;
+	*size = (int64_t)((*dt >> 8) & 0xff) * (int64_t)(*dt >> 16) / 8;
+	for (int i = 0; i < a->nd; i++)
+		if (*size == 0 || a->strides[i] % *size != 0) return -1;
+	return a->nd;
+}
+
+/* np_fill makes m a managed tensor over ndarray obj's memory (np_read said yes: nd, dt, size),
+ * with shape and strides in dims (2 * nd entries), and takes a reference to obj. */
+static void np_fill(void *obj, int nd, uint32_t dt, int64_t size, pxg_managed_versioned *m, int64_t *dims,
+	void (*deleter)(pxg_managed_versioned *)) {
+	const np_array *a = (const np_array *)((char *)obj + np.header);
 	m->version.major = 1;
 	m->version.minor = 3;
 	m->manager_ctx = obj;
-	m->deleter = np_deleter;
+	m->deleter = deleter;
 	m->flags = 0;
 	pxg_tensor *t = &m->dl_tensor;
 	t->data = a->data;
@@ -149,18 +150,60 @@ pxg_managed_versioned *pxg_numpy_managed(void *obj, int *status) {
 	t->dtype.code = (uint8_t)(dt & 0xff);
 	t->dtype.bits = (uint8_t)((dt >> 8) & 0xff);
 	t->dtype.lanes = (uint16_t)(dt >> 16);
-	t->shape = nm->dims;
-	t->strides = nm->dims + nd;
+	t->shape = dims;
+	t->strides = dims + nd;
 	t->byte_offset = 0;
 	for (int i = 0; i < nd; i++) {
-		nm->dims[i] = a->dimensions[i];
-		nm->dims[nd + i] = a->strides[i] / size;
+		dims[i] = a->dimensions[i];
+		dims[nd + i] = a->strides[i] / size;
 	}
 	np.incref(obj);
 	__atomic_add_fetch(&np_reads, 1, __ATOMIC_RELAXED);
-	*status = 1;
-	return m;
 }
+
+pxg_managed_versioned *pxg_numpy_managed(void *obj, int *status) {
+	*status = 0;
+	uint32_t dt;
+	int64_t size;
+	int nd = np_read(obj, &dt, &size);
+	if (nd < 0) return NULL;
+	np_managed *nm = malloc(sizeof *nm + 2 * (size_t)nd * sizeof(int64_t));
+	if (nm == NULL) {
+		np.err_no_memory();
+		*status = -1;
+		return NULL;
+	}
+	np_fill(obj, nd, dt, size, &nm->m, nm->dims, np_deleter);
+	*status = 1;
+	return &nm->m;
+}
+
+int pxg_numpy_arg(void *obj, pxg_np_arg *arg) {
+	uint32_t dt;
+	int64_t size;
+	int nd = np_read(obj, &dt, &size);
+	if (nd < 0) return 0;
+	int64_t *dims = arg->dims;
+	arg->heap = NULL;
+	if (nd > PXG_NP_INLINE) {
+		if ((dims = arg->heap = malloc(2 * (size_t)nd * sizeof(int64_t))) == NULL) {
+			np.err_no_memory();
+			return -1;
+		}
+	}
+	np_fill(obj, nd, dt, size, &arg->m, dims, NULL);
+	return 1;
+}
+
+void pxg_numpy_arg_done(pxg_np_arg *arg, int drop) {
+	free(arg->heap);
+	arg->heap = NULL;
+	if (drop) np.decref(arg->m.manager_ctx);
+}
+
+static void np_decref(void *obj) { np.decref(obj); }
+
+void pxg_numpy_drop(void *obj) { pxg_release_with_gil(np_decref, obj); }
 
 void pxg_numpy_delete(pxg_managed_versioned *m) { np_release(m); }
 

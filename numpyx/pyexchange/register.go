@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 
 	"github.com/dlpack-go/dlpack/core"
@@ -99,6 +100,9 @@ var registry struct {
 	sync.RWMutex
 	funcs  []*function // indexed by function id, the order of registration
 	byName map[string]int
+	// published is funcs as of the last registration, for lookupFunc without the lock (a
+	// function, once registered, never changes)
+	published atomic.Pointer[[]*function]
 }
 
 // Register makes fn callable from Python as the attribute name of dlpackgo.Library, with doc as
@@ -121,8 +125,9 @@ var registry struct {
 // the parameter names Python shows (help, TypeErrors); otherwise they are arg0, arg1, ...
 //
 // While fn runs, the Python thread that called it has released the GIL, and its tensor
-// arguments are held (core.Hold) for the whole call: fn may read and write their memory, make
-// views of them and keep those beyond the call. The tensors it returns are exported with views
+// arguments are held for the whole call (an imported argument by its own reference, which
+// only the call lets go when fn returns; a dlpackgo.Tensor's by core.Hold): fn may read and write
+// their memory, make views of them and keep those beyond the call. The tensors it returns are exported with views
 // of their own (tensors that cannot be shared, such as read-only or negatively strided ones,
 // are copied: see Shareable), so fn keeps ownership of what it returns. A panic in fn is
 // recovered and raised in Python as dlpackgo.GoPanic; a non-nil error is raised as a Python
@@ -142,6 +147,8 @@ func Register(name string, fn any, doc string) error {
 	}
 	registry.byName[name] = len(registry.funcs)
 	registry.funcs = append(registry.funcs, f)
+	funcs := registry.funcs
+	registry.published.Store(&funcs)
 	return nil
 }
 
@@ -259,12 +266,11 @@ func isIdentifier(s string) bool {
 
 // lookupFunc returns the function registered under id.
 func lookupFunc(id int) *function {
-	registry.RLock()
-	defer registry.RUnlock()
-	if id < 0 || id >= len(registry.funcs) {
+	p := registry.published.Load()
+	if p == nil || id < 0 || id >= len(*p) {
 		return nil
 	}
-	return registry.funcs[id]
+	return (*p)[id]
 }
 
 // Functions returns the names of the registered functions, in the order of registration.

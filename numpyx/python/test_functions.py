@@ -259,6 +259,101 @@ class Calls(Base):
             LIB.noop("nothing")
 
 
+class CalledFromC(Base):
+    """Registered functions are dlpackgo.GoFunction objects (call.c) that CPython calls through
+    vectorcall; the generated Python function behind each (__wrapped__) takes every call C does
+    not take as it is. Both paths must answer alike."""
+
+    def setUp(self):
+        if not dlpackgo._functions._C_CALLS:
+            self.skipTest("this Python exports no PyObject_Vectorcall (< 3.11): registered "
+                          "functions stay Python functions")
+        super().setUp()
+
+    def test_functions_are_go_functions(self):
+        f = LIB.scale
+        self.assertEqual(type(f).__name__, "GoFunction")
+        self.assertEqual(type(f).__module__, "dlpackgo")
+        w = f.__wrapped__
+        self.assertTrue(inspect.isfunction(w))
+        for a in ("__name__", "__qualname__", "__module__", "__doc__", "__annotations__"):
+            self.assertEqual(getattr(f, a), getattr(w, a), a)
+        self.assertEqual(inspect.signature(f), inspect.signature(w))
+        self.assertTrue(inspect.isroutine(f))
+        self.assertTrue(gc.is_tracked(f))  # the collector sees what it holds: cycles through
+        self.assertIn(w, gc.get_referents(f))  # the Library are collectable
+        self.assertEqual(pydoc.render_doc(f, renderer=pydoc.plaintext).split("\n", 2)[2],
+                         pydoc.render_doc(w, renderer=pydoc.plaintext).split("\n", 2)[2])
+
+        class Holder:
+            g = LIB.first_address  # like a builtin: no binding to the instance
+
+        a = np.arange(3.0)
+        self.assertEqual(Holder().g(a), a.ctypes.data)
+        if sys.version_info >= (3, 10):  # Py_TPFLAGS_DISALLOW_INSTANTIATION
+            with self.assertRaises(TypeError):
+                type(f)()  # made by the library only
+
+    def test_c_and_python_paths_agree(self):
+        a = np.arange(12.0).reshape(3, 4)
+        live = LIB.from_dlpack(a)
+        live.handle  # adopted: C passes its handle
+        pending = LIB.from_dlpack(a[1:])  # not adopted yet: Python adopts it
+        released = LIB.from_dlpack(a)
+        released.release()
+
+        class Sub(np.ndarray):
+            pass
+
+        cases = [
+            (LIB.first_address, (a,)), (LIB.first_address, (a[:, ::-2],)),
+            (LIB.first_address, (a.view(Sub),)), (LIB.first_address, (torch.ones(3),)),
+            (LIB.first_address, (live,)), (LIB.first_address, (pending,)),
+            (LIB.first_address, (released,)), (LIB.first_address, ([1.0],)),
+            (LIB.first_address, ()), (LIB.first_address, (a, a)), (LIB.total, (a,)),
+            (LIB.echo, (1, 2, 3, 4, 5.5, 6.5, True, "s")), (LIB.echo, (1.5, 0, 0, 0, 0, 0, True, "")),
+            (LIB.echo, (128, 0, 0, 0, 0, 0, True, "")), (LIB.fail, ("value",)),
+            (LIB.scale_calls, ()),
+        ]
+        for f, args in cases:
+            with self.subTest(f=f.__name__, args=[type(x).__name__ for x in args]):
+                got = want = None
+                try:
+                    got = ("ok", f(*args))
+                except Exception as e:
+                    got = (type(e), str(e))
+                try:
+                    want = ("ok", f.__wrapped__(*args))
+                except Exception as e:
+                    want = (type(e), str(e))
+                self.assertEqual(got, want)
+        with self.assertRaises(TypeError) as cm:
+            LIB.first_address(x=a)
+        self.assertIn("positional-only", str(cm.exception))
+        live.release()
+        pending.release()
+
+    def test_many_dimensions(self):
+        # up to 8 dimensions on call.c's stack, more in memory numpy.c allocates per call
+        for nd in (0, 1, 8, 9, 32):  # 32: NumPy 1's most
+            a = np.arange(3.0).reshape((1,) * (nd - 1) + (3,)) if nd else np.array(2.0)
+            refs = sys.getrefcount(a)
+            reads = LIB._numpy_reads()
+            self.assertEqual(LIB.first_address(a), a.ctypes.data, nd)
+            self.assertEqual(LIB._numpy_reads(), reads + 1, "read in C")
+            self.assertEqual(LIB.total(a), float(a.sum()), nd)
+            if nd:
+                v = np.zeros((2,) * min(nd, 12))[(slice(None, None, -1),) * min(nd, 12)]
+                v[...] = 1
+                LIB.scale(v, 3.0)  # negative strides in every dimension
+                self.assertTrue((v == 3).all(), nd)
+            self.assertEqual(sys.getrefcount(a), refs, "let go once")
+            LIB.keep(a)
+            self.assertEqual(sys.getrefcount(a), refs + 1, "a view outlives the call")
+            self.assertEqual(LIB.drop_kept(), 1)
+            self.assertEqual(sys.getrefcount(a), refs)
+
+
 class TensorFace(Base):
     def test_dtype_names(self):
         for code, bits, name in [(2, 64, "float64"), (2, 16, "float16"), (0, 8, "int8"),

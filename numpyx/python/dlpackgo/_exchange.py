@@ -104,7 +104,8 @@ _API = ("PyCapsule_IsValid", "PyCapsule_GetPointer", "PyErr_Fetch", "PyErr_Resto
         "PyCapsule_New", "PyCFunction_NewEx", "Py_IncRef", "Py_DecRef", "PyErr_NoMemory",
         "PyCapsule_SetName", "PyLong_FromVoidPtr", "PyErr_SetString",
         True, None, TypeError, ValueError, BufferError)
-_ABI = 5  # the protocol version of this module and the library (dlpackgo_abi); 5: numpy.c
+_ABI = 6  # the protocol version of this module and the library (dlpackgo_abi); 5: numpy.c;
+# 6: registered functions called from C (GoFunction)
 
 
 def _api_address(name):

@@ -6,11 +6,19 @@ signature (positional-only parameters named as the Go library named them, annota
 their kinds) that turns tensor arguments into DLPack capsules and calls one builtin the library
 made (``dlpackgo_caller``, see pyexchange/call.c): it checks the other arguments' types, hands
 the capsules to Go, releases the GIL while Go runs, and builds the results or raises the error.
+
+What Library exposes is a ``dlpackgo.GoFunction`` the library made around that Python function
+(``dlpackgo_function``, call.c): a C callable that CPython calls through vectorcall. It takes the
+common call in C (the parameters by position, no tensor result, NumPy arrays and live
+dlpackgo.Tensors as tensor arguments) and hands every other call to the Python function, its
+``__wrapped__``, which also gives inspect.signature and help() the signature.
 """
 
 import ctypes
+import functools
 import json
 import keyword
+import sys
 import warnings
 from ctypes import POINTER, c_char_p, c_int, c_size_t, c_void_p, py_object
 
@@ -67,7 +75,9 @@ _CAPI = ("PyEval_SaveThread", "PyEval_RestoreThread", "PyLong_AsLongLong",
          "PyUnicode_DecodeUTF8", "PyTuple_New", "PyTuple_SetItem", "PyCapsule_New",
          "PyCapsule_IsValid", "PyCapsule_GetPointer", "PyCapsule_SetName", "PyCFunction_NewEx",
          "Py_IncRef", "Py_DecRef", "PyErr_NoMemory", "PyNumber_Index", "PyObject_Type",
-         "PyObject_GetAttrString", "PyObject_CallFunctionObjArgs")
+         "PyObject_GetAttrString", "PyObject_CallFunctionObjArgs", "PyType_FromSpec",
+         "PyType_GenericAlloc", "PyType_GetSlot", "PyObject_GC_UnTrack", "PyVectorcall_Call",
+         "PyObject_Vectorcall", "PyObject_IsTrue", "PyObject_GetAttr")
 
 
 _legacy = set()  # producer types whose __dlpack__ takes no max_version, for _capsule_of
@@ -79,15 +89,25 @@ def _capsule_of(x):
 
 
 _OBJECTS = (True, False, None, TypeError, OverflowError, GoError, GoValueError, GoTypeError,
-            GoBufferError, GoMemoryError, GoPanic, _capsule_of)
+            GoBufferError, GoMemoryError, GoPanic, _capsule_of, Tensor, sys.intern("_handle"))
+
+# The entries of _CAPI an interpreter may lack (0 in the table): PyObject_Vectorcall is a
+# function from Python 3.11 on, an inline function before.
+_OPTIONAL = {"PyObject_Vectorcall"}
+
+# Whether registered functions are GoFunctions (call.c), whose object layout assumes CPython's
+# two-word object header and which hand calls on through PyObject_Vectorcall; elsewhere they stay
+# the generated Python functions.
+_C_CALLS = (object.__basicsize__ == 2 * ctypes.sizeof(c_void_p)
+            and hasattr(ctypes.pythonapi, "PyObject_Vectorcall"))
 
 _ANNOTATION = {"tensor": Array, "int": int, "float": float, "bool": bool, "str": str}
 _RETURNS = ("numpy", "torch", "tensor")
 
 
 def _address(name):
-    if not isinstance(name, str):
-        return id(name)  # an object's address is its id in CPython
+    if name in _OPTIONAL and not hasattr(ctypes.pythonapi, name):
+        return 0
     return ctypes.cast(getattr(ctypes.pythonapi, name), c_void_p).value
 
 
@@ -97,7 +117,7 @@ def attach(lib, returns):
         raise ValueError(f"dlpackgo: returns must be one of {_RETURNS} or a callable, not {returns!r}")
     lib._returns = returns
     cdll = lib.cdll
-    api = (c_void_p * (len(_CAPI) + len(_OBJECTS)))(*(_address(n) for n in _CAPI + _OBJECTS))
+    api = (c_void_p * (len(_CAPI) + len(_OBJECTS)))(*([_address(n) for n in _CAPI] + [id(o) for o in _OBJECTS]))
     init = cdll.dlpackgo_call_init
     init.argtypes, init.restype = [POINTER(c_void_p), c_int], c_int
     if init(api, len(api)) != 0:
@@ -120,10 +140,17 @@ def attach(lib, returns):
     finally:
         free(p)
     caller = ctypes.PYFUNCTYPE(py_object, c_int)(("dlpackgo_caller", cdll))
+    function = ctypes.PYFUNCTYPE(py_object, c_int, py_object)(("dlpackgo_function", cdll))
     lib.functions = {}
     reserved = set(dir(type(lib))) | set(vars(lib))
     for fid, spec in enumerate(specs):
         f = _make(lib, spec, caller(fid))
+        if _C_CALLS:  # the same function, called from C (call.c's GoFunction)
+            g = function(fid, f)
+            for a in functools.WRAPPER_ASSIGNMENTS:
+                setattr(g, a, getattr(f, a))
+            g.__wrapped__ = f  # inspect.signature and help() read f's signature
+            f = g
         lib.functions[spec["name"]] = f
         if spec["name"] in reserved:
             warnings.warn(f"dlpackgo: the Go function {spec['name']!r} has the name of a Library "
