@@ -237,8 +237,7 @@ func (f *File) tensor(ti TensorInfo, o adapters.Options) (*core.Tensor, error) {
 	}
 	if ti.Len() == 0 {
 		o.Report(false)
-		t, _, err := alloc(ti)
-		return t, err
+		return copyTensor(ti, nil)
 	}
 	why := f.why(ti)
 	cp, err := o.Decide(why == "", why)
@@ -258,11 +257,7 @@ func (f *File) tensor(ti TensorInfo, o adapters.Options) (*core.Tensor, error) {
 	}
 	off := f.h.DataOffset + ti.Begin
 	if cp {
-		t, b, err := alloc(ti)
-		if err == nil {
-			copy(b, m.b[off:off+ti.Len()])
-			fixup(b, ti.DType)
-		}
+		t, err := copyTensor(ti, m.b[off:off+ti.Len()])
 		m.drop()
 		return t, err
 	}
