@@ -39,7 +39,7 @@ const partsChunk = 256
 // value attached to one) has been released or become unreachable; keeping one part keeps the
 // whole block. Mapped memory is foreign memory, as NewUninit's: LiveForeign counts the block
 // once, and it goes back to the cache exactly once, when the last of those holders lets go.
-// Parts over Go memory keep the block as WrapKeep's tensors keep their value.
+// Parts over Go memory keep the block alive as New's tensors keep theirs.
 //
 // Parts are checked as untrusted input (dtype, ndim, shape, and that the part lies inside the
 // block) before anything is allocated; a bad part fails with an error that names its index.
@@ -66,7 +66,6 @@ func NewUninitParts(size int64, parts []Part) (*Tensor, []*Tensor, error) {
 	cfg := pool.cfg
 	pool.mu.Unlock()
 	var base unsafe.Pointer
-	var keep any
 	var o *owner
 	if cfg.MappedMin > 0 && size >= cfg.MappedMin && canMap {
 		if b, ok := takeBlock(size, cfg.HugePages && size >= hugeMin); ok {
@@ -75,9 +74,8 @@ func NewUninitParts(size int64, parts []Part) (*Tensor, []*Tensor, error) {
 		}
 	}
 	if o == nil && size > 0 {
-		buf := make([]byte, size+Alignment-1)
-		base = unsafe.Pointer(unsafe.SliceData(buf[alignOffset(buf):]))
-		keep = buf
+		// Go memory: the tensors' data pointers keep it alive, as New's do
+		base = alignedAlloc(size)
 	}
 
 	// the block's own tensor: a hold of its own, watched by a cleanup when the memory is mapped
@@ -92,7 +90,6 @@ func NewUninitParts(size int64, parts []Part) (*Tensor, []*Tensor, error) {
 	} else {
 		th := &tensorHold{}
 		th.t = tensorOf(bd, &th.h)
-		th.t.keep = keep
 		whole = &th.t
 	}
 
@@ -102,21 +99,21 @@ func NewUninitParts(size int64, parts []Part) (*Tensor, []*Tensor, error) {
 		chunk := parts[start:min(start+partsChunk, len(parts))]
 		tensors := make([]Tensor, len(chunk))
 		holds := make([]hold, len(chunk))
-		for k, p := range chunk {
+		for k := range chunk {
+			p := &chunk[k]
 			nd := len(p.Shape)
 			shape, strides := dims[:nd:nd], dims[nd:2*nd:2*nd]
 			dims = dims[2*nd:]
 			copy(shape, p.Shape)
 			fillCStrides(strides, shape)
+			// field by field: the tensors are new and zero
 			t := &tensors[k]
-			*t = Tensor{device: CPUDevice, dtype: p.DType, shape: shape, strides: strides, flags: p.Flags,
-				hold: &holds[k], keep: keep}
+			t.device, t.dtype, t.flags = CPUDevice, p.DType, p.Flags
+			t.shape, t.strides, t.hold = shape, strides, &holds[k]
 			if !hasZero(shape) {
 				t.data = unsafe.Add(base, p.Offset)
 			}
-			if o != nil {
-				holds[k].owner = o
-			}
+			holds[k].owner = o
 			ts[start+k] = t
 		}
 		if o != nil {
@@ -142,12 +139,4 @@ func hasZero(shape []int64) bool {
 		}
 	}
 	return false
-}
-
-// alignOffset is how far into buf its first Alignment-aligned byte lies.
-func alignOffset(buf []byte) int {
-	if mis := int(uintptr(unsafe.Pointer(unsafe.SliceData(buf))) % Alignment); mis != 0 {
-		return Alignment - mis
-	}
-	return 0
 }

@@ -193,6 +193,19 @@ func TestReadReleasesOnError(t *testing.T) {
 		require.ErrorIs(t, err, errDisk)
 		assert.Equal(t, base, core.LiveForeign(), "Reader.Tensor, disk error at byte %d", cut)
 	}
+
+	// a name given twice is found by ReadFile and Read after both slabs were read: both go back
+	const n = 4 << 20
+	h := fmt.Sprintf(`{"a":{"dtype":"U8","shape":[%d],"data_offsets":[0,%d]},"a":{"dtype":"U8","shape":[%d],"data_offsets":[%d,%d]}}`, n, n, n, n, 2*n)
+	twice := file(h, make([]byte, 2*n))
+	path := filepath.Join(t.TempDir(), "twice.safetensors")
+	require.NoError(t, os.WriteFile(path, twice, 0o644))
+	_, err = safetensorsx.ReadFile(path)
+	require.ErrorIs(t, err, safetensorsx.ErrHeader)
+	assert.Equal(t, base, core.LiveForeign(), "ReadFile of a name given twice")
+	_, err = safetensorsx.Read(bytes.NewReader(twice))
+	require.ErrorIs(t, err, safetensorsx.ErrHeader)
+	assert.Equal(t, base, core.LiveForeign(), "Read of a name given twice")
 }
 
 // TestReadUnreleasedAreCollected: tensors read and dropped without Release give their mapped

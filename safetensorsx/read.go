@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
@@ -39,11 +40,16 @@ func ReadFile(path string, opts ...adapters.Option) (map[string]*core.Tensor, er
 	if err != nil {
 		return nil, fmt.Errorf("safetensorsx: %w", err)
 	}
-	r, err := NewReader(f, fi.Size())
+	size := fi.Size()
+	// the header without its index by name: readTensors finds names given twice
+	h, err := readHeader(io.NewSectionReader(f, 0, size), false)
 	if err != nil {
 		return nil, err
 	}
-	return r.ReadAll()
+	if err := checkSize(h, size-h.DataOffset); err != nil {
+		return nil, err
+	}
+	return readTensors(io.NewSectionReader(f, h.DataOffset, h.DataLen), h, true)
 }
 
 // Read reads every tensor of a safetensors file from r into Go memory, in the order of the
@@ -61,7 +67,7 @@ func Read(r io.Reader, opts ...adapters.Option) (map[string]*core.Tensor, error)
 	if _, err := adapters.Apply(opts...).Decide(false, readWhy); err != nil {
 		return nil, fmt.Errorf("safetensorsx: %w", err)
 	}
-	h, err := ReadHeader(r)
+	h, err := readHeader(r, false) // readTensors finds names given twice
 	if err != nil {
 		return nil, err
 	}
@@ -87,25 +93,41 @@ func ReadTensors(r io.Reader, h *Header) (map[string]*core.Tensor, error) {
 // costs no more than what r holds. On an error every tensor made so far is released.
 func readTensors(r io.Reader, h *Header, sized bool) (map[string]*core.Tensor, error) {
 	out := make(map[string]*core.Tensor, len(h.Tensors))
+	var made [][]*core.Tensor // every tensor made, for releasing them all on an error
+	parts := partBufs.Get().(*[]core.Part) // readSlab's, reused from slab to slab and read to read
+	defer partBufs.Put(parts)
 	ts := h.Tensors
 	for i := 0; i < len(ts); {
 		var err error
+		var got []*core.Tensor
 		j := i + 1
 		if sized {
 			var size int64
 			j, size = nextSlab(ts, i)
-			err = readSlab(r, ts[i:j], size, out)
+			if cap(*parts) < j-i {
+				*parts = make([]core.Part, j-i)
+			}
+			got, err = readSlab(r, ts[i:j], size, (*parts)[:j-i])
 		} else {
 			var t *core.Tensor
 			if t, err = readStream(r, ts[i]); err == nil {
-				out[ts[i].Name] = t
+				got = []*core.Tensor{t}
 			} else {
 				err = fmt.Errorf("safetensorsx: tensor %q: %w", ts[i].Name, err)
 			}
 		}
+		made = append(made, got)
+		for k := 0; k < len(got) && err == nil; k++ {
+			n := len(out)
+			if out[ts[i+k].Name] = got[k]; len(out) == n {
+				err = fmt.Errorf("%w: tensor %q twice", ErrHeader, ts[i+k].Name)
+			}
+		}
 		if err != nil {
-			for _, t := range out {
-				t.Release()
+			for _, got := range made {
+				for _, t := range got {
+					t.Release()
+				}
 			}
 			return nil, err
 		}
@@ -114,16 +136,21 @@ func readTensors(r io.Reader, h *Header, sized bool) (map[string]*core.Tensor, e
 	return out, nil
 }
 
+// partBufs holds readSlab's descriptions of slabs between reads.
+var partBufs = sync.Pool{New: func() any { return new([]core.Part) }}
+
 // slabMin is the size from which a slab is complete: tensors are read into slabs of memory
 // (core.NewUninitParts), a tensor of slabMin bytes or more into one of its own, runs of
-// smaller ones into one they share, closed once it holds slabMin bytes (so under 2*slabMin in
-// all). It is core.DefaultAllocation's MappedMin: slabs of that size are mapped memory, taken
+// smaller ones into one they share, closed once it holds slabMin bytes (see nextSlab). It is
+// core.DefaultAllocation's MappedMin: slabs of that size are mapped memory, taken
 // uninitialised from core's cache of blocks (no zeroing, no page faults when reused, huge
-// pages), smaller ones (the last of a file, or a small file) Go memory.
+// pages); smaller ones (a file under 4 MiB) are Go memory.
 const slabMin = 4 << 20
 
 // nextSlab returns the end j of the slab that starts at tensor i (ts[i:j] share it) and its
-// size: the sum of their padded sizes.
+// size: the sum of their padded sizes. A slab closed with less than slabMin bytes of tensors
+// left after it takes them too (so under 3*slabMin in all), rather than leave them a slab too
+// small to be mapped.
 func nextSlab(ts []TensorInfo, i int) (j int, size int64) {
 	size, j = padded(ts[i]), i+1
 	if size >= slabMin {
@@ -131,6 +158,12 @@ func nextSlab(ts []TensorInfo, i int) (j int, size int64) {
 	}
 	for ; j < len(ts) && size < slabMin && padded(ts[j]) < slabMin; j++ {
 		size += padded(ts[j])
+	}
+	last := ts[len(ts)-1]
+	if j < len(ts) && size >= slabMin && last.End-ts[j].Begin+int64(len(ts)-j)*core.Alignment < slabMin {
+		for ; j < len(ts); j++ { // what is left, padded, is under slabMin
+			size += padded(ts[j])
+		}
 	}
 	return j, size
 }
@@ -141,14 +174,13 @@ func padded(ti TensorInfo) int64 {
 }
 
 // readSlab reads the data of run (adjacent tensors, run[0]'s data next in r) with one call into
-// one slab of size bytes (the sum of their padded sizes) and puts a tensor over the slab for
-// each in out, each at a 64-byte-aligned slot, the slab kept by them all (core.NewUninitParts).
+// one slab of size bytes (the sum of their padded sizes) and returns a tensor over the slab for
+// each, each at a 64-byte-aligned slot, the slab kept by them all (core.NewUninitParts).
 // The data is read into the front of the slab and each tensor moved up to its slot, from the
 // last to the first, so that a move never overwrites data not yet moved (in files whose
-// tensors are multiples of 64 bytes, nothing moves). On an error the slab's tensors are
-// released, and the slab with them.
-func readSlab(r io.Reader, run []TensorInfo, size int64, out map[string]*core.Tensor) error {
-	parts := make([]core.Part, len(run))
+// tensors are multiples of 64 bytes, nothing moves). parts (as long as run) is room for the
+// slab's description. On an error the slab's tensors are released, and the slab with them.
+func readSlab(r io.Reader, run []TensorInfo, size int64, parts []core.Part) ([]*core.Tensor, error) {
 	at := int64(0)
 	for k, ti := range run {
 		parts[k] = core.Part{Offset: at, DType: ti.DType, Shape: ti.Shape, Flags: core.FlagIsCopied}
@@ -156,19 +188,16 @@ func readSlab(r io.Reader, run []TensorInfo, size int64, out map[string]*core.Te
 	}
 	block, ts, err := core.NewUninitParts(size, parts)
 	if err != nil {
-		return fmt.Errorf("safetensorsx: tensors %q to %q: %w", run[0].Name, run[len(run)-1].Name, err)
+		return nil, fmt.Errorf("safetensorsx: tensors %q to %q: %w", run[0].Name, run[len(run)-1].Name, err)
 	}
 	defer block.Release()
 	if err := fillSlab(r, block, run, parts); err != nil {
 		for _, t := range ts {
 			t.Release()
 		}
-		return err
+		return nil, err
 	}
-	for k, ti := range run {
-		out[ti.Name] = ts[k]
-	}
-	return nil
+	return ts, nil
 }
 
 // fillSlab reads the data of run into block at the offsets of parts (see readSlab).
