@@ -93,7 +93,7 @@ func ReadTensors(r io.Reader, h *Header) (map[string]*core.Tensor, error) {
 // costs no more than what r holds. On an error every tensor made so far is released.
 func readTensors(r io.Reader, h *Header, sized bool) (map[string]*core.Tensor, error) {
 	out := make(map[string]*core.Tensor, len(h.Tensors))
-	var made [][]*core.Tensor // every tensor made, for releasing them all on an error
+	var made [][]*core.Tensor              // every tensor made, for releasing them all on an error
 	parts := partBufs.Get().(*[]core.Part) // readSlab's, reused from slab to slab and read to read
 	defer partBufs.Put(parts)
 	ts := h.Tensors
