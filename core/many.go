@@ -21,7 +21,7 @@ type Part struct {
 
 // partsChunk is how many tensors of NewUninitParts share one allocation of tensors (and one of
 // holds): a tensor kept alive keeps its chunk's tensors' metadata, at most partsChunk of them.
-const partsChunk = 256
+const partsChunk = 1024
 
 // NewUninitParts allocates one block of size bytes whose contents are not initialised, as
 // NewUninit allocates a tensor of that many bytes (mapped memory from Allocation.MappedMin up,

@@ -342,7 +342,7 @@ type parser struct {
 // Block sizes for names and shapes: a name or shape keeps at most its block alive.
 const (
 	nameBlock  = 16 << 10
-	shapeBlock = 512
+	shapeBlock = 4096
 )
 
 func (p *parser) errf(format string, args ...any) error {
@@ -507,18 +507,15 @@ func (p *parser) str() (string, error) {
 func (p *parser) raw() ([]byte, error) {
 	p.i++ // the quote
 	start := p.i
-	// fast path: no escapes
-	for p.i < len(p.b) {
-		c := p.b[p.i]
-		if c == '"' {
-			s := p.b[start:p.i:p.i]
-			p.i++
-			return s, nil
-		}
-		if c == '\\' || c < 0x20 {
-			break
-		}
+	// fast path: no escapes, up to the closing quote
+	b, i := p.b, p.i
+	for i < len(b) && !strStop[b[i]] {
+		i++
+	}
+	p.i = i
+	if i < len(b) && b[i] == '"' {
 		p.i++
+		return b[start:i:i], nil
 	}
 	out := append([]byte{}, p.b[start:p.i]...)
 	for p.i < len(p.b) {
@@ -579,6 +576,16 @@ func (p *parser) raw() ([]byte, error) {
 	}
 	return nil, p.errf("unterminated string")
 }
+
+// strStop marks the bytes that end raw's fast path: the closing quote, a backslash and the
+// control characters.
+var strStop = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
 
 func (p *parser) hex4() (rune, error) {
 	if p.i+4 > len(p.b) {

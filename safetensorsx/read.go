@@ -14,16 +14,18 @@ import (
 // hostBigEndian reports the byte order of this machine; the format is little-endian.
 var hostBigEndian = tensorio.HostBigEndian
 
-// readWhy is why reading into Go memory is a copy, for adapters.ErrCopyRequired.
-const readWhy = "reading into Go memory copies the file's bytes (Open or Map share them)"
+// readWhy is why reading is a copy, for adapters.ErrCopyRequired.
+const readWhy = "reading copies the file's bytes into memory of the reader's own (Open or Map share them)"
 
-// ReadFile reads every tensor of the safetensors file called path into Go memory (64-byte
-// aligned, C order, writable, flagged core.FlagIsCopied): a tensor of 64 KiB or more into an
-// allocation of its own, the data read from the file straight into it; runs of smaller
-// tensors with one read call per run into a block of at most 1 MiB that they share, each
-// tensor in a 64-byte slot of it (see the package documentation, Memory, for what a block
-// costs). The file must be well formed as a whole (see ParseHeader; its size must be exactly
-// what the header promises): a file that lies costs no allocation beyond its header.
+// ReadFile reads every tensor of the safetensors file called path into memory of its own
+// (64-byte aligned, C order, writable, flagged core.FlagIsCopied), in slabs: a tensor of 4 MiB
+// or more into a slab of its own, runs of smaller ones into one they share, one read call per
+// slab. Slabs of 4 MiB or more are mapped memory from core's cache of blocks (not zeroed, huge
+// pages: see core.NewUninitParts and core.Allocation), smaller ones Go memory; see the package
+// documentation, Memory, for what a slab costs and when it is given back. The file must be
+// well formed as a whole (see ParseHeader; its size must be exactly what the header promises):
+// a file that lies costs no allocation beyond its header. On an error every slab taken is
+// given back before ReadFile returns.
 //
 // Reading is a copy, so adapters.ZeroCopyOnly() refuses (adapters.ErrCopyRequired: use Open or
 // Map); adapters.ReportCopy reports true.
@@ -52,17 +54,17 @@ func ReadFile(path string, opts ...adapters.Option) (map[string]*core.Tensor, er
 	return readTensors(io.NewSectionReader(f, h.DataOffset, h.DataLen), h, true)
 }
 
-// Read reads every tensor of a safetensors file from r into Go memory, in the order of the
-// data in the file; the header's metadata is not returned (use ReadHeader and ReadTensors for
-// it). r is read once, front to back.
+// Read reads every tensor of a safetensors file from r into memory of its own, in the order of
+// the data in the file; the header's metadata is not returned (use ReadHeader and ReadTensors
+// for it). r is read once, front to back.
 //
 // When r can tell how many bytes remain (it has a Len method, like *bytes.Reader, or it is an
 // io.Seeker, like *os.File), that must be exactly what the header promises, and a header that
 // promises more is refused before anything is allocated; the tensors are then read as
-// ReadFile reads them, small ones in shared blocks. Otherwise each tensor is read into an
-// allocation of its own, and its data is gathered in growing chunks until half of it has
-// arrived before it is allocated whole, so that a lying header never costs more than twice
-// the bytes actually present, and bytes after the last tensor are not looked at.
+// ReadFile reads them, in slabs. Otherwise each tensor is read into a slab of its own, and its
+// data is gathered in growing chunks until half of it has arrived before it is allocated, so
+// that a lying header never costs more than twice the bytes actually present, and bytes after
+// the last tensor are not looked at.
 func Read(r io.Reader, opts ...adapters.Option) (map[string]*core.Tensor, error) {
 	if _, err := adapters.Apply(opts...).Decide(false, readWhy); err != nil {
 		return nil, fmt.Errorf("safetensorsx: %w", err)
@@ -186,6 +188,7 @@ func readSlab(r io.Reader, run []TensorInfo, size int64, parts []core.Part) ([]*
 		parts[k] = core.Part{Offset: at, DType: ti.DType, Shape: ti.Shape, Flags: core.FlagIsCopied}
 		at += padded(ti)
 	}
+	defer clear(parts) // kept for the next read: hold no shapes
 	block, ts, err := core.NewUninitParts(size, parts)
 	if err != nil {
 		return nil, fmt.Errorf("safetensorsx: tensors %q to %q: %w", run[0].Name, run[len(run)-1].Name, err)
@@ -374,7 +377,8 @@ func (r *Reader) Metadata() map[string]string { return r.h.Metadata }
 // Info describes the tensor called name, or fails with ErrNotFound.
 func (r *Reader) Info(name string) (TensorInfo, error) { return r.h.info(name) }
 
-// Tensor reads the tensor called name into Go memory (see ReadFile), or fails with ErrNotFound.
+// Tensor reads the tensor called name into a slab of its own (mapped memory from 4 MiB, Go
+// memory below: see ReadFile), or fails with ErrNotFound.
 func (r *Reader) Tensor(name string) (*core.Tensor, error) {
 	ti, err := r.h.info(name)
 	if err != nil {
@@ -423,9 +427,7 @@ func (r *Reader) fill(block *core.Tensor, ti TensorInfo) error {
 	return nil
 }
 
-// ReadAll reads every tensor into Go memory (see ReadFile), front to back: tensors of at least
-// 64 KiB each into an allocation of its own, straight from r; runs of smaller ones with one
-// read call per run into a block of at most 1 MiB that they share.
+// ReadAll reads every tensor (see ReadFile), front to back, in slabs, one read call per slab.
 func (r *Reader) ReadAll() (map[string]*core.Tensor, error) {
 	return readTensors(io.NewSectionReader(r.r, r.h.DataOffset, r.h.DataLen), r.h, true)
 }
