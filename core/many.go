@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"unsafe"
 )
 
@@ -94,18 +95,25 @@ func NewUninitParts(size int64, parts []Part) (*Tensor, []*Tensor, error) {
 	}
 
 	ts := make([]*Tensor, len(parts))
-	dims := make([]int64, 2*ndims) // every part's shape and strides
+	// every part's shape and strides, shared by parts of the same shape in a row (a tensor's
+	// shape and strides are never written after it is made)
+	var dims []int64
+	var shape, strides []int64
 	for start := 0; start < len(parts); start += partsChunk {
 		chunk := parts[start:min(start+partsChunk, len(parts))]
 		tensors := make([]Tensor, len(chunk))
 		holds := make([]hold, len(chunk))
 		for k := range chunk {
 			p := &chunk[k]
-			nd := len(p.Shape)
-			shape, strides := dims[:nd:nd], dims[nd:2*nd:2*nd]
-			dims = dims[2*nd:]
-			copy(shape, p.Shape)
-			fillCStrides(strides, shape)
+			if nd := len(p.Shape); shape == nil || !slices.Equal(shape, p.Shape) {
+				if len(dims) < 2*nd || dims == nil {
+					dims = make([]int64, max(2*nd, min(2*ndims, 1024)))
+				}
+				shape, strides = dims[:nd:nd], dims[nd:2*nd:2*nd]
+				dims = dims[2*nd:]
+				copy(shape, p.Shape)
+				fillCStrides(strides, shape)
+			}
 			// field by field: the tensors are new and zero
 			t := &tensors[k]
 			t.device, t.dtype, t.flags = CPUDevice, p.DType, p.Flags

@@ -79,6 +79,29 @@ func TestNewUninitPartsGoMemory(t *testing.T) {
 	assert.Equal(t, byte(699%256), b[0])
 }
 
+// TestNewUninitPartsShapes: parts of one shape in a row, scalars among them, each get their
+// shape and C-order strides.
+func TestNewUninitPartsShapes(t *testing.T) {
+	shapes := [][]int64{{3}, {3}, {3}, {}, {}, {3, 1}, {3, 1}, {3}, {2, 0, 4}, {2, 0, 4}, {}}
+	strides := [][]int64{{1}, {1}, {1}, {}, {}, {1, 1}, {1, 1}, {1}, {0, 4, 1}, {0, 4, 1}, {}}
+	parts := make([]core.Part, len(shapes))
+	for i, s := range shapes {
+		parts[i] = core.Part{Offset: int64(16 * i), DType: core.Int32, Shape: s}
+	}
+	_, ts, err := core.NewUninitParts(int64(16*len(parts)), parts)
+	require.NoError(t, err)
+	for i, x := range ts {
+		assert.Equal(t, shapes[i], x.Shape(), "part %d", i)
+		assert.Equal(t, len(shapes[i]), x.Ndim(), "part %d", i)
+		if i != 8 && i != 9 { // empty: strides are not looked at
+			assert.Equal(t, strides[i], x.Strides(), "part %d", i)
+			assert.True(t, x.IsContiguous(), "part %d", i)
+		} else {
+			assert.True(t, x.Empty(), "part %d", i)
+		}
+	}
+}
+
 func TestNewUninitPartsMapped(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("mapped allocation is Linux only; elsewhere the block is Go memory")

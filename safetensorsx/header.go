@@ -165,6 +165,31 @@ func putHeaderBuf(b *[]byte) {
 	}
 }
 
+// tableBufs holds tables of tensors (Header.Tensors) between the reads of parseHeader without
+// index, whose headers never leave the reader: a table is every entry's description, megabytes
+// for a header of many tensors. Every entry in use is written whole before it is read.
+var tableBufs sync.Pool
+
+// tableBuf returns an empty table with room for n entries, from tableBufs when one there is
+// large enough.
+func tableBuf(n int) []TensorInfo {
+	if t, ok := tableBufs.Get().(*[]TensorInfo); ok {
+		if cap(*t) >= n {
+			return (*t)[:0]
+		}
+		tableBufs.Put(t)
+	}
+	return make([]TensorInfo, 0, n)
+}
+
+// putTable gives the table of a header from parseHeader without index back to tableBufs; h is
+// not used again.
+func putTable(h *Header) {
+	t := h.Tensors
+	h.Tensors = nil
+	tableBufs.Put(&t)
+}
+
 // eofErr turns a short read into ErrTruncated (with the message) and any other read error
 // into a wrapped one.
 func eofErr(err error, format string, args ...any) error {
@@ -200,9 +225,11 @@ func parseHeader(b []byte, index bool) (*Header, error) {
 	p := parser{b: b}
 	// every tensor entry ends with a '}': a bound on their number, itself bounded by b's length
 	n := min(bytes.Count(b, []byte{'}'}), len(b)/minEntry)
-	h := &Header{Tensors: make([]TensorInfo, 0, n)}
+	h := &Header{}
 	if index {
-		h.index = make(map[string]int, n)
+		h.Tensors, h.index = make([]TensorInfo, 0, n), make(map[string]int, n)
+	} else {
+		h.Tensors = tableBuf(n) // the reader gives it back (putTable) when done with h
 	}
 	sawMeta := false
 	empty, err := p.open('{')

@@ -51,6 +51,7 @@ func ReadFile(path string, opts ...adapters.Option) (map[string]*core.Tensor, er
 	if err := checkSize(h, size-h.DataOffset); err != nil {
 		return nil, err
 	}
+	defer putTable(h)
 	return readTensors(io.NewSectionReader(f, h.DataOffset, h.DataLen), h, true)
 }
 
@@ -73,6 +74,7 @@ func Read(r io.Reader, opts ...adapters.Option) (map[string]*core.Tensor, error)
 	if err != nil {
 		return nil, err
 	}
+	defer putTable(h)
 	return ReadTensors(r, h)
 }
 
