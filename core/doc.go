@@ -25,7 +25,8 @@
 //   - as a new allocation that the caller overwrites whole, 64-byte aligned: NewUninit, which
 //     places large tensors in memory mapped outside Go's heap, with huge pages, unzeroed and
 //     cached for reuse once released (see Allocation; the copy kernels of package adapters and
-//     numpyx.ReadFile use it);
+//     numpyx.ReadFile use it), or NewUninitParts, many tensors over one such block, made
+//     together (safetensorsx.ReadFile uses it);
 //   - over foreign memory with a release function: Wrap, or ImportVersioned and ImportLegacy
 //     for DLPack managed tensors;
 //   - over memory another Go value owns: WrapKeep.
@@ -53,8 +54,9 @@
 // # Ownership
 //
 // Go memory (FromSlice, New, and NewUninit below Allocation.MappedMin) is kept alive by the
-// tensors that point into it, like any slice. The mapped memory of a large NewUninit is foreign
-// memory like any other, whose release puts the block back in NewUninit's cache.
+// tensors that point into it, like any slice. The mapped memory of a large NewUninit (or
+// NewUninitParts block) is foreign memory like any other, whose release puts the block back in
+// NewUninit's cache; the tensors of one NewUninitParts block share one owner.
 //
 // Foreign memory has an owner: a release function (for an import, the producer's deleter) that
 // runs exactly once. Every tensor over that memory, every view of it, and every value an adapter

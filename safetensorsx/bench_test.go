@@ -3,13 +3,16 @@
 package safetensorsx_test
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -216,5 +219,76 @@ func BenchmarkParseHeader(b *testing.B) {
 		if _, err := safetensorsx.ParseHeader(hdr); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// freshEnv names the environment variable that makes TestFreshReadChild read a file once, in a
+// process of its own, for BenchmarkReadFileFresh: "contender:path".
+const freshEnv = "SAFETENSORSX_FRESH_READ"
+
+// TestFreshReadChild is the child process of BenchmarkReadFileFresh: with freshEnv set it reads
+// the file once with the contender named there and prints the CPU and wall time of that read
+// in nanoseconds; without, it does nothing (it is not a test of its own).
+func TestFreshReadChild(t *testing.T) {
+	spec := os.Getenv(freshEnv)
+	if spec == "" {
+		return
+	}
+	contender, path, _ := strings.Cut(spec, ":")
+	c0, w0 := cpuTime(), time.Now()
+	n := 0
+	switch contender {
+	case "safetensorsx":
+		ts, err := safetensorsx.ReadFile(path)
+		require.NoError(t, err)
+		n = len(ts)
+	case "nlpodyssey":
+		buf, err := os.ReadFile(path)
+		require.NoError(t, err)
+		s, err := st.Deserialize(buf)
+		require.NoError(t, err)
+		n = len(s.Tensors())
+	case "os.ReadFile":
+		buf, err := os.ReadFile(path)
+		require.NoError(t, err)
+		n = len(buf)
+	default:
+		t.Fatalf("unknown contender %q", contender)
+	}
+	require.Positive(t, n)
+	fmt.Printf("fresh-read %d %d\n", (cpuTime() - c0).Nanoseconds(), time.Since(w0).Nanoseconds())
+}
+
+// BenchmarkReadFileFresh reads a file once per process, as a program that loads its weights
+// does: each op starts this test binary anew (TestFreshReadChild), which reads the transformer
+// layout (llmFile) once, and reports the CPU and wall time of that read alone (read-cpu-ns/op,
+// read-ns/op; ns/op is mostly the process start). The memory the read takes is new to the
+// process every time: the Go heap grows, core's cache of mapped blocks is empty.
+func BenchmarkReadFileFresh(b *testing.B) {
+	path, _ := llmFile(b)
+	if _, err := os.ReadFile(path); err != nil { // in the page cache
+		b.Fatal(err)
+	}
+	for _, contender := range []string{"safetensorsx", "nlpodyssey", "os.ReadFile"} {
+		b.Run("llm290/"+contender, func(b *testing.B) {
+			var cpu, wall int64
+			n := 0
+			for b.Loop() {
+				cmd := exec.Command(os.Args[0], "-test.run=^TestFreshReadChild$", "-test.count=1")
+				cmd.Env = append(os.Environ(), freshEnv+"="+contender+":"+path)
+				out, err := cmd.Output()
+				if err != nil {
+					b.Fatalf("%v: %s", err, out)
+				}
+				var c, w int64
+				line := out[bytes.Index(out, []byte("fresh-read ")):]
+				if _, err := fmt.Sscanf(string(line), "fresh-read %d %d", &c, &w); err != nil {
+					b.Fatalf("%v: %s", err, out)
+				}
+				cpu, wall, n = cpu+c, wall+w, n+1
+			}
+			b.ReportMetric(float64(cpu)/float64(n), "read-cpu-ns/op")
+			b.ReportMetric(float64(wall)/float64(n), "read-ns/op")
+		})
 	}
 }

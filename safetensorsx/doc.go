@@ -1,6 +1,6 @@
 // Package safetensorsx reads and writes safetensors files (the Hugging Face format for model
 // weights) as core tensors: by memory map, with every tensor a read-only view of the file's
-// bytes; into Go memory; and from any io.Reader or io.ReaderAt.
+// bytes; into memory of its own; and from any io.Reader or io.ReaderAt.
 // What it writes is byte for byte what the reference writer (huggingface/safetensors)
 // writes for the same tensors.
 //
@@ -21,7 +21,7 @@
 //
 //   - Memory maps: Open maps a file and lists its tensors (Names, Info, Metadata); File.Tensor
 //     and File.Tensors take tensors over the mapping; Map does it all in one call.
-//   - Go memory: ReadFile and Read read every tensor; NewReader reads the header of an
+//   - Reading: ReadFile and Read read every tensor; NewReader reads the header of an
 //     io.ReaderAt and then single tensors by name; ReadHeader and ParseHeader read headers.
 //   - Writing: Write (any io.Writer) and WriteFile; HeaderOf says what would be written.
 //
@@ -31,9 +31,9 @@
 //	Open + File.Tensor, Map            shared with the mapping  read-only view, O(1) in file size
 //	  misaligned range / big-endian    copied (flagged)         or adapters.ErrCopyRequired under ZeroCopyOnly
 //	  Open(..., AlwaysCopy())          copied (flagged)         nothing mapped, read per tensor
-//	ReadFile, Read, Reader.Tensor      read into Go memory      writable, FlagIsCopied; ZeroCopyOnly refuses
-//	  tensors under 64 KiB (ReadFile,  read into shared blocks  one read call and one allocation per block
-//	  Reader.ReadAll, sized Read)
+//	ReadFile, Read, Reader.Tensor      read into slabs          writable, FlagIsCopied; ZeroCopyOnly refuses
+//	  ReadFile, Reader.ReadAll,        tensors under 4 MiB      one read call and one slab for many tensors
+//	  sized Read                       share slabs              (see Memory)
 //	Write, WriteFile                   C-contiguous: written from the tensor's memory;
 //	                                   other layouts: streamed through a 1 MiB buffer
 //
@@ -44,17 +44,32 @@
 //
 // # Memory
 //
-// Reading a file of many small tensors one allocation and one read call at a time costs more
-// than the bytes themselves, so ReadFile, Reader.ReadAll and Read from a reader that knows its
-// size read each run of adjacent tensors under 64 KiB with one call into one block of at most
-// 1 MiB, and make those tensors over the block (core.WrapKeep, the block their keep value),
-// each in a 64-byte-aligned slot of its own (its bytes rounded up to 64: tensors the file has
-// misaligned, as older writers left them, are moved into place). The price: a block stays
-// allocated as long as any of its tensors, or a view of one, is reachable, so keeping one
-// small tensor of a file and dropping the rest keeps up to 1 MiB alive; clone a tensor
-// (adapters.Clone) to keep it alone. Tensors of 64 KiB or more, Reader.Tensor, and Read from
-// a stream of unknown length give every tensor an allocation of its own. The header's tensor
-// names are cut out of shared 16 KiB blocks the same way.
+// ReadFile, Reader.ReadAll and Read from a reader that knows its size read the tensors into
+// slabs (core.NewUninitParts): a tensor of 4 MiB or more into a slab of its own, each run of
+// adjacent smaller ones into a slab they share, closed once it holds 4 MiB (when less than
+// 4 MiB of tensors would be left after it, it takes those too: a slab of small tensors holds
+// under 12 MiB). Each slab is read with one call, each tensor in a 64-byte-aligned slot of its
+// own (its bytes rounded up to 64: tensors the file has misaligned, as older writers left
+// them, are moved into place). Reader.Tensor, File.Tensor's copies and Read from a stream of
+// unknown length give each tensor a slab of its own.
+//
+// What memory a slab is: core's, as NewUninit allocates it. Under core.DefaultAllocation, a
+// slab of 4 MiB or more (Allocation.MappedMin) is mapped memory taken from core's cache of
+// blocks: not zeroed (the read writes every byte of every tensor), in huge pages, and without
+// page faults when a block released earlier is reused; smaller slabs (files under 4 MiB) are
+// Go memory. Mapped slabs are foreign memory: their tensors report Foreign, core.LiveForeign
+// counts each slab once, and a slab goes back to core's cache exactly once, when the last of
+// its tensors (and their views, and values attached to them) is released or collected. On an
+// error, every slab the read took goes back before it returns.
+//
+// The price of sharing: a slab stays as long as any of its tensors, or a view of one, is held,
+// so keeping one tensor of a file and dropping the rest keeps its slab (up to 12 MiB) alive;
+// clone a tensor (adapters.Clone) to keep it alone. Release the tensors of a file when done
+// with them: their slabs then go back at once, instead of when the collector finds them
+// unreachable (mapped memory is outside Go's heap; core runs a collection itself when what it
+// has mapped under unreleased tensors grows by 256 MiB). The header's tensor names are cut out
+// of shared 16 KiB blocks, its shapes out of blocks of up to 4096 dimensions; buffers for
+// headers (up to 16 MiB) and for slab descriptions are reused from read to read.
 //
 // # Ownership
 //
@@ -74,6 +89,7 @@
 //     data section before anything is allocated, shapes with checked arithmetic.
 //   - The byte ranges of a file must tile its data section exactly, as the reference reader
 //     requires: no gaps, no overlaps, nothing past the end or after the last tensor.
-//   - Bool bytes read into Go memory are normalised to 0 and 1; mapped ones lie as they are.
+//   - Bool bytes read (ReadFile, Read, Reader, copies) are normalised to 0 and 1; mapped ones
+//     lie as they are.
 //   - Inputs are never modified.
 package safetensorsx

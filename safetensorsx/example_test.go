@@ -70,7 +70,7 @@ func ExampleOpen() {
 	// w[1,2] = 6 read-only: true
 }
 
-// ReadFile reads every tensor into Go memory of its own.
+// ReadFile reads every tensor into memory of its own.
 func ExampleReadFile() {
 	dir, err := os.MkdirTemp("", "example")
 	if err != nil {

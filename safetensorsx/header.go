@@ -10,6 +10,7 @@ import (
 	"math/bits"
 	"slices"
 	"strconv"
+	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -98,7 +99,10 @@ func (h *Header) info(name string) (TensorInfo, error) {
 // leaves r at the first data byte. A length over MaxHeaderLen is refused before anything more
 // is read (ErrHeader); the header is read as it arrives, so a length that lies costs no more
 // memory than the bytes present (ErrTruncated). See ParseHeader for what the JSON must be.
-func ReadHeader(r io.Reader) (*Header, error) {
+func ReadHeader(r io.Reader) (*Header, error) { return readHeader(r, true) }
+
+// readHeader is ReadHeader, with the index by name or without (see parseHeader).
+func readHeader(r io.Reader, index bool) (*Header, error) {
 	var pre [8]byte
 	if n, err := io.ReadFull(r, pre[:]); err != nil {
 		return nil, eofErr(err, "the header length needs 8 bytes, only %d present", n)
@@ -109,8 +113,11 @@ func ReadHeader(r io.Reader) (*Header, error) {
 	}
 	var hb []byte
 	if avail := tensorio.Remaining(r); avail >= 0 && int64(hlen) <= avail {
-		// the bytes are there: read them in one piece
-		hb = make([]byte, hlen)
+		// the bytes are there: read them in one piece, into a buffer reused from header to
+		// header (parseHeader keeps nothing of it)
+		buf := headerBuf(int(hlen))
+		defer putHeaderBuf(buf)
+		hb = (*buf)[:hlen]
 		if n, err := io.ReadFull(r, hb); err != nil {
 			return nil, eofErr(err, "the header promises %d bytes, only %d present", hlen, n)
 		}
@@ -121,12 +128,66 @@ func ReadHeader(r io.Reader) (*Header, error) {
 		}
 		hb = buf.Bytes()
 	}
-	h, err := ParseHeader(hb)
+	h, err := parseHeader(hb, index)
 	if err != nil {
 		return nil, err
 	}
 	h.DataOffset = 8 + int64(hlen)
 	return h, nil
+}
+
+// headerBufs holds buffers for headers (of at most maxPooledHeader bytes) between reads: a
+// header of many tensors is megabytes that would otherwise be allocated and zeroed each time.
+var headerBufs sync.Pool
+
+// maxPooledHeader bounds the headers whose buffers are kept for reuse.
+const maxPooledHeader = 16 << 20
+
+// headerBuf returns a buffer of at least n bytes, from headerBufs when one there is large
+// enough.
+func headerBuf(n int) *[]byte {
+	if n <= maxPooledHeader {
+		if b, ok := headerBufs.Get().(*[]byte); ok {
+			if cap(*b) >= n {
+				return b
+			}
+			headerBufs.Put(b)
+		}
+	}
+	b := make([]byte, n)
+	return &b
+}
+
+// putHeaderBuf gives a buffer from headerBuf back.
+func putHeaderBuf(b *[]byte) {
+	if cap(*b) <= maxPooledHeader {
+		headerBufs.Put(b)
+	}
+}
+
+// tableBufs holds tables of tensors (Header.Tensors) between the reads of parseHeader without
+// index, whose headers never leave the reader: a table is every entry's description, megabytes
+// for a header of many tensors. Every entry in use is written whole before it is read.
+var tableBufs sync.Pool
+
+// tableBuf returns an empty table with room for n entries, from tableBufs when one there is
+// large enough.
+func tableBuf(n int) []TensorInfo {
+	if t, ok := tableBufs.Get().(*[]TensorInfo); ok {
+		if cap(*t) >= n {
+			return (*t)[:0]
+		}
+		tableBufs.Put(t)
+	}
+	return make([]TensorInfo, 0, n)
+}
+
+// putTable gives the table of a header from parseHeader without index back to tableBufs; h is
+// not used again.
+func putTable(h *Header) {
+	t := h.Tensors
+	h.Tensors = nil
+	tableBufs.Put(&t)
 }
 
 // eofErr turns a short read into ErrTruncated (with the message) and any other read error
@@ -151,14 +212,25 @@ func eofErr(err error, format string, args ...any) error {
 //
 // b is not kept: the names and shapes of the result are copies (carved out of a few shared
 // blocks rather than allocated one by one, so that a header of many tensors parses fast).
-func ParseHeader(b []byte) (*Header, error) {
+func ParseHeader(b []byte) (*Header, error) { return parseHeader(b, true) }
+
+// parseHeader is ParseHeader; without index it neither builds the index by name nor looks for
+// tensor names given twice: for readers that put every tensor in a map of their own and check
+// there (see readTensors), at the cost of one map instead of two. Such a Header must not be
+// handed out.
+func parseHeader(b []byte, index bool) (*Header, error) {
 	if !utf8.Valid(b) {
 		return nil, fmt.Errorf("%w: the header is not valid UTF-8", ErrHeader)
 	}
 	p := parser{b: b}
 	// every tensor entry ends with a '}': a bound on their number, itself bounded by b's length
 	n := min(bytes.Count(b, []byte{'}'}), len(b)/minEntry)
-	h := &Header{Tensors: make([]TensorInfo, 0, n), index: make(map[string]int, n)}
+	h := &Header{}
+	if index {
+		h.Tensors, h.index = make([]TensorInfo, 0, n), make(map[string]int, n)
+	} else {
+		h.Tensors = tableBuf(n) // the reader gives it back (putTable) when done with h
+	}
 	sawMeta := false
 	empty, err := p.open('{')
 	for more := !empty; err == nil && more; {
@@ -174,12 +246,18 @@ func ParseHeader(b []byte) (*Header, error) {
 			err = p.metadata(h)
 		} else {
 			name, i := p.name(key), len(h.Tensors)
-			if h.index[name] = i; len(h.index) == i { // the name was there already
-				return nil, p.errf("tensor %q twice", name)
+			if index {
+				if h.index[name] = i; len(h.index) == i { // the name was there already
+					return nil, p.errf("tensor %q twice", name)
+				}
 			}
-			var ti TensorInfo
-			ti, err = p.tensorInfo(name)
-			h.Tensors = append(h.Tensors, ti)
+			// filled in place: a TensorInfo is large, and the table has room for every entry
+			if i < cap(h.Tensors) {
+				h.Tensors = h.Tensors[:i+1]
+			} else {
+				h.Tensors = append(h.Tensors, TensorInfo{})
+			}
+			err = p.tensorInfo(&h.Tensors[i], name)
 		}
 		if err == nil {
 			more, err = p.next('}')
@@ -249,7 +327,7 @@ func (h *Header) layout() error {
 			return fmt.Errorf("%w: tensor %q at data_offsets [%d, %d] %s (which ends at %d)", ErrLayout, ti.Name, ti.Begin, ti.End, what, at)
 		}
 		at = ti.End
-		if reindex {
+		if reindex && h.index != nil {
 			h.index[ti.Name] = i
 		}
 	}
@@ -284,12 +362,14 @@ type parser struct {
 	depth  int
 	names  []byte
 	shapes []int64
+	last   int                 // the index in dtypes of the dtype the fast path read last
+	dims   [core.MaxNdim]int64 // the fast path's scratch for a shape
 }
 
 // Block sizes for names and shapes: a name or shape keeps at most its block alive.
 const (
 	nameBlock  = 16 << 10
-	shapeBlock = 512
+	shapeBlock = 4096
 )
 
 func (p *parser) errf(format string, args ...any) error {
@@ -454,18 +534,15 @@ func (p *parser) str() (string, error) {
 func (p *parser) raw() ([]byte, error) {
 	p.i++ // the quote
 	start := p.i
-	// fast path: no escapes
-	for p.i < len(p.b) {
-		c := p.b[p.i]
-		if c == '"' {
-			s := p.b[start:p.i:p.i]
-			p.i++
-			return s, nil
-		}
-		if c == '\\' || c < 0x20 {
-			break
-		}
+	// fast path: no escapes, up to the closing quote
+	b, i := p.b, p.i
+	for i < len(b) && !strStop[b[i]] {
+		i++
+	}
+	p.i = i
+	if i < len(b) && b[i] == '"' {
 		p.i++
+		return b[start:i:i], nil
 	}
 	out := append([]byte{}, p.b[start:p.i]...)
 	for p.i < len(p.b) {
@@ -526,6 +603,16 @@ func (p *parser) raw() ([]byte, error) {
 	}
 	return nil, p.errf("unterminated string")
 }
+
+// strStop marks the bytes that end raw's fast path: the closing quote, a backslash and the
+// control characters.
+var strStop = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
 
 func (p *parser) hex4() (rune, error) {
 	if p.i+4 > len(p.b) {
@@ -704,12 +791,20 @@ func field(key []byte) int {
 	return -1
 }
 
-// tensorInfo reads one tensor entry.
-func (p *parser) tensorInfo(name string) (TensorInfo, error) {
-	ti := TensorInfo{Name: name}
-	if p.fastEntry(&ti) {
-		return ti, nil
+// tensorInfo reads one tensor entry into *dst (zero on entry).
+func (p *parser) tensorInfo(dst *TensorInfo, name string) error {
+	dst.Name = name
+	if p.fastEntry(dst) {
+		return nil
 	}
+	ti, err := p.slowEntry(name)
+	*dst = ti
+	return err
+}
+
+// slowEntry reads one tensor entry of any form.
+func (p *parser) slowEntry(name string) (TensorInfo, error) {
+	ti := TensorInfo{Name: name}
 	var seen [nFields]bool
 	empty, err := p.open('{')
 	for more := !empty; err == nil && more; {
@@ -760,18 +855,20 @@ func (p *parser) fastEntry(ti *TensorInfo) bool {
 	}
 	s := p.b[p.i : p.i+end]
 	p.i += end + 1
-	found := false
-	for _, e := range dtypes {
-		if string(s) == e.name {
-			ti.Format, ti.DType, found = e.name, e.dt, true
-			break
+	// a file's tensors mostly share a dtype: try the last one first
+	found := string(s) == dtypes[p.last].name
+	for k := 0; k < len(dtypes) && !found; k++ {
+		if string(s) == dtypes[k].name {
+			p.last, found = k, true
 		}
 	}
-	var dims [core.MaxNdim]int64
+	if found {
+		ti.Format, ti.DType = dtypes[p.last].name, dtypes[p.last].dt
+	}
 	var offs [2]int64
 	n, ok := 0, found && p.skipPrefix(`,"shape":[`)
 	if ok && !p.skipPrefix("]") {
-		n, ok = p.fastUints(dims[:])
+		n, ok = p.fastUints(p.dims[:])
 	}
 	ok = ok && p.skipPrefix(`,"data_offsets":[`)
 	if ok {
@@ -783,7 +880,7 @@ func (p *parser) fastEntry(ti *TensorInfo) bool {
 		p.i = start
 		return false
 	}
-	ti.Shape = p.shape(dims[:n])
+	ti.Shape = p.shape(p.dims[:n])
 	ti.Begin, ti.End = offs[0], offs[1]
 	return true
 }

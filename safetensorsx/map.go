@@ -91,7 +91,7 @@ func (m *mapping) drop() {
 // tensor over it is released (or unreachable).
 //
 // opts are the copy policy every Tensor call follows. Under adapters.AlwaysCopy() nothing is
-// mapped and every tensor is read into Go memory; on systems without mmap the same happens by
+// mapped and every tensor is read into memory of its own (see Reader.Tensor); on systems without mmap the same happens by
 // default and adapters.ZeroCopyOnly() refuses to open.
 func Open(path string, opts ...adapters.Option) (*File, error) {
 	o := adapters.Apply(opts...)
@@ -219,7 +219,8 @@ func alignOf(dt core.DLDataType) int64 {
 // and its views are released or unreachable.
 //
 // A tensor that cannot be a view (see Shareable) follows the copy policy Open was given: by
-// default it is copied into Go memory (writable, flagged core.FlagIsCopied), under
+// default it is copied into memory of its own (writable, flagged core.FlagIsCopied: mapped
+// memory from core's cache from 4 MiB up, Go memory below, as Reader.Tensor reads), under
 // adapters.ZeroCopyOnly() it is refused with adapters.ErrCopyRequired; adapters.ReportCopy
 // tells which happened. Tensors without elements are fresh empty tensors.
 func (f *File) Tensor(name string) (*core.Tensor, error) {
@@ -237,8 +238,7 @@ func (f *File) tensor(ti TensorInfo, o adapters.Options) (*core.Tensor, error) {
 	}
 	if ti.Len() == 0 {
 		o.Report(false)
-		t, _, err := alloc(ti)
-		return t, err
+		return copyTensor(ti, nil)
 	}
 	why := f.why(ti)
 	cp, err := o.Decide(why == "", why)
@@ -258,11 +258,7 @@ func (f *File) tensor(ti TensorInfo, o adapters.Options) (*core.Tensor, error) {
 	}
 	off := f.h.DataOffset + ti.Begin
 	if cp {
-		t, b, err := alloc(ti)
-		if err == nil {
-			copy(b, m.b[off:off+ti.Len()])
-			fixup(b, ti.DType)
-		}
+		t, err := copyTensor(ti, m.b[off:off+ti.Len()])
 		m.drop()
 		return t, err
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"unsafe"
+	"sync"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
@@ -14,16 +14,18 @@ import (
 // hostBigEndian reports the byte order of this machine; the format is little-endian.
 var hostBigEndian = tensorio.HostBigEndian
 
-// readWhy is why reading into Go memory is a copy, for adapters.ErrCopyRequired.
-const readWhy = "reading into Go memory copies the file's bytes (Open or Map share them)"
+// readWhy is why reading is a copy, for adapters.ErrCopyRequired.
+const readWhy = "reading copies the file's bytes into memory of the reader's own (Open or Map share them)"
 
-// ReadFile reads every tensor of the safetensors file called path into Go memory (64-byte
-// aligned, C order, writable, flagged core.FlagIsCopied): a tensor of 64 KiB or more into an
-// allocation of its own, the data read from the file straight into it; runs of smaller
-// tensors with one read call per run into a block of at most 1 MiB that they share, each
-// tensor in a 64-byte slot of it (see the package documentation, Memory, for what a block
-// costs). The file must be well formed as a whole (see ParseHeader; its size must be exactly
-// what the header promises): a file that lies costs no allocation beyond its header.
+// ReadFile reads every tensor of the safetensors file called path into memory of its own
+// (64-byte aligned, C order, writable, flagged core.FlagIsCopied), in slabs: a tensor of 4 MiB
+// or more into a slab of its own, runs of smaller ones into one they share, one read call per
+// slab. Slabs of 4 MiB or more are mapped memory from core's cache of blocks (not zeroed, huge
+// pages: see core.NewUninitParts and core.Allocation), smaller ones Go memory; see the package
+// documentation, Memory, for what a slab costs and when it is given back. The file must be
+// well formed as a whole (see ParseHeader; its size must be exactly what the header promises):
+// a file that lies costs no allocation beyond its header. On an error every slab taken is
+// given back before ReadFile returns.
 //
 // Reading is a copy, so adapters.ZeroCopyOnly() refuses (adapters.ErrCopyRequired: use Open or
 // Map); adapters.ReportCopy reports true.
@@ -40,32 +42,39 @@ func ReadFile(path string, opts ...adapters.Option) (map[string]*core.Tensor, er
 	if err != nil {
 		return nil, fmt.Errorf("safetensorsx: %w", err)
 	}
-	r, err := NewReader(f, fi.Size())
+	size := fi.Size()
+	// the header without its index by name: readTensors finds names given twice
+	h, err := readHeader(io.NewSectionReader(f, 0, size), false)
 	if err != nil {
 		return nil, err
 	}
-	return r.ReadAll()
+	if err := checkSize(h, size-h.DataOffset); err != nil {
+		return nil, err
+	}
+	defer putTable(h)
+	return readTensors(io.NewSectionReader(f, h.DataOffset, h.DataLen), h, true)
 }
 
-// Read reads every tensor of a safetensors file from r into Go memory, in the order of the
-// data in the file; the header's metadata is not returned (use ReadHeader and ReadTensors for
-// it). r is read once, front to back.
+// Read reads every tensor of a safetensors file from r into memory of its own, in the order of
+// the data in the file; the header's metadata is not returned (use ReadHeader and ReadTensors
+// for it). r is read once, front to back.
 //
 // When r can tell how many bytes remain (it has a Len method, like *bytes.Reader, or it is an
 // io.Seeker, like *os.File), that must be exactly what the header promises, and a header that
 // promises more is refused before anything is allocated; the tensors are then read as
-// ReadFile reads them, small ones in shared blocks. Otherwise each tensor is read into an
-// allocation of its own, and its data is gathered in growing chunks until half of it has
-// arrived before it is allocated whole, so that a lying header never costs more than twice
-// the bytes actually present, and bytes after the last tensor are not looked at.
+// ReadFile reads them, in slabs. Otherwise each tensor is read into a slab of its own, and its
+// data is gathered in growing chunks until half of it has arrived before it is allocated, so
+// that a lying header never costs more than twice the bytes actually present, and bytes after
+// the last tensor are not looked at.
 func Read(r io.Reader, opts ...adapters.Option) (map[string]*core.Tensor, error) {
 	if _, err := adapters.Apply(opts...).Decide(false, readWhy); err != nil {
 		return nil, fmt.Errorf("safetensorsx: %w", err)
 	}
-	h, err := ReadHeader(r)
+	h, err := readHeader(r, false) // readTensors finds names given twice
 	if err != nil {
 		return nil, err
 	}
+	defer putTable(h)
 	return ReadTensors(r, h)
 }
 
@@ -82,92 +91,149 @@ func ReadTensors(r io.Reader, h *Header) (map[string]*core.Tensor, error) {
 }
 
 // readTensors reads the data of every tensor of h from r, front to back. With sized (r holds
-// exactly h.DataLen bytes, checked), each run of small tensors is read with one call into a
-// block they share (see readBlock); without, every tensor is read on its own and a large one
+// exactly h.DataLen bytes, checked), the tensors are read slab by slab (see nextSlab and
+// readSlab), one read call per slab; without, every tensor is read on its own and a large one
 // is gathered in chunks until half of it is here (tensorio.ReadData), so that a lying header
-// costs no more than what r holds.
+// costs no more than what r holds. On an error every tensor made so far is released.
 func readTensors(r io.Reader, h *Header, sized bool) (map[string]*core.Tensor, error) {
 	out := make(map[string]*core.Tensor, len(h.Tensors))
+	var made [][]*core.Tensor              // every tensor made, for releasing them all on an error
+	parts := partBufs.Get().(*[]core.Part) // readSlab's, reused from slab to slab and read to read
+	defer partBufs.Put(parts)
 	ts := h.Tensors
 	for i := 0; i < len(ts); {
-		if j, size := i, int64(0); sized {
-			for ; j < len(ts) && ts[j].Len() < smallTensor && size+padded(ts[j]) <= blockSize; j++ {
-				size += padded(ts[j])
+		var err error
+		var got []*core.Tensor
+		j := i + 1
+		if sized {
+			var size int64
+			j, size = nextSlab(ts, i)
+			if cap(*parts) < j-i {
+				*parts = make([]core.Part, j-i)
 			}
-			if j-i > 1 {
-				if err := readBlock(r, ts[i:j], size, out); err != nil {
-					return nil, err
-				}
-				i = j
-				continue
+			got, err = readSlab(r, ts[i:j], size, (*parts)[:j-i])
+		} else {
+			var t *core.Tensor
+			if t, err = readStream(r, ts[i]); err == nil {
+				got = []*core.Tensor{t}
+			} else {
+				err = fmt.Errorf("safetensorsx: tensor %q: %w", ts[i].Name, err)
 			}
 		}
-		t, err := readStream(r, ts[i], !sized)
+		made = append(made, got)
+		for k := 0; k < len(got) && err == nil; k++ {
+			n := len(out)
+			if out[ts[i+k].Name] = got[k]; len(out) == n {
+				err = fmt.Errorf("%w: tensor %q twice", ErrHeader, ts[i+k].Name)
+			}
+		}
 		if err != nil {
-			return nil, fmt.Errorf("safetensorsx: tensor %q: %w", ts[i].Name, err)
+			for _, got := range made {
+				for _, t := range got {
+					t.Release()
+				}
+			}
+			return nil, err
 		}
-		out[ts[i].Name] = t
-		i++
+		i = j
 	}
 	return out, nil
 }
 
-// Tensors under smallTensor bytes are read in blocks of at most blockSize bytes, each block
-// read with one call into one allocation and its tensors made over it: a block lives as long
-// as any of its tensors (or their views) is reachable.
-const (
-	smallTensor = 64 << 10
-	blockSize   = 1 << 20
-)
+// partBufs holds readSlab's descriptions of slabs between reads.
+var partBufs = sync.Pool{New: func() any { return new([]core.Part) }}
 
-// padded is the room a small tensor takes in a block: its bytes rounded up to core.Alignment.
+// slabMin is the size from which a slab is complete: tensors are read into slabs of memory
+// (core.NewUninitParts), a tensor of slabMin bytes or more into one of its own, runs of
+// smaller ones into one they share, closed once it holds slabMin bytes (see nextSlab). It is
+// core.DefaultAllocation's MappedMin: slabs of that size are mapped memory, taken
+// uninitialised from core's cache of blocks (no zeroing, no page faults when reused, huge
+// pages); smaller ones (a file under 4 MiB) are Go memory.
+const slabMin = 4 << 20
+
+// nextSlab returns the end j of the slab that starts at tensor i (ts[i:j] share it) and its
+// size: the sum of their padded sizes. A slab closed with less than slabMin bytes of tensors
+// left after it takes them too (so under 3*slabMin in all), rather than leave them a slab too
+// small to be mapped.
+func nextSlab(ts []TensorInfo, i int) (j int, size int64) {
+	size, j = padded(ts[i]), i+1
+	if size >= slabMin {
+		return j, size
+	}
+	for ; j < len(ts) && size < slabMin && padded(ts[j]) < slabMin; j++ {
+		size += padded(ts[j])
+	}
+	last := ts[len(ts)-1]
+	if j < len(ts) && size >= slabMin && last.End-ts[j].Begin+int64(len(ts)-j)*core.Alignment < slabMin {
+		for ; j < len(ts); j++ { // what is left, padded, is under slabMin
+			size += padded(ts[j])
+		}
+	}
+	return j, size
+}
+
+// padded is the room a tensor takes in a slab: its bytes rounded up to core.Alignment.
 func padded(ti TensorInfo) int64 {
 	return (ti.Len() + core.Alignment - 1) &^ (core.Alignment - 1)
 }
 
-// readBlock reads the data of run (adjacent tensors under smallTensor bytes, run[0]'s data next
-// in r) with one call into one block of size bytes (the sum of their padded sizes) and puts a
-// tensor over the block for each in out, 64-byte aligned like the tensors of alloc, the block
-// their keep value (core.WrapKeep). The data is read into the front of the block and each
-// tensor moved up to its aligned place, from the last to the first, so that a move never
-// overwrites data not yet moved (in files whose tensors are multiples of 64 bytes, nothing
-// moves).
-func readBlock(r io.Reader, run []TensorInfo, size int64, out map[string]*core.Tensor) error {
+// readSlab reads the data of run (adjacent tensors, run[0]'s data next in r) with one call into
+// one slab of size bytes (the sum of their padded sizes) and returns a tensor over the slab for
+// each, each at a 64-byte-aligned slot, the slab kept by them all (core.NewUninitParts).
+// The data is read into the front of the slab and each tensor moved up to its slot, from the
+// last to the first, so that a move never overwrites data not yet moved (in files whose
+// tensors are multiples of 64 bytes, nothing moves). parts (as long as run) is room for the
+// slab's description. On an error the slab's tensors are released, and the slab with them.
+func readSlab(r io.Reader, run []TensorInfo, size int64, parts []core.Part) ([]*core.Tensor, error) {
+	at := int64(0)
+	for k, ti := range run {
+		parts[k] = core.Part{Offset: at, DType: ti.DType, Shape: ti.Shape, Flags: core.FlagIsCopied}
+		at += padded(ti)
+	}
+	defer clear(parts) // kept for the next read: hold no shapes
+	block, ts, err := core.NewUninitParts(size, parts)
+	if err != nil {
+		return nil, fmt.Errorf("safetensorsx: tensors %q to %q: %w", run[0].Name, run[len(run)-1].Name, err)
+	}
+	defer block.Release()
+	if err := fillSlab(r, block, run, parts); err != nil {
+		for _, t := range ts {
+			t.Release()
+		}
+		return nil, err
+	}
+	return ts, nil
+}
+
+// fillSlab reads the data of run into block at the offsets of parts (see readSlab).
+func fillSlab(r io.Reader, block *core.Tensor, run []TensorInfo, parts []core.Part) error {
+	h, err := core.Hold(block)
+	if err != nil {
+		return fmt.Errorf("safetensorsx: %w", err)
+	}
+	defer h.Release()
+	b, err := block.Bytes()
+	if err != nil {
+		return fmt.Errorf("safetensorsx: %w", err)
+	}
 	first := run[0].Begin
 	n := run[len(run)-1].End - first
-	buf := make([]byte, size+core.Alignment-1)
-	b := buf[alignOff(buf):][:size:size]
 	if k, err := io.ReadFull(r, b[:n]); err != nil {
+		if len(run) == 1 {
+			return fmt.Errorf("safetensorsx: tensor %q: %w", run[0].Name, eofErr(err, "%d data bytes promised, only %d present", n, k))
+		}
 		return fmt.Errorf("safetensorsx: tensors %q to %q: %w", run[0].Name, run[len(run)-1].Name,
 			eofErr(err, "%d data bytes promised, only %d present", n, k))
 	}
-	var keep any = buf // one interface value for every tensor of the block
-	at := size
 	for k := len(run) - 1; k >= 0; k-- {
 		ti := run[k]
-		at -= padded(ti)
-		tb := b[at : at+ti.Len() : at+ti.Len()]
-		copy(tb, b[ti.Begin-first:ti.End-first])
+		tb := b[parts[k].Offset : parts[k].Offset+ti.Len()]
+		if src := ti.Begin - first; src != parts[k].Offset {
+			copy(tb, b[src:src+ti.Len()])
+		}
 		fixup(tb, ti.DType)
-		d := core.Desc{Device: core.CPUDevice, DType: ti.DType, Shape: ti.Shape, Flags: core.FlagIsCopied}
-		if len(tb) > 0 {
-			d.Data = unsafe.Pointer(unsafe.SliceData(tb))
-		}
-		t, err := core.WrapKeep(d, keep)
-		if err != nil {
-			return fmt.Errorf("safetensorsx: tensor %q: %w", ti.Name, err)
-		}
-		out[ti.Name] = t
 	}
 	return nil
-}
-
-// alignOff is how far into buf its first core.Alignment-aligned byte lies.
-func alignOff(buf []byte) int {
-	if mis := int(uintptr(unsafe.Pointer(unsafe.SliceData(buf))) % core.Alignment); mis != 0 {
-		return core.Alignment - mis
-	}
-	return 0
 }
 
 // checkSize checks that the data section holds exactly avail bytes.
@@ -181,47 +247,80 @@ func checkSize(h *Header, avail int64) error {
 	return nil
 }
 
-// readStream reads the next tensor from r. With unknown, r's size is not known and a large
-// tensor is gathered in chunks until half of it is here (tensorio.ReadData).
-func readStream(r io.Reader, ti TensorInfo, unknown bool) (*core.Tensor, error) {
+// readStream reads the next tensor from r, whose size is not known: a large tensor is
+// gathered in chunks until half of it is here (tensorio.ReadData) before it is allocated.
+func readStream(r io.Reader, ti TensorInfo) (*core.Tensor, error) {
 	n := ti.Len()
-	var t *core.Tensor
-	var b, allocErr = []byte(nil), error(nil)
-	got, _, err := tensorio.ReadData(r, n, !unknown, func() ([]byte, error) {
-		t, b, allocErr = alloc(ti)
+	var block, t *core.Tensor
+	var b []byte
+	var h core.Held
+	var allocErr error
+	got, _, err := tensorio.ReadData(r, n, false, func() ([]byte, error) {
+		if block, t, allocErr = alloc(ti); allocErr != nil {
+			return nil, allocErr
+		}
+		if h, allocErr = core.Hold(block); allocErr == nil {
+			b, allocErr = block.Bytes()
+		}
 		return b, allocErr
 	})
-	switch {
-	case allocErr != nil:
-		return nil, allocErr
-	case err != nil:
+	if err == nil {
+		fixup(b, ti.DType)
+	}
+	h.Release()
+	if block != nil {
+		block.Release()
+	}
+	if err != nil {
+		if t != nil {
+			t.Release()
+		}
+		if allocErr != nil {
+			return nil, allocErr
+		}
 		return nil, eofErr(err, "%d data bytes promised, only %d present", n, got)
 	}
-	fixup(b, ti.DType)
 	return t, nil
 }
 
-// alloc allocates the tensor ti describes in Go memory, 64-byte aligned and flagged
-// FlagIsCopied, and returns it with its bytes to fill. ti has been checked (its byte length is
-// what its shape and dtype need).
-func alloc(ti TensorInfo) (*core.Tensor, []byte, error) {
+// alloc allocates the tensor ti describes, uninitialised (core.NewUninitParts: mapped memory
+// from 4 MiB up, Go memory below), 64-byte aligned and flagged FlagIsCopied, and returns it
+// with a tensor over its bytes (block) to fill and release. ti has been checked (its byte
+// length is what its shape and dtype need).
+func alloc(ti TensorInfo) (block, t *core.Tensor, err error) {
 	n := ti.Len()
 	if n > maxAlloc {
 		return nil, nil, fmt.Errorf("%w: %d bytes are more than this process can allocate", ErrLayout, n)
 	}
-	d := core.Desc{Device: core.CPUDevice, DType: ti.DType, Shape: ti.Shape, Flags: core.FlagIsCopied}
-	var b, buf []byte
-	if n > 0 {
-		buf = make([]byte, n+core.Alignment-1)
-		off := alignOff(buf)
-		b = buf[off : off+int(n) : off+int(n)]
-		d.Data = unsafe.Pointer(unsafe.SliceData(b))
-	}
-	t, err := core.WrapKeep(d, buf)
+	block, ts, err := core.NewUninitParts(n, []core.Part{{DType: ti.DType, Shape: ti.Shape, Flags: core.FlagIsCopied}})
 	if err != nil {
 		return nil, nil, fmt.Errorf("safetensorsx: %w", err)
 	}
-	return t, b, nil
+	return block, ts[0], nil
+}
+
+// copyTensor makes the tensor ti describes (see alloc) with a copy of src, its bytes as the file
+// has them.
+func copyTensor(ti TensorInfo, src []byte) (*core.Tensor, error) {
+	block, t, err := alloc(ti)
+	if err != nil {
+		return nil, err
+	}
+	defer block.Release()
+	h, err := core.Hold(block)
+	if err != nil {
+		t.Release()
+		return nil, fmt.Errorf("safetensorsx: %w", err)
+	}
+	defer h.Release()
+	b, err := block.Bytes()
+	if err != nil {
+		t.Release()
+		return nil, fmt.Errorf("safetensorsx: %w", err)
+	}
+	copy(b, src)
+	fixup(b, ti.DType)
+	return t, nil
 }
 
 // maxAlloc bounds one tensor's allocation (Go's own limit on 64-bit platforms is 2^48 bytes;
@@ -280,7 +379,8 @@ func (r *Reader) Metadata() map[string]string { return r.h.Metadata }
 // Info describes the tensor called name, or fails with ErrNotFound.
 func (r *Reader) Info(name string) (TensorInfo, error) { return r.h.info(name) }
 
-// Tensor reads the tensor called name into Go memory (see ReadFile), or fails with ErrNotFound.
+// Tensor reads the tensor called name into a slab of its own (mapped memory from 4 MiB, Go
+// memory below: see ReadFile), or fails with ErrNotFound.
 func (r *Reader) Tensor(name string) (*core.Tensor, error) {
 	ti, err := r.h.info(name)
 	if err != nil {
@@ -294,25 +394,42 @@ func (r *Reader) Tensor(name string) (*core.Tensor, error) {
 }
 
 func (r *Reader) read(ti TensorInfo) (*core.Tensor, error) {
-	t, b, err := alloc(ti)
+	block, t, err := alloc(ti)
 	if err != nil {
 		return nil, err
+	}
+	defer block.Release()
+	if err := r.fill(block, ti); err != nil {
+		t.Release()
+		return nil, err
+	}
+	return t, nil
+}
+
+// fill reads the data of ti into block.
+func (r *Reader) fill(block *core.Tensor, ti TensorInfo) error {
+	h, err := core.Hold(block)
+	if err != nil {
+		return fmt.Errorf("safetensorsx: %w", err)
+	}
+	defer h.Release()
+	b, err := block.Bytes()
+	if err != nil {
+		return fmt.Errorf("safetensorsx: %w", err)
 	}
 	if len(b) > 0 {
 		if k, err := r.r.ReadAt(b, r.h.DataOffset+ti.Begin); k < len(b) {
 			if err == nil {
 				err = io.ErrUnexpectedEOF
 			}
-			return nil, eofErr(err, "%d data bytes promised, only %d present", len(b), k)
+			return eofErr(err, "%d data bytes promised, only %d present", len(b), k)
 		}
 	}
 	fixup(b, ti.DType)
-	return t, nil
+	return nil
 }
 
-// ReadAll reads every tensor into Go memory (see ReadFile), front to back: tensors of at least
-// 64 KiB each into an allocation of its own, straight from r; runs of smaller ones with one
-// read call per run into a block of at most 1 MiB that they share.
+// ReadAll reads every tensor (see ReadFile), front to back, in slabs, one read call per slab.
 func (r *Reader) ReadAll() (map[string]*core.Tensor, error) {
 	return readTensors(io.NewSectionReader(r.r, r.h.DataOffset, r.h.DataLen), r.h, true)
 }
