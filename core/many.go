@@ -85,12 +85,12 @@ func NewUninitParts(size int64, parts []Part) (*Tensor, []*Tensor, error) {
 	if o != nil {
 		oh := &hold{owner: o}
 		o.retain()
-		bt := tensorOf(bd, oh)
-		whole = &bt
+		whole = new(Tensor)
+		whole.set(&bd, oh)
 		runtime.AddCleanup(whole, func(h *hold) { h.let() }, oh)
 	} else {
-		th := &tensorHold{}
-		th.t = tensorOf(bd, &th.h)
+		th := new(tensorHold)
+		th.t.set(&bd, &th.h)
 		whole = &th.t
 	}
 
