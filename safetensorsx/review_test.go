@@ -121,3 +121,81 @@ func TestReadTensorsNilHeaderAndReadAllChangedHeader(t *testing.T) {
 	require.ErrorIs(t, err, safetensorsx.ErrLayout)
 	assert.Equal(t, base, leakcheck.Settle())
 }
+
+// dirtyCache leaves a block of 64 KiB (the smallest mapped block) full of 0xEE in core's cache,
+// for the next slab to reuse.
+func dirtyCache(t *testing.T) {
+	t.Helper()
+	x, err := core.NewUninit(core.Uint8, 64<<10)
+	require.NoError(t, err)
+	b, err := x.Bytes()
+	require.NoError(t, err)
+	for i := range b {
+		b[i] = 0xEE
+	}
+	x.Release()
+}
+
+// FuzzReadMapped reads arbitrary files with every slab mapped and taken from a cache whose
+// block is full of 0xEE: each tensor every read path returns holds exactly the bytes the file
+// has at its range (bools as 0 or 1), never a byte of the reused block; every slab goes back on
+// release and on error.
+func FuzzReadMapped(f *testing.F) {
+	for _, s := range seeds(f) {
+		f.Add(s)
+	}
+	prev := core.SetAllocation(core.Allocation{MappedMin: 1, CacheBytes: 16 << 20, CacheIdle: time.Minute})
+	f.Cleanup(func() { core.SetAllocation(prev) })
+	leakcheck.Settle()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		base := core.LiveForeign()
+		h, err := safetensorsx.ReadHeader(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		want := func(name string) []byte {
+			ti, ok := h.Lookup(name)
+			require.True(t, ok, name)
+			b := bytes.Clone(data[h.DataOffset+ti.Begin : min(h.DataOffset+ti.End, int64(len(data)))])
+			if ti.DType == core.Bool {
+				for i, v := range b {
+					b[i] = min(v, 1)
+				}
+			}
+			return b
+		}
+		for name, read := range map[string]func() (map[string]*core.Tensor, error){
+			"Read, sized": func() (map[string]*core.Tensor, error) { return safetensorsx.Read(bytes.NewReader(data)) },
+			"Read, stream": func() (map[string]*core.Tensor, error) {
+				return safetensorsx.Read(onlyReader{bytes.NewReader(data)})
+			},
+			"Reader.Tensor": func() (map[string]*core.Tensor, error) {
+				r, err := safetensorsx.NewReader(bytes.NewReader(data), int64(len(data)))
+				if err != nil {
+					return nil, err
+				}
+				out := map[string]*core.Tensor{}
+				for _, n := range r.Names() {
+					x, err := r.Tensor(n)
+					if err != nil {
+						for _, x := range out {
+							x.Release()
+						}
+						return nil, err
+					}
+					out[n] = x
+				}
+				return out, nil
+			},
+		} {
+			dirtyCache(t)
+			ts, err := read()
+			checkErr(t, err)
+			for n, x := range ts {
+				require.Equal(t, want(n), cBytes(t, x), "%s: tensor %q", name, n)
+				x.Release()
+			}
+			require.Equal(t, base, core.LiveForeign(), "%s: every slab went back", name)
+		}
+	})
+}
