@@ -362,3 +362,57 @@ func TestHoldReleaseRace(t *testing.T) {
 		require.Equal(t, base, core.LiveForeign())
 	}
 }
+
+// TestInlineDataViewsOutliveTensor: views of New's small tensors (data inside the tensor's own
+// allocation) and of parts over Go memory keep that memory on their own, through collections and
+// allocations that would reuse it.
+func TestInlineDataViewsOutliveTensor(t *testing.T) {
+	withAllocation(t, core.DefaultAllocation()) // parts of a small block: Go memory
+	views := func() (vs []*core.Tensor) {
+		for _, shape := range [][]int64{{1}, {2, 2, 2}, {4, 4, 4, 4}, {2, 2, 2, 2, 2}} {
+			x := core.MustNew(core.Float32, shape...)
+			e, err := core.Elements[float32](x)
+			require.NoError(t, err)
+			for i := range e {
+				e[i] = float32(i) + 0.5
+			}
+			v, err := x.Reshape(-1)
+			require.NoError(t, err)
+			vs = append(vs, v)
+		}
+		parts := []core.Part{{Offset: 64, DType: core.Float32, Shape: []int64{4}}, {Offset: 0, DType: core.Float32, Shape: []int64{3}}}
+		block, ts, err := core.NewUninitParts(128, parts)
+		require.NoError(t, err)
+		require.False(t, block.Foreign())
+		for _, x := range ts {
+			e, err := core.Elements[float32](x)
+			require.NoError(t, err)
+			for i := range e {
+				e[i] = float32(i) + 0.5
+			}
+			v, err := x.Reverse(0)
+			require.NoError(t, err)
+			v, err = v.Reverse(0)
+			require.NoError(t, err)
+			vs = append(vs, v)
+		}
+		return vs
+	}()
+	for range 5 {
+		runtime.GC()
+		for range 1000 {
+			y := core.MustNew(core.Float32, 64)
+			e, _ := core.Elements[float32](y)
+			for i := range e {
+				e[i] = -1
+			}
+			_ = make([]byte, 200)
+		}
+	}
+	for k, v := range views {
+		got := elems[float32](t, v)
+		for i, x := range got {
+			require.Equal(t, float32(i)+0.5, x, "view %d, element %d", k, i)
+		}
+	}
+}
