@@ -199,3 +199,35 @@ func FuzzReadMapped(f *testing.F) {
 		}
 	})
 }
+
+// lyingLen is a reader whose Len claims more than it holds: a pipe or a file cut short while
+// being read, as the sized path of Read sees it.
+type lyingLen struct {
+	r     *bytes.Reader
+	claim int
+}
+
+func (l *lyingLen) Read(p []byte) (int, error) { return l.r.Read(p) }
+func (l *lyingLen) Len() int                   { return l.claim }
+
+// TestReadShortAfterSizeCheck: data that ends after the size check passed (mid-slab) is
+// ErrTruncated, every slab goes back at once, and no tensor is returned, with slabs mapped over
+// a cache of dirty blocks.
+func TestReadShortAfterSizeCheck(t *testing.T) {
+	file := threeU8(t)
+	prev := core.SetAllocation(core.Allocation{MappedMin: 1, CacheBytes: 16 << 20, CacheIdle: time.Minute})
+	defer core.SetAllocation(prev)
+	base := leakcheck.Settle()
+	h, err := safetensorsx.ReadHeader(bytes.NewReader(file))
+	require.NoError(t, err)
+	for cut := int(h.DataOffset); cut < len(file); cut += 7 {
+		dirtyCache(t)
+		r := bytes.NewReader(file[:cut])
+		_, err := safetensorsx.ReadHeader(r)
+		require.NoError(t, err)
+		got, err := safetensorsx.ReadTensors(&lyingLen{r: r, claim: int(h.DataLen)}, h)
+		require.ErrorIs(t, err, safetensorsx.ErrTruncated, "cut at %d", cut)
+		assert.Nil(t, got)
+		require.Equal(t, base, core.LiveForeign(), "cut at %d: every slab went back", cut)
+	}
+}
