@@ -169,6 +169,19 @@ func FuzzReadMapped(f *testing.F) {
 			"Read, stream": func() (map[string]*core.Tensor, error) {
 				return safetensorsx.Read(onlyReader{bytes.NewReader(data)})
 			},
+			"ReadHeader + ReadTensors": func() (map[string]*core.Tensor, error) {
+				r := bytes.NewReader(data)
+				h, err := safetensorsx.ReadHeader(r)
+				require.NoError(t, err)
+				return safetensorsx.ReadTensors(r, h)
+			},
+			"Reader.ReadAll": func() (map[string]*core.Tensor, error) {
+				r, err := safetensorsx.NewReader(bytes.NewReader(data), int64(len(data)))
+				if err != nil {
+					return nil, err
+				}
+				return r.ReadAll()
+			},
 			"Reader.Tensor": func() (map[string]*core.Tensor, error) {
 				r, err := safetensorsx.NewReader(bytes.NewReader(data), int64(len(data)))
 				if err != nil {
@@ -191,6 +204,9 @@ func FuzzReadMapped(f *testing.F) {
 			dirtyCache(t)
 			ts, err := read()
 			checkErr(t, err)
+			if int64(len(data)) == h.DataOffset+h.DataLen {
+				require.NoError(t, err, "%s: a well-formed file", name)
+			}
 			for n, x := range ts {
 				require.Equal(t, want(n), cBytes(t, x), "%s: tensor %q", name, n)
 				x.Release()
