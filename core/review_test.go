@@ -148,7 +148,8 @@ func TestWrapKeepManyDims(t *testing.T) {
 	runtime.KeepAlive(v)
 }
 
-// partsOf makes n uint8 parts of 64 bytes each, part i filled with byte i, over a mapped block.
+// mappedParts makes n uint8 parts of 64 bytes each over one mapped block, part i filled with
+// byte i, and returns the block and the parts.
 func mappedParts(t *testing.T, n int) (*core.Tensor, []*core.Tensor) {
 	t.Helper()
 	parts := make([]core.Part, n)
