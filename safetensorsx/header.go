@@ -283,28 +283,9 @@ const minEntry = 48
 
 // layout puts the tensors in file order and checks that their ranges tile the data section.
 func (h *Header) layout() error {
-	for _, ti := range h.Tensors {
-		n := int64(1)
-		for _, d := range ti.Shape {
-			hi, lo := bits.Mul64(uint64(n), uint64(d))
-			if hi != 0 || lo > math.MaxInt64 {
-				return fmt.Errorf("%w: tensor %q: shape %v overflows", ErrLayout, ti.Name, ti.Shape)
-			}
-			n = int64(lo)
-		}
-		hi, nbits := bits.Mul64(uint64(n), uint64(ti.DType.Bits))
-		if hi != 0 || nbits > math.MaxInt64 {
-			return fmt.Errorf("%w: tensor %q: shape %v of %s overflows", ErrLayout, ti.Name, ti.Shape, ti.Format)
-		}
-		if nbits%8 != 0 {
-			return fmt.Errorf("%w: tensor %q: %d elements of %s do not fill whole bytes", ErrLayout, ti.Name, n, ti.Format)
-		}
-		if ti.End < ti.Begin {
-			return fmt.Errorf("%w: tensor %q: data_offsets [%d, %d] end before they begin", ErrLayout, ti.Name, ti.Begin, ti.End)
-		}
-		if want := int64(nbits / 8); ti.End-ti.Begin != want {
-			return fmt.Errorf("%w: tensor %q: data_offsets [%d, %d] hold %d bytes, shape %v of %s needs %d",
-				ErrLayout, ti.Name, ti.Begin, ti.End, ti.End-ti.Begin, ti.Shape, ti.Format, want)
+	for i := range h.Tensors {
+		if err := h.Tensors[i].checkLen(); err != nil {
+			return err
 		}
 	}
 	byOffset := func(a, b TensorInfo) int {
@@ -332,6 +313,57 @@ func (h *Header) layout() error {
 		}
 	}
 	h.DataLen = at
+	return nil
+}
+
+// checkLen checks that ti's range holds exactly the bytes its shape and dtype need.
+func (ti *TensorInfo) checkLen() error {
+	n := int64(1)
+	for _, d := range ti.Shape {
+		hi, lo := bits.Mul64(uint64(n), uint64(d))
+		if hi != 0 || lo > math.MaxInt64 {
+			return fmt.Errorf("%w: tensor %q: shape %v overflows", ErrLayout, ti.Name, ti.Shape)
+		}
+		n = int64(lo)
+	}
+	// lanes as well as bits: a Header made by hand may carry any dtype (the parser's have 1 lane)
+	hi, nbits := bits.Mul64(uint64(n), uint64(ti.DType.Bits)*uint64(ti.DType.Lanes))
+	if hi != 0 || nbits > math.MaxInt64 {
+		return fmt.Errorf("%w: tensor %q: shape %v of %s overflows", ErrLayout, ti.Name, ti.Shape, ti.Format)
+	}
+	if nbits%8 != 0 {
+		return fmt.Errorf("%w: tensor %q: %d elements of %s do not fill whole bytes", ErrLayout, ti.Name, n, ti.Format)
+	}
+	if ti.End < ti.Begin {
+		return fmt.Errorf("%w: tensor %q: data_offsets [%d, %d] end before they begin", ErrLayout, ti.Name, ti.Begin, ti.End)
+	}
+	if want := int64(nbits / 8); ti.End-ti.Begin != want {
+		return fmt.Errorf("%w: tensor %q: data_offsets [%d, %d] hold %d bytes, shape %v of %s needs %d",
+			ErrLayout, ti.Name, ti.Begin, ti.End, ti.End-ti.Begin, ti.Shape, ti.Format, want)
+	}
+	return nil
+}
+
+// checkTiles checks, without changing h, what layout makes true of a parsed header: every
+// range as long as its tensor needs, in file order, tiling [0, DataLen). ReadTensors runs it on
+// the Header its caller passes, whose exported fields may have been changed since parsing: a
+// reader that trusted them would slice past a slab or hand out bytes no read supplied.
+func (h *Header) checkTiles() error {
+	at := int64(0)
+	for i := range h.Tensors {
+		ti := &h.Tensors[i]
+		if err := ti.checkLen(); err != nil {
+			return err
+		}
+		if ti.Begin != at {
+			return fmt.Errorf("%w: tensor %q at data_offsets [%d, %d] does not start where the one before it ends (%d)",
+				ErrLayout, ti.Name, ti.Begin, ti.End, at)
+		}
+		at = ti.End
+	}
+	if at != h.DataLen {
+		return fmt.Errorf("%w: the tensors end at %d, DataLen is %d", ErrLayout, at, h.DataLen)
+	}
 	return nil
 }
 

@@ -75,12 +75,24 @@ func Read(r io.Reader, opts ...adapters.Option) (map[string]*core.Tensor, error)
 		return nil, err
 	}
 	defer putTable(h)
-	return ReadTensors(r, h)
+	return readAfterHeader(r, h)
 }
 
 // ReadTensors reads the data of every tensor h lists from r, which is at the first data byte
-// (where ReadHeader left it). See Read.
+// (where ReadHeader left it). See Read. h is checked first: its tensors' ranges must still tile
+// the data section, in order, each as long as its shape and dtype need (ErrLayout).
 func ReadTensors(r io.Reader, h *Header) (map[string]*core.Tensor, error) {
+	if h == nil {
+		return nil, fmt.Errorf("%w: no header (nil)", ErrHeader)
+	}
+	if err := h.checkTiles(); err != nil {
+		return nil, err
+	}
+	return readAfterHeader(r, h)
+}
+
+// readAfterHeader is ReadTensors of a header just parsed (and so checked).
+func readAfterHeader(r io.Reader, h *Header) (map[string]*core.Tensor, error) {
 	avail := tensorio.Remaining(r)
 	if avail >= 0 {
 		if err := checkSize(h, avail); err != nil {
@@ -431,5 +443,8 @@ func (r *Reader) fill(block *core.Tensor, ti TensorInfo) error {
 
 // ReadAll reads every tensor (see ReadFile), front to back, in slabs, one read call per slab.
 func (r *Reader) ReadAll() (map[string]*core.Tensor, error) {
+	if err := r.h.checkTiles(); err != nil { // the shared Header may have been changed
+		return nil, err
+	}
 	return readTensors(io.NewSectionReader(r.r, r.h.DataOffset, r.h.DataLen), r.h, true)
 }
