@@ -173,7 +173,7 @@ func takeBlock(n int64, huge bool) (block, bool) {
 	pool.collecting = pool.collecting || collect
 	pool.mu.Unlock()
 	if collect {
-		runtime.GC()
+		collectAndDrain()
 		pool.mu.Lock()
 		// the cleanups that give blocks back run from now on, lowering floor as they do
 		pool.floor, pool.collecting = pool.live, false
@@ -187,6 +187,27 @@ func takeBlock(n int64, huge bool) (block, bool) {
 		return block{}, false
 	}
 	return block{base: base, size: size, huge: huge}, true
+}
+
+// cleanupWait bounds how long collectAndDrain waits for the collector's cleanups to start.
+const cleanupWait = 100 * time.Millisecond
+
+// collectAndDrain runs a collection and then gives the cleanups it queued (which give back the
+// blocks of tensors dropped without Release) a chance to run before takeBlock measures what is
+// still mapped: it waits, for at most cleanupWait, until a cleanup queued by the same collection
+// has run. Without the wait, a machine too busy to schedule the cleanup goroutines right away
+// made takeBlock take every dropped block for live, and each later collection waited for twice
+// as much mapped memory as the one before.
+func collectAndDrain() {
+	ran := make(chan struct{})
+	// an allocation of its own, unreachable once AddCleanup returns
+	runtime.AddCleanup(new([16]byte), func(ch chan struct{}) { close(ch) }, ran)
+	runtime.GC() // returns with every span swept: every cleanup of this collection is queued
+	select {
+	case <-ran:
+		runtime.Gosched() // cleanups run in parallel: let those beside the sentinel's finish
+	case <-time.After(cleanupWait):
+	}
 }
 
 // putBlock takes back the block of a tensor whose last holder let go: into the cache, making
