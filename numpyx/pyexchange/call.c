@@ -324,6 +324,19 @@ static void *call_fn(const pxg_fn *fn, int handles, void *const *args) {
 				break;
 			}
 			v->p = cp.capsule_get_pointer(o, pxg_name(v->n ? PXG_NAME_VERSIONED : PXG_NAME_LEGACY));
+			/* one managed tensor twice (a producer answering the same capsule again) would be
+			 * imported twice, and its deleter run twice */
+			int dup = 0;
+			for (int j = 0; j < i && v->p != NULL && !dup; j++)
+				if (fn->params[j] == PXG_K_TENSOR && (in[j].n == 0 || in[j].n == 1) && in[j].p == v->p)
+					dup = j + 1;
+			if (dup) {
+				cp.err_format(cp.type_error,
+					"%s() argument %d (%s): expected an unused DLPack capsule, got the tensor of argument %d again",
+					fn->name, i + 1, fn->pnames[i], dup);
+				err = (void *)fn; /* any non-NULL: failed */
+				break;
+			}
 			guard[i] = malloc(v->n ? sizeof(pxg_managed_versioned) : sizeof(pxg_managed));
 			if (v->p == NULL || guard[i] == NULL) {
 				if (v->p != NULL) cp.err_no_memory();
