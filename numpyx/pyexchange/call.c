@@ -400,6 +400,19 @@ static void *call_fn(const pxg_fn *fn, int handles, void *const *args) {
 			err = (void *)fn; /* any non-NULL: failed */
 		}
 	}
+	/* Python code may have run since a capsule was checked (the __float__ or __index__ of a later
+	 * argument): if it gave the capsule to another consumer, importing its tensor too would run
+	 * the deleter twice. No Python code runs from here to the renaming below. */
+	for (int i = 0; i < fn->nparams && err == NULL; i++) {
+		if (fn->params[i] != PXG_K_TENSOR || (in[i].n != 0 && in[i].n != 1)) continue;
+		const char *name = pxg_name(in[i].n ? PXG_NAME_VERSIONED : PXG_NAME_LEGACY);
+		if (!cp.capsule_is_valid(capsule[i], name) || cp.capsule_get_pointer(capsule[i], name) != in[i].p) {
+			cp.err_format(cp.type_error,
+				"%s() argument %d (%s): expected an unused DLPack capsule, but it was used while the "
+				"arguments were converted", fn->name, i + 1, fn->pnames[i]);
+			err = (void *)fn; /* any non-NULL: failed */
+		}
+	}
 	if (err != NULL) {
 		for (int i = 0; i < fn->nparams; i++) {
 			free(guard[i]);

@@ -704,6 +704,35 @@ class Review(Base):
         gc.collect()
         self.assertEqual(sys.getrefcount(a), refs, "the capsule's tensor let go once")
 
+    def test_a_capsule_consumed_while_arguments_convert(self):
+        # Python code runs in the middle of the conversion (__float__): if it hands a capsule
+        # the call checked already to another consumer, the call must not import it too
+        a = np.arange(5.0)
+
+        class Cached:
+            def __init__(self, x):
+                self.capsule = x.__dlpack__()
+
+            def __dlpack__(self, *args, **kwargs):
+                return self.capsule
+
+        refs = sys.getrefcount(a)
+        c = Cached(a)
+
+        class Thief:
+            def __float__(self):
+                self.got = np.from_dlpack(c)  # NumPy takes the capsule's tensor
+                return 1.0
+
+        thief = Thief()
+        with self.assertRaises(TypeError) as cm:
+            LIB.tensor_and_float(c, thief, np.zeros(2))
+        self.assertIn("capsule", str(cm.exception))
+        self.assertEqual(thief.got.tolist(), a.tolist())
+        del thief, c
+        gc.collect()
+        self.assertEqual(sys.getrefcount(a), refs, "the tensor let go once, by NumPy")
+
     def test_dlpack_must_answer_a_capsule(self):
         # an int from __dlpack__ is not the handle of a dlpackgo.Tensor
         a = np.arange(3.0)
