@@ -733,6 +733,36 @@ class Review(Base):
         gc.collect()
         self.assertEqual(sys.getrefcount(a), refs, "the tensor let go once, by NumPy")
 
+    def test_many_views_released_in_one_call(self):
+        # more releases during one call than call.c defers (64): the rest take the GIL from Go
+        arrays = [np.arange(3.0), np.zeros((2,) * 9), torch.arange(3.0)]
+        refs = [sys.getrefcount(a) for a in arrays]
+        for x in arrays:
+            LIB.keep_many(x, 100)
+        self.assertEqual(LIB.drop_kept(), 300)
+        del x
+        self.assertEqual([sys.getrefcount(a) for a in arrays], refs)
+
+    def test_views_dropped_without_release(self):
+        # the views' collector cleanups release them, from a goroutine, taking the GIL
+        a = np.arange(3.0)
+        refs = sys.getrefcount(a)
+        LIB.keep_many(a, 10)
+        self.assertEqual(LIB.forget_kept(), 10)
+        self.assertTrue(eventually_equal(lambda: (LIB.collect(), sys.getrefcount(a))[1], refs))
+
+    def test_the_same_tensor_handle_twice(self):
+        a = np.arange(4.0)
+        live = LIB.from_dlpack(a)
+        live.handle  # adopted: C passes its handle
+        for _ in range(100):
+            self.assertEqual(LIB.pair(live, live), 8)
+            self.assertEqual(LIB.pair(live, a), 8)
+        LIB.keep_pair(live, live)
+        live.release()
+        self.assertEqual(LIB.kept_total(), 12.0, "views of a handle's tensor outlive its release")
+        self.assertEqual(LIB.drop_kept(), 2)
+
     def test_dlpack_must_answer_a_capsule(self):
         # an int from __dlpack__ is not the handle of a dlpackgo.Tensor
         a = np.arange(3.0)

@@ -28,6 +28,8 @@ func init() {
 		{"release_arg", releaseArg, "release_arg(x)\n\nReleases x during the call, then returns its element count."},
 		{"keep_async", keepAsync, "keep_async(x, ms)\n\nKeeps a view of x that a goroutine releases ms milliseconds later."},
 		{"async_done", asyncDone, "async_done()\n\nWaits for the goroutines of keep_async; returns how many ran."},
+		{"keep_many", keepMany, "keep_many(x, n)\n\nKeeps n views of x beyond the call (released by drop_kept)."},
+		{"forget_kept", forgetKept, "forget_kept()\n\nDrops the views keep kept without releasing them (the collector's cleanups do)."},
 		{"tensor_and_float", func(x *core.Tensor, f float64, y *core.Tensor) error { return nil },
 			"tensor_and_float(x, f, y)\n\nTwo tensors around a float (conversion in the middle)."},
 	} {
@@ -136,5 +138,20 @@ func asyncDone() (int64, error) {
 	defer asyncMu.Unlock()
 	n := asyncRuns
 	asyncRuns = 0
+	return n, nil
+}
+
+func keepMany(x *core.Tensor, n int) error {
+	for range n {
+		if err := keep(x); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func forgetKept() (int, error) {
+	n := len(kept)
+	kept = nil
 	return n, nil
 }
