@@ -666,6 +666,33 @@ class Review(Base):
                 del junk
                 self.assertEqual(LIB.drop_kept(), 2)
 
+    def test_views_of_producer_arguments_outlive_the_call(self):
+        # a PyTorch tensor comes as its capsule, behind call.c's guard (heap, not stack)
+        t = torch.arange(12.0).reshape(3, 4)
+        want = float(t[::2].sum() + t.sum())
+        LIB.keep_views(t)
+        del t
+        gc.collect()
+        junk = [torch.full((12,), 7.0) for _ in range(1000)]
+        self.assertEqual(LIB.kept_total(), want)
+        del junk
+        self.assertEqual(LIB.drop_kept(), 2)
+
+    def test_dlpack_that_raises_midway(self):
+        a, b = np.arange(3.0), np.zeros((2,) * 9)
+        refs = (sys.getrefcount(a), sys.getrefcount(b))
+
+        class Broken:
+            def __dlpack__(self, *args, **kwargs):
+                raise ValueError("no capsule today")
+
+        for _ in range(100):
+            with self.assertRaises(ValueError):
+                LIB.tensor_and_float(a, 1.0, Broken())
+            with self.assertRaises(ValueError):
+                LIB.pair(b, Broken())
+        self.assertEqual((sys.getrefcount(a), sys.getrefcount(b)), refs)
+
     def test_the_same_array_twice(self):
         a = np.arange(5.0)
         t = torch.arange(5.0)
@@ -906,6 +933,51 @@ class Review(Base):
         LIB.async_done()
         self.assertEqual(errors, [])
         self.assertEqual(sys.getrefcount(shared), refs)
+
+    def test_a_function_that_releases_a_handles_tensor(self):
+        # the tensor a handle argument gives the function is the function's, not the registry's
+        a = np.arange(4.0)
+        live = LIB.from_dlpack(a)
+        for _ in range(3):
+            self.assertEqual(LIB.release_arg(live), 4)
+            self.assertEqual(LIB.total(live), 6.0, "the handle lives on")
+        live.release()
+
+    def test_handles_released_by_other_threads_during_calls(self):
+        # a dlpackgo.Tensor released while calls that pass it run without the GIL: each call
+        # sees the tensor or a ValueError, never freed memory
+        a = np.arange(1000.0)
+        refs = sys.getrefcount(a)
+        errors = []
+        for _ in range(50):
+            live = LIB.from_dlpack(a)
+            live.handle
+            stop = threading.Event()
+
+            def caller():
+                try:
+                    while not stop.is_set():
+                        try:
+                            self.assertEqual(LIB.total(live), 499500.0)
+                            LIB.keep_pair(live, a)
+                        except (ValueError, BufferError):  # released before the call took
+                            pass  # it: ValueError in Python, BufferError (ErrReleased) in Go
+                except Exception as e:
+                    errors.append(e)
+
+            ths = [threading.Thread(target=caller) for _ in range(3)]
+            for t in ths:
+                t.start()
+            time.sleep(0.002)
+            live.release()
+            stop.set()
+            for t in ths:
+                t.join()
+            self.assertEqual(LIB.kept_total() % 499500.0, 0.0)
+            LIB.drop_kept()
+        del live
+        self.assertEqual(errors, [])
+        self.assertTrue(eventually_equal(lambda: sys.getrefcount(a), refs))
 
     def test_no_growth_over_100k_calls(self):
         import resource

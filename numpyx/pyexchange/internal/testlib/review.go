@@ -40,11 +40,16 @@ func init() {
 var raw *core.Tensor
 
 func keepRaw(x *core.Tensor) error {
+	keptMu.Lock()
 	raw = x
+	keptMu.Unlock()
 	return nil
 }
 
 func rawState() (string, error) {
+	keptMu.Lock()
+	raw := raw
+	keptMu.Unlock()
 	if raw == nil {
 		return "none", nil
 	}
@@ -72,11 +77,15 @@ func keepViews(x *core.Tensor) error {
 		s.Release()
 		return err
 	}
+	keptMu.Lock()
 	kept = append(kept, s, tr)
+	keptMu.Unlock()
 	return nil
 }
 
 func keptTotal() (float64, error) {
+	keptMu.Lock()
+	defer keptMu.Unlock()
 	sum := 0.0
 	for _, v := range kept {
 		c, err := adapters.Cast(v, core.Float64)
@@ -111,9 +120,11 @@ func releaseArg(x *core.Tensor) (int64, error) {
 	return n, nil
 }
 
-var asyncWG sync.WaitGroup
-var asyncRuns int64
-var asyncMu sync.Mutex
+var (
+	asyncWG   sync.WaitGroup
+	asyncRuns int64
+	asyncMu   sync.Mutex
+)
 
 func keepAsync(x *core.Tensor, ms int) error {
 	v, err := x.View()
@@ -151,6 +162,8 @@ func keepMany(x *core.Tensor, n int) error {
 }
 
 func forgetKept() (int, error) {
+	keptMu.Lock()
+	defer keptMu.Unlock()
 	n := len(kept)
 	kept = nil
 	return n, nil
