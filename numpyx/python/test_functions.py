@@ -781,10 +781,16 @@ class Review(Base):
     def test_the_same_tensor_handle_twice(self):
         a = np.arange(4.0)
         live = LIB.from_dlpack(a)
-        live.handle  # adopted: C passes its handle
+        h = live.handle  # adopted: C passes its handle
+        refs = (sys.getrefcount(live), sys.getrefcount(h), sys.getrefcount(LIB.pair))
+        s = "a string argument"
+        srefs = sys.getrefcount(s)
         for _ in range(100):
             self.assertEqual(LIB.pair(live, live), 8)
             self.assertEqual(LIB.pair(live, a), 8)
+            self.assertEqual(LIB.echo(1, 2, 3, 4, 5.0, 6.0, True, s)[-1], s + "!")
+        self.assertEqual((sys.getrefcount(live), sys.getrefcount(h), sys.getrefcount(LIB.pair)), refs)
+        self.assertEqual(sys.getrefcount(s), srefs)
         LIB.keep_pair(live, live)
         live.release()
         self.assertEqual(LIB.kept_total(), 12.0, "views of a handle's tensor outlive its release")
