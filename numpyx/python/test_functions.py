@@ -887,6 +887,15 @@ class Review(Base):
                 gc.collect()
                 self.assertEqual(sys.getrefcount(a), refs)
 
+    def test_a_released_result(self):
+        a = np.arange(3.0)
+        refs = sys.getrefcount(a)
+        for returns in ("numpy", "torch", "tensor"):
+            with self.subTest(returns=returns), self.assertRaises(dlpackgo.GoError) as cm:
+                LIB.released_result(a, returns=returns)
+            self.assertIn("released", str(cm.exception))
+        self.assertEqual(sys.getrefcount(a), refs)
+
     def test_panics_let_go(self):
         a = np.arange(3.0)
         refs = sys.getrefcount(a)

@@ -30,6 +30,7 @@ func init() {
 		{"async_done", asyncDone, "async_done()\n\nWaits for the goroutines of keep_async; returns how many ran."},
 		{"keep_many", keepMany, "keep_many(x, n)\n\nKeeps n views of x beyond the call (released by drop_kept)."},
 		{"forget_kept", forgetKept, "forget_kept()\n\nDrops the views keep kept without releasing them (the collector's cleanups do)."},
+		{"released_result", releasedResult, "released_result(x)\n\nReturns a view of x that it released already."},
 		{"tensor_and_float", func(x *core.Tensor, f float64, y *core.Tensor) error { return nil },
 			"tensor_and_float(x, f, y)\n\nTwo tensors around a float (conversion in the middle)."},
 	} {
@@ -167,4 +168,13 @@ func forgetKept() (int, error) {
 	n := len(kept)
 	kept = nil
 	return n, nil
+}
+
+func releasedResult(x *core.Tensor) (*core.Tensor, error) {
+	v, err := x.View()
+	if err != nil {
+		return nil, err
+	}
+	v.Release()
+	return v, nil
 }
