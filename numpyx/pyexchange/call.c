@@ -324,6 +324,19 @@ static void *call_fn(const pxg_fn *fn, int handles, void *const *args) {
 				break;
 			}
 			v->p = cp.capsule_get_pointer(o, pxg_name(v->n ? PXG_NAME_VERSIONED : PXG_NAME_LEGACY));
+			/* one managed tensor twice (a producer answering the same capsule again) would be
+			 * imported twice, and its deleter run twice */
+			int dup = 0;
+			for (int j = 0; j < i && v->p != NULL && !dup; j++)
+				if (fn->params[j] == PXG_K_TENSOR && (in[j].n == 0 || in[j].n == 1) && in[j].p == v->p)
+					dup = j + 1;
+			if (dup) {
+				cp.err_format(cp.type_error,
+					"%s() argument %d (%s): expected an unused DLPack capsule, got the tensor of argument %d again",
+					fn->name, i + 1, fn->pnames[i], dup);
+				err = (void *)fn; /* any non-NULL: failed */
+				break;
+			}
 			guard[i] = malloc(v->n ? sizeof(pxg_managed_versioned) : sizeof(pxg_managed));
 			if (v->p == NULL || guard[i] == NULL) {
 				if (v->p != NULL) cp.err_no_memory();
@@ -384,6 +397,19 @@ static void *call_fn(const pxg_fn *fn, int handles, void *const *args) {
 		}
 		default:
 			cp.err_set_string(cp.type_error, "dlpackgo: unknown parameter kind");
+			err = (void *)fn; /* any non-NULL: failed */
+		}
+	}
+	/* Python code may have run since a capsule was checked (the __float__ or __index__ of a later
+	 * argument): if it gave the capsule to another consumer, importing its tensor too would run
+	 * the deleter twice. No Python code runs from here to the renaming below. */
+	for (int i = 0; i < fn->nparams && err == NULL; i++) {
+		if (fn->params[i] != PXG_K_TENSOR || (in[i].n != 0 && in[i].n != 1)) continue;
+		const char *name = pxg_name(in[i].n ? PXG_NAME_VERSIONED : PXG_NAME_LEGACY);
+		if (!cp.capsule_is_valid(capsule[i], name) || cp.capsule_get_pointer(capsule[i], name) != in[i].p) {
+			cp.err_format(cp.type_error,
+				"%s() argument %d (%s): expected an unused DLPack capsule, but it was used while the "
+				"arguments were converted", fn->name, i + 1, fn->pnames[i]);
 			err = (void *)fn; /* any non-NULL: failed */
 		}
 	}

@@ -206,16 +206,16 @@ func (e *panicError) Error() string {
 // the results.
 //
 // The tensors are held for the whole call: a handle's tensor (the registry's, which another
-// thread may release) by core.Hold; an import by its own reference, which only the deferred
-// Release below lets go, and whose memory, even if f releases the tensor itself, is let go by
-// call.c only once the call has returned (argRelease).
+// thread may release, and which f must not release) by a view of the call's own
+// (Tensor.ExplicitView); an import by its own
+// reference, which only the deferred Release below lets go, and whose memory, even if f releases
+// the tensor itself, is let go by call.c only once the call has returned (argRelease).
 func (f *function) call(in, out []C.pxg_value, handles bool) (err error) {
-	var tbuf, ibuf, lbuf [4]*core.Tensor
+	var tbuf, ibuf [4]*core.Tensor
 	var rbuf [4]*argRelease
 	tensors := tbuf[:0]  // every tensor argument, in order
-	imported := ibuf[:0] // the imports are ours; a handle's tensor is the registry's
-	looked := lbuf[:0]   // the handles' tensors, held with core.Hold
-	releases := rbuf[:0] // and how their managed tensors are let go
+	imported := ibuf[:0] // the imports and the handles' views: ours to release
+	releases := rbuf[:0] // how the imports' managed tensors are let go
 	defer func() {
 		for _, t := range imported {
 			t.Release()
@@ -234,8 +234,15 @@ func (f *function) call(in, out []C.pxg_value, handles bool) (err error) {
 		var t *core.Tensor
 		var ierr error
 		if in[i].n == C.PXG_ARG_HANDLE {
-			if t, ierr = Lookup(Handle(in[i].u)); t != nil {
-				looked = append(looked, t)
+			var ht *core.Tensor
+			if ht, ierr = Lookup(Handle(in[i].u)); ierr == nil {
+				// the call's own view: f releasing its argument, or another thread the
+				// handle, does not change what the other sees
+				if t, ierr = ht.ExplicitView(); ierr != nil {
+					ierr = fmt.Errorf("pyexchange: handle %d: %w", uint64(in[i].u), ierr)
+				} else {
+					imported = append(imported, t)
+				}
 			}
 		} else {
 			// call.c's guard of a producer's managed tensor, or numpy.c's over a NumPy array:
@@ -280,13 +287,6 @@ func (f *function) call(in, out []C.pxg_value, handles bool) (err error) {
 		} else if p.kind == kindFloat {
 			fl = v.Float()
 		}
-	}
-	if len(looked) > 0 {
-		h, err := core.Hold(looked...)
-		if err != nil {
-			return fmt.Errorf("%s(): %w", f.Name, err)
-		}
-		defer h.Release()
 	}
 	var results []reflect.Value
 	if f.direct != nil {

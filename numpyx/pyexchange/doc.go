@@ -30,7 +30,7 @@
 // dlpackgo.Tensor by handle), releases the GIL and enters Go once: the arguments are imported
 // (core.ImportExplicitWith: one allocation for the tensor, its shape and strides and the state of
 // its release, and no collector cleanup, since the call releases them itself), held for the
-// whole call (by the import's own reference; a handle's tensor by core.Hold) and released after
+// whole call (by the import's own reference; a handle's tensor by a view of the call's own, Tensor.ExplicitView) and released after
 // it (the producers' deleters then run with the GIL, on the calling thread), and the tensor
 // results are exported, without copying, to NumPy (the default), PyTorch or dlpackgo.Tensor, as
 // the caller asks (Library(..., returns=...), or returns= on the call). A non-nil error raises

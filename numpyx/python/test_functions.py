@@ -623,3 +623,408 @@ class DeviceStreams(Base):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Review(Base):
+    """The adversarial review of the call path (call.c, numpy.c, call.go, core.ImportExplicitWith):
+    arguments kept, viewed, repeated, released by the function, converted with errors midway, and
+    calls from many threads. Every case checks the arguments' reference counts: each call takes
+    what it needs and lets go of exactly that."""
+
+    def tearDown(self):
+        LIB.drop_kept()
+        super().tearDown()
+
+    def test_a_kept_argument_is_released_after_the_call(self):
+        # the doc: the function may keep views; the argument itself is released after the call
+        a = np.arange(4.0)
+        refs = sys.getrefcount(a)
+        LIB.keep_raw(a)
+        self.assertEqual(LIB.raw_state(), "released")
+        self.assertEqual(sys.getrefcount(a), refs, "nothing holds the array on")
+        LIB.keep_raw(torch.arange(3.0))  # a producer's capsule (call.c's guard)
+        self.assertEqual(LIB.raw_state(), "released")
+
+    def test_views_of_arguments_outlive_the_call_and_the_array(self):
+        # Slice and Transpose of an argument whose managed tensor (and, above 8 dimensions, its
+        # shape) lay on the call's stack or in memory freed after the call
+        for shape in ((6,), (4, 3), (2,) * 9, (1,) * 31 + (3,)):
+            with self.subTest(shape=shape):
+                a = np.arange(float(np.prod(shape))).reshape(shape)
+                want = 2 * a.sum() if a.ndim > 1 else a[::2].sum() + a.sum()
+                if a.ndim > 1:
+                    want = a[::2].sum() + a.sum()
+                refs = sys.getrefcount(a)
+                LIB.keep_views(a)
+                self.assertEqual(sys.getrefcount(a), refs + 1, "the views hold the array")
+                del a
+                gc.collect()
+                junk = [np.full((64,), 7.0) for _ in range(1000)]  # reuse freed memory if any
+                for _ in range(50):
+                    LIB.noop(np.zeros((3,) * 9))  # overwrite the stack and heap of a call
+                self.assertEqual(LIB.kept_total(), want)
+                del junk
+                self.assertEqual(LIB.drop_kept(), 2)
+
+    def test_views_of_producer_arguments_outlive_the_call(self):
+        # a PyTorch tensor comes as its capsule, behind call.c's guard (heap, not stack)
+        t = torch.arange(12.0).reshape(3, 4)
+        want = float(t[::2].sum() + t.sum())
+        LIB.keep_views(t)
+        del t
+        gc.collect()
+        junk = [torch.full((12,), 7.0) for _ in range(1000)]
+        self.assertEqual(LIB.kept_total(), want)
+        del junk
+        self.assertEqual(LIB.drop_kept(), 2)
+
+    def test_dlpack_that_raises_midway(self):
+        a, b = np.arange(3.0), np.zeros((2,) * 9)
+        refs = (sys.getrefcount(a), sys.getrefcount(b))
+
+        class Broken:
+            def __dlpack__(self, *args, **kwargs):
+                raise ValueError("no capsule today")
+
+        for _ in range(100):
+            with self.assertRaises(ValueError):
+                LIB.tensor_and_float(a, 1.0, Broken())
+            with self.assertRaises(ValueError):
+                LIB.pair(b, Broken())
+        self.assertEqual((sys.getrefcount(a), sys.getrefcount(b)), refs)
+
+    def test_the_same_array_twice(self):
+        a = np.arange(5.0)
+        t = torch.arange(5.0)
+        refs = sys.getrefcount(a)
+        for _ in range(100):
+            self.assertEqual(LIB.pair(a, a), 10)
+            self.assertEqual(LIB.pair(t, t), 10)
+            self.assertEqual(LIB.add(a, a).tolist(), (2 * a).tolist())
+        self.assertEqual(sys.getrefcount(a), refs)
+        LIB.keep_pair(a, a)
+        self.assertEqual(sys.getrefcount(a), refs + 2)
+        self.assertEqual(LIB.drop_kept(), 2)
+        self.assertEqual(sys.getrefcount(a), refs)
+
+    def test_the_same_capsule_twice_is_refused(self):
+        # a producer whose __dlpack__ answers the same capsule every time: handing its one
+        # managed tensor to Go twice would run its deleter twice
+        a = np.arange(5.0)
+
+        class Cached:
+            def __init__(self, x):
+                self.capsule = x.__dlpack__()
+
+            def __dlpack__(self, *args, **kwargs):
+                return self.capsule
+
+        refs = sys.getrefcount(a)
+        c = Cached(a)
+        self.assertEqual(sys.getrefcount(a), refs + 1)
+        for f in (LIB.pair, LIB.add):
+            with self.subTest(f=f.__name__), self.assertRaises(TypeError) as cm:
+                f(c, c)
+            self.assertIn("capsule", str(cm.exception))
+        self.assertEqual(LIB.pair(c, a), 10)  # the capsule is still unused: one use is fine
+        del c
+        gc.collect()
+        self.assertEqual(sys.getrefcount(a), refs, "the capsule's tensor let go once")
+
+    def test_a_capsule_consumed_while_arguments_convert(self):
+        # Python code runs in the middle of the conversion (__float__): if it hands a capsule
+        # the call checked already to another consumer, the call must not import it too
+        a = np.arange(5.0)
+
+        class Cached:
+            def __init__(self, x):
+                self.capsule = x.__dlpack__()
+
+            def __dlpack__(self, *args, **kwargs):
+                return self.capsule
+
+        refs = sys.getrefcount(a)
+        c = Cached(a)
+
+        class Thief:
+            def __float__(self):
+                self.got = np.from_dlpack(c)  # NumPy takes the capsule's tensor
+                return 1.0
+
+        thief = Thief()
+        with self.assertRaises(TypeError) as cm:
+            LIB.tensor_and_float(c, thief, np.zeros(2))
+        self.assertIn("capsule", str(cm.exception))
+        self.assertEqual(thief.got.tolist(), a.tolist())
+        del thief, c
+        gc.collect()
+        self.assertEqual(sys.getrefcount(a), refs, "the tensor let go once, by NumPy")
+
+    def test_many_views_released_in_one_call(self):
+        # more releases during one call than call.c defers (64): the rest take the GIL from Go
+        arrays = [np.arange(3.0), np.zeros((2,) * 9), torch.arange(3.0)]
+        refs = [sys.getrefcount(a) for a in arrays]
+        for x in arrays:
+            LIB.keep_many(x, 100)
+        self.assertEqual(LIB.drop_kept(), 300)
+        del x
+        self.assertEqual([sys.getrefcount(a) for a in arrays], refs)
+
+    def test_views_dropped_without_release(self):
+        # the views' collector cleanups release them, from a goroutine, taking the GIL
+        a = np.arange(3.0)
+        refs = sys.getrefcount(a)
+        LIB.keep_many(a, 10)
+        self.assertEqual(LIB.forget_kept(), 10)
+        self.assertTrue(eventually_equal(lambda: (LIB.collect(), sys.getrefcount(a))[1], refs))
+
+    def test_the_same_tensor_handle_twice(self):
+        a = np.arange(4.0)
+        live = LIB.from_dlpack(a)
+        h = live.handle  # adopted: C passes its handle
+        refs = (sys.getrefcount(live), sys.getrefcount(h), sys.getrefcount(LIB.pair))
+        s = "a string argument"
+        srefs = sys.getrefcount(s)
+        for _ in range(100):
+            self.assertEqual(LIB.pair(live, live), 8)
+            self.assertEqual(LIB.pair(live, a), 8)
+            self.assertEqual(LIB.echo(1, 2, 3, 4, 5.0, 6.0, True, s)[-1], s + "!")
+        self.assertEqual((sys.getrefcount(live), sys.getrefcount(h), sys.getrefcount(LIB.pair)), refs)
+        self.assertEqual(sys.getrefcount(s), srefs)
+        LIB.keep_pair(live, live)
+        live.release()
+        self.assertEqual(LIB.kept_total(), 12.0, "views of a handle's tensor outlive its release")
+        self.assertEqual(LIB.drop_kept(), 2)
+
+    def test_dlpack_must_answer_a_capsule(self):
+        # an int from __dlpack__ is not the handle of a dlpackgo.Tensor
+        a = np.arange(3.0)
+        live = LIB.from_dlpack(a)
+
+        class Liar:
+            def __dlpack__(self, *args, **kwargs):
+                return live.handle
+
+        with self.assertRaises(TypeError):
+            LIB.first_address(Liar())
+        live.release()
+
+    def test_errors_midway_let_go_of_every_argument_once(self):
+        a, b = np.arange(3.0), np.zeros((2,) * 10)  # on the stack, and with heap dimensions
+        t = torch.arange(3.0)
+        ra, rb, rt = sys.getrefcount(a), sys.getrefcount(b), sys.getrefcount(t)
+
+        class BadFloat:
+            def __float__(self):
+                raise ZeroDivisionError("from __float__")
+
+        class Reentrant:
+            def __float__(self):
+                LIB.keep_pair(a, b)  # a call inside the conversion of another
+                return 1.0
+
+        for _ in range(200):
+            with self.assertRaises(TypeError):
+                LIB.tensor_and_float(a, "x", b)
+            with self.assertRaises(ZeroDivisionError):
+                LIB.tensor_and_float(a, BadFloat(), t)
+            with self.assertRaises(TypeError):
+                LIB.tensor_and_float(b, 1.0, [1.0])
+            with self.assertRaises(TypeError):
+                LIB.tensor_and_float(t, 1.0, object())
+            with self.assertRaises(TypeError):
+                LIB.scale(a, 1.0, 2.0)  # wrong count
+            with self.assertRaises(TypeError):
+                LIB.scale(a)
+            with self.assertRaises(TypeError):
+                LIB.scale(a, factor=1.0)  # keyword
+            with self.assertRaises(OverflowError):
+                LIB.echo(1, 2, 3, -4, 5.0, 6.0, True, "s")
+            with self.assertRaises(OverflowError):
+                LIB.echo(1000, 2, 3, 4, 5.0, 6.0, True, "s")  # Go refuses int8 1000
+        self.assertIsNone(LIB.tensor_and_float(a, Reentrant(), b))
+        self.assertEqual(LIB.drop_kept(), 2)
+        self.assertEqual((sys.getrefcount(a), sys.getrefcount(b), sys.getrefcount(t)), (ra, rb, rt))
+
+    def test_a_function_that_releases_its_argument(self):
+        for a in (np.arange(4.0), np.arange(6.0).reshape((1,) * 9 + (6,)), torch.arange(4.0)):
+            refs = sys.getrefcount(a)
+            for _ in range(100):
+                self.assertEqual(LIB.release_arg(a), a.numel() if hasattr(a, "numel") else a.size)
+            self.assertEqual(sys.getrefcount(a), refs)
+
+    def test_odd_arrays(self):
+        class Sub(np.ndarray):
+            pass
+
+        readonly = np.arange(3.0)
+        readonly.flags.writeable = False
+        unaligned = np.frombuffer(bytearray(25), dtype=np.uint8)[1:].view(np.float64)
+        for a in (np.array(2.0), np.arange(3.0).view(Sub), readonly, unaligned,
+                  np.zeros((1,) * 32), np.zeros((2,) * 9)[..., ::-1], np.zeros((0, 3))):
+            with self.subTest(shape=a.shape, type=type(a).__name__):
+                refs = sys.getrefcount(a)
+                try:
+                    a.__dlpack__()
+                except BufferError:  # NumPy < 1.25 exports no read-only array: neither do calls
+                    for _ in range(100):
+                        with self.assertRaises(BufferError):
+                            LIB.pair(a, np.zeros(1))
+                        with self.assertRaises(BufferError):
+                            LIB.pair(np.zeros(1), a)
+                    self.assertEqual(sys.getrefcount(a), refs)
+                    continue
+                gc.collect()
+                self.assertEqual(sys.getrefcount(a), refs)
+                for _ in range(100):
+                    LIB.noop(a)
+                    LIB.pair(a, a)
+                self.assertEqual(LIB.total(a), float(a.sum()))
+                self.assertEqual(sys.getrefcount(a), refs)
+                LIB.keep_views(a)
+                self.assertGreater(sys.getrefcount(a), refs)
+                LIB.drop_kept()
+                gc.collect()
+                self.assertEqual(sys.getrefcount(a), refs)
+
+    def test_a_released_result(self):
+        a = np.arange(3.0)
+        refs = sys.getrefcount(a)
+        for returns in ("numpy", "torch", "tensor"):
+            with self.subTest(returns=returns), self.assertRaises(dlpackgo.GoError) as cm:
+                LIB.released_result(a, returns=returns)
+            self.assertIn("released", str(cm.exception))
+        self.assertEqual(sys.getrefcount(a), refs)
+
+    def test_panics_let_go(self):
+        a = np.arange(3.0)
+        refs = sys.getrefcount(a)
+        for _ in range(20):
+            with self.assertRaises(dlpackgo.GoPanic):
+                LIB.crash(a)
+        self.assertEqual(sys.getrefcount(a), refs)
+
+    def test_views_released_by_goroutines(self):
+        # the deleters run on threads Go made, taking the GIL while Python threads call
+        arrays = [np.arange(float(n + 1)) for n in range(16)]
+        refs = [sys.getrefcount(a) for a in arrays]
+        for a in arrays:
+            LIB.keep_async(a, 5)
+        deadline = time.monotonic() + 0.2
+        while time.monotonic() < deadline:  # hold the GIL, call, hold it again
+            for a in arrays:
+                LIB.noop(a)
+        del a
+        self.assertEqual(LIB.async_done(), 16)
+        self.assertEqual([sys.getrefcount(a) for a in arrays], refs)
+
+    def test_many_threads_at_once(self):
+        shared = np.arange(10.0)
+        refs = sys.getrefcount(shared)
+        errors = []
+
+        def work(k):
+            try:
+                own = np.arange(float(k + 1)).reshape((1,) * (k % 12) + (k + 1,))
+                own_refs = sys.getrefcount(own)
+                for i in range(2000):
+                    LIB.noop(shared)
+                    LIB.pair(own, shared)
+                    if i % 100 == 0:
+                        LIB.keep_async(own, 1)
+                        LIB.tensor_and_float(shared, i, own)
+                    if i % 500 == 0:
+                        with self.assertRaises(TypeError):
+                            LIB.tensor_and_float(own, "x", shared)
+                self.assertTrue(eventually_equal(lambda: sys.getrefcount(own), own_refs))
+            except Exception as e:  # reported by the main thread
+                errors.append(e)
+
+        ths = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+        for t in ths:
+            t.start()
+        for t in ths:
+            t.join()
+        LIB.async_done()
+        self.assertEqual(errors, [])
+        self.assertEqual(sys.getrefcount(shared), refs)
+
+    def test_a_function_that_releases_a_handles_tensor(self):
+        # the tensor a handle argument gives the function is the function's, not the registry's
+        a = np.arange(4.0)
+        live = LIB.from_dlpack(a)
+        for _ in range(3):
+            self.assertEqual(LIB.release_arg(live), 4)
+            self.assertEqual(LIB.total(live), 6.0, "the handle lives on")
+        live.release()
+
+    def test_handles_released_by_other_threads_during_calls(self):
+        # a dlpackgo.Tensor released while calls that pass it run without the GIL: each call
+        # sees the tensor or a ValueError, never freed memory
+        a = np.arange(1000.0)
+        refs = sys.getrefcount(a)
+        errors = []
+        for _ in range(50):
+            live = LIB.from_dlpack(a)
+            live.handle
+            stop = threading.Event()
+
+            def caller():
+                try:
+                    while not stop.is_set():
+                        try:
+                            self.assertEqual(LIB.total(live), 499500.0)
+                            LIB.keep_pair(live, a)
+                        except (ValueError, BufferError):  # released before the call took
+                            pass  # it: ValueError in Python, BufferError (ErrReleased) in Go
+                except Exception as e:
+                    errors.append(e)
+
+            ths = [threading.Thread(target=caller) for _ in range(3)]
+            for t in ths:
+                t.start()
+            time.sleep(0.002)
+            live.release()
+            stop.set()
+            for t in ths:
+                t.join()
+            self.assertEqual(LIB.kept_total() % 499500.0, 0.0)
+            LIB.drop_kept()
+        del live
+        self.assertEqual(errors, [])
+        self.assertTrue(eventually_equal(lambda: sys.getrefcount(a), refs))
+
+    def test_no_growth_over_100k_calls(self):
+        import resource
+        import tracemalloc
+        a = np.arange(1000.0)
+        b = np.zeros((2,) * 10)
+        refs = (sys.getrefcount(a), sys.getrefcount(b))
+
+        def calls(n):
+            for _ in range(n):
+                LIB.noop(a)
+                LIB.pair(a, b)
+
+        calls(20000)  # warm up: caches, arenas
+        gc.collect()
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        tracemalloc.start()
+        before = tracemalloc.take_snapshot()
+        calls(100000)
+        gc.collect()
+        after = tracemalloc.take_snapshot()
+        tracemalloc.stop()
+        grown = sum(s.size_diff for s in after.compare_to(before, "filename"))
+        self.assertLess(grown, 64 << 10, "Python memory grew over 100k calls")
+        self.assertLess(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss, 32 << 10,
+                        "RSS grew over 100k calls (KiB)")
+        self.assertEqual((sys.getrefcount(a), sys.getrefcount(b)), refs)
+
+
+def eventually_equal(get, want):
+    for _ in range(300):
+        if get() == want:
+            return True
+        time.sleep(0.01)
+    return False

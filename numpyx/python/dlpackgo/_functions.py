@@ -15,6 +15,7 @@ dlpackgo.Tensors as tensor arguments) and hands every other call to the Python f
 """
 
 import ctypes
+import datetime
 import functools
 import json
 import keyword
@@ -79,6 +80,8 @@ _CAPI = ("PyEval_SaveThread", "PyEval_RestoreThread", "PyLong_AsLongLong",
          "PyType_GenericAlloc", "PyType_GetSlot", "PyObject_GC_UnTrack", "PyVectorcall_Call",
          "PyObject_Vectorcall", "PyObject_IsTrue", "PyObject_GetAttr")
 
+
+_CapsuleType = type(datetime.datetime_CAPI)  # types.CapsuleType from Python 3.13 on
 
 _legacy = set()  # producer types whose __dlpack__ takes no max_version, for _capsule_of
 
@@ -165,21 +168,26 @@ def _capsule(x, fn, i, name, legacy):
     t = type(x)
     if t is Tensor:  # Go has it: its handle is enough (ValueError once released)
         return x.handle
+    capsule = None
     if t in legacy:
         try:
-            return x.__dlpack__()
+            capsule = x.__dlpack__()
         except TypeError:  # instances of one type that differ: ask again, the new way
             legacy.discard(t)
-    method = getattr(x, "__dlpack__", None)
-    if method is None:
-        raise TypeError(f"{fn}() argument {i} ({name}) must be an array with __dlpack__ "
-                        f"(NumPy, PyTorch, ...), not {t.__name__}")
-    try:
-        return method(max_version=DLPACK_VERSION)
-    except TypeError:  # a producer that predates max_version (NumPy < 2.1, PyTorch < 2.9)
-        capsule = method()
-        legacy.add(t)
-        return capsule
+    if capsule is None:
+        method = getattr(x, "__dlpack__", None)
+        if method is None:
+            raise TypeError(f"{fn}() argument {i} ({name}) must be an array with __dlpack__ "
+                            f"(NumPy, PyTorch, ...), not {t.__name__}")
+        try:
+            capsule = method(max_version=DLPACK_VERSION)
+        except TypeError:  # a producer that predates max_version (NumPy < 2.1, PyTorch < 2.9)
+            capsule = method()
+            legacy.add(t)
+    if type(capsule) is not _CapsuleType:  # call.c would take an int for a Go handle
+        raise TypeError(f"{fn}() argument {i} ({name}): {t.__name__}.__dlpack__ returned "
+                        f"{type(capsule).__name__}, not a DLPack capsule")
+    return capsule
 
 
 class _Exported:

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -199,24 +200,32 @@ func spin(ms int) (int64, error) {
 	return n, nil
 }
 
-var kept []*core.Tensor
+// kept is what keep kept, guarded by keptMu: calls from several Python threads run at once.
+var (
+	keptMu sync.Mutex
+	kept   []*core.Tensor
+)
 
 func keep(x *core.Tensor) error {
 	v, err := x.View()
 	if err != nil {
 		return err
 	}
+	keptMu.Lock()
 	kept = append(kept, v)
+	keptMu.Unlock()
 	return nil
 }
 
 func dropKept() (int, error) {
-	n := len(kept)
-	for _, v := range kept {
+	keptMu.Lock()
+	vs := kept
+	kept = nil
+	keptMu.Unlock()
+	for _, v := range vs {
 		v.Release()
 	}
-	kept = nil
-	return n, nil
+	return len(vs), nil
 }
 
 // each calls f with the address of every element of t, whatever its strides (write: through
