@@ -9,8 +9,14 @@ import (
 )
 
 // view returns a tensor over t's memory, its first element off elements from t's first, with a
-// hold of its own on t's owner. It copies shape and strides (callers may pass scratch).
+// hold of its own on t's owner that a collector cleanup lets go of. It copies shape and strides
+// (callers may pass scratch).
 func (t *Tensor) view(off int64, shape, strides []int64) (*Tensor, error) {
+	return t.viewWith(off, shape, strides, true)
+}
+
+// viewWith is view, with the collector's cleanup (cleanup) or without it (ExplicitView).
+func (t *Tensor) viewWith(off int64, shape, strides []int64, cleanup bool) (*Tensor, error) {
 	if t.Released() {
 		return nil, ErrReleased
 	}
@@ -32,6 +38,10 @@ func (t *Tensor) view(off int64, shape, strides []int64) (*Tensor, error) {
 	if o := t.hold.owner; o != nil {
 		if !o.tryRetain() {
 			return nil, ErrReleased
+		}
+		if !cleanup {
+			v.hold.owner = o // the view's own hold, in its allocation: released explicitly
+			return v, nil
 		}
 		// a hold apart from v's allocation: a cleanup's argument inside it would keep v reachable
 		v.hold = &hold{owner: o}
@@ -306,3 +316,11 @@ func (t *Tensor) WithFlags(set Flags) (*Tensor, error) {
 // View returns a new tensor over the same elements with a hold of its own: releasing one does
 // not affect the other.
 func (t *Tensor) View() (*Tensor, error) { return t.view(0, t.shape, t.strides) }
+
+// ExplicitView is View for bridges that release the view themselves on every path, such as a
+// call that hands a registered function its own tensor over a handle's: the view holds t's memory
+// like View's (t's Release no longer changes what the view sees, and the view's Release does not
+// release t), but it carries no collector cleanup, and is one allocation (up to four dimensions).
+// A view from ExplicitView that is never released holds the memory for good: Release it exactly
+// when done. It fails with ErrReleased if t was released.
+func (t *Tensor) ExplicitView() (*Tensor, error) { return t.viewWith(0, t.shape, t.strides, false) }
