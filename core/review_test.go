@@ -12,32 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/foreignmem"
 	"github.com/dlpack-go/dlpack/internal/leakcheck"
 )
 
 // Tests of the review of the one-allocation constructors (compact.go, tensor.go, view.go,
 // many.go): each pins down one ownership promise against what a cleanup, a chunk or a cache
 // could get wrong.
-
-// gcLoop runs collections on another goroutine until the returned stop is called.
-func gcLoop() (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-done:
-				return
-			default:
-				runtime.GC()
-				runtime.Gosched()
-			}
-		}
-	}()
-	return func() { close(done); wg.Wait() }
-}
 
 // TestWrapManyDimsReleaseOnce: Wrap and WrapExplicit with more dimensions than fit inline keep
 // their shape, strides and memory, and run release exactly once, explicitly or by the
@@ -203,7 +184,7 @@ func TestPartsChunkCleanupWithOtherTensorAlive(t *testing.T) {
 		keptAt = block.Data()
 		block.Release()
 	}()
-	stop := gcLoop()
+	stop := foreignmem.Collecting()
 	for range 20 {
 		// same size: would reuse the block if it had gone back to the cache
 		b2, ts2 := mappedParts(t, 3*1024)
@@ -233,7 +214,7 @@ func TestPartsReleaseOrders(t *testing.T) {
 	withAllocation(t, core.Allocation{MappedMin: 1, CacheBytes: 64 << 20, CacheIdle: time.Minute})
 	base := leakcheck.Settle()
 	_, live0 := core.PoolBytes()
-	stop := gcLoop()
+	stop := foreignmem.Collecting()
 	defer stop()
 	const n = 1100 // two chunks
 	orders := map[string]func(i int) int{
@@ -318,7 +299,7 @@ func TestHoldReleaseRace(t *testing.T) {
 	}
 	withAllocation(t, core.Allocation{MappedMin: 1, CacheBytes: 64 << 20, CacheIdle: time.Minute})
 	base := leakcheck.Settle()
-	stop := gcLoop()
+	stop := foreignmem.Collecting()
 	defer stop()
 	for range 20 {
 		block, ts := mappedParts(t, 64)

@@ -625,6 +625,16 @@ if __name__ == "__main__":
     unittest.main()
 
 
+class CachedCapsule:
+    """A producer whose __dlpack__ answers the same capsule every time (one managed tensor)."""
+
+    def __init__(self, x):
+        self.capsule = x.__dlpack__()
+
+    def __dlpack__(self, *args, **kwargs):
+        return self.capsule
+
+
 class Review(Base):
     """The adversarial review of the call path (call.c, numpy.c, call.go, core.ImportExplicitWith):
     arguments kept, viewed, repeated, released by the function, converted with errors midway, and
@@ -712,15 +722,8 @@ class Review(Base):
         # managed tensor to Go twice would run its deleter twice
         a = np.arange(5.0)
 
-        class Cached:
-            def __init__(self, x):
-                self.capsule = x.__dlpack__()
-
-            def __dlpack__(self, *args, **kwargs):
-                return self.capsule
-
         refs = sys.getrefcount(a)
-        c = Cached(a)
+        c = CachedCapsule(a)
         self.assertEqual(sys.getrefcount(a), refs + 1)
         for f in (LIB.pair, LIB.add):
             with self.subTest(f=f.__name__), self.assertRaises(TypeError) as cm:
@@ -736,15 +739,8 @@ class Review(Base):
         # the call checked already to another consumer, the call must not import it too
         a = np.arange(5.0)
 
-        class Cached:
-            def __init__(self, x):
-                self.capsule = x.__dlpack__()
-
-            def __dlpack__(self, *args, **kwargs):
-                return self.capsule
-
         refs = sys.getrefcount(a)
-        c = Cached(a)
+        c = CachedCapsule(a)
 
         class Thief:
             def __float__(self):
