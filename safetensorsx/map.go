@@ -236,6 +236,11 @@ func (f *File) tensor(ti TensorInfo, o adapters.Options) (*core.Tensor, error) {
 	if f.st.closed.Load() {
 		return nil, fmt.Errorf("%w: %s", ErrClosed, f.path)
 	}
+	// the header is shared (Header returns it): a caller that changed it must get an error,
+	// not a tensor past the end of the mapping
+	if err := ti.checkLen(); err != nil {
+		return nil, err
+	}
 	if ti.Len() == 0 {
 		o.Report(false)
 		return copyTensor(ti, nil)
@@ -257,6 +262,10 @@ func (f *File) tensor(ti TensorInfo, o adapters.Options) (*core.Tensor, error) {
 		return t, err
 	}
 	off := f.h.DataOffset + ti.Begin
+	if off < 0 || ti.Begin < 0 || off > int64(len(m.b))-ti.Len() {
+		m.drop()
+		return nil, fmt.Errorf("%w: tensor %q: bytes [%d, %d) of the file lie outside its %d bytes", ErrLayout, ti.Name, off, off+ti.Len(), len(m.b))
+	}
 	if cp {
 		t, err := copyTensor(ti, m.b[off:off+ti.Len()])
 		m.drop()

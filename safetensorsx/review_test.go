@@ -3,6 +3,7 @@ package safetensorsx_test
 import (
 	"bytes"
 	"errors"
+	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -245,5 +246,46 @@ func TestReadShortAfterSizeCheck(t *testing.T) {
 		require.ErrorIs(t, err, safetensorsx.ErrTruncated, "cut at %d", cut)
 		assert.Nil(t, got)
 		require.Equal(t, base, core.LiveForeign(), "cut at %d: every slab went back", cut)
+	}
+}
+
+// TestFileTensorChangedHeader: File.Header is shared with the File; a caller that changes a
+// tensor's shape or range there gets ErrLayout from File.Tensor, never a tensor that reaches
+// past the mapping.
+func TestFileTensorChangedHeader(t *testing.T) {
+	path := t.TempDir() + "/three.safetensors"
+	require.NoError(t, os.WriteFile(path, threeU8(t), 0o644))
+	for _, c := range []struct {
+		name   string
+		change func(ti *safetensorsx.TensorInfo)
+	}{
+		{"shape larger than the range", func(ti *safetensorsx.TensorInfo) { ti.Shape = []int64{1 << 20} }},
+		{"range past the end", func(ti *safetensorsx.TensorInfo) { ti.Begin, ti.End = 1<<30, 1<<30+8 }},
+		{"negative range", func(ti *safetensorsx.TensorInfo) { ti.Begin, ti.End = -8, 0 }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			base := leakcheck.Settle()
+			f, err := safetensorsx.Open(path)
+			require.NoError(t, err)
+			h := f.Header()
+			for i := range h.Tensors {
+				if h.Tensors[i].Name == "c" {
+					c.change(&h.Tensors[i])
+				}
+			}
+			_, err = f.Tensor("c")
+			require.ErrorIs(t, err, safetensorsx.ErrLayout)
+			a, err := f.Tensor("a") // the others are as they were
+			require.NoError(t, err)
+			h2, err := core.Hold(a)
+			require.NoError(t, err)
+			b, err := a.ReadOnlyBytes()
+			require.NoError(t, err)
+			assert.Equal(t, bytes.Repeat([]byte{1}, 8), b)
+			h2.Release()
+			a.Release()
+			require.NoError(t, f.Close())
+			assert.Equal(t, base, leakcheck.Settle())
+		})
 	}
 }
