@@ -50,21 +50,39 @@ func BenchmarkWrapExplicitImport(b *testing.B) {
 	shape, strides := []int64{1000}, []int64{1}
 	dl := &core.DLTensor{Data: unsafe.Pointer(&data[0]), Device: core.CPUDevice, Ndim: 1,
 		Dtype: core.Float64, Shape: &shape[0], Strides: &strides[0]}
-	for _, explicit := range []bool{true, false} {
-		name := "Wrap"
-		wrap := core.Wrap
-		if explicit {
-			name, wrap = "WrapExplicit", core.WrapExplicit
+	fromDesc := func(wrap func(core.Desc, func()) (*core.Tensor, error)) func(*int) (*core.Tensor, error) {
+		return func(released *int) (*core.Tensor, error) {
+			d, err := core.DescOf(dl)
+			if err != nil {
+				return nil, err
+			}
+			return wrap(d, func() { *released++ })
 		}
-		b.Run(name, func(b *testing.B) {
+	}
+	for _, c := range []struct {
+		name string
+		wrap func(released *int) (*core.Tensor, error)
+	}{
+		{"WrapExplicit", fromDesc(core.WrapExplicit)},
+		{"Wrap", fromDesc(core.Wrap)},
+		{"ImportExplicitWith", func(released *int) (*core.Tensor, error) {
+			t, _, err := core.ImportExplicitWith(dl, 0, countRelease{n: released})
+			return t, err
+		}},
+		{"WrapExplicitWith", func(released *int) (*core.Tensor, error) {
+			d, err := core.DescOf(dl)
+			if err != nil {
+				return nil, err
+			}
+			t, _, err := core.WrapExplicitWith(d, countRelease{n: released})
+			return t, err
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
 			released := 0
 			b.ReportAllocs()
 			for b.Loop() {
-				d, err := core.DescOf(dl)
-				if err != nil {
-					b.Fatal(err)
-				}
-				t, err := wrap(d, func() { released++ })
+				t, err := c.wrap(&released)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -75,38 +93,6 @@ func BenchmarkWrapExplicitImport(b *testing.B) {
 			}
 		})
 	}
-	b.Run("ImportExplicitWith", func(b *testing.B) {
-		released := 0
-		b.ReportAllocs()
-		for b.Loop() {
-			t, _, err := core.ImportExplicitWith(dl, 0, countRelease{n: &released})
-			if err != nil {
-				b.Fatal(err)
-			}
-			t.Release()
-		}
-		if released != b.N {
-			b.Fatalf("released %d of %d", released, b.N)
-		}
-	})
-	b.Run("WrapExplicitWith", func(b *testing.B) {
-		released := 0
-		b.ReportAllocs()
-		for b.Loop() {
-			d, err := core.DescOf(dl)
-			if err != nil {
-				b.Fatal(err)
-			}
-			t, _, err := core.WrapExplicitWith(d, countRelease{n: &released})
-			if err != nil {
-				b.Fatal(err)
-			}
-			t.Release()
-		}
-		if released != b.N {
-			b.Fatalf("released %d of %d", released, b.N)
-		}
-	})
 }
 
 // BenchmarkNew allocates a zeroed tensor: a small one (its data in the tensor's allocation: one

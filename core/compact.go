@@ -42,17 +42,11 @@ func newCompact(dtype DLDataType, shape []int64, nbytes int64) *Tensor {
 	)
 	switch {
 	case small && nbytes > 0 && nbytes <= 64:
-		c := new(compact[inline64])
-		t, s, st = c.tensor(nd)
-		data = alignUp(unsafe.Pointer(&c.data))
+		t, s, st, data = newInline[inline64](nd)
 	case small && nbytes > 0 && nbytes <= 256:
-		c := new(compact[inline256])
-		t, s, st = c.tensor(nd)
-		data = alignUp(unsafe.Pointer(&c.data))
+		t, s, st, data = newInline[inline256](nd)
 	case small && nbytes > 0 && nbytes <= 1024:
-		c := new(compact[inline1024])
-		t, s, st = c.tensor(nd)
-		data = alignUp(unsafe.Pointer(&c.data))
+		t, s, st, data = newInline[inline1024](nd)
 	default:
 		t, s, st = newMeta(nd)
 		if nbytes > 0 {
@@ -63,6 +57,15 @@ func newCompact(dtype DLDataType, shape []int64, nbytes int64) *Tensor {
 	fillCStrides(st, s)
 	t.data, t.device, t.dtype = data, CPUDevice, dtype
 	return t
+}
+
+// newInline allocates a compact tensor whose data lives in D, with room for shape and strides of
+// nd (≤ inlineNdim) dimensions, and returns its aligned data address beside what meta.tensor
+// returns.
+func newInline[D any](nd int) (t *Tensor, shape, strides []int64, data unsafe.Pointer) {
+	c := new(compact[D])
+	t, shape, strides = c.tensor(nd)
+	return t, shape, strides, alignUp(unsafe.Pointer(&c.data))
 }
 
 // tensor ties m's tensor to its hold and to shape and strides of nd (≤ inlineNdim) dimensions in

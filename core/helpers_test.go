@@ -1,9 +1,9 @@
 package core_test
 
 import (
-	"unsafe"
-
+	"runtime"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -43,3 +43,20 @@ func arange(n int) []int64 {
 // fakeAddr turns an address that is not Go memory (a device address, an opaque handle, a
 // descriptor that is never dereferenced) into an unsafe.Pointer.
 func fakeAddr(a uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&a)) }
+
+// reuseFreedMemory runs collections and, after each, allocates and overwrites small tensors and
+// byte slices, so that memory freed by a collection is handed out again and overwritten: a
+// tensor whose memory was wrongly let go then reads -1s or zeros instead of its elements.
+func reuseFreedMemory() {
+	for range 5 {
+		runtime.GC()
+		for range 1000 {
+			y := core.MustNew(core.Float32, 64)
+			e, _ := core.Elements[float32](y)
+			for i := range e {
+				e[i] = -1
+			}
+			_ = make([]byte, 200)
+		}
+	}
+}

@@ -380,17 +380,7 @@ func TestInlineDataViewsOutliveTensor(t *testing.T) {
 		}
 		return vs
 	}()
-	for range 5 {
-		runtime.GC()
-		for range 1000 {
-			y := core.MustNew(core.Float32, 64)
-			e, _ := core.Elements[float32](y)
-			for i := range e {
-				e[i] = -1
-			}
-			_ = make([]byte, 200)
-		}
-	}
+	reuseFreedMemory()
 	for k, v := range views {
 		got := elems[float32](t, v)
 		for i, x := range got {

@@ -65,26 +65,22 @@ func wrap(d Desc, release func(), cleanup bool) (*Tensor, error) {
 		return fromDesc(d)
 	}
 	var (
-		t  *Tensor
-		oh *ownedHold
+		t    *Tensor
+		oh   *ownedHold
+		room []int64 // for the copies of shape and strides
 	)
 	if cleanup {
 		// the cleanup's argument, the hold, must be an allocation of its own: one inside the
 		// tensor's would keep the tensor reachable
 		m := new(meta)
-		if err := validateDesc(&d, m.dims[:]); err != nil {
-			release()
-			return nil, err
-		}
-		t, oh = &m.th.t, &ownedHold{o: owner{release: release}}
+		t, oh, room = &m.th.t, &ownedHold{o: owner{release: release}}, m.dims[:]
 	} else {
-		r := new(explicitTensor) // one allocation
-		if err := validateDesc(&d, r.room[:]); err != nil {
-			release()
-			return nil, err
-		}
-		r.oh.o.release = release
-		t, oh = &r.t, &r.oh
+		r := &explicitTensor{oh: ownedHold{o: owner{release: release}}} // one allocation
+		t, oh, room = &r.t, &r.oh, r.room[:]
+	}
+	if err := validateDesc(&d, room); err != nil {
+		release()
+		return nil, err
 	}
 	oh.init()
 	t.set(&d, &oh.h)
