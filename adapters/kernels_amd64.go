@@ -138,6 +138,16 @@ func cvtFloat64ToFloat32(dst *float32, src *float64, n int)
 //go:noescape
 func cvtFloat32ToFloat64(dst *float64, src *float32, n int)
 
+// cvtFloat64ToFloat32NT and cvtFloat32ToFloat64NT are the same conversions written with
+// non-temporal stores, for large rows (see convertRow): n is a multiple of 16 and of 8, and dst is
+// 32-byte aligned.
+//
+//go:noescape
+func cvtFloat64ToFloat32NT(dst *float32, src *float64, n int)
+
+//go:noescape
+func cvtFloat32ToFloat64NT(dst *float64, src *float32, n int)
+
 // lastLevelCache is the size in bytes of the CPU's last-level cache as CPUID reports it (AMD:
 // leaf 0x80000006; Intel: the deterministic cache parameters of leaf 4), or 0 if unknown.
 var lastLevelCache = func() int {

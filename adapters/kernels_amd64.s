@@ -848,3 +848,54 @@ z64zntdone:
 	VZEROUPPER
 	RET
 
+
+
+// func cvtFloat64ToFloat32NT(dst *float32, src *float64, n int)
+TEXT ·cvtFloat64ToFloat32NT(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $4, CX
+	JZ   d2sntdone
+
+d2sntloop:
+	VCVTPD2PSY (SI), X0
+	VCVTPD2PSY 32(SI), X1
+	VINSERTF128 $1, X1, Y0, Y0
+	VCVTPD2PSY 64(SI), X2
+	VCVTPD2PSY 96(SI), X3
+	VINSERTF128 $1, X3, Y2, Y2
+	VMOVNTPS Y0, (DI)
+	VMOVNTPS Y2, 32(DI)
+	ADDQ $128, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  d2sntloop
+	SFENCE
+
+d2sntdone:
+	VZEROUPPER
+	RET
+
+// func cvtFloat32ToFloat64NT(dst *float64, src *float32, n int)
+TEXT ·cvtFloat32ToFloat64NT(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JZ   s2dntdone
+
+s2dntloop:
+	VCVTPS2PD (SI), Y0
+	VCVTPS2PD 16(SI), Y1
+	VMOVNTPD Y0, (DI)
+	VMOVNTPD Y1, 32(DI)
+	ADDQ $32, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ  s2dntloop
+	SFENCE
+
+s2dntdone:
+	VZEROUPPER
+	RET

@@ -93,6 +93,17 @@ func TestFloat64Float32KernelsAgree(t *testing.T) {
 	for i, f := range narrow {
 		require.Equal(t, math.Float64bits(float64(f)), math.Float64bits(back[i]), "float32 bits %#08x", math.Float32bits(f))
 	}
+	// the non-temporal twins: the same bits (large Go allocations start on a page)
+	m := len(wide) &^ 15
+	narrowNT, backNT := make([]float32, m), make([]float64, m)
+	require.Zero(t, uintptr(unsafe.Pointer(&narrowNT[0]))%32)
+	require.Zero(t, uintptr(unsafe.Pointer(&backNT[0]))%32)
+	cvtFloat64ToFloat32NT(&narrowNT[0], &wide[0], m)
+	cvtFloat32ToFloat64NT(&backNT[0], &narrow[0], m)
+	for i := range m {
+		require.Equal(t, math.Float32bits(narrow[i]), math.Float32bits(narrowNT[i]), "float64 bits %#016x", math.Float64bits(wide[i]))
+		require.Equal(t, math.Float64bits(back[i]), math.Float64bits(backNT[i]), "float32 bits %#08x", math.Float32bits(narrow[i]))
+	}
 }
 
 // TestCopyRowCached copies contiguous rows of sizes around copyCached's 128-byte unit and its
@@ -213,6 +224,34 @@ func TestShareOut(t *testing.T) {
 			shareOut(n, workers, func(i int) { ran[i].Add(1) })
 			for i := range ran {
 				require.EqualValues(t, 1, ran[i].Load(), "%d pieces, %d workers: piece %d", n, workers, i)
+			}
+		}
+	}
+}
+
+// TestConvertRowNonTemporal converts rows from ntCastBytes up, at every alignment of the
+// destination and with lengths that leave a head and a tail for Go's conversion, both ways.
+func TestConvertRowNonTemporal(t *testing.T) {
+	n := ntCastBytes/4 + 37
+	wide := make([]float64, n+8)
+	for i := range wide {
+		wide[i] = float64(i)*1.000000119 - 12345.678
+	}
+	narrowBuf := make([]float32, n+8)
+	wideBuf := make([]float64, n+8)
+	for off := range 8 {
+		narrow := narrowBuf[off : off+n]
+		require.Equal(t, n, convertRow(narrow, wide[:n]))
+		for i, f := range wide[:n] {
+			if narrow[i] != float32(f) {
+				require.Equal(t, float32(f), narrow[i], "offset %d, element %d", off, i)
+			}
+		}
+		back := wideBuf[off : off+n]
+		require.Equal(t, n, convertRow(back, narrow))
+		for i, f := range narrow {
+			if back[i] != float64(f) {
+				require.Equal(t, float64(f), back[i], "offset %d, element %d", off, i)
 			}
 		}
 	}

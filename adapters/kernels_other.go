@@ -48,6 +48,14 @@ func cvtFloat32ToFloat64(dst *float64, src *float32, n int) {
 	panic("adapters: cvtFloat32ToFloat64 without an assembly kernel")
 }
 
+func cvtFloat64ToFloat32NT(dst *float32, src *float64, n int) {
+	panic("adapters: cvtFloat64ToFloat32NT without an assembly kernel")
+}
+
+func cvtFloat32ToFloat64NT(dst *float64, src *float32, n int) {
+	panic("adapters: cvtFloat32ToFloat64NT without an assembly kernel")
+}
+
 // lastLevelCache is unknown here (it only steers the assembly kernels).
 const lastLevelCache = 0
 

@@ -93,7 +93,7 @@ func benchNumPy(b *testing.B, dt core.DLDataType, size int64) {
 	}
 	cases = append(cases, bcase{"load", func() (*core.Tensor, error) { return numpyx.ReadFile(path) }})
 
-	reps := 21
+	reps := 51
 	if size > 8<<20 {
 		reps = 5
 	}
