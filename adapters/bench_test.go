@@ -272,8 +272,21 @@ func BenchmarkCopyOverlap(b *testing.B) {
 // round (21 rounds of one each per b.N), so that both see the same load on a shared machine. It
 // reports the median time of each and the median of the per-round ratios of transpose to copy
 // speed (ratio; the goal is ≥ 0.8 with two processors, ≥ 0.6 with one). The sources and
-// destinations are the benchmarks' own (Go memory, written before timing).
+// destinations are the benchmarks' own (Go memory, written before timing). kernels=best runs the
+// kernels this CPU takes; on a CPU with AVX-512, kernels=avx2 runs the AVX ones that a CPU
+// without it takes (adapters.UseAVX512), so that one machine measures both.
 func BenchmarkTransposeAgainstCopy(b *testing.B) {
+	b.Run("kernels=best", benchTransposeAgainstCopy)
+	b.Run("kernels=avx2", func(b *testing.B) {
+		if !adapters.UseAVX512(false) {
+			b.Skip("this CPU has no AVX-512 kernels to turn off: kernels=best is the AVX path here")
+		}
+		defer adapters.UseAVX512(true)
+		benchTransposeAgainstCopy(b)
+	})
+}
+
+func benchTransposeAgainstCopy(b *testing.B) {
 	src := fillFloat32s(make([]float32, side*side))
 	dstCopy := fillFloat32s(make([]float32, side*side))
 	x := core.MustFromSlice(fillFloat32s(make([]float32, side*side)), side, side)

@@ -27,7 +27,10 @@ var haveStrip32, haveF16C = func() (avx, f16c bool) {
 // AVX): the tile transposes then move whole 64-byte lines through Z registers
 // (transposeTiles32Z, transposeTiles64Z). A variable so that tests can cover the AVX kernels on
 // CPUs that have both.
-var haveAVX512 = func() bool {
+var haveAVX512 = avx512Available
+
+// avx512Available is what the CPU and the operating system allow (haveAVX512 may be turned off).
+var avx512Available = func() bool {
 	const avx512f = 1 << 16
 	if !haveStrip32 {
 		return false

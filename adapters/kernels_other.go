@@ -8,6 +8,9 @@ import "unsafe"
 // portable paths.
 var haveStrip32, haveF16C, haveAVX512 = false, false, false
 
+// avx512Available: no AVX-512 kernels here.
+const avx512Available = false
+
 func transposeStrip32(dst, src unsafe.Pointer, blocks, dRow, sCol int) {
 	panic("adapters: transposeStrip32 without an assembly kernel")
 }
