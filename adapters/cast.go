@@ -278,12 +278,14 @@ const ntCastBytes = 1 << 20
 // element of dst, and returns its length; the caller converts the rest.
 func convertFloats[S, D float32 | float64](dst []D, src []S, plain, nt func(*D, *S, int)) int {
 	var d D
-	if len(src)*int(unsafe.Sizeof(d)) < ntCastBytes {
+	addr := uintptr(unsafe.Pointer(&dst[0]))
+	// foreign memory may hold elements off their natural alignment: never 32-byte aligned then
+	if len(src)*int(unsafe.Sizeof(d)) < ntCastBytes || addr%unsafe.Sizeof(d) != 0 {
 		n := len(src) &^ 7
 		plain(&dst[0], &src[0], n)
 		return n
 	}
-	head := int((-uintptr(unsafe.Pointer(&dst[0])) & 31) / unsafe.Sizeof(d)) // whole elements: D is aligned
+	head := int((-addr & 31) / unsafe.Sizeof(d))
 	for i := range head {
 		dst[i] = D(src[i])
 	}

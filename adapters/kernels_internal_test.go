@@ -239,6 +239,15 @@ func TestConvertRowNonTemporal(t *testing.T) {
 	}
 	narrowBuf := make([]float32, n+8)
 	wideBuf := make([]float64, n+8)
+	// a destination off its elements' alignment (foreign memory may be) takes the plain kernel
+	raw := make([]byte, 4*n+8)
+	odd := unsafe.Slice((*float32)(unsafe.Pointer(&raw[1])), n)
+	require.Equal(t, n, convertRow(odd, wide[:n]))
+	for i, f := range wide[:n] {
+		if odd[i] != float32(f) {
+			require.Equal(t, float32(f), odd[i], "misaligned, element %d", i)
+		}
+	}
 	for off := range 8 {
 		narrow := narrowBuf[off : off+n]
 		require.Equal(t, n, convertRow(narrow, wide[:n]))
