@@ -268,10 +268,13 @@ func convertRow[S, D number](dst []D, src []S) int {
 }
 
 // ntCastBytes is the size of a converted row from which the float kernels write with
-// non-temporal stores: a result larger than the L2 cache goes to memory without first reading
-// its lines into the cache (on the Zen 4 VM of BENCHMARKS.md, float64 → float32 of 8 MiB: 136 µs
-// against 158 with the cache warm, 350 against 420 with it cold).
-const ntCastBytes = 1 << 20
+// non-temporal stores: a result that large goes to memory without its lines first being read
+// into the cache. On the Zen 4 VM of BENCHMARKS.md (1 MiB of L2 per core), float64 → float32 with
+// a 4 MiB result took 136 µs against 158 with ordinary stores, the caches warm (350 against 420
+// cold), and a cast followed by a read of its result 372–376 µs against 551–560 for an 8 MiB
+// result, 186 against 191 for 4 MiB; for 1 and 2 MiB results ordinary stores won the cast and
+// read (40 and 81 µs against 46 and 92): the reader finds them in the cache.
+const ntCastBytes = 4 << 20
 
 // convertFloats converts the longest prefix of src that the kernels take (a multiple of 8
 // elements) with plain, or, for large rows, a non-temporal run from the first 32-byte aligned
