@@ -116,13 +116,12 @@ func castFloat32ToFloat16(p plan) {
 // float32sToFloat16s converts a contiguous row: with F16C, where the CPU has it, 8 at a time
 // (kernels_amd64.s), and the rest with toFloat16 inlined in a tight loop.
 func float32sToFloat16s(dst []uint16, src []float32) {
-	k := 0
-	if n := len(src) &^ 7; haveF16C && n > 0 {
-		_ = dst[n-1]
-		cvtFloat32ToFloat16(&dst[0], &src[0], n)
-		k = n
-	}
 	dst = dst[:len(src)]
+	k := 0
+	if haveF16C && len(src) >= 8 {
+		k = rowKernel(dst, src, cvtFloat32ToFloat16, cvtFloat32ToFloat16NT, 16,
+			func(f float32) uint16 { return toFloat16(f).Bits() })
+	}
 	for i := k; i < len(src); i++ {
 		dst[i] = toFloat16(src[i]).Bits()
 	}
@@ -133,12 +132,13 @@ func float32sToFloat16s(dst []uint16, src []float32) {
 // compiler can inline into. The bits are those of float16.Float32, NaNs included (both make
 // them quiet and keep the payload).
 func float16sToFloat32s(dst []float32, src []float16.Float16) int {
-	if n := len(src) &^ 7; haveF16C && n > 0 {
-		_ = dst[n-1]
-		cvtFloat16ToFloat32(&dst[0], (*uint16)(unsafe.Pointer(&src[0])), n)
-		return n
-	}
 	dst = dst[:len(src)]
+	if haveF16C && len(src) >= 8 {
+		return rowKernel(dst, src,
+			func(d *float32, s *float16.Float16, n int) { cvtFloat16ToFloat32(d, (*uint16)(unsafe.Pointer(s)), n) },
+			func(d *float32, s *float16.Float16, n int) { cvtFloat16ToFloat32NT(d, (*uint16)(unsafe.Pointer(s)), n) },
+			8, float16.Float16.Float32)
+	}
 	for i, h := range src {
 		dst[i] = h.Float32()
 	}
@@ -253,11 +253,11 @@ func convertRow[S, D number](dst []D, src []S) int {
 		switch s := any(src).(type) {
 		case []float64:
 			if d, ok := any(dst).([]float32); ok {
-				k = convertFloats(d, s, cvtFloat64ToFloat32, cvtFloat64ToFloat32NT)
+				k = rowKernel(d, s, cvtFloat64ToFloat32, cvtFloat64ToFloat32NT, 16, func(f float64) float32 { return float32(f) })
 			}
 		case []float32:
 			if d, ok := any(dst).([]float64); ok {
-				k = convertFloats(d, s, cvtFloat32ToFloat64, cvtFloat32ToFloat64NT)
+				k = rowKernel(d, s, cvtFloat32ToFloat64, cvtFloat32ToFloat64NT, 8, func(f float32) float64 { return float64(f) })
 			}
 		}
 	}
@@ -267,33 +267,42 @@ func convertRow[S, D number](dst []D, src []S) int {
 	return len(src)
 }
 
-// ntCastBytes is the size of a converted row from which the float kernels write with
-// non-temporal stores: a result that large goes to memory without its lines first being read
-// into the cache. On the Zen 4 VM of BENCHMARKS.md (1 MiB of L2 per core), float64 → float32 with
-// a 4 MiB result took 136 µs against 158 with ordinary stores, the caches warm (350 against 420
-// cold), and a cast followed by a read of its result 372–376 µs against 551–560 for an 8 MiB
-// result, 186 against 191 for 4 MiB; for 1 and 2 MiB results ordinary stores won the cast and
-// read (40 and 81 µs against 46 and 92): the reader finds them in the cache.
-const ntCastBytes = 4 << 20
+// ntCastBytes is how many bytes a converted row's source and result take together from which
+// the float kernels write with non-temporal stores (rowKernel): the result then goes to memory
+// without its lines first being read into the cache, and a smaller cast leaves its result in the
+// cache for the next reader. Measured on the Zen 4 VM of BENCHMARKS.md (1 MiB of L2 per core,
+// 32 MiB of L3; CPUID there reports 320 MiB, so this is a constant, not a share of
+// lastLevelCache): float64 → float32 of 8 MiB (12 MiB in all) took 136 µs against 158 with
+// ordinary stores, the caches warm, 350 against 420 cold, and with a read of its result after it
+// 186 against 191 µs; of 16 MiB, 372 against 551. Smaller casts did better with ordinary stores:
+// with a read after, 1 and 2 MiB results (3 and 6 MiB in all) 40 and 81 µs against 46 and 92;
+// float16 → float32 of 2 MiB (6 MiB in all), repeated, 63 GB/s against 27.
+const ntCastBytes = 12 << 20
 
-// convertFloats converts the longest prefix of src that the kernels take (a multiple of 8
-// elements) with plain, or, for large rows, a non-temporal run from the first 32-byte aligned
-// element of dst, and returns its length; the caller converts the rest.
-func convertFloats[S, D float32 | float64](dst []D, src []S, plain, nt func(*D, *S, int)) int {
+// rowKernel runs a conversion kernel over the longest prefix of src that it takes and returns
+// the prefix's length; the caller converts the rest. A row whose source and result take
+// ntCastBytes or more goes to nt (non-temporal stores, multiples of ntUnit elements) from the
+// first 32-byte aligned element of dst, one converting the elements before it; other rows go to
+// plain, 8 elements at a time.
+func rowKernel[S, D any](dst []D, src []S, plain, nt func(*D, *S, int), ntUnit int, one func(S) D) int {
 	var d D
+	var s S
+	size := unsafe.Sizeof(d)
 	addr := uintptr(unsafe.Pointer(&dst[0]))
 	// foreign memory may hold elements off their natural alignment: never 32-byte aligned then
-	if len(src)*int(unsafe.Sizeof(d)) < ntCastBytes || addr%unsafe.Sizeof(d) != 0 {
+	if len(src)*int(size+unsafe.Sizeof(s)) < ntCastBytes || addr%size != 0 {
 		n := len(src) &^ 7
 		plain(&dst[0], &src[0], n)
 		return n
 	}
-	head := int((-addr & 31) / unsafe.Sizeof(d))
+	head := min(int((-addr&31)/size), len(src))
 	for i := range head {
-		dst[i] = D(src[i])
+		dst[i] = one(src[i])
 	}
-	n := (len(src) - head) &^ 15
-	nt(&dst[head], &src[head], n)
+	n := (len(src) - head) / ntUnit * ntUnit
+	if n > 0 {
+		nt(&dst[head], &src[head], n)
+	}
 	return head + n
 }
 

@@ -182,6 +182,43 @@ func TestFloat16KernelsAgree(t *testing.T) {
 			t.Errorf("float32 bits %#08x: F16C %#04x, toFloat16 %#04x", math.Float32bits(f), got[i], want)
 		}
 	}
+	// the non-temporal twin writes the same bits (a large Go allocation starts on a page)
+	m := len(src) &^ 15
+	nt := make([]uint16, m)
+	require.Zero(t, uintptr(unsafe.Pointer(&nt[0]))%32)
+	cvtFloat32ToFloat16NT(&nt[0], &src[0], m)
+	require.Equal(t, got[:m], nt)
+}
+
+// TestFloat16RowsNonTemporal converts rows that reach ntCastBytes, both ways, at every
+// alignment of the destination, and compares them with the element conversions.
+func TestFloat16RowsNonTemporal(t *testing.T) {
+	n := ntCastBytes/6 + 37 // source and result: 6 bytes an element both ways
+	src := make([]float16.Float16, n)
+	for i := range src {
+		src[i] = float16.Frombits(uint16(i * 40503))
+	}
+	wideBuf := make([]float32, n+16)
+	narrowBuf := make([]uint16, n+16)
+	for off := range 16 {
+		wide := wideBuf[off : off+n]
+		k := float16sToFloat32s(wide, src)
+		for i := k; i < n; i++ {
+			wide[i] = src[i].Float32()
+		}
+		for i, h := range src {
+			if math.Float32bits(wide[i]) != math.Float32bits(h.Float32()) {
+				require.Equal(t, math.Float32bits(h.Float32()), math.Float32bits(wide[i]), "offset %d, element %d", off, i)
+			}
+		}
+		narrow := narrowBuf[off : off+n]
+		float32sToFloat16s(narrow, wide)
+		for i, f := range wide {
+			if want := toFloat16(f).Bits(); narrow[i] != want {
+				require.Equal(t, want, narrow[i], "offset %d, element %d", off, i)
+			}
+		}
+	}
 }
 
 // TestFloat16ToFloat32Exhaustive converts every float16 bit pattern, in order and shuffled, and

@@ -151,6 +151,16 @@ func cvtFloat64ToFloat32NT(dst *float32, src *float64, n int)
 //go:noescape
 func cvtFloat32ToFloat64NT(dst *float64, src *float32, n int)
 
+// cvtFloat32ToFloat16NT and cvtFloat16ToFloat32NT are cvtFloat32ToFloat16 and
+// cvtFloat16ToFloat32 with non-temporal stores and a store fence: dst is 32-byte aligned, and n
+// a multiple of 16 (narrowing) or of 8 (widening).
+//
+//go:noescape
+func cvtFloat32ToFloat16NT(dst *uint16, src *float32, n int)
+
+//go:noescape
+func cvtFloat16ToFloat32NT(dst *float32, src *uint16, n int)
+
 // lastLevelCache is the size in bytes of the CPU's last-level cache as CPUID reports it (AMD:
 // leaf 0x80000006; Intel: the deterministic cache parameters of leaf 4), or 0 if unknown.
 var lastLevelCache = func() int {

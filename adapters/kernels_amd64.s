@@ -225,6 +225,8 @@ TEXT ·cvtFloat32ToFloat16(SB), NOSPLIT, $0-24
 	SHRQ $3, CX
 	JZ   cvtdone
 
+	PCALIGN $32
+
 cvtloop:
 	VMOVUPS (SI), Y0
 	VCVTPS2PH $0, Y0, X1 // imm 0: round to nearest even
@@ -245,6 +247,8 @@ TEXT ·cvtFloat16ToFloat32(SB), NOSPLIT, $0-24
 	MOVQ n+16(FP), CX
 	SHRQ $3, CX
 	JZ   h2fdone
+
+	PCALIGN $32
 
 h2floop:
 	VCVTPH2PS (SI), Y0
@@ -450,6 +454,8 @@ TEXT ·copyCached(SB), NOSPLIT, $0-24
 	SHRQ $7, CX
 	JZ   ccdone
 
+	PCALIGN $32
+
 ccloop:
 	VMOVDQU (SI), Y0
 	VMOVDQU 32(SI), Y1
@@ -476,6 +482,8 @@ TEXT ·cvtFloat64ToFloat32(SB), NOSPLIT, $0-24
 	SHRQ $3, CX
 	JZ   d2sdone
 
+	PCALIGN $32
+
 d2sloop:
 	VCVTPD2PSY (SI), X0
 	VCVTPD2PSY 32(SI), X1
@@ -497,6 +505,8 @@ TEXT ·cvtFloat32ToFloat64(SB), NOSPLIT, $0-24
 	MOVQ n+16(FP), CX
 	SHRQ $3, CX
 	JZ   s2ddone
+
+	PCALIGN $32
 
 s2dloop:
 	VCVTPS2PD (SI), Y0
@@ -858,6 +868,8 @@ TEXT ·cvtFloat64ToFloat32NT(SB), NOSPLIT, $0-24
 	SHRQ $4, CX
 	JZ   d2sntdone
 
+	PCALIGN $32
+
 d2sntloop:
 	VCVTPD2PSY (SI), X0
 	VCVTPD2PSY 32(SI), X1
@@ -885,6 +897,8 @@ TEXT ·cvtFloat32ToFloat64NT(SB), NOSPLIT, $0-24
 	SHRQ $3, CX
 	JZ   s2dntdone
 
+	PCALIGN $32
+
 s2dntloop:
 	VCVTPS2PD (SI), Y0
 	VCVTPS2PD 16(SI), Y1
@@ -897,5 +911,55 @@ s2dntloop:
 	SFENCE
 
 s2dntdone:
+	VZEROUPPER
+	RET
+
+// func cvtFloat32ToFloat16NT(dst *uint16, src *float32, n int)
+TEXT ·cvtFloat32ToFloat16NT(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $4, CX
+	JZ   f2hntdone
+
+	PCALIGN $32
+
+f2hntloop:
+	VMOVUPS (SI), Y0
+	VCVTPS2PH $0, Y0, X1 // imm 0: round to nearest even
+	VMOVUPS 32(SI), Y2
+	VCVTPS2PH $0, Y2, X3
+	VINSERTI128 $1, X3, Y1, Y1
+	VMOVNTDQ Y1, (DI)
+	ADDQ $64, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  f2hntloop
+	SFENCE
+
+f2hntdone:
+	VZEROUPPER
+	RET
+
+// func cvtFloat16ToFloat32NT(dst *float32, src *uint16, n int)
+TEXT ·cvtFloat16ToFloat32NT(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $3, CX
+	JZ   h2fntdone
+
+	PCALIGN $32
+
+h2fntloop:
+	VCVTPH2PS (SI), Y0
+	VMOVNTPS Y0, (DI)
+	ADDQ $16, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  h2fntloop
+	SFENCE
+
+h2fntdone:
 	VZEROUPPER
 	RET

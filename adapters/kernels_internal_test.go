@@ -232,7 +232,7 @@ func TestShareOut(t *testing.T) {
 // TestConvertRowNonTemporal converts rows from ntCastBytes up, at every alignment of the
 // destination and with lengths that leave a head and a tail for Go's conversion, both ways.
 func TestConvertRowNonTemporal(t *testing.T) {
-	n := ntCastBytes/4 + 37 // float32 elements: the narrow results reach the threshold too
+	n := ntCastBytes/12 + 37 // source and result: 12 bytes an element both ways
 	wide := make([]float64, n+8)
 	for i := range wide {
 		wide[i] = float64(i)*1.000000119 - 12345.678

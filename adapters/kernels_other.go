@@ -59,6 +59,14 @@ func cvtFloat32ToFloat64NT(dst *float64, src *float32, n int) {
 	panic("adapters: cvtFloat32ToFloat64NT without an assembly kernel")
 }
 
+func cvtFloat32ToFloat16NT(dst *uint16, src *float32, n int) {
+	panic("adapters: cvtFloat32ToFloat16NT without an assembly kernel")
+}
+
+func cvtFloat16ToFloat32NT(dst *float32, src *uint16, n int) {
+	panic("adapters: cvtFloat16ToFloat32NT without an assembly kernel")
+}
+
 // lastLevelCache is unknown here (it only steers the assembly kernels).
 const lastLevelCache = 0
 
