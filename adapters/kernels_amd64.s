@@ -156,6 +156,8 @@ TEXT ·transposeStrip32(SB), NOSPLIT, $0-40
 	TESTQ CX, CX
 	JLE done
 
+	PCALIGN $32
+
 loop:
 	LEAQ (SI)(R9*4), R12 // column 4
 	VMOVUPS (SI), Y0
@@ -300,6 +302,8 @@ TEXT ·transposeTiles32(SB), NOSPLIT, $512-48
 	TESTQ CX, CX
 	JLE t32done
 
+	PCALIGN $32
+
 t32loop:
 	// the two halves of source columns 0..7 (destination rows 0..7 and 8..15), parked; then
 	// those of columns 8..15, each completing the 64-byte lines of 8 destination rows
@@ -340,6 +344,8 @@ TEXT ·transposeTiles32NT(SB), NOSPLIT, $512-48
 	LEAQ (R9)(R9*2), R11
 	TESTQ CX, CX
 	JLE t32ntdone
+
+	PCALIGN $32
 
 t32ntloop:
 	// the two halves of source columns 0..7 (destination rows 0..7 and 8..15), parked; then
@@ -385,6 +391,8 @@ TEXT ·transposeTiles64(SB), NOSPLIT, $0-48
 	TESTQ CX, CX
 	JLE t64done
 
+	PCALIGN $32
+
 t64loop:
 	PREFETCH8(SI)
 	BLOCK64(SI, DI, VMOVUPD)
@@ -420,6 +428,8 @@ TEXT ·transposeTiles64NT(SB), NOSPLIT, $0-48
 	LEAQ (R9)(R9*2), R11
 	TESTQ CX, CX
 	JLE t64ntdone
+
+	PCALIGN $32
 
 t64ntloop:
 	PREFETCH8(SI)
@@ -538,6 +548,8 @@ TEXT ·gather2x64(SB), NOSPLIT, $0-24
 	SHRQ $2, CX
 	JZ   g64done
 
+	PCALIGN $32
+
 g64loop:
 	VMOVUPD (SI), Y0
 	VMOVUPD 32(SI), Y1
@@ -562,6 +574,8 @@ TEXT ·gather2x32(SB), NOSPLIT, $0-24
 	MOVQ n+16(FP), CX
 	SHRQ $3, CX
 	JZ   g32done
+
+	PCALIGN $32
 
 g32loop:
 	VMOVUPS (SI), Y0
@@ -761,6 +775,8 @@ TEXT ·transposeTiles32Z(SB), NOSPLIT, $0-48
 	TESTQ CX, CX
 	JLE z32zdone
 
+	PCALIGN $32
+
 z32zloop:
 	PREFETCH16(SI)
 	ZTRANS32(SI)
@@ -790,6 +806,8 @@ TEXT ·transposeTiles32ZNT(SB), NOSPLIT, $0-48
 	TESTQ CX, CX
 	JLE z32zntdone
 
+	PCALIGN $32
+
 z32zntloop:
 	PREFETCH16(SI)
 	ZTRANS32(SI)
@@ -816,6 +834,8 @@ TEXT ·transposeTiles64Z(SB), NOSPLIT, $0-48
 	LEAQ (R9)(R9*2), R11
 	TESTQ CX, CX
 	JLE z64zdone
+
+	PCALIGN $32
 
 z64zloop:
 	PREFETCH8(SI)
@@ -844,6 +864,8 @@ TEXT ·transposeTiles64ZNT(SB), NOSPLIT, $0-48
 	LEAQ (R9)(R9*2), R11
 	TESTQ CX, CX
 	JLE z64zntdone
+
+	PCALIGN $32
 
 z64zntloop:
 	PREFETCH8(SI)
