@@ -540,10 +540,11 @@ func transpose[W word](dst, src []W, d, s, rows, cols, dr, dc, sr, sc int64) {
 // read first (useNT). Where it also has AVX-512, each line is one load or one store of a Z
 // register (haveAVX512): the AVX kernels' halves of a line must both find it in the L1 cache,
 // where the 16 lines of a tile, rows a multiple of 4 KiB apart, share one set. On a 2-core AMD
-// EPYC VM (Zen 4) the AVX kernels took the transpose of 4096×4096 float32 from 0.44-0.49× of
-// copy() to 0.6× on one processor and 0.8-0.9× on two (on a quiet machine), the AVX-512 ones a
-// few percent further; the permutation of BenchmarkNumPyCopies (columns of 256 bytes) went from
-// 0.47-0.67× of NumPy's time to 0.31-0.47× (BENCHMARKS.md).
+// EPYC VM (Zen 4), quiet, the transpose of 4096×4096 float32 runs at 9-10 GB/s on one processor
+// with the AVX kernels and 10-12 GB/s with the AVX-512 ones (0.45-0.53× and 0.54-0.65× of
+// copy(), which itself runs at 15-20 GB/s from one process to the next; 0.44-0.49× before the
+// tiles), and at 0.56-1.0× of copy() on two; the permutation of BenchmarkNumPyCopies (columns of
+// 256 bytes) went from 0.47-0.67× of NumPy's time to 0.21-0.34× (BENCHMARKS.md).
 //
 // The pointer arithmetic has no bounds checks (the caller checks the block's corners), and no
 // pointer is ever formed outside the block: offsets advance as integers.
