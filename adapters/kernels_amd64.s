@@ -330,49 +330,6 @@ t32done:
 	VZEROUPPER
 	RET
 
-// func transposeTiles32NT(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
-//
-// transposeTiles32 with non-temporal stores: dst and dRow must be multiples of 32.
-TEXT ·transposeTiles32NT(SB), NOSPLIT, $512-48
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ tiles+16(FP), CX
-	MOVQ dRow+24(FP), R8
-	MOVQ sCol+32(FP), R9
-	MOVQ pf+40(FP), DX
-	LEAQ (R8)(R8*2), R10
-	LEAQ (R9)(R9*2), R11
-	TESTQ CX, CX
-	JLE t32ntdone
-
-	PCALIGN $32
-
-t32ntloop:
-	// the two halves of source columns 0..7 (destination rows 0..7 and 8..15), parked; then
-	// those of columns 8..15, each completing the 64-byte lines of 8 destination rows
-	PREFETCH16(SI)
-	TRANS32(SI)
-	PARK32(0)
-	LEAQ 32(SI), R12
-	TRANS32(R12)
-	PARK32(256)
-	LEAQ (SI)(R9*8), R12
-	TRANS32(R12)
-	LINES32(DI, 0, VMOVNTPS)
-	LEAQ 32(SI)(R9*8), R12
-	TRANS32(R12)
-	LEAQ (DI)(R8*8), R13
-	LINES32(R13, 256, VMOVNTPS)
-	ADDQ $64, DI
-	LEAQ (SI)(R9*8), SI
-	LEAQ (SI)(R9*8), SI
-	DECQ CX
-	JNZ t32ntloop
-
-t32ntdone:
-	VZEROUPPER
-	RET
-
 // func transposeTiles64(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
 //
 // Transposes tiles 8×8 tiles of 8-byte words side by side: for tile b, column k (0..7) is the 8

@@ -27,10 +27,6 @@ func transposeTiles32(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int) {
 	panic("adapters: transposeTiles32 without an assembly kernel")
 }
 
-func transposeTiles32NT(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int) {
-	panic("adapters: transposeTiles32NT without an assembly kernel")
-}
-
 func transposeTiles64(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int) {
 	panic("adapters: transposeTiles64 without an assembly kernel")
 }
