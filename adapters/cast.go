@@ -267,30 +267,25 @@ func convertRow[S, D number](dst []D, src []S) int {
 	return len(src)
 }
 
-// ntCastBytes is how many bytes a converted row's source and result take together from which
-// the float kernels write with non-temporal stores (rowKernel): the result then goes to memory
-// without its lines first being read into the cache, and a smaller cast leaves its result in the
-// cache for the next reader. Measured on the Zen 4 VM of BENCHMARKS.md (1 MiB of L2 per core,
-// 32 MiB of L3; CPUID there reports 320 MiB, so this is a constant, not a share of
-// lastLevelCache): float64 → float32 of 8 MiB (12 MiB in all) took 136 µs against 158 with
-// ordinary stores, the caches warm, 350 against 420 cold, and with a read of its result after it
-// 186 against 191 µs; of 16 MiB, 372 against 551. Smaller casts did better with ordinary stores:
-// with a read after, 1 and 2 MiB results (3 and 6 MiB in all) 40 and 81 µs against 46 and 92;
-// float16 → float32 of 2 MiB (6 MiB in all), repeated, 63 GB/s against 27.
-const ntCastBytes = 12 << 20
-
 // rowKernel runs a conversion kernel over the longest prefix of src that it takes and returns
-// the prefix's length; the caller converts the rest. A row whose source and result take
-// ntCastBytes or more goes to nt (non-temporal stores, multiples of ntUnit elements) from the
-// first 32-byte aligned element of dst, one converting the elements before it; other rows go to
-// plain, 8 elements at a time.
+// the prefix's length; the caller converts the rest. A row whose source and result take cachedMax
+// or more together goes to nt (non-temporal stores, multiples of ntUnit elements) from the first
+// 32-byte aligned element of dst, one converting the elements before it: its result goes to
+// memory without its lines first being read into the cache. Other rows go to plain, 8 elements at
+// a time, and leave their result in the cache for the next reader. Measured on the Zen 4 VM of
+// BENCHMARKS.md (1 MiB of L2 per core, 32 MiB of L3: cachedMax 12 MiB): float64 → float32 of 8
+// MiB (12 MiB in all) took 136 µs against 158 with ordinary stores, the caches warm, 350 against
+// 420 cold, and with a read of its result after it 186 against 191 µs; of 16 MiB, 372 against
+// 551. Smaller casts did better with ordinary stores: with a read after, 1 and 2 MiB results (3
+// and 6 MiB in all) 40 and 81 µs against 46 and 92; float16 → float32 of 2 MiB (6 MiB in all),
+// repeated, 63 GB/s against 27.
 func rowKernel[S, D any](dst []D, src []S, plain, nt func(*D, *S, int), ntUnit int, one func(S) D) int {
 	var d D
 	var s S
 	size := unsafe.Sizeof(d)
 	addr := uintptr(unsafe.Pointer(&dst[0]))
 	// foreign memory may hold elements off their natural alignment: never 32-byte aligned then
-	if len(src)*int(size+unsafe.Sizeof(s)) < ntCastBytes || addr%size != 0 {
+	if len(src)*int(size+unsafe.Sizeof(s)) < cachedMax || addr%size != 0 {
 		n := len(src) &^ 7
 		plain(&dst[0], &src[0], n)
 		return n

@@ -190,10 +190,12 @@ func TestFloat16KernelsAgree(t *testing.T) {
 	require.Equal(t, got[:m], nt)
 }
 
-// TestFloat16RowsNonTemporal converts rows that reach ntCastBytes, both ways, at every
+// TestFloat16RowsNonTemporal converts rows that reach cachedMax, both ways, at every
 // alignment of the destination, and compares them with the element conversions.
 func TestFloat16RowsNonTemporal(t *testing.T) {
-	n := ntCastBytes/6 + 37 // source and result: 6 bytes an element both ways
+	defer func(saved int) { cachedMax = saved }(cachedMax)
+	cachedMax = 12 << 20  // as on the machine of BENCHMARKS.md, whatever this one's cache
+	n := cachedMax/6 + 37 // source and result: 6 bytes an element both ways
 	src := make([]float16.Float16, n)
 	for i := range src {
 		src[i] = float16.Frombits(uint16(i * 40503))
