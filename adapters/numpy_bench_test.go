@@ -22,7 +22,7 @@ import (
 // BenchmarkNumPyCopies times the copies a user would otherwise make in NumPy, side by side with
 // NumPy's, in one run: Clone of contiguous, reversed, stepped, transposed and permuted views
 // against copy() of the same views, Cast against astype, numpyx.ReadFile against np.load, at
-// 8 MiB and 256 MiB of float64 and float32 (the size of the result; the stepped view takes every
+// 8, 64 and 256 MiB of float64 and float32 (the size of the result; the stepped view takes every
 // other column of an array twice as wide). NumPy runs in one Debian /usr/bin/python3 process per
 // dtype and size (testdata/numpy_bench.py), which builds the same arrays; each repetition runs
 // the Go operation and then NumPy's, so that both see the same load. Every result is released
@@ -35,7 +35,7 @@ import (
 // are the benchmark's own.
 func BenchmarkNumPyCopies(b *testing.B) {
 	for _, dt := range []core.DLDataType{core.Float64, core.Float32} {
-		for _, size := range []int64{8 << 20, 256 << 20} {
+		for _, size := range []int64{8 << 20, 64 << 20, 256 << 20} {
 			b.Run(fmt.Sprintf("%s/%dMiB", dt, size>>20), func(b *testing.B) {
 				benchNumPy(b, dt, size)
 			})
