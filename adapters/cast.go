@@ -113,8 +113,8 @@ func castFloat32ToFloat16(p plan) {
 	})
 }
 
-// float32sToFloat16s converts a contiguous row: with F16C, where the CPU has it, 8 at a time
-// (kernels_amd64.s), and the rest with toFloat16 inlined in a tight loop.
+// float32sToFloat16s converts a contiguous row: with F16C, where the CPU has it, 8 or 16 at a
+// time (rowKernel, kernels_amd64.s), and the rest with toFloat16 inlined in a tight loop.
 func float32sToFloat16s(dst []uint16, src []float32) {
 	dst = dst[:len(src)]
 	k := 0
@@ -127,8 +127,8 @@ func float32sToFloat16s(dst []uint16, src []float32) {
 	}
 }
 
-// float16sToFloat32s converts a contiguous row: with F16C, where the CPU has it, all but the
-// last len(src)%8 elements (and returns how many it did), else all of them in a loop the
+// float16sToFloat32s converts a contiguous row: with F16C, where the CPU has it, all but at most
+// the last 7 elements (rowKernel; it returns how many it did), else all of them in a loop the
 // compiler can inline into. The bits are those of float16.Float32, NaNs included (both make
 // them quiet and keep the payload).
 func float16sToFloat32s(dst []float32, src []float16.Float16) int {
