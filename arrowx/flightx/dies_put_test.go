@@ -1,13 +1,10 @@
 package flightx_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -226,15 +223,7 @@ func helperPutServer() {
 	}
 	lis := &watchedListener{Listener: inner, after: after, fire: func(net.Conn) { fmt.Println("received") }}
 	srv := flightx.NewServer()
-	go srv.Serve(lis)
-	fmt.Println(inner.Addr())
-	done := make(chan struct{})
-	go func() { io.Copy(io.Discard, os.Stdin); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-	}
-	srv.Stop()
+	serveUntilStdinCloses(srv, lis)
 }
 
 // startPutHelper runs helperPutServer in a child process and returns its address, a channel
@@ -242,39 +231,12 @@ func helperPutServer() {
 // closes its sockets, nothing of it says goodbye).
 func startPutHelper(t *testing.T, after int64) (string, <-chan struct{}, func()) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"=put", fmt.Sprintf("%s=%d", helperPutEnv, after))
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		stdin.Close()
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-			t.Error("the helper server did not stop")
-		}
-	})
-	out := bufio.NewReader(stdout)
-	line, err := out.ReadString('\n')
-	require.NoError(t, err)
-	addr := strings.TrimSpace(line)
-	require.False(t, strings.HasPrefix(addr, "error"), addr)
+	addr, out, kill := startChild(t, helperEnv+"=put", fmt.Sprintf("%s=%d", helperPutEnv, after))
 	received := make(chan struct{})
 	go func() {
 		if line, _ := out.ReadString('\n'); strings.TrimSpace(line) == "received" {
 			close(received)
 		}
 	}()
-	kill := func() {
-		cmd.Process.Kill()
-		<-exited
-	}
 	return addr, received, kill
 }

@@ -147,6 +147,20 @@ func helperServer() {
 		fmt.Println("error", err)
 		return
 	}
+	serveUntilStdinCloses(srv, lis)
+}
+
+// startHelper runs helperServer in a child process and returns its address; the test's end
+// stops it.
+func startHelper(t *testing.T) string {
+	t.Helper()
+	addr, _, _ := startChild(t, helperEnv+"=1")
+	return addr
+}
+
+// serveUntilStdinCloses serves srv on lis, prints lis's address for the parent test, and stops
+// srv when stdin closes (the parent's cleanup) or after a minute, whichever comes first.
+func serveUntilStdinCloses(srv *flightx.Server, lis net.Listener) {
 	go srv.Serve(lis)
 	fmt.Println(lis.Addr())
 	done := make(chan struct{})
@@ -158,32 +172,39 @@ func helperServer() {
 	srv.Stop()
 }
 
-// startHelper runs helperServer in a child process and returns its address; the test's end
-// stops it.
-func startHelper(t *testing.T) string {
+// startChild runs this test binary as a helper server with env added to its environment, reads
+// the address it prints first, and returns it with the rest of its output and a function that
+// kills it (SIGKILL: its kernel closes its sockets, nothing of it says goodbye). The test's end
+// closes its stdin and waits for it to stop.
+func startChild(t *testing.T, env ...string) (string, *bufio.Reader, func()) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	cmd.Env = append(os.Environ(), env...)
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
 		stdin.Close()
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
 		select {
-		case <-done:
+		case <-exited:
 		case <-time.After(10 * time.Second):
 			cmd.Process.Kill()
-			<-done
+			<-exited
 			t.Error("the helper server did not stop")
 		}
 	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
+	out := bufio.NewReader(stdout)
+	line, err := out.ReadString('\n')
 	require.NoError(t, err)
-	line = strings.TrimSpace(line)
-	require.False(t, strings.HasPrefix(line, "error"), line)
-	return line
+	addr := strings.TrimSpace(line)
+	require.False(t, strings.HasPrefix(addr, "error"), addr)
+	kill := func() {
+		cmd.Process.Kill()
+		<-exited
+	}
+	return addr, out, kill
 }
