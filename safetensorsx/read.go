@@ -219,15 +219,11 @@ func readSlab(r io.Reader, run []TensorInfo, size int64, parts []core.Part) ([]*
 
 // fillSlab reads the data of run into block at the offsets of parts (see readSlab).
 func fillSlab(r io.Reader, block *core.Tensor, run []TensorInfo, parts []core.Part) error {
-	h, err := core.Hold(block)
+	h, b, err := holdBytes(block)
 	if err != nil {
-		return fmt.Errorf("safetensorsx: %w", err)
+		return err
 	}
 	defer h.Release()
-	b, err := block.Bytes()
-	if err != nil {
-		return fmt.Errorf("safetensorsx: %w", err)
-	}
 	first := run[0].Begin
 	n := run[len(run)-1].End - first
 	if k, err := io.ReadFull(r, b[:n]); err != nil {
@@ -271,9 +267,7 @@ func readStream(r io.Reader, ti TensorInfo) (*core.Tensor, error) {
 		if block, t, allocErr = alloc(ti); allocErr != nil {
 			return nil, allocErr
 		}
-		if h, allocErr = core.Hold(block); allocErr == nil {
-			b, allocErr = block.Bytes()
-		}
+		h, b, allocErr = holdBytes(block)
 		return b, allocErr
 	})
 	if err == nil {
@@ -319,20 +313,30 @@ func copyTensor(ti TensorInfo, src []byte) (*core.Tensor, error) {
 		return nil, err
 	}
 	defer block.Release()
-	h, err := core.Hold(block)
+	h, b, err := holdBytes(block)
 	if err != nil {
 		t.Release()
-		return nil, fmt.Errorf("safetensorsx: %w", err)
+		return nil, err
 	}
 	defer h.Release()
-	b, err := block.Bytes()
-	if err != nil {
-		t.Release()
-		return nil, fmt.Errorf("safetensorsx: %w", err)
-	}
 	copy(b, src)
 	fixup(b, ti.DType)
 	return t, nil
+}
+
+// holdBytes holds block and returns its bytes; the caller releases the hold when it has done
+// with them (on an error there is nothing to release).
+func holdBytes(block *core.Tensor) (core.Held, []byte, error) {
+	h, err := core.Hold(block)
+	if err != nil {
+		return core.Held{}, nil, fmt.Errorf("safetensorsx: %w", err)
+	}
+	b, err := block.Bytes()
+	if err != nil {
+		h.Release()
+		return core.Held{}, nil, fmt.Errorf("safetensorsx: %w", err)
+	}
+	return h, b, nil
 }
 
 // maxAlloc bounds one tensor's allocation (Go's own limit on 64-bit platforms is 2^48 bytes;
@@ -420,15 +424,11 @@ func (r *Reader) read(ti TensorInfo) (*core.Tensor, error) {
 
 // fill reads the data of ti into block.
 func (r *Reader) fill(block *core.Tensor, ti TensorInfo) error {
-	h, err := core.Hold(block)
+	h, b, err := holdBytes(block)
 	if err != nil {
-		return fmt.Errorf("safetensorsx: %w", err)
+		return err
 	}
 	defer h.Release()
-	b, err := block.Bytes()
-	if err != nil {
-		return fmt.Errorf("safetensorsx: %w", err)
-	}
 	if len(b) > 0 {
 		if k, err := r.r.ReadAt(b, r.h.DataOffset+ti.Begin); k < len(b) {
 			if err == nil {
