@@ -142,7 +142,7 @@ func cvtFloat64ToFloat32(dst *float32, src *float64, n int)
 func cvtFloat32ToFloat64(dst *float64, src *float32, n int)
 
 // cvtFloat64ToFloat32NT and cvtFloat32ToFloat64NT are the same conversions written with
-// non-temporal stores and a store fence, for large results (see convertFloats): dst is 32-byte
+// non-temporal stores and a store fence, for large results (see rowKernel): dst is 32-byte
 // aligned, and n a multiple of 16 (narrowing) or of 8 (widening).
 //
 //go:noescape

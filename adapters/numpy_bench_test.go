@@ -47,7 +47,7 @@ func benchNumPy(b *testing.B, dt core.DLDataType, size int64) {
 	n := size / int64(dt.Size())
 	rows := int64(1024)
 	if size > 8<<20 {
-		rows = 4096 << (dt.Size() / 4 % 2) // float64 4096×8192, float32 8192×8192
+		rows = 4096 << (dt.Size() / 4 % 2) // 4096 rows of float64, 8192 of float32 (×8192 at 256 MiB)
 	}
 	cols := n / rows
 	// the sources are allocated as NumPy's are: large blocks of mapped memory with huge pages
