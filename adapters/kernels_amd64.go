@@ -166,10 +166,10 @@ func cvtFloat16ToFloat32NT(dst *float32, src *uint16, n int)
 // parameters (Intel: leaf 4; AMD and Hygon: leaf 0x8000001D, where the CPU has topology
 // extensions, else leaf 0x80000006), or 0 if unknown. On AMD's chips of several core complexes,
 // leaf 0x80000006 can report the L3 of the whole package, or whatever a hypervisor sums up: a
-// 2-core Zen 4 VM reports 320 MiB there and 32 MiB in leaf 0x8000001D (as Linux does).
+// 2-core Zen 4 VM reports 320 MiB there and 32 MiB in leaf 0x8000001D (as Linux does), and a
+// 2-core Zen 5 VM reports 508 MiB there and nothing in leaf 0x8000001D (see amdL3).
 var lastLevelCache = func() int {
-	max0, b, c, d := cpuid(0, 0)
-	vendor := string(unsafe.Slice((*byte)(unsafe.Pointer(&[3]uint32{b, d, c})), 12))
+	vendor, max0 := cpuVendor()
 	switch vendor {
 	case "AuthenticAMD", "HygonGenuine":
 		ext, _, _, _ := cpuid(0x80000000, 0)
@@ -181,7 +181,7 @@ var lastLevelCache = func() int {
 		}
 		if ext >= 0x80000006 {
 			_, _, _, d := cpuid(0x80000006, 0)
-			return int(d>>18) * 512 << 10
+			return amdL3(d)
 		}
 	case "GenuineIntel":
 		if max0 >= 4 {
@@ -190,6 +190,17 @@ var lastLevelCache = func() int {
 	}
 	return 0
 }()
+
+// maxCoreL3 is the most L3 cache one core of any AMD chip shares with its neighbours: the 96 MiB
+// of a core complex with 3D V-Cache (Zen 3 to Zen 5; the plain complexes have 32 MiB).
+const maxCoreL3 = 96 << 20
+
+// amdL3 is the L3 size that leaf 0x80000006 reports in EDX (bits 31..18, in 512 KiB units), at
+// most maxCoreL3: the leaf may count the caches of every core complex of the package, or of the
+// host under a VM, none of which one core can fill.
+func amdL3(edx uint32) int {
+	return min(int(edx>>18)*512<<10, maxCoreL3)
+}
 
 // largestCache is the size of the largest cache that a deterministic cache parameters leaf
 // (Intel's 4, AMD's 0x8000001D: the same layout) lists.
@@ -204,6 +215,12 @@ func largestCache(leaf uint32) int {
 		best = max(best, size)
 	}
 	return best
+}
+
+// cpuVendor is the CPU's vendor string and highest standard leaf (CPUID leaf 0).
+func cpuVendor() (string, uint32) {
+	max0, b, c, d := cpuid(0, 0)
+	return string(unsafe.Slice((*byte)(unsafe.Pointer(&[3]uint32{b, d, c})), 12)), max0
 }
 
 func cpuid(leaf, sub uint32) (a, b, c, d uint32)

@@ -1,0 +1,42 @@
+//go:build amd64 && !purego
+
+package adapters
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestAMDL3 reads leaf 0x80000006's L3 field as it is reported on real chips and on the VMs
+// this project runs on, whose figures count caches one core cannot reach.
+func TestAMDL3(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edx  uint32
+		want int
+	}{
+		{"none", 0x00000000, 0},
+		{"Zen 1 CCX, 8 MiB", 16<<18 | 0x9140, 8 << 20},
+		{"Zen 4 CCD, 32 MiB", 64<<18 | 0x9140, 32 << 20},
+		{"3D V-Cache CCD, 96 MiB", 192<<18 | 0x9140, 96 << 20},
+		{"2-core Zen 4 VM, 320 MiB", 640<<18 | 0x9140, maxCoreL3},
+		{"2-core Zen 5 VM, 508 MiB", 0x0fe09140, maxCoreL3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, amdL3(tc.edx))
+		})
+	}
+}
+
+// TestLastLevelCacheBounded checks this CPU's figure: an AMD core never shares more than
+// maxCoreL3, and a known last-level cache holds at least 256 KiB.
+func TestLastLevelCacheBounded(t *testing.T) {
+	if vendor, _ := cpuVendor(); vendor == "AuthenticAMD" {
+		require.LessOrEqual(t, lastLevelCache, maxCoreL3)
+	}
+	if lastLevelCache != 0 {
+		require.GreaterOrEqual(t, lastLevelCache, 256<<10)
+	}
+	t.Logf("last-level cache %d MiB, cachedMax %d MiB", lastLevelCache>>20, cachedMax>>20)
+}
