@@ -71,12 +71,27 @@ func cvtFloat16ToFloat32(dst *float32, src *uint16, n int)
 // each of the 16 rows dst + r·dRow + 64b (r = 0..15). Each tile reads 16 whole 64-byte source
 // lines and writes 16 whole destination lines (when aligned), as four 8×8 blocks of
 // transposeStrip32's, ordered so that each source line is read, and each destination line
-// written, in one go (its two halves back to back). It has no non-temporal twin: written in
-// 32-byte halves, a 64 MiB transpose with non-temporal stores ran at 5.7 GB/s on one processor of
-// the Zen 4 VM of BENCHMARKS.md against 8.9 through the cache (11.2 against 18.3 on two).
+// written, in one go (its two halves back to back). transposeTiles32NT does the same with
+// non-temporal stores, for destinations past the cache where avxTiles32NT allows: it needs dst
+// and dRow to be multiples of 64, and its caller calls storeFence when done with them.
 //
 //go:noescape
 func transposeTiles32(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
+
+//go:noescape
+func transposeTiles32NT(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
+
+// avxTiles32NT says whether the AVX tiles of 4-byte words write a destination past the cache with
+// non-temporal stores (transposeTiles32NT), each line in two 32-byte halves back to back. That
+// depends on the core: a 64 MiB transpose (4096×4096 float32) ran on one processor at 11.5-12.6
+// GB/s with them against 8.8-9.4 through the cache on a Zen 5 VM, and at 5.7 against 8.9 on a Zen
+// 4 VM (BENCHMARKS.md). So everywhere but on AMD's family 19h (Zen 3 and Zen 4, the first of which
+// runs these tiles for want of AVX-512); other cores' memcpy (Go's, glibc's) writes whole lines
+// non-temporally in 32-byte pieces too. A variable so that tests can run both.
+var avxTiles32NT = func() bool {
+	vendor, _ := cpuVendor()
+	return !((vendor == "AuthenticAMD" || vendor == "HygonGenuine") && cpuFamily() == 0x19)
+}()
 
 // transposeTiles32Z and transposeTiles32ZNT are transposeTiles32 with AVX-512 (see haveAVX512):
 // a tile is 16 loads of whole source lines, 64 shuffles of Z registers and 16 stores of whole
@@ -221,6 +236,17 @@ func largestCache(leaf uint32) int {
 func cpuVendor() (string, uint32) {
 	max0, b, c, d := cpuid(0, 0)
 	return string(unsafe.Slice((*byte)(unsafe.Pointer(&[3]uint32{b, d, c})), 12)), max0
+}
+
+// cpuFamily is the CPU's family from CPUID leaf 1: the base family, plus the extended family
+// where the base is 0xF.
+func cpuFamily() int {
+	a, _, _, _ := cpuid(1, 0)
+	family := int(a >> 8 & 0xf)
+	if family == 0xf {
+		family += int(a >> 20 & 0xff)
+	}
+	return family
 }
 
 func cpuid(leaf, sub uint32) (a, b, c, d uint32)

@@ -283,13 +283,34 @@ TEXT ·xgetbv0(SB), NOSPLIT, $0-8
 	MOVL DX, d+4(FP)
 	RET
 
+// TILE32(ST) transposes the 16×16 tile of 4-byte words at SI into DI with stores ST, then moves
+// SI and DI on to the next tile: the two halves of source columns 0..7 (destination rows 0..7
+// and 8..15) are transposed one after the other and parked in the frame, then those of columns
+// 8..15, each completing the 64-byte lines of 8 destination rows, which are written whole, back to
+// back. Uses the registers of TRANS32 and LINES32, R12 and R13.
+#define TILE32(ST) \
+	PREFETCH16(SI); \
+	TRANS32(SI); \
+	PARK32(0); \
+	LEAQ 32(SI), R12; \
+	TRANS32(R12); \
+	PARK32(256); \
+	LEAQ (SI)(R9*8), R12; \
+	TRANS32(R12); \
+	LINES32(DI, 0, ST); \
+	LEAQ 32(SI)(R9*8), R12; \
+	TRANS32(R12); \
+	LEAQ (DI)(R8*8), R13; \
+	LINES32(R13, 256, ST); \
+	ADDQ $64, DI; \
+	LEAQ (SI)(R9*8), SI; \
+	LEAQ (SI)(R9*8), SI
+
 // func transposeTiles32(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
 //
-// Per tile, the two halves of source columns 0..7 (destination rows 0..7 and 8..15) are
-// transposed one after the other and parked in the frame, then those of columns 8..15, each
-// completing the 64-byte lines of 8 destination rows, which are written whole, back to back:
-// every source line is read, and every destination line written, in one go, which matters where
-// the 16 lines of a tile share an L1 cache set (rows a multiple of 4 KiB apart).
+// Per tile (TILE32), every source line is read, and every destination line written, in one go,
+// which matters where the 16 lines of a tile share an L1 cache set (rows a multiple of 4 KiB
+// apart).
 TEXT ·transposeTiles32(SB), NOSPLIT, $512-48
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
@@ -305,28 +326,37 @@ TEXT ·transposeTiles32(SB), NOSPLIT, $512-48
 	PCALIGN $32
 
 t32loop:
-	// the two halves of source columns 0..7 (destination rows 0..7 and 8..15), parked; then
-	// those of columns 8..15, each completing the 64-byte lines of 8 destination rows
-	PREFETCH16(SI)
-	TRANS32(SI)
-	PARK32(0)
-	LEAQ 32(SI), R12
-	TRANS32(R12)
-	PARK32(256)
-	LEAQ (SI)(R9*8), R12
-	TRANS32(R12)
-	LINES32(DI, 0, VMOVUPS)
-	LEAQ 32(SI)(R9*8), R12
-	TRANS32(R12)
-	LEAQ (DI)(R8*8), R13
-	LINES32(R13, 256, VMOVUPS)
-	ADDQ $64, DI
-	LEAQ (SI)(R9*8), SI
-	LEAQ (SI)(R9*8), SI
+	TILE32(VMOVUPS)
 	DECQ CX
 	JNZ t32loop
 
 t32done:
+	VZEROUPPER
+	RET
+
+// func transposeTiles32NT(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
+//
+// transposeTiles32 with non-temporal stores: dst and dRow must be multiples of 64.
+TEXT ·transposeTiles32NT(SB), NOSPLIT, $512-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ tiles+16(FP), CX
+	MOVQ dRow+24(FP), R8
+	MOVQ sCol+32(FP), R9
+	MOVQ pf+40(FP), DX
+	LEAQ (R8)(R8*2), R10
+	LEAQ (R9)(R9*2), R11
+	TESTQ CX, CX
+	JLE t32ntdone
+
+	PCALIGN $32
+
+t32ntloop:
+	TILE32(VMOVNTPS)
+	DECQ CX
+	JNZ t32ntloop
+
+t32ntdone:
 	VZEROUPPER
 	RET
 

@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sync/atomic"
@@ -200,18 +201,22 @@ func testEveryOther[W uint32 | uint64](t *testing.T) {
 }
 
 // TestTransposeKernelAVX runs the transpose tests on the AVX tile kernels on CPUs that also have
-// AVX-512, whose kernels the other tests take there.
+// AVX-512, whose kernels the other tests take there; the 4-byte tiles past the cache both with
+// non-temporal stores and without (avxTiles32NT, which depends on the CPU's family).
 func TestTransposeKernelAVX(t *testing.T) {
 	if !haveAVX512 {
 		t.Skip("no AVX-512 kernels run here (this CPU lacks AVX-512, or the build has no assembly): the other transpose tests cover the kernels that do")
 	}
 	haveAVX512 = false
-	savedMax := cachedMax
-	defer func() { haveAVX512, cachedMax = true, savedMax }()
+	savedMax, savedNT := cachedMax, avxTiles32NT
+	defer func() { haveAVX512, cachedMax, avxTiles32NT = true, savedMax, savedNT }()
 	t.Run("4", func(t *testing.T) { testTransposeKernel[uint32](t) })
 	t.Run("8", func(t *testing.T) { testTransposeKernel[uint64](t) })
 	cachedMax = 0
-	t.Run("4/non-temporal", func(t *testing.T) { testTransposeNT[uint32](t) })
+	for _, nt := range []bool{true, false} {
+		avxTiles32NT = nt
+		t.Run(fmt.Sprintf("4/non-temporal/tiles-nt=%v", nt), func(t *testing.T) { testTransposeNT[uint32](t) })
+	}
 	t.Run("8/non-temporal", func(t *testing.T) { testTransposeNT[uint64](t) })
 }
 

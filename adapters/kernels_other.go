@@ -6,7 +6,7 @@ import "unsafe"
 
 // No assembly kernels here: the transposes, contiguous copies and float casts use their
 // portable paths.
-var haveStrip32, haveF16C, haveAVX512 = false, false, false
+var haveStrip32, haveF16C, haveAVX512, avxTiles32NT = false, false, false, false
 
 // avx512Available: no AVX-512 kernels here.
 const avx512Available = false
@@ -25,6 +25,10 @@ func cvtFloat16ToFloat32(dst *float32, src *uint16, n int) {
 
 func transposeTiles32(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int) {
 	panic("adapters: transposeTiles32 without an assembly kernel")
+}
+
+func transposeTiles32NT(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int) {
+	panic("adapters: transposeTiles32NT without an assembly kernel")
 }
 
 func transposeTiles64(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int) {
