@@ -179,10 +179,11 @@ func cvtFloat16ToFloat32NT(dst *float32, src *uint16, n int)
 // lastLevelCache is the size in bytes of the CPU's last-level cache as CPUID reports it, the
 // cache one core shares with its neighbours: the largest cache of the deterministic cache
 // parameters (Intel: leaf 4; AMD and Hygon: leaf 0x8000001D, where the CPU has topology
-// extensions, else leaf 0x80000006), or 0 if unknown. On AMD's chips of several core complexes,
-// leaf 0x80000006 can report the L3 of the whole package, or whatever a hypervisor sums up: a
-// 2-core Zen 4 VM reports 320 MiB there and 32 MiB in leaf 0x8000001D (as Linux does), and a
-// 2-core Zen 5 VM reports 508 MiB there and nothing in leaf 0x8000001D (see amdL3).
+// extensions, else leaf 0x80000006, at most maxCoreL3), or 0 if unknown. On AMD's chips of
+// several core complexes, leaf 0x80000006 can report the L3 of the whole package, or whatever a
+// hypervisor sums up: a 2-core Zen 4 VM reports 320 MiB there and 32 MiB in leaf 0x8000001D (as
+// Linux does), and a 2-core Zen 5 VM reports 508 MiB there and nothing in leaf 0x8000001D (see
+// amdL3).
 var lastLevelCache = func() int {
 	vendor, max0 := cpuVendor()
 	switch vendor {
