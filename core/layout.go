@@ -117,10 +117,8 @@ func extent(shape, strides []int64) (lo, hi int64, err error) {
 // order. Dimensions of size 1 may carry any stride, and an empty tensor is contiguous whatever
 // its strides say (DLPack practice).
 func contiguous(shape, strides []int64, fortran bool) bool {
-	for _, d := range shape {
-		if d == 0 {
-			return true
-		}
+	if slices.Contains(shape, 0) {
+		return true
 	}
 	acc := int64(1)
 	for k := range shape {

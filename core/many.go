@@ -118,7 +118,7 @@ func NewUninitParts(size int64, parts []Part) (*Tensor, []*Tensor, error) {
 			t := &tensors[k]
 			t.device, t.dtype, t.flags = CPUDevice, p.DType, p.Flags
 			t.shape, t.strides, t.hold = shape, strides, &holds[k]
-			if !hasZero(shape) {
+			if !slices.Contains(shape, 0) { // an empty tensor has no data pointer
 				t.data = unsafe.Add(base, p.Offset)
 			}
 			holds[k].owner = o
@@ -137,14 +137,4 @@ func NewUninitParts(size int64, parts []Part) (*Tensor, []*Tensor, error) {
 		}
 	}
 	return whole, ts, nil
-}
-
-// hasZero reports whether a shape has a dimension of size 0 (the tensor is empty).
-func hasZero(shape []int64) bool {
-	for _, d := range shape {
-		if d == 0 {
-			return true
-		}
-	}
-	return false
 }

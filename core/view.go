@@ -208,10 +208,8 @@ func (t *Tensor) Reshape(shape ...int64) (*Tensor, error) {
 // newShape, without moving them; it is NumPy's no-copy reshape. Sizes must match.
 func reshapeStrides(shape, strides, newShape []int64) ([]int64, bool) {
 	out := make([]int64, len(newShape))
-	for _, d := range shape {
-		if d == 0 {
-			return cStrides(newShape), true
-		}
+	if slices.Contains(shape, 0) {
+		return cStrides(newShape), true
 	}
 	// drop size-1 dimensions of the old layout: their strides mean nothing
 	var os, ost []int64
