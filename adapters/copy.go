@@ -666,12 +666,13 @@ func transpose32(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 	dRow, sCol := ldd*4, lds*4
 	pf := prefetchOffset(rows*4, sCol)
 	tiles := transposeTiles32
+	lines := nt && uintptr(dst)%64 == 0 && dRow%64 == 0 // non-temporal stores of whole lines
 	switch {
-	case nt && haveAVX512 && uintptr(dst)%64 == 0 && dRow%64 == 0:
+	case lines && haveAVX512:
 		tiles = transposeTiles32ZNT
 	case haveAVX512:
 		tiles = transposeTiles32Z
-	case nt && avxTiles32NT && uintptr(dst)%64 == 0 && dRow%64 == 0:
+	case lines && avxTiles32NT:
 		tiles = transposeTiles32NT
 	}
 	band := portableStripCols
