@@ -147,12 +147,7 @@ const maxPooledHeader = 16 << 20
 // enough.
 func headerBuf(n int) *[]byte {
 	if n <= maxPooledHeader {
-		if b, ok := headerBufs.Get().(*[]byte); ok {
-			if cap(*b) >= n {
-				return b
-			}
-			headerBufs.Put(b)
-		}
+		return fromPool[byte](&headerBufs, n)
 	}
 	b := make([]byte, n)
 	return &b
@@ -173,13 +168,20 @@ var tableBufs sync.Pool
 // tableBuf returns an empty table with room for n entries, from tableBufs when one there is
 // large enough.
 func tableBuf(n int) []TensorInfo {
-	if t, ok := tableBufs.Get().(*[]TensorInfo); ok {
-		if cap(*t) >= n {
-			return (*t)[:0]
+	return (*fromPool[TensorInfo](&tableBufs, n))[:0]
+}
+
+// fromPool returns a buffer from pool with room for n elements (its length is the caller's to
+// set), or a new one of n elements when the one there is too small (which goes back).
+func fromPool[T any](pool *sync.Pool, n int) *[]T {
+	if b, ok := pool.Get().(*[]T); ok {
+		if cap(*b) >= n {
+			return b
 		}
-		tableBufs.Put(t)
+		pool.Put(b)
 	}
-	return make([]TensorInfo, 0, n)
+	b := make([]T, n)
+	return &b
 }
 
 // putTable gives the table of a header from parseHeader without index back to tableBufs; h is
