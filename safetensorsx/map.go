@@ -90,9 +90,9 @@ func (m *mapping) drop() {
 // mapping is undone exactly once, when the File is closed (or unreachable) and the last
 // tensor over it is released (or unreachable).
 //
-// opts are the copy policy every Tensor call follows. Under adapters.AlwaysCopy() nothing is
-// mapped and every tensor is read into memory of its own (see Reader.Tensor); on systems without mmap the same happens by
-// default and adapters.ZeroCopyOnly() refuses to open.
+// opts are the copy policy every Tensor call follows. Under adapters.AlwaysCopy() nothing is mapped
+// and every tensor is read into memory of its own (see Reader.Tensor); on systems without mmap the
+// same happens by default and adapters.ZeroCopyOnly() refuses to open.
 func Open(path string, opts ...adapters.Option) (*File, error) {
 	o := adapters.Apply(opts...)
 	f, err := os.Open(path)

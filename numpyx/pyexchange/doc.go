@@ -16,29 +16,29 @@
 //	lib = dlpackgo.Library("./libexample.so")   # Python
 //	lib.scale(numpy_array, 2.0)                 # or a torch tensor: Go writes it in place
 //
-// Parameters are *core.Tensor, Go integers, floats, bool and string; results the same, before
-// a last error (Register refuses other signatures). Each function is a dlpackgo.GoFunction, a
-// callable written in C (call.c) that CPython calls through vectorcall, with the generated
-// Python function of its real signature behind it (__wrapped__: positional-only parameters,
-// named by the first line of the docstring), so help(lib.scale), inspect.signature and dir(lib)
-// work; calls that C does not take as they are (keywords, a wrong count, tensor results,
-// arguments other than NumPy arrays and live dlpackgo.Tensors) go to that Python function (on
-// Python 3.9 and 3.10, which export no PyObject_Vectorcall, that function is the attribute). A
-// call converts and checks every argument in C (a TypeError, or an OverflowError for a number
-// out of range of the Go type, before the Go function runs), hands the tensor arguments to Go (a
-// NumPy array read in C, see "NumPy arrays" below; any other array as its DLPack capsule; a
-// dlpackgo.Tensor by handle), releases the GIL and enters Go once: the arguments are imported
-// (core.ImportExplicitWith: one allocation for the tensor, its shape and strides and the state of
-// its release, and no collector cleanup, since the call releases them itself), held for the
-// whole call (by the import's own reference; a handle's tensor by a view of the call's own, Tensor.ExplicitView) and released after
-// it (the producers' deleters then run with the GIL, on the calling thread), and the tensor
-// results are exported, without copying, to NumPy (the default), PyTorch or dlpackgo.Tensor, as
-// the caller asks (Library(..., returns=...), or returns= on the call). A non-nil error raises
-// dlpackgo.GoError with the error's message, as a ValueError, TypeError, BufferError or
-// MemoryError subclass when it wraps a mapped sentinel (ExceptionFor, MapError); a panic is
-// recovered and raises dlpackgo.GoPanic with the panic value and stack. The function may keep
-// views of its arguments beyond the call: their memory then stays valid until the views are
-// released, whose deleter takes the GIL itself.
+// Parameters are *core.Tensor, Go integers, floats, bool and string; results the same, before a
+// last error (Register refuses other signatures). Each function is a dlpackgo.GoFunction, a
+// callable written in C (call.c) that CPython calls through vectorcall, with the generated Python
+// function of its real signature behind it (__wrapped__: positional-only parameters, named by the
+// first line of the docstring), so help(lib.scale), inspect.signature and dir(lib) work; calls that
+// C does not take as they are (keywords, a wrong count, tensor results, arguments other than NumPy
+// arrays and live dlpackgo.Tensors) go to that Python function (on Python 3.9 and 3.10, which
+// export no PyObject_Vectorcall, that function is the attribute). A call converts and checks every
+// argument in C (a TypeError, or an OverflowError for a number out of range of the Go type, before
+// the Go function runs), hands the tensor arguments to Go (a NumPy array read in C, see "NumPy
+// arrays" below; any other array as its DLPack capsule; a dlpackgo.Tensor by handle), releases the
+// GIL and enters Go once: the arguments are imported (core.ImportExplicitWith: one allocation for
+// the tensor, its shape and strides and the state of its release, and no collector cleanup, since
+// the call releases them itself), held for the whole call (by the import's own reference; a
+// handle's tensor by a view of the call's own, Tensor.ExplicitView) and released after it (the
+// producers' deleters then run with the GIL, on the calling thread), and the tensor results are
+// exported, without copying, to NumPy (the default), PyTorch or dlpackgo.Tensor, as the caller asks
+// (Library(..., returns=...), or returns= on the call). A non-nil error raises dlpackgo.GoError
+// with the error's message, as a ValueError, TypeError, BufferError or MemoryError subclass when it
+// wraps a mapped sentinel (ExceptionFor, MapError); a panic is recovered and raises
+// dlpackgo.GoPanic with the panic value and stack. The function may keep views of its arguments
+// beyond the call: their memory then stays valid until the views are released, whose deleter takes
+// the GIL itself.
 //
 // A Go program becomes such a library by importing this package and building with
 // -buildmode=c-shared (see examples/python): every function below marked "C" is then exported
@@ -96,19 +96,19 @@
 //
 // # NumPy arrays
 //
-// For an argument of exactly numpy.ndarray, the call and from_dlpack skip __dlpack__: the
-// library's C code (numpy.c) reads the array's public C fields (data, dimensions, strides,
-// dtype number, flags: NumPy's ABI, which its C API macros read in every compiled extension)
-// and makes a DLManagedTensorVersioned of its own holding a reference to the array, dropped with
-// the GIL when Go lets go (in a call, the managed tensor lies on the C stack of the call, which
-// Go reads only while importing; what outlives the call is the array's reference). It takes what NumPy's own __dlpack__ would export (aligned, writable,
-// native byte order, a dtype of the table the Python module builds from numpy.dtype(...).num,
-// strides of whole elements) and declines the rest, which then goes through __dlpack__ as before;
-// the Python module checks on probe arrays that the reader and NumPy agree before turning it on.
-// from_dlpack of such an array does not enter Go at all: the Tensor holds the pending import,
-// describes it from C (shape, dtype, strides), and Go adopts it (dlpackgo_import) the first time
-// it needs it: a call, an export, Tensor.handle. Releasing a pending Tensor only drops the
-// array's reference.
+// For an argument of exactly numpy.ndarray, the call and from_dlpack skip __dlpack__: the library's
+// C code (numpy.c) reads the array's public C fields (data, dimensions, strides, dtype number,
+// flags: NumPy's ABI, which its C API macros read in every compiled extension) and makes a
+// DLManagedTensorVersioned of its own holding a reference to the array, dropped with the GIL when
+// Go lets go (in a call, the managed tensor lies on the C stack of the call, which Go reads only
+// while importing; what outlives the call is the array's reference). It takes what NumPy's own
+// __dlpack__ would export (aligned, writable, native byte order, a dtype of the table the Python
+// module builds from numpy.dtype(...).num, strides of whole elements) and declines the rest, which
+// then goes through __dlpack__ as before; the Python module checks on probe arrays that the reader
+// and NumPy agree before turning it on. from_dlpack of such an array does not enter Go at all: the
+// Tensor holds the pending import, describes it from C (shape, dtype, strides), and Go adopts it
+// (dlpackgo_import) the first time it needs it: a call, an export, Tensor.handle. Releasing a
+// pending Tensor only drops the array's reference.
 //
 // dlpackgo.Tensor's __dlpack__ and __dlpack_device__ are method descriptors written in C
 // (exchange_api.c): a tensor whose device is known, asked with no stream, copy None or False and
@@ -140,25 +140,26 @@
 //
 // As a consumer, Library.from_dlpack(x) calls take_api, a builtin that reads type(x)'s table,
 // accepts major 1 with minor >= 3 (walking prev_api past newer majors), and makes a pending import
-// of the managed tensor (validated in C, adopted by Go on first use); a type without a table, or with one of another version, falls back
-// on __dlpack__. The API does not synchronize streams, so a tensor on a device falls back on
-// __dlpack__ too unless the caller asks for the API (via="api") and orders its work after
-// current_work_stream. Library.to_framework(t, cls) makes a cls tensor over a Go tensor through
-// cls's managed_tensor_to_py_object_no_sync, and Library.allocate(cls, shape, dtype, device) a
-// Go tensor over a new tensor of cls's managed_tensor_allocator. The C functions dlpackgo_exchange_init,
-// dlpackgo_exchange_api, dlpackgo_exchange_capsule_name, dlpackgo_exchange_builtin and
-// dlpackgo_exchange_count serve dlpackgo/_exchange.py (exchange_api.go).
+// of the managed tensor (validated in C, adopted by Go on first use); a type without a table, or
+// with one of another version, falls back on __dlpack__. The API does not synchronize streams, so a
+// tensor on a device falls back on __dlpack__ too unless the caller asks for the API (via="api")
+// and orders its work after current_work_stream. Library.to_framework(t, cls) makes a cls tensor
+// over a Go tensor through cls's managed_tensor_to_py_object_no_sync, and Library.allocate(cls,
+// shape, dtype, device) a Go tensor over a new tensor of cls's managed_tensor_allocator. The C
+// functions dlpackgo_exchange_init, dlpackgo_exchange_api, dlpackgo_exchange_capsule_name,
+// dlpackgo_exchange_builtin and dlpackgo_exchange_count serve dlpackgo/_exchange.py
+// (exchange_api.go).
 //
 // # C functions
 //
 // dlpackgo_abi, dlpackgo_init, dlpackgo_python_exiting, dlpackgo_capsule_name,
 // dlpackgo_capsule_destructor, dlpackgo_export, dlpackgo_sharer, dlpackgo_taker,
-// dlpackgo_delete_export, dlpackgo_import, dlpackgo_release, dlpackgo_describe, dlpackgo_live
-// and dlpackgo_collect: see cexports.go. dlpackgo_call_init, dlpackgo_functions, dlpackgo_free,
+// dlpackgo_delete_export, dlpackgo_import, dlpackgo_release, dlpackgo_describe, dlpackgo_live and
+// dlpackgo_collect: see cexports.go. dlpackgo_call_init, dlpackgo_functions, dlpackgo_free,
 // dlpackgo_caller, dlpackgo_function, dlpackgo_call, dlpackgo_releaser, dlpackgo_view and
-// dlpackgo_clone: see call.go. dlpackgo_numpy_init, dlpackgo_numpy_off and dlpackgo_numpy_builtin: see numpy.go;
-// dlpackgo_protocol_method: see exchange_api.go. Failures are reported through a message buffer whose
-// first byte says which Python exception to raise.
+// dlpackgo_clone: see call.go. dlpackgo_numpy_init, dlpackgo_numpy_off and dlpackgo_numpy_builtin:
+// see numpy.go; dlpackgo_protocol_method: see exchange_api.go. Failures are reported through a
+// message buffer whose first byte says which Python exception to raise.
 //
 // # Limits
 //
