@@ -196,6 +196,7 @@ func (z *NPZ) Read(key string) (*core.Tensor, error) {
 	// reading to the end makes archive/zip verify the CRC-32; trailing bytes are ignored, as
 	// NumPy ignores them
 	if _, err := io.Copy(io.Discard, rc); err != nil {
+		t.Release()
 		if !errors.Is(err, ErrFormat) {
 			err = fmt.Errorf("%w: member %q ends early: %v", ErrTruncated, key, err)
 		}
@@ -205,7 +206,8 @@ func (z *NPZ) Read(key string) (*core.Tensor, error) {
 }
 
 // ReadNPZ reads every array of the .npz file called name, keyed as numpy.load keys them
-// ("x.npy" is "x"). Pass MaxInflated to bound what an untrusted archive may allocate.
+// ("x.npy" is "x"). Pass MaxInflated to bound what an untrusted archive may allocate. On an
+// error the arrays already read are released.
 func ReadNPZ(name string, opts ...NPZOption) (map[string]*core.Tensor, error) {
 	z, err := OpenNPZ(name, opts...)
 	if err != nil {
@@ -216,6 +218,9 @@ func ReadNPZ(name string, opts ...NPZOption) (map[string]*core.Tensor, error) {
 	for _, k := range z.keys {
 		t, err := z.Read(k)
 		if err != nil {
+			for _, t := range out {
+				t.Release()
+			}
 			return nil, err
 		}
 		out[k] = t

@@ -1,0 +1,69 @@
+package numpyx_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/numpyx"
+)
+
+// bigNPZ returns an archive of stored members, each an 8 MB float64 array (mapped memory under
+// core's default allocation), the member under corrupt with a data byte changed so that its
+// CRC-32 fails.
+func bigNPZ(t *testing.T, corrupt string, keys ...string) []byte {
+	t.Helper()
+	var pairs []any
+	for _, k := range keys {
+		x := core.MustNew(core.Float64, 1000, 1000)
+		if k == corrupt {
+			require.NoError(t, core.Set(x, 12345.0, 999, 999)) // a marker to find in the archive
+		}
+		var npy bytes.Buffer
+		require.NoError(t, numpyx.Write(&npy, x))
+		pairs = append(pairs, k+".npy", npy.Bytes())
+	}
+	b := rawNPZ(t, false, pairs...)
+	if corrupt != "" {
+		marker := binary.LittleEndian.AppendUint64(nil, math.Float64bits(12345))
+		i := bytes.Index(b, marker)
+		require.Positive(t, i)
+		b[i] ^= 1
+	}
+	return b
+}
+
+// A member whose checksum fails after its array was read gets ErrFormat, and the array made
+// for it goes back at once (no collection needed).
+func TestNPZReadReleasesOnBadChecksum(t *testing.T) {
+	b := bigNPZ(t, "a", "a", "ok")
+	z, err := numpyx.NewNPZ(bytes.NewReader(b), int64(len(b)))
+	require.NoError(t, err)
+	ok, err := z.Read("ok")
+	require.NoError(t, err)
+	if !ok.Foreign() {
+		t.Skip("core maps no memory here")
+	}
+	ok.Release()
+	base := core.LiveForeign()
+	_, err = z.Read("a")
+	require.ErrorIs(t, err, numpyx.ErrFormat)
+	assert.Equal(t, base, core.LiveForeign(), "the array of a member whose checksum fails is released")
+}
+
+// ReadNPZ releases the arrays it read before the member that fails.
+func TestReadNPZReleasesOnError(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "z.npz")
+	require.NoError(t, os.WriteFile(name, bigNPZ(t, "z", "a", "b", "z"), 0o644))
+	base := core.LiveForeign()
+	_, err := numpyx.ReadNPZ(name)
+	require.ErrorIs(t, err, numpyx.ErrFormat)
+	assert.Equal(t, base, core.LiveForeign(), "the arrays read before the bad member are released")
+}
