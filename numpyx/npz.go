@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/dlpack-go/dlpack/core"
 )
@@ -21,8 +22,9 @@ type NPZ struct {
 	keys   []string
 	size   int64
 	closer io.Closer
-	// limit is the cap on the data bytes Read may still produce (MaxInflated), or -1
-	limit int64
+	// limit is the cap on the data bytes Read may still produce (MaxInflated), or -1; reads
+	// from several goroutines take from it at once
+	limit atomic.Int64
 }
 
 // NPZOption sets how an .npz archive is read (OpenNPZ, NewNPZ, ReadNPZ) or written (WriteNPZ,
@@ -84,7 +86,8 @@ func NewNPZ(r io.ReaderAt, size int64, opts ...NPZOption) (*NPZ, error) {
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) { // names are keys here, never paths
 		return nil, fmt.Errorf("%w: not a zip archive: %v", ErrFormat, err)
 	}
-	z := &NPZ{files: map[string]*zip.File{}, size: size, limit: npzConfigOf(opts).limit}
+	z := &NPZ{files: map[string]*zip.File{}, size: size}
+	z.limit.Store(npzConfigOf(opts).limit)
 	for _, f := range zr.File {
 		key := strings.TrimSuffix(f.Name, ".npy")
 		if _, dup := z.files[key]; dup {
@@ -182,12 +185,8 @@ func (z *NPZ) Read(key string) (*core.Tensor, error) {
 	if avail >= 0 {
 		avail -= h.DataOffset
 	}
-	if z.limit >= 0 {
-		if h.DataLen() > z.limit {
-			return nil, fmt.Errorf("%w: member %q holds %d data bytes (%s %v), %d left of the MaxInflated cap",
-				ErrTooLarge, key, h.DataLen(), h.Descr, h.Shape, z.limit)
-		}
-		z.limit -= h.DataLen()
+	if err := z.take(h.DataLen()); err != nil {
+		return nil, fmt.Errorf("%w: member %q holds %d data bytes (%s %v)", err, key, h.DataLen(), h.Descr, h.Shape)
 	}
 	t, err := readData(rc, h, avail)
 	if err != nil {
@@ -203,6 +202,23 @@ func (z *NPZ) Read(key string) (*core.Tensor, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// take takes n bytes from the MaxInflated cap, if there is one (ErrTooLarge when fewer are
+// left), atomically: reads from several goroutines share it.
+func (z *NPZ) take(n int64) error {
+	for {
+		left := z.limit.Load()
+		if left < 0 {
+			return nil
+		}
+		if n > left {
+			return fmt.Errorf("%w: %d bytes left of the MaxInflated cap", ErrTooLarge, left)
+		}
+		if z.limit.CompareAndSwap(left, left-n) {
+			return nil
+		}
+	}
 }
 
 // ReadNPZ reads every array of the .npz file called name, keyed as numpy.load keys them

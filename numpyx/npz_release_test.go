@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -66,4 +67,34 @@ func TestReadNPZReleasesOnError(t *testing.T) {
 	_, err := numpyx.ReadNPZ(name)
 	require.ErrorIs(t, err, numpyx.ErrFormat)
 	assert.Equal(t, base, core.LiveForeign(), "the arrays read before the bad member are released")
+}
+
+// MaxInflated holds over reads from several goroutines at once (which NPZ allows): exactly as
+// many arrays as the cap allows are read, and the race detector sees no race on the cap.
+func TestNPZMaxInflatedConcurrent(t *testing.T) {
+	var buf bytes.Buffer
+	w := numpyx.NewNPZWriter(&buf)
+	require.NoError(t, w.Write("small", core.MustNew(core.Float64, 10))) // 80 data bytes
+	require.NoError(t, w.Close())
+	z, err := numpyx.NewNPZ(bytes.NewReader(buf.Bytes()), int64(buf.Len()), numpyx.MaxInflated(800))
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	okReads, capped := 0, 0
+	for range 40 {
+		wg.Go(func() {
+			x, err := z.Read("small")
+			mu.Lock()
+			defer mu.Unlock()
+			if err == nil {
+				okReads++
+				x.Release()
+			} else if assert.ErrorIs(t, err, numpyx.ErrTooLarge) {
+				capped++
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, 10, okReads, "800 bytes of cap hold ten arrays of 80")
+	assert.Equal(t, 30, capped)
 }
