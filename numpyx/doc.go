@@ -33,10 +33,13 @@
 //
 // # Zero copy
 //
-// ReadFile, Read and the .npz readers copy into Go memory (a file is not memory). Map shares
-// the file's bytes instead: the tensor is the page cache, read-only, and its release unmaps.
-// Data that cannot be used as it lies in the file (the other byte order, misaligned) cannot
-// be mapped zero-copy; Map follows the copy policy of package adapters for it (read and swap by
-// default, refuse under adapters.ZeroCopyOnly). Write hands contiguous tensors' memory to the
-// io.Writer without an intermediate copy.
+// ReadFile, Read and the .npz readers copy into memory of their own (a file is not memory):
+// core.NewUninit's, Go memory for arrays under 4 MiB and, under core.DefaultAllocation, mapped
+// memory from core's cache of blocks from 4 MiB up (foreign memory, given back when the tensor
+// is released or collected: release it when done). Map shares the file's bytes instead: the
+// tensor is the page cache, read-only, and its release unmaps. Data that cannot be used as it
+// lies in the file (the other byte order, misaligned) cannot be mapped zero-copy; Map follows
+// the copy policy of package adapters for it (read and swap by default, refuse under
+// adapters.ZeroCopyOnly). Write hands contiguous tensors' memory to the io.Writer without an
+// intermediate copy.
 package numpyx

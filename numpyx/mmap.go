@@ -21,7 +21,7 @@ import (
 // other byte order than this machine's (DLPack memory is native-endian), data not aligned for
 // its element type (files NumPy writes are aligned to 64 bytes), and every file on systems
 // without mmap. The copy policy decides (see package adapters): by default such a file is read
-// into Go memory with ReadFile semantics (swapped, writable); under adapters.ZeroCopyOnly()
+// into memory of its own with ReadFile semantics (swapped, writable); under adapters.ZeroCopyOnly()
 // Map refuses it with adapters.ErrCopyRequired; adapters.AlwaysCopy() always reads;
 // adapters.ReportCopy tells which happened. Empty arrays are never mapped. A bool file is
 // checked when it is mapped (its bytes are read once): a Go bool must be 0 or 1, so a file with

@@ -58,7 +58,7 @@ func MaxInflated(n int64) NPZOption { return func(c *npzConfig) { c.limit = max(
 func Compressed() NPZOption { return func(c *npzConfig) { c.compress = true } }
 
 // OpenNPZ opens the .npz file called name. Close it when done; the tensors it returned stay
-// valid after Close (they are in Go memory).
+// valid after Close (they are in memory of their own, see Read).
 func OpenNPZ(name string, opts ...NPZOption) (*NPZ, error) {
 	f, err := os.Open(name)
 	if err != nil {
@@ -168,7 +168,7 @@ func (z *NPZ) Header(key string) (Header, error) {
 	return h, nil
 }
 
-// Read reads the array under key into a new tensor in Go memory (see Read). A stored member is
+// Read reads the array under key into a new tensor in memory of its own (see Read). A stored member is
 // bounded by its size in the archive; a compressed one is inflated in growing chunks, so that a
 // member whose header promises more than it holds is refused (ErrTruncated) without costing
 // more than twice what it holds. The member's checksum is verified.

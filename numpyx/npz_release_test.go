@@ -98,3 +98,23 @@ func TestNPZMaxInflatedConcurrent(t *testing.T) {
 	assert.Equal(t, 10, okReads, "800 bytes of cap hold ten arrays of 80")
 	assert.Equal(t, 30, capped)
 }
+
+// Read's memory is what its documentation says: Go memory for a small array, and for a large
+// one (under core's default allocation, where it maps) a block from core's cache, foreign memory
+// that goes back exactly when the tensor is released.
+func TestReadMemory(t *testing.T) {
+	small, err := numpyx.Read(bytes.NewReader(npyFile("{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }", make([]byte, 32))))
+	require.NoError(t, err)
+	assert.False(t, small.Foreign(), "a small array is Go memory")
+	var npy bytes.Buffer
+	require.NoError(t, numpyx.Write(&npy, core.MustNew(core.Float64, 1000, 1000)))
+	base := core.LiveForeign()
+	big, err := numpyx.Read(bytes.NewReader(npy.Bytes()))
+	require.NoError(t, err)
+	if !big.Foreign() {
+		t.Skip("core maps no memory here")
+	}
+	assert.Equal(t, base+1, core.LiveForeign())
+	big.Release()
+	assert.Equal(t, base, core.LiveForeign(), "released: the block goes back at once")
+}

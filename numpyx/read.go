@@ -78,7 +78,9 @@ func readFull(r io.Reader, b []byte, what string) error {
 	}
 }
 
-// Read reads a .npy array from r into a new tensor in Go memory: C order, or Fortran-strided
+// Read reads a .npy array from r into a new tensor in memory of its own (core.NewUninit: Go
+// memory under core.Allocation.MappedMin, mapped memory from core's cache of blocks from there
+// up, given back when the tensor is released or collected): C order, or Fortran-strided
 // (without reordering) when the file says fortran_order, with multi-byte elements swapped to
 // this machine's byte order and bools normalised to 0 and 1. The tensor is writable.
 //
