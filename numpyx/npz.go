@@ -49,8 +49,11 @@ func npzConfigOf(opts []NPZOption) npzConfig {
 
 // MaxInflated, when reading, caps the data bytes that the archive's arrays may produce, over all
 // its Read calls together: a Read whose array would pass the cap fails with ErrTooLarge before
-// it allocates. A small compressed archive can inflate to a huge array (deflate reaches about
-// 1000:1), so set it when the archive comes from someone you do not trust. The default is no cap.
+// it allocates. Bytes a member holds after its array (which are read, to verify the member's
+// checksum, and ignored) count against the cap too, and a Read stops inflating them where they
+// pass it (ErrTooLarge). A small compressed archive can inflate to a huge array (deflate reaches
+// about 1000:1), so set it when the archive comes from someone you do not trust. The default is
+// no cap.
 func MaxInflated(n int64) NPZOption { return func(c *npzConfig) { c.limit = max(n, 0) } }
 
 // Compressed, when writing, deflates the members, like numpy.savez_compressed; the default stores
@@ -193,12 +196,22 @@ func (z *NPZ) Read(key string) (*core.Tensor, error) {
 		return nil, fmt.Errorf("%w (in member %q)", err, key)
 	}
 	// reading to the end makes archive/zip verify the CRC-32; trailing bytes are ignored, as
-	// NumPy ignores them
-	if _, err := io.Copy(io.Discard, rc); err != nil {
-		t.Release()
-		if !errors.Is(err, ErrFormat) {
-			err = fmt.Errorf("%w: member %q ends early: %v", ErrTruncated, key, err)
+	// NumPy ignores them, but inflating them is taken from the cap too: read one past what is
+	// left of it, no more
+	rest := io.Reader(rc)
+	if left := z.limit.Load(); left >= 0 {
+		rest = io.LimitReader(rc, left+1)
+	}
+	n, err := io.Copy(io.Discard, rest)
+	if err == nil {
+		if err = z.take(n); err != nil {
+			err = fmt.Errorf("%w: member %q inflates to more bytes after its array", err, key)
 		}
+	} else if !errors.Is(err, ErrFormat) {
+		err = fmt.Errorf("%w: member %q ends early: %v", ErrTruncated, key, err)
+	}
+	if err != nil {
+		t.Release()
 		return nil, err
 	}
 	return t, nil

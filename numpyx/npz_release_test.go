@@ -1,12 +1,15 @@
 package numpyx_test
 
 import (
+	"archive/zip"
 	"bytes"
 	"encoding/binary"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -117,4 +120,67 @@ func TestReadMemory(t *testing.T) {
 	assert.Equal(t, base+1, core.LiveForeign())
 	big.Release()
 	assert.Equal(t, base, core.LiveForeign(), "released: the block goes back at once")
+}
+
+// bombNPZ returns an archive of one deflated member: an array of one float64 followed by
+// trailing bytes of zeros (which NumPy ignores), a gibibyte of them in about a megabyte.
+func bombNPZ(t *testing.T, trailing int) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, err := zw.CreateHeader(&zip.FileHeader{Name: "a.npy", Method: zip.Deflate})
+	require.NoError(t, err)
+	_, err = w.Write(npyFile("{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", make([]byte, 8)))
+	require.NoError(t, err)
+	zeros := make([]byte, 1<<20)
+	for trailing > 0 {
+		n, err := w.Write(zeros[:min(trailing, len(zeros))])
+		require.NoError(t, err)
+		trailing -= n
+	}
+	require.NoError(t, zw.Close())
+	return buf.Bytes()
+}
+
+// MaxInflated bounds what a member inflates to after its array too: a member of a small array
+// and a gibibyte of trailing bytes (a megabyte deflated) is refused once they pass the cap,
+// instead of inflating all of them (seconds of work per megabyte of archive); trailing bytes
+// within the cap, and any without a cap, are read and ignored as NumPy ignores them.
+func TestNPZMaxInflatedTrailing(t *testing.T) {
+	bomb := bombNPZ(t, 1<<30)
+	require.Less(t, len(bomb), 2<<20)
+	r := &countingReaderAt{r: bytes.NewReader(bomb)}
+	z, err := numpyx.NewNPZ(r, int64(len(bomb)), numpyx.MaxInflated(1<<20))
+	require.NoError(t, err)
+	r.n.Store(0)
+	_, err = z.Read("a")
+	require.ErrorIs(t, err, numpyx.ErrTooLarge)
+	assert.Contains(t, err.Error(), `"a"`)
+	assert.Less(t, r.n.Load(), int64(len(bomb)/10), "the trailing bytes were inflated far past the cap")
+
+	small := bombNPZ(t, 1000)
+	z, err = numpyx.NewNPZ(bytes.NewReader(small), int64(len(small)), numpyx.MaxInflated(1008))
+	require.NoError(t, err)
+	x, err := z.Read("a")
+	require.NoError(t, err, "8 data bytes and 1000 trailing ones fit a cap of 1008")
+	x.Release()
+	_, err = z.Read("a")
+	require.ErrorIs(t, err, numpyx.ErrTooLarge, "the cap is spent")
+	z, err = numpyx.NewNPZ(bytes.NewReader(small), int64(len(small)))
+	require.NoError(t, err)
+	x, err = z.Read("a")
+	require.NoError(t, err, "no cap")
+	x.Release()
+}
+
+// countingReaderAt counts the bytes read through it.
+type countingReaderAt struct {
+	r io.ReaderAt
+	n atomic.Int64
+}
+
+func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(p, off)
+	c.n.Add(int64(n))
+	return n, err
 }
