@@ -30,7 +30,9 @@ import (
 // Like NumPy's memmap, the tensor is the file: if another process rewrites the file while it is
 // mapped, the "read-only" tensor's elements change; if it truncates the file, touching the
 // pages past the new end is a fatal fault (SIGBUS) that no Go code can recover from. Map only
-// files nothing else writes while they are mapped; read them (ReadFile) otherwise.
+// files nothing else writes while they are mapped; read them (ReadFile) otherwise. This
+// package's writers (WriteFile, WriteNPZ) replace a file by renaming a new one over it, so a
+// mapping of the old file stays valid and keeps the old elements.
 func Map(name string, opts ...adapters.Option) (*core.Tensor, error) {
 	o := adapters.Apply(opts...)
 	f, err := os.Open(name)

@@ -166,3 +166,43 @@ func TestWriteStreamsLargeStrided(t *testing.T) {
 		assert.True(t, bytes.Equal(contiguousBytes(t, v), contiguousBytes(t, back)), "layout %d", i)
 	}
 }
+
+// TestWritersReplaceMappedFiles: WriteFile and WriteNPZ rename a new file over the old one, so a
+// mapping of the old file keeps its elements (truncating it would fault on the next touch), and
+// a write that fails leaves the old file as it was, with nothing else in its directory.
+func TestWritersReplaceMappedFiles(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m.npy")
+	big := core.MustNew(core.Float64, 1<<16) // 512 KiB: the old mapping spans many pages
+	xs, err := core.Elements[float64](big)
+	require.NoError(t, err)
+	for i := range xs {
+		xs[i] = float64(i)
+	}
+	require.NoError(t, numpyx.WriteFile(path, big))
+	m, err := numpyx.Map(path, adapters.ZeroCopyOnly())
+	require.NoError(t, err)
+	defer m.Release()
+
+	require.NoError(t, numpyx.WriteFile(path, core.MustFromSlice([]int8{7})))
+	v, err := core.At[float64](m, 1<<16-1)
+	require.NoError(t, err)
+	assert.Equal(t, float64(1<<16-1), v, "the mapping of the old file keeps its elements")
+	now, err := numpyx.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1}, now.Shape())
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o644), info.Mode().Perm())
+
+	gone := core.MustFromSlice([]float32{1, 2})
+	gone.Release()
+	require.ErrorIs(t, numpyx.WriteFile(path, gone), core.ErrReleased)
+	require.ErrorIs(t, numpyx.WriteNPZ(path, map[string]*core.Tensor{"a": gone}), core.ErrReleased)
+	again, err := numpyx.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1}, again.Shape(), "a failed write leaves the old file")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "nothing is left beside the file")
+}

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/tensorio"
 )
 
 // NPZ is an .npz archive open for reading, member by member: opening reads only the zip
@@ -308,9 +309,10 @@ func (z *NPZWriter) Close() error {
 
 // WriteNPZ writes arrays to the file called name as an .npz archive, in key order; numpy.load
 // reads each back under its key. Members are stored as they are, like numpy.savez, or deflated
-// with Compressed(), like numpy.savez_compressed.
+// with Compressed(), like numpy.savez_compressed. The file is replaced as WriteFile replaces
+// one.
 func WriteNPZ(name string, arrays map[string]*core.Tensor, opts ...NPZOption) error {
-	return createFile(name, func(f *os.File) error {
+	return tensorio.ReplaceFile("numpyx", name, func(f *os.File) error {
 		z := NewNPZWriter(f, opts...)
 		keys := make([]string, 0, len(arrays))
 		for k := range arrays {

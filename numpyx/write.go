@@ -53,28 +53,12 @@ func Write(w io.Writer, t *core.Tensor) error {
 	return nil
 }
 
-// WriteFile writes t to the file called name (see Write), replacing it. A file left half
-// written by an error is removed.
+// WriteFile writes t to the file called name (see Write), replacing it: the new file is
+// written beside it and renamed over it, so that an error leaves an existing file as it was
+// (and nothing else behind), and a mapping of the old file (Map) keeps its elements instead of
+// faulting on a truncated file. The file's mode is 0644.
 func WriteFile(name string, t *core.Tensor) error {
-	return createFile(name, func(f *os.File) error { return Write(f, t) })
-}
-
-// createFile creates (or truncates) the file called name, lets write fill it, and closes it;
-// if anything fails, the half-written file is removed and the first error returned.
-func createFile(name string, write func(f *os.File) error) (err error) {
-	f, err := os.Create(name)
-	if err != nil {
-		return fmt.Errorf("numpyx: %w", err)
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("numpyx: %w", cerr)
-		}
-		if err != nil {
-			os.Remove(name)
-		}
-	}()
-	return write(f)
+	return tensorio.ReplaceFile("numpyx", name, func(f *os.File) error { return Write(f, t) })
 }
 
 func writeData(w io.Writer, t *core.Tensor, fortran bool) error {

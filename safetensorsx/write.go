@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"unicode/utf8"
 
@@ -130,32 +129,15 @@ func Write(w io.Writer, tensors map[string]*core.Tensor, metadata map[string]str
 // temporary file next to it and renames it over path, as the reference writer does, so that
 // an existing file at path is never truncated under a mapping of it (its tensors stay valid).
 // Nothing is left behind on an error.
-func WriteFile(path string, tensors map[string]*core.Tensor, metadata map[string]string) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("safetensorsx: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
+func WriteFile(path string, tensors map[string]*core.Tensor, metadata map[string]string) error {
+	return tensorio.ReplaceFile("safetensorsx", path, func(f *os.File) error {
+		bw := bufio.NewWriterSize(f, chunkSize)
+		if err := Write(bw, tensors, metadata); err != nil {
+			return err
 		}
-	}()
-	bw := bufio.NewWriterSize(f, chunkSize)
-	if err := Write(bw, tensors, metadata); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("safetensorsx: %w", err)
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return fmt.Errorf("safetensorsx: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("safetensorsx: %w", err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("safetensorsx: %w", err)
-	}
-	return nil
+		if err := bw.Flush(); err != nil {
+			return fmt.Errorf("safetensorsx: %w", err)
+		}
+		return nil
+	})
 }
