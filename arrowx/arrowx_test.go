@@ -3,6 +3,7 @@ package arrowx_test
 import (
 	"bytes"
 	"errors"
+	"math"
 	"testing"
 	"unsafe"
 
@@ -299,6 +300,26 @@ func TestMalformedArrays(t *testing.T) {
 	defer sa.Release()
 	_, err = arrowx.FromArray(sa)
 	require.ErrorIs(t, err, adapters.ErrUnsupported)
+}
+
+// TestMalformedOffsetsOverflow: offsets and lengths whose sum overflows an int64 (a producer the
+// array constructors never checked) are refused with ErrMalformed, for bit-packed leaves too,
+// whose byte count would otherwise come out negative and pass the buffer check.
+func TestMalformedOffsetsOverflow(t *testing.T) {
+	bits := memory.NewBufferBytes([]byte{0xff})
+	d := array.NewData(arrow.FixedWidthTypes.Boolean, 1, []*memory.Buffer{nil, bits}, nil, 0, math.MaxInt64-2)
+	defer d.Release()
+	_, err := arrowx.FromArrayData(d)
+	require.ErrorIs(t, err, arrowx.ErrMalformed)
+
+	// a list at offset 1 over a child at offset MaxInt64: the child's first element overflows
+	child := array.NewData(arrow.FixedWidthTypes.Boolean, 4, []*memory.Buffer{nil, bits}, nil, 0, math.MaxInt64)
+	defer child.Release()
+	l := array.NewData(arrow.FixedSizeListOf(1, arrow.FixedWidthTypes.Boolean), 1, []*memory.Buffer{nil},
+		[]arrow.ArrayData{child}, 0, 1)
+	defer l.Release()
+	_, err = arrowx.FromArrayData(l)
+	require.ErrorIs(t, err, arrowx.ErrMalformed)
 }
 
 func TestArrowTensorBothWays(t *testing.T) {

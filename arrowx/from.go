@@ -47,7 +47,7 @@ func mulCheck(a, b int64) (int64, bool) {
 func layoutOf(d arrow.ArrayData) (layout, error) {
 	var l layout
 	start, n := int64(d.Offset()), int64(d.Len())
-	if start < 0 || n < 0 {
+	if start < 0 || n < 0 || n > math.MaxInt64-start {
 		return l, fmt.Errorf("%w: offset %d, length %d", ErrMalformed, start, n)
 	}
 	l.shape = []int64{n}
@@ -75,6 +75,9 @@ func layoutOf(d arrow.ArrayData) (layout, error) {
 			return l, fmt.Errorf("%w: FixedSizeList<%d> elements %d..%d but its child has %d",
 				ErrMalformed, size, start, start+n, cn)
 		}
+		if cs > math.MaxInt64-end { // the child's elements used are cs+first .. cs+end
+			return l, fmt.Errorf("%w: FixedSizeList child offset %d overflows", ErrMalformed, cs)
+		}
 		l.shape = append(l.shape, size)
 		start, n = cs+first, end-first
 		d = child
@@ -92,7 +95,7 @@ func layoutOf(d arrow.ArrayData) (layout, error) {
 	var need int64
 	if n > 0 {
 		if dt == core.Bool {
-			need = (start + n + 7) / 8
+			need = (start+n-1)/8 + 1 // start+n ≤ MaxInt64: +7 could overflow
 		} else {
 			end, ok := mulCheck(start+n, int64(dt.Size()))
 			if !ok {
