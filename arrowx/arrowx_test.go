@@ -322,6 +322,28 @@ func TestMalformedOffsetsOverflow(t *testing.T) {
 	require.ErrorIs(t, err, arrowx.ErrMalformed)
 }
 
+// TestListPastItsChild: a FixedSizeList whose elements run past its child's length is refused,
+// even when the child's values buffer happens to hold more elements than the child claims.
+func TestListPastItsChild(t *testing.T) {
+	vals := memory.NewBufferBytes(make([]byte, 4*6)) // 6 float32, the child claims 5
+	child := array.NewData(arrow.PrimitiveTypes.Float32, 5, []*memory.Buffer{nil, vals}, nil, 0, 0)
+	defer child.Release()
+	// one list of 2 at offset 2: child elements 4 and 5, and the child has 0 .. 4
+	l := array.NewData(arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Float32), 1, []*memory.Buffer{nil},
+		[]arrow.ArrayData{child}, 0, 2)
+	defer l.Release()
+	_, err := arrowx.FromArrayData(l)
+	require.ErrorIs(t, err, arrowx.ErrMalformed)
+
+	ok := array.NewData(arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Float32), 1, []*memory.Buffer{nil},
+		[]arrow.ArrayData{child}, 0, 1) // child elements 2 and 3
+	defer ok.Release()
+	x, err := arrowx.FromArrayData(ok)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1, 2}, x.Shape())
+	x.Release()
+}
+
 func TestArrowTensorBothWays(t *testing.T) {
 	mem := checked(t)
 	arr := float32Array(mem, 0, 1, 2, 3, 4, 5)

@@ -71,9 +71,9 @@ func layoutOf(d arrow.ArrayData) (layout, error) {
 		cs, cn := int64(child.Offset()), int64(child.Len())
 		end, ok1 := mulCheck(start+n, size)
 		first, ok2 := mulCheck(start, size)
-		if !ok1 || !ok2 || cs < 0 || cn < 0 || end-first > cn || first > cn {
-			return l, fmt.Errorf("%w: FixedSizeList<%d> elements %d..%d but its child has %d",
-				ErrMalformed, size, start, start+n, cn)
+		if !ok1 || !ok2 || cs < 0 || cn < 0 || end > cn { // the elements are child[first:end]
+			return l, fmt.Errorf("%w: FixedSizeList<%d> elements %d..%d need %d child elements, the child has %d",
+				ErrMalformed, size, start, start+n, end, cn)
 		}
 		if cs > math.MaxInt64-end { // the child's elements used are cs+first .. cs+end
 			return l, fmt.Errorf("%w: FixedSizeList child offset %d overflows", ErrMalformed, cs)
