@@ -385,6 +385,14 @@ func TestArrowTensorBothWays(t *testing.T) {
 	defer big.Release()
 	_, err = arrowx.FromTensor(big)
 	require.ErrorIs(t, err, arrowx.ErrMalformed)
+	// element 1 lies 2^63-2 bytes past the first: offset + extent overflows, and must not pass
+	// the buffer check as a negative number
+	bytes16 := array.NewData(arrow.PrimitiveTypes.Int8, 14, []*memory.Buffer{nil, memory.NewBufferBytes(make([]byte, 16))}, nil, 0, 2)
+	defer bytes16.Release()
+	far := tensor.New(bytes16, []int64{2}, []int64{math.MaxInt64 - 1}, nil)
+	defer far.Release()
+	_, err = arrowx.FromTensor(far)
+	require.ErrorIs(t, err, arrowx.ErrMalformed)
 
 	// a negative-stride view is copied; float16 has no arrow-go tensor
 	x := core.MustFromSlice([]float64{1, 2, 3})

@@ -196,7 +196,7 @@ func FromTensor(at tensor.Interface, opts ...adapters.Option) (*core.Tensor, err
 	if buf != nil {
 		have = int64(buf.Len()) / size
 	}
-	if first < 0 || first+lo < 0 || first+hi >= have {
+	if first < 0 || first+lo < 0 || hi >= have-first { // (first+hi may overflow)
 		return nil, fmt.Errorf("%w: elements at %d..%d from offset %d, the buffer holds %d %s",
 			ErrMalformed, lo, hi, first, have, dt)
 	}
