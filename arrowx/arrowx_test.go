@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"strconv"
 	"testing"
 	"unsafe"
 
@@ -486,6 +487,60 @@ func TestRecordBatchAsMatrix(t *testing.T) {
 	defer mixed.Release()
 	_, err = arrowx.FromRecord(mixed)
 	require.ErrorIs(t, err, arrowx.ErrMismatch)
+}
+
+// TestRecordColumnsOfSeparateAllocations: columns built one by one are separate allocations,
+// which Go's allocator often places at equal distances; a view across them would straddle
+// allocations (invalid pointer arithmetic, a checkptr fatal error under -race), so they are
+// copied. Columns of one buffer (ToRecord's, an IPC body's) are still viewed.
+func TestRecordColumnsOfSeparateAllocations(t *testing.T) {
+	mem := memory.NewGoAllocator()
+	for try := range 8 {
+		var cols []arrow.Array
+		var fields []arrow.Field
+		for j := range 3 {
+			b := array.NewFloat64Builder(mem)
+			b.AppendValues([]float64{float64(10 * j), float64(10*j + 1), float64(10*j + 2), float64(10*j + 3)}, nil)
+			cols = append(cols, b.NewArray())
+			b.Release()
+			fields = append(fields, arrow.Field{Name: strconv.Itoa(j), Type: arrow.PrimitiveTypes.Float64})
+		}
+		rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, 4)
+		for _, c := range cols {
+			c.Release()
+		}
+		var copied bool
+		x, err := arrowx.FromRecord(rec, adapters.ReportCopy(&copied))
+		require.NoError(t, err)
+		assert.True(t, copied, "try %d: columns of separate allocations were viewed, strides %v", try, x.Strides())
+		c, err := adapters.Contiguous(x)
+		require.NoError(t, err)
+		v, err := c.Float64s()
+		require.NoError(t, err)
+		assert.Equal(t, []float64{0, 10, 20, 1, 11, 21, 2, 12, 22, 3, 13, 23}, v)
+		x.Release()
+		rec.Release()
+	}
+
+	// a column slice of a wider Fortran-order matrix: ToRecord's columns lie in one buffer
+	wide := core.MustNew(core.Float32, 4, 5)
+	f, err := wide.Float32s()
+	require.NoError(t, err)
+	for i := range f {
+		f[i] = float32(i)
+	}
+	fort, err := wide.Permute(1, 0) // [5 4] in Fortran order
+	require.NoError(t, err)
+	part, err := fort.Slice(0, 1, 4, 1) // rows 1..3: column stride 5 > 3 rows
+	require.NoError(t, err)
+	rec, err := arrowx.ToRecord(part, nil, adapters.ZeroCopyOnly())
+	require.NoError(t, err)
+	defer rec.Release()
+	back, err := arrowx.FromRecord(rec, adapters.ZeroCopyOnly())
+	require.NoError(t, err)
+	defer back.Release()
+	assert.Equal(t, []int64{1, 5}, back.Strides())
+	assert.Equal(t, part.Data(), back.Data())
 }
 
 func TestDTypes(t *testing.T) {

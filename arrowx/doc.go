@@ -18,7 +18,7 @@
 //	ToArray: tensor → primitive / nested FixedSizeList C-contiguous, Arrow dtype, not bool   copied once into C order (bool: bit-packed)
 //	FromTensor: arrow-go tensor → tensor               always (strides, row or column major) refused if malformed
 //	ToTensor: tensor → arrow-go tensor                 strides ≥ 0, dtype in arrow/tensor     copied into C order
-//	FromRecord: record batch → [rows, cols] tensor     columns equally spaced in memory      copied once into C order
+//	FromRecord: record batch → [rows, cols] tensor     columns equally spaced in one buffer  copied once into C order
 //	ToRecord: [rows, cols] tensor → record batch       each column compact (Fortran order)   copied once into Fortran order
 //
 // Shareable, TensorShareable and RecordShareable tell in advance (and why not). Every

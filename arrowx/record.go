@@ -85,6 +85,12 @@ func ToRecord(t *core.Tensor, names []string, opts ...adapters.Option) (arrow.Re
 		}
 	}()
 	size := int64(src.DType().Size())
+	// the columns' buffers are slices of one slice over src's elements, each with the capacity
+	// to its end, so that FromRecord sees they are one allocation and views them again
+	var whole []byte
+	if rows > 0 && cols > 0 && t.DType() != core.Bool {
+		whole = unsafe.Slice((*byte)(src.Data()), ((cols-1)*src.Stride(1)+rows)*size)
+	}
 	for j := range cols {
 		name := strconv.FormatInt(j, 10)
 		if names != nil {
@@ -104,7 +110,8 @@ func ToRecord(t *core.Tensor, names []string, opts ...adapters.Option) (arrow.Re
 		} else if rows == 0 {
 			buf = memory.NewBufferBytes(nil)
 		} else {
-			buf = memory.NewBufferBytes(unsafe.Slice((*byte)(col.Data()), rows*size))
+			off := j * src.Stride(1) * size
+			buf = memory.NewBufferBytes(whole[off : off+rows*size])
 			err = core.Attach(buf, col)
 		}
 		if err != nil {

@@ -223,9 +223,10 @@ func abs(x int64) int64 {
 
 // FromRecord makes a 2-D tensor [rows, columns] of a record batch whose columns are primitive
 // arrays of one type and (necessarily) one length: column j is t[:, j]. When the columns' values
-// lie at equal distances in memory, as an IPC or Flight reader leaves the columns of one message
-// body, or as ToRecord makes them, the tensor is a view (strides [1, distance]) that holds every
-// column's buffer; otherwise the columns are copied once into a C-order tensor. Nulls follow
+// lie at equal distances in one buffer, as an IPC or Flight reader leaves the columns of one
+// message body, or as ToRecord makes them, the tensor is a view (strides [1, distance]) that holds
+// every column's buffer; otherwise (columns in buffers of their own, even ones that happen to lie
+// equally spaced) the columns are copied once into a C-order tensor. Nulls follow
 // FromArray's rules (FillNulls). Options apply as in FromArray.
 func FromRecord(rec arrow.RecordBatch, opts ...adapters.Option) (*core.Tensor, error) {
 	if rec == nil {
@@ -317,7 +318,7 @@ func (l layout) firstAddr() uintptr {
 }
 
 // spacing reports whether the columns' first elements lie at equal distances of at least rows
-// elements, and that distance in elements.
+// elements within column 0's buffer, and that distance in elements.
 func spacing(lays []layout, rows int64) (int64, bool) {
 	if rows == 0 || lays[0].dtype == core.Bool {
 		return rows, rows == 0
@@ -338,6 +339,13 @@ func spacing(lays []layout, rows int64) (int64, bool) {
 		if lays[j].firstAddr() != a0+uintptr(j)*step*size {
 			return 0, false
 		}
+	}
+	// one view over all columns must stay inside one allocation: column 0's values slice must
+	// reach the last column's end (as slices of one IPC body or of ToRecord's tensor do), not
+	// merely be followed by other allocations that happen to lie equally spaced
+	b0 := lays[0].leaf.Buffers()[1].Bytes()[lays[0].first*int64(size):]
+	if uint64(cap(b0))/uint64(size) < uint64(len(lays)-1)*uint64(step)+uint64(rows) {
+		return 0, false
 	}
 	return int64(step), true
 }
