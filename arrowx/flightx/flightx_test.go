@@ -416,3 +416,26 @@ func TestLimitsAndNames(t *testing.T) {
 	require.ErrorIs(t, err, flightx.ErrProtocol)
 	assert.True(t, contains(err.Error(), "reserved"))
 }
+
+// TestStreamCallbackPanics: a panic of the caller's function is the caller's: it goes on up
+// through Stream, rather than coming back as a malformed stream (ErrProtocol) that blames the
+// peer; the transfer's stream is ended on the way.
+func TestStreamCallbackPanics(t *testing.T) {
+	srv, addr := serve(t, flightx.WithChunkBytes(64))
+	c := dial(t, addr)
+	require.NoError(t, srv.Put("x", filled(t, core.Float32, 1, 64), nil))
+	var err error
+	got := func() (r any) {
+		defer func() { r = recover() }()
+		err = c.Stream(context.Background(), "x", func(flightx.Info, *core.Tensor, int64) error {
+			panic("the caller's bug")
+		})
+		return nil
+	}()
+	assert.Equal(t, "the caller's bug", got, "Stream returned %v", err)
+
+	// the client still works
+	x, _, err := c.Get(context.Background(), "x")
+	require.NoError(t, err)
+	x.Release()
+}

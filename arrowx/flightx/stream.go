@@ -305,11 +305,15 @@ func readErr(err error) error {
 // readStream reads a tensor stream from src: the schema (decoded into info), then the batches,
 // into one tensor (each == nil) or chunk by chunk into each. before, if not nil, sees the first
 // message's descriptor and the schema before any batch is read, and may refuse. A panic of the
-// IPC reader on garbage becomes ErrProtocol.
+// IPC reader on garbage becomes ErrProtocol; a panic of each, the caller's code, goes on.
 func readStream(src flight.DataStreamReader, cfg config, before func(*flight.FlightDescriptor, *Info) error,
 	into *core.Tensor, each func(Info, *core.Tensor, int64) error) (info Info, t *core.Tensor, err error) {
+	inEach := false
 	defer func() {
 		if r := recover(); r != nil {
+			if inEach {
+				panic(r)
+			}
 			if t != nil {
 				t.Release()
 			}
@@ -331,7 +335,12 @@ func readStream(src flight.DataStreamReader, cfg config, before func(*flight.Fli
 	}
 	var inner func(*core.Tensor, int64) error
 	if each != nil {
-		inner = func(c *core.Tensor, off int64) error { return each(info, c, off) }
+		inner = func(c *core.Tensor, off int64) error {
+			inEach = true
+			err := each(info, c, off)
+			inEach = false
+			return err
+		}
 	}
 	t, err = receive(rd, info, cfg.maxBytes, into, inner)
 	return info, t, err
