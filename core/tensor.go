@@ -160,7 +160,8 @@ func errNdim(nd int) error { return fmt.Errorf("%w: ndim = %d exceeds %d", ErrNd
 // address, shapes and slices copied. It refuses, with errors wrapping ErrInvalid that name the
 // field and value: too many dimensions, negative sizes, sizes or element offsets that overflow
 // int64, unknown dtypes or devices, strides of the wrong length, NULL data with elements, and
-// memory ranges that wrap around the address space.
+// memory ranges that wrap around the address space (on devices whose Data is an opaque handle,
+// byte offsets into its buffer below 0 or from 2^64).
 func ValidateDesc(d Desc) (Desc, error) {
 	err := validateDesc(&d, nil)
 	return d, err
@@ -211,12 +212,18 @@ func validateDesc(d *Desc, buf []int64) error {
 	if d.Data == nil {
 		return fmt.Errorf("%w: data is NULL for %d elements", ErrNullData, n)
 	}
+	var blo, bhi int64 // the bytes the elements span, relative to the first element: [blo, bhi)
 	if d.DType.SubByte() {
 		if !contiguous(shape, strides, false) {
 			return fmt.Errorf("%w: sub-byte dtype %s needs compact C-order strides, got %v", ErrStrides, d.DType, strides)
 		}
-		if _, ok := mul(n, int64(d.DType.Bits)*int64(d.DType.Lanes)); !ok {
+		nbits, ok := mul(n, int64(d.DType.Bits)*int64(d.DType.Lanes))
+		if !ok {
 			return fmt.Errorf("%w: %d elements of %s", ErrOverflow, n, d.DType)
+		}
+		bhi = nbits / 8
+		if nbits%8 != 0 {
+			bhi++
 		}
 	} else {
 		lo, hi, err := extent(shape, strides)
@@ -224,20 +231,28 @@ func validateDesc(d *Desc, buf []int64) error {
 			return err
 		}
 		size := int64(d.DType.Size())
-		blo, ok1 := mul(lo, size)
-		bhi, ok2 := mul(hi, size)
-		bhi, ok3 := add(bhi, size)
+		var ok1, ok2, ok3 bool
+		blo, ok1 = mul(lo, size)
+		bhi, ok2 = mul(hi, size)
+		bhi, ok3 = add(bhi, size)
 		if !ok1 || !ok2 || !ok3 {
 			return fmt.Errorf("%w: byte extent of shape %v, strides %v, itemsize %d", ErrOverflow, shape, strides, size)
 		}
-		if d.Device.DeviceType.addressable() {
-			base := uint64(uintptr(d.Data))
-			first := base + d.ByteOffset
-			if first < base || (blo < 0 && uint64(-blo) > first) || first+uint64(bhi) < first {
-				return fmt.Errorf("%w: data %#x + byte_offset %d with byte extent [%d, %d) wraps around the address space",
-					ErrBounds, base, d.ByteOffset, blo, bhi)
-			}
+	}
+	// the first element, as an address (or, for an opaque handle, as an offset into its buffer),
+	// plus the byte extent must stay within [0, 2^64)
+	base, first := uint64(0), d.ByteOffset
+	if d.Device.DeviceType.addressable() {
+		base = uint64(uintptr(d.Data))
+		first = base + d.ByteOffset
+	}
+	if first < base || (blo < 0 && uint64(-blo) > first) || first+uint64(bhi) < first {
+		if !d.Device.DeviceType.addressable() {
+			return fmt.Errorf("%w: byte_offset %d with byte extent [%d, %d) reaches outside [0, 2^64) of the buffer %#x",
+				ErrBounds, d.ByteOffset, blo, bhi, uintptr(d.Data))
 		}
+		return fmt.Errorf("%w: data %#x + byte_offset %d with byte extent [%d, %d) wraps around the address space",
+			ErrBounds, base, d.ByteOffset, blo, bhi)
 	}
 	if d.Device.DeviceType.addressable() && d.ByteOffset != 0 {
 		d.Data = unsafe.Add(d.Data, d.ByteOffset)

@@ -36,6 +36,19 @@ func TestValidateErrorsNameFieldAndValue(t *testing.T) {
 		{"device id", func(d *core.Desc) { d.Device.DeviceID = -2 }, core.ErrDevice, "device_id = -2"},
 		{"offset wraps", func(d *core.Desc) { d.ByteOffset = math.MaxUint64 }, core.ErrBounds, "byte_offset"},
 		{"below zero", func(d *core.Desc) { d.Strides = []int64{-1 << 20, 1} }, core.ErrBounds, "wraps"},
+		{"sub-byte wraps", func(d *core.Desc) {
+			d.Data = fakeAddr(^uintptr(0) - 1)
+			d.DType = core.DLDataType{Code: core.CodeInt, Bits: 4, Lanes: 1}
+		}, core.ErrBounds, "byte extent [0, 3)"},
+		{"opaque below zero", func(d *core.Desc) {
+			d.Device.DeviceType = core.OpenCL
+			d.Strides = []int64{-3, -1}
+			d.ByteOffset = 4
+		}, core.ErrBounds, "byte_offset 4 with byte extent [-20, 4)"},
+		{"opaque past 2^64", func(d *core.Desc) {
+			d.Device.DeviceType = core.Vulkan
+			d.ByteOffset = math.MaxUint64 - 8
+		}, core.ErrBounds, "byte_offset 18446744073709551607"},
 		{"sub-byte strided", func(d *core.Desc) {
 			d.DType = core.DLDataType{Code: core.CodeInt, Bits: 4, Lanes: 1}
 			d.Strides = []int64{1, 2}

@@ -95,6 +95,7 @@ static inline const char *dlpg_validate(const dlpg_tensor *t) {
 		if (t->shape[i] > 1) acc *= t->shape[i];
 	}
 	int64_t bits = (int64_t)t->dtype.bits * t->dtype.lanes;
+	int64_t blo = 0, bhi; /* the bytes the elements span, relative to the first element */
 	if (bits < 8 || bits % 8 != 0) { /* sub-byte */
 		acc = 1;
 		for (int i = nd - 1; i >= 0; i--) {
@@ -102,26 +103,31 @@ static inline const char *dlpg_validate(const dlpg_tensor *t) {
 			if (c[i] != acc) return "a sub-byte dtype needs compact C-order strides";
 			acc *= t->shape[i];
 		}
-		int64_t ignored;
-		if (!dlpg_mul_(n, bits, &ignored)) return "the bits of the elements overflow";
-		return NULL;
+		int64_t nbits;
+		if (!dlpg_mul_(n, bits, &nbits)) return "the bits of the elements overflow";
+		bhi = nbits / 8 + (nbits % 8 != 0);
+	} else {
+		int64_t lo = 0, hi = 0;
+		for (int i = 0; i < nd; i++) {
+			int64_t d = t->shape[i], span;
+			if (d <= 1) continue;
+			if (!dlpg_mul_(d - 1, c[i], &span)) return "a dimension's span overflows";
+			if (!(span < 0 ? dlpg_add_(lo, span, &lo) : dlpg_add_(hi, span, &hi)))
+				return "the element offsets overflow";
+		}
+		int64_t size = bits / 8;
+		if (!dlpg_mul_(lo, size, &blo) || !dlpg_mul_(hi, size, &bhi) || !dlpg_add_(bhi, size, &bhi))
+			return "the byte extent overflows";
 	}
-	int64_t lo = 0, hi = 0;
-	for (int i = 0; i < nd; i++) {
-		int64_t d = t->shape[i], span;
-		if (d <= 1) continue;
-		if (!dlpg_mul_(d - 1, c[i], &span)) return "a dimension's span overflows";
-		if (!(span < 0 ? dlpg_add_(lo, span, &lo) : dlpg_add_(hi, span, &hi)))
-			return "the element offsets overflow";
-	}
-	int64_t size = bits / 8, blo, bhi;
-	if (!dlpg_mul_(lo, size, &blo) || !dlpg_mul_(hi, size, &bhi) || !dlpg_add_(bhi, size, &bhi))
-		return "the byte extent overflows";
+	/* the first element, as an address (or, for an opaque handle, as an offset into its
+	   buffer), plus the byte extent must stay within [0, 2^64) */
+	uint64_t base = 0, first = t->byte_offset;
 	if (dlpg_addressable_(t->device.device_type)) {
-		uint64_t base = (uint64_t)(uintptr_t)t->data, first = base + t->byte_offset;
-		if (first < base || (blo < 0 && (uint64_t)(-blo) > first) || first + (uint64_t)bhi < first)
-			return "the byte extent wraps around the address space";
+		base = (uint64_t)(uintptr_t)t->data;
+		first = base + t->byte_offset;
 	}
+	if (first < base || (blo < 0 && (uint64_t)(-blo) > first) || first + (uint64_t)bhi < first)
+		return "the byte extent wraps around the address space";
 	return NULL;
 }
 

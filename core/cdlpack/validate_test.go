@@ -49,6 +49,9 @@ func FuzzValidateInC(f *testing.F) {
 		{1, 99, 32, 0, 6, -1, le(3), le(1), false, 0, false},
 		{1, 2, 32, 1, 4, 0, le(3), le(1), false, ^uint64(0) - 3, false},
 		{1, 2, 32, 1, 1, 0, le(3), le(1), false, ^uint64(0) - 3, false},
+		{1, 1, 4, 1, 1, 0, le(3), le(1), false, ^uint64(0) - 0x10000, false},
+		{1, 2, 32, 1, 4, 0, le(3), le(-1), false, 0, false},
+		{1, 2, 32, 1, 4, 0, le(3), le(-1), false, 8, false},
 		{1, 2, 32, 1, 1, 0, le(-9223372036854775808), le(1), false, 0, false},
 		{2, 5, 128, 2, 1, 0, le(3, 3), le(-4611686018427387904, 1), false, 0, false},
 	} {
