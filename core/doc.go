@@ -33,7 +33,9 @@
 //
 // Views share memory and never copy: Permute, Transpose, Slice (with steps, negative too),
 // Reverse, Index, Reshape (when the strides allow, else ErrNotViewable), BroadcastTo (stride 0),
-// AsReadOnly. Elements, Span and At give typed access to host memory.
+// AsReadOnly. A view of a packed sub-byte tensor (int4, float4) must keep it compact in C order
+// with its first element in place, or fails with ErrSubByte. Elements, Span and At give typed
+// access to host memory.
 //
 // # Invariants
 //

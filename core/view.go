@@ -20,6 +20,13 @@ func (t *Tensor) viewWith(off int64, shape, strides []int64, cleanup bool) (*Ten
 	if t.Released() {
 		return nil, ErrReleased
 	}
+	if t.dtype.SubByte() && !contiguous(shape, strides, false) {
+		// packed elements have no byte address of their own: a sub-byte tensor is compact in C
+		// order (as validation demands of foreign ones, and ByteRange, CheckNoSelfOverlap and
+		// export count on)
+		return nil, fmt.Errorf("%w: a view with strides %v for shape %v (sub-byte tensors are compact in C order)",
+			ErrSubByte, slices.Clone(strides), slices.Clone(shape))
+	}
 	v, s, st := newMeta(len(shape))
 	copy(s, shape)
 	copy(st, strides)

@@ -3,6 +3,7 @@ package core_test
 import (
 	"math"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -233,4 +234,47 @@ func TestAsReadOnlyWithFlags(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, core.FlagIsCopied, c.Flags())
 	assert.Contains(t, ro.String(), "read-only")
+}
+
+// TestSubByteViewsStayCompact: a view of a packed int4 tensor whose strides are not compact C
+// order would have elements that ByteRange (and so MayShareMemory) does not count — the second
+// element of a column of a [2 3] int4 matrix lies in byte 1, outside the one byte ByteRange gave
+// — and would be exported as a descriptor that import refuses. Such views fail with ErrSubByte;
+// those that keep the tensor compact still work.
+func TestSubByteViewsStayCompact(t *testing.T) {
+	i4 := core.DLDataType{Code: core.CodeInt, Bits: 4, Lanes: 1}
+	x := core.MustNew(i4, 2, 3)
+	flat, err := x.Reshape(6)
+	require.NoError(t, err)
+	bad := map[string]func() (*core.Tensor, error){
+		"column":    func() (*core.Tensor, error) { return x.Index(1, 0) },
+		"transpose": x.Transpose,
+		"step":      func() (*core.Tensor, error) { return flat.Slice(0, 0, core.End, 4) },
+		"broadcast": func() (*core.Tensor, error) { return flat.BroadcastTo(2, 6) },
+	}
+	for name, view := range bad {
+		v, err := view()
+		assert.ErrorIs(t, err, core.ErrSubByte, name)
+		if err == nil {
+			lo, hi := v.ByteRange()
+			t.Logf("%s: %s spans %d bytes by ByteRange", name, v, hi-lo)
+		}
+	}
+	b, err := core.Wrap(core.Desc{Data: unsafe.Add(x.Data(), 1), Device: core.CPUDevice, DType: core.Uint8, Shape: []int64{1}}, nil)
+	require.NoError(t, err)
+	for _, view := range []func() (*core.Tensor, error){
+		func() (*core.Tensor, error) { return x.Index(0, 0) },
+		func() (*core.Tensor, error) { return flat.Slice(0, 0, 4, 1) },
+		func() (*core.Tensor, error) { return x.Reshape(3, 1, 2) },
+		func() (*core.Tensor, error) { return x.Permute(0, 1) },
+		x.View,
+	} {
+		v, err := view()
+		require.NoError(t, err)
+		assert.True(t, v.IsContiguous())
+		assert.Equal(t, x.Data(), v.Data())
+		if v.Len() > 2 {
+			assert.True(t, core.MayShareMemory(v, b), "%s shares byte 1", v)
+		}
+	}
 }
