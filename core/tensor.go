@@ -318,7 +318,13 @@ func (t *Tensor) IsFortranContiguous() bool { return contiguous(t.shape, t.strid
 // NumBytes returns the bytes the elements occupy when compact: Len times the element size, or
 // the packed size for sub-byte dtypes.
 func (t *Tensor) NumBytes() int64 {
-	return (t.Len()*int64(t.dtype.Bits)*int64(t.dtype.Lanes) + 7) / 8
+	if !t.dtype.SubByte() {
+		// in bytes, not bits: for a compact tensor this is its validated byte extent, which
+		// counting bits first could overflow
+		return t.Len() * int64(t.dtype.Size())
+	}
+	nbits := t.Len() * int64(t.dtype.Bits) * int64(t.dtype.Lanes) // fits: validated
+	return nbits/8 + min(nbits%8, 1)
 }
 
 // HostAccessible reports whether the CPU can address the elements directly.

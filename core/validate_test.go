@@ -105,3 +105,20 @@ func TestValidateDLTensor(t *testing.T) {
 	require.NoError(t, err, "a 0-d tensor needs no shape")
 	assert.Empty(t, d.Shape)
 }
+
+// TestNumBytesOfHugeTensor: a compact tensor whose byte extent fits an int64 has a NumBytes that
+// does too; counting its bits first overflowed to 0, and Bytes returned nothing for 2^61 bytes.
+func TestNumBytesOfHugeTensor(t *testing.T) {
+	x, err := core.Wrap(core.Desc{Data: fakeAddr(0x10000), Device: core.CPUDevice, DType: core.Float64, Shape: []int64{1 << 58}}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, int64(1)<<61, x.NumBytes())
+	b, err := x.ReadOnlyBytes() // never read: the address is not memory
+	require.NoError(t, err)
+	assert.Equal(t, 1<<61, len(b))
+	i4 := core.DLDataType{Code: core.CodeInt, Bits: 4, Lanes: 1}
+	for n, want := range map[int64]int64{0: 0, 1: 1, 2: 1, 3: 2, 1 << 60: 1 << 59} {
+		y, err := core.Wrap(core.Desc{Data: fakeAddr(0x10000), Device: core.CPUDevice, DType: i4, Shape: []int64{n}}, nil)
+		require.NoError(t, err)
+		assert.Equal(t, want, y.NumBytes(), "%d int4", n)
+	}
+}
