@@ -254,3 +254,20 @@ func TestConcurrentHolders(t *testing.T) {
 	assert.True(t, leakcheck.Until(func() bool { return b.released.Load() == 1 }))
 	assert.True(t, leakcheck.Until(func() bool { return core.LiveForeign() == base }))
 }
+
+// TestForeignMeansOwned: Foreign is about ownership, not about where the memory lies: device or
+// C memory wrapped without a release, whose lifetime the caller manages, is not foreign.
+func TestForeignMeansOwned(t *testing.T) {
+	d := core.Desc{Data: fakeAddr(0x10000), Device: core.DLDevice{DeviceType: core.CUDA}, DType: core.Float32, Shape: []int64{4}}
+	x, err := core.Wrap(d, nil)
+	require.NoError(t, err)
+	assert.False(t, x.Foreign(), "no release: the caller keeps the device memory alive")
+	k, err := core.WrapKeep(d, new(int))
+	require.NoError(t, err)
+	assert.False(t, k.Foreign())
+	y, err := core.Wrap(d, func() {})
+	require.NoError(t, err)
+	assert.True(t, y.Foreign())
+	y.Release()
+	assert.False(t, core.MustNew(core.Float32, 4).Foreign())
+}

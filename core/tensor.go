@@ -333,8 +333,11 @@ func (t *Tensor) HostAccessible() bool { return t.device.DeviceType.HostAccessib
 // Released reports whether Release was called on this tensor.
 func (t *Tensor) Released() bool { return t.hold.dropped.Load() }
 
-// Foreign reports whether the memory came from outside Go (Wrap, Import, a memory map, a device)
-// rather than from a Go allocation.
+// Foreign reports whether the memory has an owner whose release this tensor's holders share:
+// memory from Wrap or WrapExplicit with a release function, an import, NewUninit's mapped blocks
+// (and the memory maps and device buffers that readers and adapters wrap that way). Memory that
+// Go allocated, and memory wrapped without a release (Wrap with a nil release, WrapKeep), is not
+// foreign here, even where it lies outside Go's heap.
 func (t *Tensor) Foreign() bool { return t.hold.owner != nil }
 
 // Release lets go of this tensor's hold on its memory. Foreign memory is freed (its producer's
