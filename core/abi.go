@@ -73,7 +73,8 @@ const (
 	// (DLPACK_FLAG_BITMASK_IS_COPIED).
 	FlagIsCopied Flags = 1 << 1
 	// FlagIsSubbyteTypePadded marks sub-byte elements stored one per byte instead of packed
-	// (DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED).
+	// (DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED). This module reads packed sub-byte elements
+	// only: a descriptor of a sub-byte dtype with this flag is refused (ErrSubByte).
 	FlagIsSubbyteTypePadded Flags = 1 << 2
 )
 

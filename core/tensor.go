@@ -176,6 +176,9 @@ func validateDesc(d *Desc, buf []int64) error {
 	if err := d.DType.Validate(); err != nil {
 		return err
 	}
+	if d.Flags&FlagIsSubbyteTypePadded != 0 && d.DType.SubByte() {
+		return fmt.Errorf("%w: %s elements padded to a byte each (FlagIsSubbyteTypePadded); only packed ones are read", ErrSubByte, d.DType)
+	}
 	if !d.Device.DeviceType.Known() {
 		return fmt.Errorf("%w: device_type = %d is not a DLPack device", ErrDevice, d.Device.DeviceType)
 	}

@@ -308,8 +308,12 @@ func (t *Tensor) BroadcastTo(shape ...int64) (*Tensor, error) {
 func (t *Tensor) AsReadOnly() (*Tensor, error) { return t.WithFlags(FlagReadOnly) }
 
 // WithFlags returns a view of the same elements with the given flags added (FlagReadOnly to
-// make it read-only, FlagIsCopied to say that nothing else aliases the memory).
+// make it read-only, FlagIsCopied to say that nothing else aliases the memory). Tensors of
+// sub-byte dtypes are packed: FlagIsSubbyteTypePadded on one fails with ErrSubByte.
 func (t *Tensor) WithFlags(set Flags) (*Tensor, error) {
+	if set&FlagIsSubbyteTypePadded != 0 && t.dtype.SubByte() {
+		return nil, fmt.Errorf("%w: %s is packed, FlagIsSubbyteTypePadded would say its elements take a byte each", ErrSubByte, t)
+	}
 	v, err := t.view(0, t.shape, t.strides)
 	if err != nil {
 		return nil, err

@@ -278,3 +278,13 @@ func TestSubByteViewsStayCompact(t *testing.T) {
 		}
 	}
 }
+
+// WithFlags cannot call a packed sub-byte tensor padded.
+func TestWithFlagsKeepsSubBytePacked(t *testing.T) {
+	x := core.MustNew(core.DLDataType{Code: core.CodeInt, Bits: 4, Lanes: 1}, 4)
+	_, err := x.WithFlags(core.FlagIsSubbyteTypePadded)
+	require.ErrorIs(t, err, core.ErrSubByte)
+	ro, err := x.WithFlags(core.FlagReadOnly)
+	require.NoError(t, err)
+	assert.True(t, ro.ReadOnly())
+}

@@ -135,7 +135,12 @@ static inline const char *dlpg_validate(const dlpg_tensor *t) {
 static inline const char *dlpg_validate_versioned(const dlpg_managed_versioned *m) {
 	if (m == NULL) return "DLManagedTensorVersioned is NULL";
 	if (m->version.major != 1) return "a DLPack version other than 1.x";
-	return dlpg_validate(&m->dl_tensor);
+	const char *e = dlpg_validate(&m->dl_tensor);
+	if (e != NULL) return e;
+	int64_t bits = (int64_t)m->dl_tensor.dtype.bits * m->dl_tensor.dtype.lanes;
+	if ((m->flags & DLPG_FLAG_IS_SUBBYTE_TYPE_PADDED) && (bits < 8 || bits % 8 != 0))
+		return "padded sub-byte elements (only packed ones are read)";
+	return NULL;
 }
 
 #endif

@@ -91,3 +91,38 @@ func FuzzValidateInC(f *testing.F) {
 		require.Equal(t, goErr == nil, cMsg == "", "Go: %v; C: %q", goErr, cMsg)
 	})
 }
+
+// Packed sub-byte elements are the only ones read: a versioned tensor of int4 that says its
+// elements are padded to a byte each is refused by core and by the C port alike, before the
+// deleter runs once; the flag means nothing to whole-byte dtypes, which both accept.
+func TestPaddedSubByteRefused(t *testing.T) {
+	data := make([]byte, 8)
+	shape := []int64{8}
+	for _, c := range []struct {
+		dtype  core.DLDataType
+		flags  core.Flags
+		refuse bool
+	}{
+		{core.DLDataType{Code: core.CodeInt, Bits: 4, Lanes: 1}, core.FlagIsSubbyteTypePadded, true},
+		{core.DLDataType{Code: core.CodeInt, Bits: 4, Lanes: 1}, 0, false},
+		{core.DLDataType{Code: core.CodeFloat4E2M1FN, Bits: 4, Lanes: 1}, core.FlagIsSubbyteTypePadded | core.FlagReadOnly, true},
+		{core.Int8, core.FlagIsSubbyteTypePadded, false},
+	} {
+		m := &core.DLManagedTensorVersioned{Version: core.Version, Flags: c.flags,
+			DLTensor: core.DLTensor{Data: unsafe.Pointer(&data[0]), Device: core.CPUDevice, Ndim: 1,
+				Dtype: c.dtype, Shape: &shape[0]}}
+		msg := ctest.ValidateVersioned(m)
+		calls := 0
+		x, err := core.ImportVersioned(m, func() { calls++ })
+		if c.refuse {
+			require.ErrorIs(t, err, core.ErrSubByte, c.dtype.String())
+			require.Contains(t, msg, "padded")
+			require.Equal(t, 1, calls, "the deleter runs once on refusal")
+			continue
+		}
+		require.NoError(t, err, c.dtype.String())
+		require.Empty(t, msg)
+		x.Release()
+		require.Equal(t, 1, calls)
+	}
+}

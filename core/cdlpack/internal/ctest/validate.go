@@ -5,6 +5,9 @@ package ctest
 #include "dlpack_validate.h"
 
 static const char *ctest_validate(void *t) { return dlpg_validate((const dlpg_tensor *)t); }
+static const char *ctest_validate_versioned(void *m) {
+	return dlpg_validate_versioned((const dlpg_managed_versioned *)m);
+}
 */
 import "C"
 
@@ -27,6 +30,26 @@ func Validate(dl *core.DLTensor) string {
 		pin.Pin(dl.Strides)
 	}
 	if msg := C.ctest_validate(unsafe.Pointer(dl)); msg != nil {
+		return C.GoString(msg)
+	}
+	return ""
+}
+
+// ValidateVersioned runs dlpg_validate_versioned on m, as Validate runs dlpg_validate.
+func ValidateVersioned(m *core.DLManagedTensorVersioned) string {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	pin.Pin(m)
+	if m.DLTensor.Data != nil {
+		pin.Pin(m.DLTensor.Data) // a no-op for memory Go did not allocate
+	}
+	if m.DLTensor.Shape != nil {
+		pin.Pin(m.DLTensor.Shape)
+	}
+	if m.DLTensor.Strides != nil {
+		pin.Pin(m.DLTensor.Strides)
+	}
+	if msg := C.ctest_validate_versioned(unsafe.Pointer(m)); msg != nil {
 		return C.GoString(msg)
 	}
 	return ""
