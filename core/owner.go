@@ -93,7 +93,9 @@ func Attach[T any](obj *T, t *Tensor) error {
 	}
 	a := attachment{keep: t.keep}
 	if o := t.hold.owner; o != nil {
-		if !o.tryRetain() {
+		ok := o.tryRetain()
+		runtime.KeepAlive(t) // t's cleanup must not let its hold go before o is retained
+		if !ok {
 			return ErrReleased
 		}
 		a.hold = &hold{owner: o}

@@ -43,7 +43,9 @@ func (t *Tensor) viewWith(off int64, shape, strides []int64, cleanup bool) (*Ten
 		}
 	}
 	if o := t.hold.owner; o != nil {
-		if !o.tryRetain() {
+		ok := o.tryRetain()
+		runtime.KeepAlive(t) // t's cleanup must not let its hold go before o is retained
+		if !ok {
 			return nil, ErrReleased
 		}
 		if !cleanup {
