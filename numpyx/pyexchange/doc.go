@@ -135,8 +135,8 @@
 //     tensor, shape, strides and zeroed data aligned to 256 bytes), reports a bad prototype
 //     through the consumer's set_error, once; ExchangeAllocate calls it from Go.
 //   - current_work_stream answers NULL (the legacy default stream) on every device: Go keeps no
-//     current stream, and its exports of device tensors do not synchronize, through __dlpack__ as
-//     through this table.
+//     current stream, and this table's exports of device tensors do not synchronize (through
+//     __dlpack__(stream=...) they do, with the device's StreamSync: see SetStreamSync).
 //
 // As a consumer, Library.from_dlpack(x) calls take_api, a builtin that reads type(x)'s table,
 // accepts major 1 with minor >= 3 (walking prev_api past newer majors), and makes a pending import
@@ -164,6 +164,7 @@
 // # Limits
 //
 // One Go c-shared library per process (Go does not support two Go runtimes in one process).
-// Streams are not supported: a CPU tensor accepts only stream=None. Tensors are never moved
-// between devices (dl_device must be the tensor's own).
+// A CPU tensor accepts only stream=None; a device tensor accepts a stream only through the
+// StreamSync installed for its device type (SetStreamSync), and without one only None and -1.
+// Tensors are never moved between devices (dl_device must be the tensor's own).
 package pyexchange

@@ -16,8 +16,9 @@
  *   - managed_tensor_allocator: C memory of our own (one block: the managed tensor, shape,
  *     strides, then zeroed data aligned to 256 bytes), CPU only; its deleter frees the block.
  *   - current_work_stream: NULL (the legacy default stream) for every device. dlpack-go keeps no
- *     current stream, and its exports of device tensors do not synchronize, through __dlpack__ as
- *     through this table: the Go code that fills a device tensor must finish before handing it out.
+ *     current stream, and this table's exports of device tensors do not synchronize (__dlpack__'s
+ *     do, through the library's StreamSync): the Go code that fills a device tensor must finish
+ *     before this table hands it out.
  *
  * Consumer. Library.from_dlpack(x) calls the builtin take_api(x): it finds the table on type(x),
  * checks the version (major 1, minor >= 3, walking prev_api past newer majors), asks the
