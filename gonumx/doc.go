@@ -55,6 +55,7 @@
 //
 // Gonum's SetRawMatrix and SetRawVector check nothing; this package validates every stride and
 // length before it builds a Gonum value, and every blas structure before it builds a tensor, and
-// reports bad input with errors wrapping core.ErrInvalid (never a panic, except FromDense and its
-// siblings on a Gonum value whose storage breaks Gonum's own invariants: see FromDense).
+// reports bad input with errors wrapping core.ErrInvalid, FromDense and its siblings included on
+// a Gonum value whose storage breaks Gonum's own invariants (see FromDense). Never a panic, except
+// in Materialize, and FromMatrix when it copies, which read such a value with Gonum's own code.
 package gonumx
