@@ -149,6 +149,7 @@ type RuntimeError struct {
 	Message string // ORT's own text
 }
 
+// Error formats the failure as "onnxx: ONNX Runtime call failed: OP: MESSAGE (ORT error code N)".
 func (e *RuntimeError) Error() string {
 	return fmt.Sprintf("%v: %s: %s (ORT error code %d)", ErrRuntime, e.Op, e.Message, e.Code)
 }

@@ -227,8 +227,10 @@ func Free(arr, schema unsafe.Pointer) {
 // Released reports whether the ArrowArray's release callback is NULL (released or moved).
 func Released(arr unsafe.Pointer) bool { return C.ct_array_released(arr) != 0 }
 
-// ArrayReleases and SchemaReleases count the calls of the producer's release callbacks.
-func ArrayReleases() int64  { return int64(C.ct_array_count()) }
+// ArrayReleases counts the calls of the producer's ArrowArray release callback.
+func ArrayReleases() int64 { return int64(C.ct_array_count()) }
+
+// SchemaReleases counts the calls of the producer's ArrowSchema release callback.
 func SchemaReleases() int64 { return int64(C.ct_schema_count()) }
 
 // Sum is the C consumer: it reads the float32 leaf of an exported array, releases the array and
