@@ -51,7 +51,7 @@
 // Usage errors exit with status 2.
 //
 // The format is chosen by the file's extension, else by its first bytes. Each format is one
-// small file of this command (npy.go, npz.go) that registers itself.
+// small file of this command (npy.go, npz.go, safetensors.go) that registers itself.
 package main
 
 import (
