@@ -60,8 +60,8 @@
 //
 //   - negative strides are never exported: PyTorch 1.13 aborts the process on them, so such a
 //     tensor is exported as a C-order copy (IS_COPIED), or refused under copy=False;
-//   - a read-only tensor is copied for a legacy consumer, which has no read-only flag
-//     (versioned consumers get READ_ONLY and share);
+//   - a read-only tensor is copied for every consumer: a legacy one has no read-only flag, and
+//     versioned ones such as PyTorch 2.x ignore READ_ONLY and would write into the memory;
 //   - data always points at the first element and byte_offset is 0 (PyTorch 1.13 ignores
 //     byte_offset), strides are always present, a negative stride on a dimension of size 1 is
 //     rewritten, and an empty tensor gets a non-NULL data address (PyTorch 1.13 never calls
