@@ -1,6 +1,7 @@
 package gonumx
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"unsafe"
@@ -271,9 +272,13 @@ func FromMatrix(m mat.Matrix, opts ...adapters.Option) (*core.Tensor, error) {
 			view, err = view.Reshape(int64(v.Len()), 1)
 		}
 	case mat.Untransposer:
+		// a matrix without dense storage under the transpose is copied below; a broken one fails
 		inner, err2 := FromMatrix(v.Untranspose(), adapters.ZeroCopyOnly())
-		if err2 == nil {
+		switch {
+		case err2 == nil:
 			view, err = inner.Transpose()
+		case !errors.Is(err2, adapters.ErrCopyRequired):
+			return nil, fmt.Errorf("gonumx: %T: %w", m, err2)
 		}
 	}
 	if err != nil {

@@ -155,6 +155,14 @@ func TestFromBadStorage(t *testing.T) {
 	bad.SetRawMatrix(blas64.General{Rows: 2, Cols: 2, Stride: 2, Data: leakcheck.Seq(3)})
 	_, err := gonumx.FromDense(bad)
 	assert.ErrorIs(t, err, core.ErrBounds, "a Dense corrupted through SetRawMatrix")
+	// under a transpose it fails the same way, instead of being copied by Gonum (which panics)
+	_, err = gonumx.FromMatrix(bad.T())
+	assert.ErrorIs(t, err, core.ErrBounds, "the transpose of a corrupted Dense")
+	// a transpose of a matrix without dense storage is still copied
+	sym := mat.NewSymDense(2, []float64{1, 2, 2, 3})
+	c, err := gonumx.FromMatrix(sym.T())
+	require.NoError(t, err)
+	assert.Equal(t, 2.0, at(t, c, 1, 0))
 }
 
 func TestFromEmpty(t *testing.T) {
