@@ -67,9 +67,10 @@
 // clone a tensor (adapters.Clone) to keep it alone. Release the tensors of a file when done
 // with them: their slabs then go back at once, instead of when the collector finds them
 // unreachable (mapped memory is outside Go's heap; core runs a collection itself when what it
-// has mapped under unreleased tensors grows by 256 MiB). The header's tensor names are cut out
-// of shared 16 KiB blocks, its shapes out of blocks of up to 4096 dimensions; buffers for
-// headers (up to 16 MiB) and for slab descriptions are reused from read to read.
+// has mapped under tensors has doubled since the last one, and grown by at least 256 MiB). The
+// header's tensor names are cut out of shared 16 KiB blocks, its shapes out of blocks of up to
+// 4096 dimensions; buffers for headers (up to 16 MiB) and for slab descriptions are reused from
+// read to read.
 //
 // # Ownership
 //

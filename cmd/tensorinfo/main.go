@@ -37,13 +37,13 @@
 //
 //	$ tensorinfo -json -stats *.npy | jq '.[].arrays[] | {name, nan_count: .stats.nan_count}'
 //
-// A .npy file is memory-mapped (package numpyx's Map), so a file larger than memory is listed,
-// summarised (-stats reads every value once, through the page cache) and excerpted (-repr reads
-// only the values shown) without being loaded. Data that cannot be mapped as it lies (the other
-// byte order than this machine's, unaligned data) is read into memory, up to 1 GiB. An .npz
-// member, compressed or not, is summarised by streaming it through a 1 MiB buffer (whatever its
-// size), and read into memory for an excerpt, up to 1 GiB (a larger one is noted, not shown);
-// listing reads only the headers.
+// A .npy or .safetensors file is memory-mapped (numpyx.Map, safetensorsx.Open), so a file larger
+// than memory is listed, summarised (-stats reads every value once, through the page cache) and
+// excerpted (-repr reads only the values shown) without being loaded. Data that cannot be
+// mapped as it lies (the other byte order than this machine's, unaligned data) is read into
+// memory, up to 1 GiB. An .npz member, compressed or not, is summarised by streaming it through
+// a 1 MiB buffer (whatever its size), and read into memory for an excerpt, up to 1 GiB (a larger
+// one is noted, not shown); listing reads only the headers.
 //
 // Files are untrusted: a malformed, truncated or hostile file (a header that promises more than
 // the file holds, a shape whose size overflows, a corrupt archive) is reported with the readers'
