@@ -46,6 +46,10 @@
 //	                                                         contiguous tensor needs the copy
 //	receive chunk by chunk (Stream)                         none: each chunk is a view of its message
 //
+// A batch whose values a sender put at an address misaligned for their dtype (IPC aligns every
+// buffer to 8 bytes: only a hostile or broken sender does this) is copied once into memory of its
+// own (flagged core.FlagIsCopied), so that no element is read through a misaligned pointer.
+//
 // (Below this package, gRPC copies the body into its frame when sending and protobuf copies it
 // out of the frame when receiving: that is the network read and write.) Memory stays bounded:
 // a sender holds the tensor and one batch in flight; a receiver of Stream one batch; a receiver

@@ -140,7 +140,8 @@ func (r *receiver) release() {
 }
 
 // chunkOf makes a 1-D tensor over the values of a batch's column, holding its buffer, after
-// checking the batch against the schema and the elements still expected.
+// checking the batch against the schema and the elements still expected; values misaligned for
+// their dtype are copied instead.
 func chunkOf(rec arrow.RecordBatch, info Info, want int64) (*core.Tensor, error) {
 	if rec.NumCols() != 1 {
 		return nil, fmt.Errorf("%w: batch of %d columns", ErrProtocol, rec.NumCols())
@@ -160,8 +161,19 @@ func chunkOf(rec arrow.RecordBatch, info Info, want int64) (*core.Tensor, error)
 	}
 	buf := bs[1]
 	b := buf.Bytes()
+	vals := b[off*size : (off+n)*size]
+	if uintptr(unsafe.Pointer(&vals[0]))%uintptr(min(size, 8)) != 0 {
+		// IPC aligns every buffer to 8 bytes; values a sender put elsewhere would be read
+		// through misaligned pointers, so they are copied into a tensor of their own
+		t, err := core.New(info.DType, n)
+		if err != nil {
+			return nil, err
+		}
+		copy(unsafe.Slice((*byte)(t.Data()), len(vals)), vals)
+		return t.WithFlags(core.FlagIsCopied)
+	}
 	buf.Retain()
-	return core.Wrap(core.Desc{Data: unsafe.Pointer(&b[off*size]), Device: core.CPUDevice, DType: info.DType,
+	return core.Wrap(core.Desc{Data: unsafe.Pointer(&vals[0]), Device: core.CPUDevice, DType: info.DType,
 		Shape: []int64{n}, Flags: core.FlagReadOnly}, buf.Release)
 }
 
