@@ -149,10 +149,9 @@ func copyChecked(dst, src *core.Tensor, s Stream, async bool) error {
 	if err != nil {
 		return err
 	}
-	if dside == device {
-		if err := dst.CheckNoSelfOverlap(); err != nil {
-			return err
-		}
+	// every fast path writes dst directly, a host dst included: refuse aliasing elements before
+	if err := dst.CheckNoSelfOverlap(); err != nil {
+		return err
 	}
 	if src.Len() == 0 {
 		return nil

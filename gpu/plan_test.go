@@ -353,3 +353,27 @@ func TestLayoutHelpers(t *testing.T) {
 	lo, hi := copyplan.Extent([]int64{2, 3}, []int64{-3, 1})
 	assert.Equal(t, [2]int64{-3, 2}, [2]int64{lo, hi})
 }
+
+func TestCopyRefusesSelfOverlappingHostDestination(t *testing.T) {
+	withHostCopies(t, func() {
+		// A host destination whose rows of 4 elements, 5 apart, overlap the next block's (8
+		// apart): element offsets 5..8 and 8..11 meet at 8. The device source lines up with it
+		// as rectangles, so the copy would go straight into it; it is refused as adapters.Copy
+		// refuses it.
+		src, _ := arena(t, 16, fakeCUDA, func(i int64) float32 { return float32(i) })
+		s, err := src.Reshape(2, 2, 4)
+		require.NoError(t, err)
+		buf := make([]float32, 24)
+		dst, err := core.WrapKeep(core.Desc{Data: unsafe.Pointer(&buf[0]), Device: core.CPUDevice, DType: core.Float32,
+			Shape: []int64{2, 2, 4}, Strides: []int64{5, 8, 1}}, buf)
+		require.NoError(t, err)
+		require.ErrorIs(t, dst.CheckNoSelfOverlap(), ErrOverlap)
+		require.ErrorIs(t, Copy(dst, s), ErrOverlap)
+		assert.Equal(t, make([]float32, 24), buf, "nothing written")
+		pin, err := core.WrapKeep(core.Desc{Data: unsafe.Pointer(&buf[0]), Device: Pinned, DType: core.Float32,
+			Shape: []int64{2, 2, 4}, Strides: []int64{5, 8, 1}}, buf)
+		require.NoError(t, err)
+		require.ErrorIs(t, Copy(pin, s), ErrOverlap)
+		assert.Equal(t, make([]float32, 24), buf, "nothing written")
+	})
+}
