@@ -43,8 +43,9 @@ func (s side) kind() cuda.Kind {
 // Copy writes src's elements into dst, synchronously: when it returns, dst holds them. Either
 // may be on the host (kDLCPU, kDLCUDAHost) or a CUDA device (kDLCUDA, kDLCUDAManaged), with any
 // strides (offsets, Fortran order, permutations, negative and zero strides in src); shapes must
-// match and dst must be writable and must not overlap itself (ErrOverlap) or src. Different
-// dtypes are converted as adapters.Copy converts them, on the host.
+// match and dst must be writable and must not overlap itself (ErrOverlap). dst and src may
+// overlap: src is then read whole into Go memory before dst is written. Different dtypes are
+// converted as adapters.Copy converts them, on the host.
 //
 // How the elements travel (the copy is correct for every layout; these are the fast paths):
 //   - same dtype and layouts that line up as rectangles (both compact in the same order, or
@@ -168,6 +169,23 @@ func copyChecked(dst, src *core.Tensor, s Stream, async bool) error {
 		dev = ddev
 	}
 	m := &mover{dev: dev, stream: s, async: async && dside != pageable && sside != pageable}
+	if overlaps(dst, src) && (dside == device || sside == device || dst.Device() != src.Device()) {
+		// dst's writes could land on elements of src not read yet, and the driver's copies do
+		// not promise memmove semantics (adapters.Copy handles overlap on one host device
+		// only): read src whole into Go memory first
+		if err := m.settle(); err != nil {
+			return err
+		}
+		tmp, err := core.New(src.DType(), src.Shape()...)
+		if err != nil {
+			return err
+		}
+		defer runtime.KeepAlive(tmp) // the driver reads it through an address only
+		if err := m.copy(tmp, src, pageable, sside, false); err != nil {
+			return err
+		}
+		src, sside, async = tmp, pageable, false
+	}
 	if err := m.copy(dst, src, dside, sside, async); err != nil {
 		return err
 	}
@@ -175,6 +193,15 @@ func copyChecked(dst, src *core.Tensor, s Stream, async bool) error {
 		return syncLegacy(dev)
 	}
 	return nil
+}
+
+// overlaps reports whether the bytes of a's and b's elements may intersect, whatever their
+// devices: CUDA's unified address space gives host, pinned, device and managed memory distinct
+// addresses, so equal addresses are the same memory.
+func overlaps(a, b *core.Tensor) bool {
+	alo, ahi := a.ByteRange()
+	blo, bhi := b.ByteRange()
+	return alo < bhi && blo < ahi
 }
 
 // copy picks the path of one copy; async is whether the caller asked for a stream-ordered copy.

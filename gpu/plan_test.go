@@ -35,6 +35,12 @@ func hostMemcpy(_ int, c cuda.Copy2D, _ cuda.Stream, async bool) error {
 	if c.Height > 1 && (c.DstPitch < c.Width || c.SrcPitch < c.Width) {
 		return fmt.Errorf("pitch shorter than width %+v", c)
 	}
+	// the driver's copies do not promise memmove semantics (cuMemcpy2D: "the memory areas
+	// may not overlap"): refuse what Go's copy would silently get right
+	dEnd, sEnd := c.Dst+uintptr((c.Height-1)*c.DstPitch+c.Width), c.Src+uintptr((c.Height-1)*c.SrcPitch+c.Width)
+	if c.Dst < sEnd && c.Src < dEnd {
+		return fmt.Errorf("overlapping source and destination %+v", c)
+	}
 	for r := int64(0); r < c.Height; r++ {
 		d := unsafe.Slice((*byte)(addr(c.Dst+uintptr(r*c.DstPitch))), c.Width)
 		s := unsafe.Slice((*byte)(addr(c.Src+uintptr(r*c.SrcPitch))), c.Width)
@@ -375,5 +381,70 @@ func TestCopyRefusesSelfOverlappingHostDestination(t *testing.T) {
 		require.NoError(t, err)
 		require.ErrorIs(t, Copy(pin, s), ErrOverlap)
 		assert.Equal(t, make([]float32, 24), buf, "nothing written")
+	})
+}
+
+func TestCopyDeviceToOverlappingDevice(t *testing.T) {
+	withHostCopies(t, func() {
+		// dst and src are views of one device buffer: rows 1..3 <- rows 0..2, of the first two
+		// columns (rectangles), of all columns (one 1-D copy), and reversed. The result is as
+		// if src were read whole before dst is written.
+		for _, c := range []struct {
+			name   string
+			cols   int64
+			revDst bool
+		}{{"rectangles", 2, false}, {"one run", 3, false}, {"reversed", 3, true}, {"reversed rectangles", 2, true}} {
+			base, buf := arena(t, 12, fakeCUDA, func(i int64) float32 { return float32(i) })
+			want := append([]float32{}, buf...)
+			m, err := base.Reshape(4, 3)
+			require.NoError(t, err)
+			src, err := m.Slice(0, 0, 3, 1)
+			require.NoError(t, err)
+			src, err = src.Slice(1, 0, c.cols, 1)
+			require.NoError(t, err)
+			dst, err := m.Slice(0, 1, 4, 1)
+			require.NoError(t, err)
+			dst, err = dst.Slice(1, 0, c.cols, 1)
+			require.NoError(t, err)
+			if c.revDst {
+				if src, err = src.Reverse(0); err != nil {
+					require.NoError(t, err)
+				}
+				if dst, err = dst.Reverse(0); err != nil {
+					require.NoError(t, err)
+				}
+			}
+			require.NoError(t, Copy(dst, src), c.name)
+			for r := 3; r >= 1; r-- {
+				for k := int64(0); k < c.cols; k++ {
+					want[r*3+int(k)] = want[(r-1)*3+int(k)]
+				}
+			}
+			assert.Equal(t, want, buf, c.name)
+		}
+	})
+}
+
+func TestCopyOverlapAcrossDeviceTypesAndSubByte(t *testing.T) {
+	withHostCopies(t, func() {
+		// A pinned tensor and a CPU view of the same memory: an in-place transpose. adapters.Copy
+		// looks for overlap only between tensors of one device.
+		buf := []float32{0, 1, 2, 3, 4, 5, 6, 7, 8}
+		pin, err := core.WrapKeep(core.Desc{Data: unsafe.Pointer(&buf[0]), Device: Pinned, DType: core.Float32, Shape: []int64{3, 3}}, buf)
+		require.NoError(t, err)
+		cpu, err := core.WrapKeep(core.Desc{Data: unsafe.Pointer(&buf[0]), Device: core.CPUDevice, DType: core.Float32, Shape: []int64{3, 3}, Strides: []int64{1, 3}}, buf)
+		require.NoError(t, err)
+		require.NoError(t, Copy(pin, cpu))
+		assert.Equal(t, []float32{0, 3, 6, 1, 4, 7, 2, 5, 8}, buf)
+
+		// Sub-byte tensors are copied as bytes: shifted by one byte on the device.
+		raw := []byte{0x10, 0x32, 0x54, 0x76}
+		i4 := core.DLDataType{Code: core.CodeInt, Bits: 4, Lanes: 1}
+		src, err := core.WrapKeep(core.Desc{Data: unsafe.Pointer(&raw[0]), Device: fakeCUDA, DType: i4, Shape: []int64{6}}, raw)
+		require.NoError(t, err)
+		dst, err := core.WrapKeep(core.Desc{Data: unsafe.Pointer(&raw[1]), Device: fakeCUDA, DType: i4, Shape: []int64{6}}, raw)
+		require.NoError(t, err)
+		require.NoError(t, Copy(dst, src))
+		assert.Equal(t, []byte{0x10, 0x10, 0x32, 0x54}, raw)
 	})
 }
