@@ -147,6 +147,9 @@ func (s Stream) Close() error {
 // makes the consumer's stream wait for it, without blocking the host. Host tensors (CPU,
 // pinned) accept only 1 (None) and -1, and need nothing.
 func ReadyFor(t *core.Tensor, producer Stream, consumer int64) error {
+	if t == nil {
+		return fmt.Errorf("gpu: ready for stream %d: %w", consumer, core.ErrNil)
+	}
 	cs, err := StreamFromProtocol(consumer)
 	if err != nil {
 		return err

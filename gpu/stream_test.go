@@ -93,6 +93,7 @@ func TestReadyForWithoutDevice(t *testing.T) {
 	rocm, err := core.WrapKeep(core.Desc{Data: unsafe.Pointer(&buf[0]), Device: core.DLDevice{DeviceType: core.ROCM}, DType: core.Float32, Shape: []int64{3}}, buf)
 	require.NoError(t, err)
 	assert.ErrorIs(t, ReadyFor(rocm, LegacyStream, 1), ErrUnsupportedDevice)
+	assert.ErrorIs(t, ReadyFor(nil, LegacyStream, 1), core.ErrNil, "an error, not a panic")
 	if cuda.Available() != nil {
 		assert.ErrorIs(t, ReadyFor(dev, LegacyStream, 2), ErrNoDevice)
 	}
