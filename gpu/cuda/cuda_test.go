@@ -88,6 +88,10 @@ func TestCopyValidation(t *testing.T) {
 		{"short pitch", Copy2D{Dst: 1, Src: 1, DstKind: Device, SrcKind: Host, Width: 8, Height: 2, DstPitch: 4, SrcPitch: 8}},
 		{"bad kind", Copy2D{Dst: 1, Src: 1, DstKind: 9, SrcKind: Host, Width: 8, Height: 1}},
 		{"host to host", Copy2D{Dst: 1, Src: 1, DstKind: Host, SrcKind: Host, Width: 8, Height: 1}},
+		// sizes whose product wraps around int64 (2^40 rows of 2^30 bytes: 0 bytes once wrapped)
+		{"rows overflow", Copy2D{Dst: 1 << 20, Src: 1 << 20, DstKind: Device, SrcKind: Device, Width: 1 << 30, Height: 1 << 40, DstPitch: 1 << 30, SrcPitch: 1 << 30}},
+		{"pitch overflow", Copy2D{Dst: 1 << 20, Src: 1 << 20, DstKind: Device, SrcKind: Device, Width: 8, Height: 3, DstPitch: 1 << 62, SrcPitch: 8}},
+		{"wraps the address space", Copy2D{Dst: ^uintptr(0) - 15, Src: 1 << 20, DstKind: Device, SrcKind: Host, Width: 32, Height: 1}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -2,6 +2,8 @@ package cuda
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"unsafe"
 )
 
@@ -76,6 +78,22 @@ func (c Copy2D) validate() error {
 	for _, k := range []Kind{c.DstKind, c.SrcKind} {
 		if k != Host && k != Device && k != Unified {
 			return fmt.Errorf("%w: memory kind %d", ErrArgument, uint32(k))
+		}
+	}
+	// each side spans (Height-1)*pitch + Width bytes: that must fit in an int64 (the copies
+	// compute Width*Height and r*pitch) and must not wrap around the address space
+	for _, side := range [2]struct {
+		addr  uintptr
+		pitch int64
+	}{{c.Dst, c.DstPitch}, {c.Src, c.SrcPitch}} {
+		pitch := uint64(side.pitch)
+		if c.Height == 1 {
+			pitch = 0
+		}
+		hi, lo := bits.Mul64(uint64(c.Height-1), pitch)
+		span := lo + uint64(c.Width)
+		if hi != 0 || lo > math.MaxInt64 || span > math.MaxInt64 || uint64(side.addr)+span < uint64(side.addr) {
+			return fmt.Errorf("%w: %d rows of %d bytes, pitch %d, from %#x overflow", ErrArgument, c.Height, c.Width, side.pitch, side.addr)
 		}
 	}
 	return nil
