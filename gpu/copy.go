@@ -293,6 +293,10 @@ func gather(m *mover, dst, src *core.Tensor) error {
 		first := uintptr(int64(address(buf)) - clo*size)
 		p, ok := planRects(read, cst, st, size)
 		if !ok {
+			// rows of src overlap (a sliding window): copy them an element at a time
+			p, ok = planElements(read, cst, st, size)
+		}
+		if !ok {
 			return fmt.Errorf("%w: no copy plan for strides %v", core.ErrStrides, st)
 		}
 		if err := m.run(p, first, cuda.Host, address(src), cuda.Device); err != nil {

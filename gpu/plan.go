@@ -32,6 +32,18 @@ type rectPlan struct {
 // strides have different signs, a zero stride, or an overlapping source whose pitch is shorter
 // than its rows. Empty shapes give an empty plan.
 func planRects(shape, ds, ss []int64, size int64) (p rectPlan, ok bool) {
+	return planRows(shape, ds, ss, size, true)
+}
+
+// planElements is planRects with rows of one element each: it fails only for strides of
+// different signs or a zero stride, so it plans the copy of a source whose rows overlap (a
+// sliding window), one element per row.
+func planElements(shape, ds, ss []int64, size int64) (p rectPlan, ok bool) {
+	return planRows(shape, ds, ss, size, false)
+}
+
+// planRows is planRects, with rows as long as the layouts allow when long, else of one element.
+func planRows(shape, ds, ss []int64, size int64, long bool) (p rectPlan, ok bool) {
 	dims := make([]pdim, 0, len(shape))
 	for i, n := range shape {
 		if n == 0 {
@@ -60,7 +72,7 @@ func planRects(shape, ds, ss []int64, size int64) (p rectPlan, ok bool) {
 	})
 	dims = copyplan.Merge(dims)
 	p.width, p.height = size, 1
-	if k := len(dims) - 1; k >= 0 && dims[k].DS == size && dims[k].SS == size {
+	if k := len(dims) - 1; long && k >= 0 && dims[k].DS == size && dims[k].SS == size {
 		p.width = dims[k].N * size
 		dims = dims[:k]
 	}

@@ -344,6 +344,18 @@ func TestPlanRectsShapes(t *testing.T) {
 	}
 }
 
+func TestPlanElements(t *testing.T) {
+	// overlapping source rows: no rectangles of whole rows, but rows of single elements
+	p, ok := planElements([]int64{3, 4}, []int64{4, 1}, []int64{1, 1}, 4)
+	require.True(t, ok)
+	assert.Equal(t, [4]int64{4, 4, 4, 4}, [4]int64{p.width, p.height, p.dpitch, p.spitch})
+	assert.Equal(t, int64(3), p.rects())
+	_, ok = planElements([]int64{3}, []int64{1}, []int64{-1}, 4)
+	assert.False(t, ok, "mixed signs")
+	_, ok = planElements([]int64{3}, []int64{1}, []int64{0}, 4)
+	assert.False(t, ok, "zero stride")
+}
+
 func TestLayoutHelpers(t *testing.T) {
 	assert.True(t, dense([]int64{2, 3}, []int64{3, 1}))
 	assert.True(t, dense([]int64{2, 3}, []int64{1, 2}))
@@ -446,5 +458,34 @@ func TestCopyOverlapAcrossDeviceTypesAndSubByte(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, Copy(dst, src))
 		assert.Equal(t, []byte{0x10, 0x10, 0x32, 0x54}, raw)
+	})
+}
+
+func TestCopySelfOverlappingSparseSource(t *testing.T) {
+	// A sliding-window source (torch.as_strided): rows of 4 elements, 1 apart, so that rows
+	// overlap, and blocks far apart, so that its span is much more than its elements: it is
+	// gathered by rectangles, not as a whole span.
+	old := spanSlack
+	spanSlack = 0
+	defer func() { spanSlack = old }()
+	withHostCopies(t, func() {
+		base, buf := arena(t, 1000, fakeCUDA, func(i int64) float32 { return float32(i) })
+		src, err := core.WrapKeep(core.Desc{Data: base.Data(), Device: fakeCUDA, DType: core.Float32,
+			Shape: []int64{2, 3, 4}, Strides: []int64{900, 1, 1}}, buf)
+		require.NoError(t, err)
+		want := []float32{0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 900, 901, 902, 903, 901, 902, 903, 904, 902, 903, 904, 905}
+		h := core.MustNew(core.Float32, 2, 3, 4)
+		require.NoError(t, Copy(h, src))
+		assert.Equal(t, want, values(t, h))
+		// device to device goes through the host the same way
+		dbase, dbuf := arena(t, 24, fakeCUDA, func(int64) float32 { return -1 })
+		d, err := dbase.Reshape(2, 3, 4)
+		require.NoError(t, err)
+		d, err = d.Permute(2, 1, 0)
+		require.NoError(t, err)
+		sp, err := src.Permute(2, 1, 0)
+		require.NoError(t, err)
+		require.NoError(t, Copy(d, sp))
+		assert.Equal(t, want, dbuf)
 	})
 }
