@@ -119,12 +119,11 @@ func Memcpy(dev int, c Copy2D, s Stream, async bool) error {
 			return memcpy1D(c.Dst, c.DstKind, c.Src, c.SrcKind, c.Width*c.Height, s, async)
 		}
 		if c.DstPitch > MaxPitch || c.SrcPitch > MaxPitch {
+			// row by row, as 1-D copies: a row wider than MaxPitch would be a pitch too long
+			// for cuMemcpy2D as well
 			for r := int64(0); r < c.Height; r++ {
-				row := c
-				row.Dst += uintptr(r * c.DstPitch)
-				row.Src += uintptr(r * c.SrcPitch)
-				row.Height, row.DstPitch, row.SrcPitch = 1, c.Width, c.Width
-				if err := memcpy2DCall(row, s, async); err != nil {
+				dst, src := c.Dst+uintptr(r*c.DstPitch), c.Src+uintptr(r*c.SrcPitch)
+				if err := memcpy1D(dst, c.DstKind, src, c.SrcKind, c.Width, s, async); err != nil {
 					return err
 				}
 			}
