@@ -416,7 +416,9 @@ static void *call_fn(const pxg_fn *fn, int handles, void *const *args) {
 	if (err != NULL) {
 		for (int i = 0; i < fn->nparams; i++) {
 			free(guard[i]);
-			if (in[i].n == PXG_ARG_NUMPY && in[i].p != NULL) pxg_numpy_arg_done(&nps[i], 1);
+			/* a string argument's n is its length: only a tensor's says PXG_ARG_NUMPY */
+			if (fn->params[i] == PXG_K_TENSOR && in[i].n == PXG_ARG_NUMPY && in[i].p != NULL)
+				pxg_numpy_arg_done(&nps[i], 1);
 		}
 		drop_asked(asked, fn->nparams);
 		return NULL;

@@ -842,6 +842,15 @@ class Review(Base):
         self.assertEqual(LIB.drop_kept(), 2)
         self.assertEqual((sys.getrefcount(a), sys.getrefcount(b), sys.getrefcount(t)), (ra, rb, rt))
 
+    def test_a_failing_argument_after_a_string_of_three_bytes(self):
+        # a string argument's length (3 here) is not a NumPy argument to let go of (call.c's
+        # error path took it for one: free() of stack garbage, an abort)
+        for s in ("", "ab", "abc", "abcd", "x" * 100):
+            for bad in ("x", None, object()):
+                with self.assertRaises(TypeError):
+                    LIB.string_and_float(s, bad)
+        self.assertIsNone(LIB.string_and_float("abc", 1.0))
+
     def test_a_function_that_releases_its_argument(self):
         for a in (np.arange(4.0), np.arange(6.0).reshape((1,) * 9 + (6,)), torch.arange(4.0)):
             refs = sys.getrefcount(a)

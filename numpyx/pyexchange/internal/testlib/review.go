@@ -33,6 +33,8 @@ func init() {
 		{"released_result", releasedResult, "released_result(x)\n\nReturns a view of x that it released already."},
 		{"tensor_and_float", func(x *core.Tensor, f float64, y *core.Tensor) error { return nil },
 			"tensor_and_float(x, f, y)\n\nTwo tensors around a float (conversion in the middle)."},
+		{"string_and_float", func(s string, f float64) error { return nil },
+			"string_and_float(s, f)\n\nA string, then a float (a conversion failing after a string)."},
 	} {
 		pyexchange.MustRegister(r.name, r.fn, r.doc)
 	}
