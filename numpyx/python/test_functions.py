@@ -610,6 +610,9 @@ class DeviceStreams(Base):
         self.assertIn("stream 0 refused", str(e.exception))
         with self.assertRaises(TypeError):
             t.__dlpack__(stream="side")
+        for stream in (2**64 + 7, 2**63, -(2**63) - 1):  # never wrapped into another stream
+            with self.assertRaises(BufferError):
+                t.__dlpack__(stream=stream, max_version=(1, 3))
         self.assertEqual(LIB.ext_syncs()[0], n, "refused before or by the StreamSync")
         t.release()
 

@@ -620,6 +620,10 @@ class Tensor:
                                   f"device {dev} (only None on CPU)")
             if stream is not None and (isinstance(stream, bool) or not isinstance(stream, int)):
                 raise TypeError(f"dlpackgo: stream must be None or an int, not {stream!r}")
+            if stream is not None and not -(1 << 63) <= stream < (1 << 63):
+                # ctypes would wrap it into another stream (2**64 + 7 into 7) without a word
+                raise BufferError(f"dlpackgo: stream={stream!r} is out of the range of a stream "
+                                  "handle (64 bits)")
             if dl_device is not None and (int(dl_device[0]), int(dl_device[1])) != dev:
                 raise BufferError(f"dlpackgo: cannot export to device {tuple(dl_device)}: "
                                   f"the tensor is on {dev} and is never moved")
