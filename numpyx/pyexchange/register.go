@@ -121,7 +121,8 @@ var registry struct {
 // refused here, with ErrRegister, not at call time.
 //
 // name must be a Python identifier not starting with "_" and not registered before. If the
-// first line of doc has the form "name(a, b, ...)" with one identifier per parameter, those are
+// first line of doc has the form "name(a, b, ...)" with one identifier per parameter, none
+// starting with "_" (the names of the generated Python function's own) nor "returns", those are
 // the parameter names Python shows (help, TypeErrors); otherwise they are arg0, arg1, ...
 //
 // While fn runs, the Python thread that called it has released the GIL, and its tensor arguments
@@ -236,7 +237,7 @@ func paramNames(name, doc string, n int) []string {
 	}
 	seen := map[string]bool{}
 	for _, g := range got {
-		if !isIdentifier(g) || seen[g] || g == "returns" {
+		if !isIdentifier(g) || strings.HasPrefix(g, "_") || seen[g] || g == "returns" {
 			return names
 		}
 		seen[g] = true

@@ -59,10 +59,12 @@ func TestDescribeFuncKindsAndNames(t *testing.T) {
 	assert.Equal(t, "*core.Tensor", f.Results[0].Type)
 
 	for doc, want := range map[string][]string{
-		"mix(x, a)\n":                {"arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6"}, // wrong count
-		"other(x, a, b, c, d, e, f)": {"arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6"}, // other name
-		"mix(x, a, b, c, d, e, e)":   {"arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6"}, // duplicate
-		"mix(x, a, b, c, d, e, if)":  {"arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6"}, // keyword
+		"mix(x, a)\n":                     {"arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6"}, // wrong count
+		"other(x, a, b, c, d, e, f)":      {"arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6"}, // other name
+		"mix(x, a, b, c, d, e, e)":        {"arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6"}, // duplicate
+		"mix(x, a, b, c, d, e, if)":       {"arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6"}, // keyword
+		"mix(x, a, b, c, d, e, _lib)":     {"arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6"}, // the generated function's
+		"mix(_handles, a, b, c, d, e, f)": {"arg0", "arg1", "arg2", "arg3", "arg4", "arg5", "arg6"},
 	} {
 		f, err := describeFunc("mix", fn, doc)
 		require.NoError(t, err)

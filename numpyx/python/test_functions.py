@@ -53,6 +53,14 @@ class Signatures(unittest.TestCase):
     def test_unnamed_parameters(self):
         self.assertEqual(list(inspect.signature(LIB.unnamed).parameters), ["arg0", "arg1"])
 
+    def test_parameters_named_as_the_generated_functions_own_names(self):
+        # "shadowing(_lib, _handles, _legacy)": names the generated function uses itself; as
+        # parameters they replaced the Library, the call's handles flag, the set of legacy types
+        self.assertEqual(list(inspect.signature(LIB.shadowing).parameters), ["arg0", "arg1", "arg2", "returns"])
+        for x in (np.arange(3.0), torch.arange(3.0)):
+            r, n, m = LIB.shadowing(x, 7, 9)
+            self.assertEqual((list(r), n, m), ([0.0, 1.0, 2.0], 7, 9))
+
 
 class Calls(Base):
     def test_in_place_numpy_and_torch(self):

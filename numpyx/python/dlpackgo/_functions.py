@@ -287,7 +287,11 @@ def _make(lib, spec, call):
     """The Python function of one registered Go function."""
     name, params, results = spec["name"], spec["params"], spec["results"]
     names = [p["name"] for p in params]
-    if any(not n.isidentifier() or keyword.iskeyword(n) for n in names) or len(set(names)) != len(names):
+    # the generated function's own names start with "_" (_call, _lib, _handles, ...): a parameter
+    # of one of them would shadow it, so parameters are named arg0, arg1, ... then (as
+    # pyexchange.Register names them)
+    if (any(not n.isidentifier() or keyword.iskeyword(n) or n.startswith("_") or n == "returns"
+            for n in names) or len(set(names)) != len(names)):
         names = [f"arg{i}" for i in range(len(params))]
     args = []
     for i, (n, p) in enumerate(zip(names, params)):

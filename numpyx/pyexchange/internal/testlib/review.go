@@ -35,6 +35,8 @@ func init() {
 			"tensor_and_float(x, f, y)\n\nTwo tensors around a float (conversion in the middle)."},
 		{"string_and_float", func(s string, f float64) error { return nil },
 			"string_and_float(s, f)\n\nA string, then a float (a conversion failing after a string)."},
+		{"shadowing", func(x *core.Tensor, n int, l int) (*core.Tensor, int, int, error) { return x, n, l, nil },
+			"shadowing(_lib, _handles, _legacy)\n\nReturns its arguments: parameters named as the generated Python function's own names."},
 	} {
 		pyexchange.MustRegister(r.name, r.fn, r.doc)
 	}
