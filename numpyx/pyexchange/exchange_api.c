@@ -519,6 +519,10 @@ static void *stream(void *self, void *const *args, ssize nargs) {
 	if (api == NULL) return NULL;
 	long long dt = xpy.long_as_long_long(args[1]), id = xpy.long_as_long_long(args[2]);
 	if ((dt == -1 || id == -1) && xpy.err_occurred() != NULL) return NULL;
+	if (dt < INT32_MIN || dt > INT32_MAX || id < INT32_MIN || id > INT32_MAX) { /* never another device */
+		xpy.err_set_string(xpy.value_error, "dlpackgo: stream_api: the device type or id is out of 32 bits");
+		return NULL;
+	}
 	if (api->current_work_stream == NULL) {
 		xpy.err_set_string(xpy.buffer_error, "dlpackgo: the exchange API has no current_work_stream");
 		return NULL;
@@ -567,6 +571,10 @@ static void *allocate(void *self, void *const *args, ssize nargs) {
 	if (v[1] < 0 || v[1] > 64 || (v[1] > 0 && v[0] == 0) || v[2] < 0 || v[2] > 255 || v[3] < 0 ||
 	    v[3] > 255 || v[4] < 0 || v[4] > 65535) {
 		xpy.err_set_string(xpy.value_error, "dlpackgo: allocate_api: bad ndim or dtype");
+		return NULL;
+	}
+	if (v[5] < INT32_MIN || v[5] > INT32_MAX || v[6] < INT32_MIN || v[6] > INT32_MAX) { /* never another device */
+		xpy.err_set_string(xpy.value_error, "dlpackgo: allocate_api: the device type or id is out of 32 bits");
 		return NULL;
 	}
 	if (api->managed_tensor_allocator == NULL) {

@@ -444,6 +444,8 @@ class TestConsumer(Base):
         self.assertEqual(LIB.current_work_stream(HT, (1, 0)), 0)
         with self.assertRaises(BufferError):
             LIB.current_work_stream(HTv2, (2, 0))
+        with self.assertRaisesRegex(ValueError, "out of 32 bits"):  # not device (2, 0)
+            LIB.current_work_stream(HT, (2 + (1 << 32), 0))
 
     def test_to_framework(self):
         t = arange((2, 3))
@@ -485,6 +487,9 @@ class TestConsumer(Base):
             (dlpackgo.Tensor, (1 << 23, 1 << 23), (FLOAT, 64, 1), (1, 0), MemoryError, "too large"),
             (HT, (1,) * 65, (FLOAT, 64, 1), (1, 0), ValueError, "bad ndim"),
             (HT, (2,), (FLOAT, 300, 1), (1, 0), ValueError, "bad ndim or dtype"),
+            # a device out of 32 bits is refused, never truncated into another (the CPU here)
+            (dlpackgo.Tensor, (2,), (FLOAT, 64, 1), (1 + (1 << 32), 0), ValueError, "out of 32 bits"),
+            (dlpackgo.Tensor, (2,), (FLOAT, 64, 1), (1, 1 << 32), ValueError, "out of 32 bits"),
             (HTv2, (2,), (FLOAT, 64, 1), (1, 0), BufferError, "version"),
             (int, (2,), (FLOAT, 64, 1), (1, 0), TypeError, "no __dlpack_c_exchange_api__"),
         ]:
