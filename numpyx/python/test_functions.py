@@ -435,6 +435,17 @@ class TensorFace(Base):
             LIB.from_dlpack(a, device=device).release()
         with self.assertRaises(BufferError):
             LIB.from_dlpack(a, device=(2, 0))
+
+        class NoDevice:  # the device is the capsule's, then
+            def __dlpack__(self, **kwargs):
+                return a.__dlpack__()
+
+        refs = sys.getrefcount(a)
+        for copy in (None, True):
+            with self.assertRaisesRegex(BufferError, r"on device \(1, 0\), not \(2, 0\)"):
+                LIB.from_dlpack(NoDevice(), device=(2, 0), copy=copy)
+        LIB.from_dlpack(NoDevice(), device="cpu").release()
+        self.assertEqual(sys.getrefcount(a), refs, "the refused imports let go of the array")
         with self.assertRaises(ValueError):
             LIB.from_dlpack(a, copy="yes")
         with self.assertRaises(TypeError):
