@@ -188,9 +188,9 @@ static void *exception_of(char kind) {
 }
 
 /* drop_result lets go of result r that no Python object took. */
-static void drop_result(int kind, pxg_value *r, int handles) {
+static void drop_result(int kind, pxg_value *r) {
 	if (kind == PXG_K_TENSOR) {
-		if (handles) {
+		if (r->n == 1) { /* a handle */
 			dlpackgo_release((uintptr_t)r->u);
 		} else if (r->p != NULL) {
 			pxg_managed_versioned *m = r->p;
@@ -202,12 +202,14 @@ static void drop_result(int kind, pxg_value *r, int handles) {
 	r->p = NULL;
 }
 
-/* result_object builds the Python object of result r (consuming r), or NULL with an exception. */
-static void *result_object(int kind, pxg_value *r, int handles) {
+/* result_object builds the Python object of result r (consuming r), or NULL with an exception: a
+ * tensor result is an int (a handle: the caller asked for handles, or the tensor's exports
+ * synchronize streams) or (share, device type, device id). */
+static void *result_object(int kind, pxg_value *r) {
 	void *o = NULL;
 	switch (kind) {
 	case PXG_K_TENSOR:
-		if (handles) {
+		if (r->n == 1) {
 			o = cp.long_from_ull(r->u);
 			if (o == NULL) dlpackgo_release((uintptr_t)r->u);
 			return o;
@@ -482,11 +484,11 @@ static void *call_fn(const pxg_fn *fn, int handles, void *const *args) {
 	void *objs[PXG_MAX_RESULTS] = {0};
 	int k = 0;
 	for (; k < fn->nresults; k++) {
-		objs[k] = result_object(fn->results[k], &out[k], handles);
+		objs[k] = result_object(fn->results[k], &out[k]);
 		if (objs[k] == NULL) break;
 	}
 	if (k < fn->nresults) {
-		for (int j = k + 1; j < fn->nresults; j++) drop_result(fn->results[j], &out[j], handles);
+		for (int j = k + 1; j < fn->nresults; j++) drop_result(fn->results[j], &out[j]);
 		for (int j = 0; j < k; j++) cp.decref(objs[j]);
 		return NULL;
 	}

@@ -160,7 +160,8 @@ func dlpackgo_clone(h C.uintptr_t, errbuf *C.char, errlen C.size_t) C.uintptr_t 
 
 // dlpackgo_call calls registered function id with nargs arguments (call.h's pxg_value, kinds as
 // registered; the tensors' managed tensors are Go's to own from now on) and stores its results
-// in res: tensor results as exports (handles == 0) or handles. It returns 0, or -1 after writing
+// in res: tensor results as exports (handles == 0) or handles (n = 1: with handles != 0, and for
+// tensors on a device with a StreamSync, see store). It returns 0, or -1 after writing
 // the error into errbuf: its first byte is the Python exception to raise ('A' TypeError, 'O'
 // OverflowError, 'P' a panic, else an Exception of ExceptionFor). The caller does not hold the
 // GIL.
@@ -420,8 +421,8 @@ func scalarArg(p *param, a *C.pxg_value) (reflect.Value, error) {
 	return v, nil
 }
 
-// store writes the results into out: tensors exported (or registered, with handles), numbers,
-// strings in C memory. On failure it lets go of what it stored already.
+// store writes the results into out: tensors exported (or registered, with handles or on a device
+// with a StreamSync), numbers, strings in C memory. On failure it lets go of what it stored already.
 func (f *function) store(results []reflect.Value, out []C.pxg_value, handles bool) error {
 	for i, r := range results {
 		o := &out[i]
@@ -429,23 +430,26 @@ func (f *function) store(results []reflect.Value, out []C.pxg_value, handles boo
 		case kindTensor:
 			t, _ := r.Interface().(*core.Tensor)
 			if t == nil {
-				dropResults(f, out[:i], handles)
+				dropResults(f, out[:i])
 				return fmt.Errorf("%w: %s() returned a nil *core.Tensor as result %d without an error",
 					core.ErrNil, f.Name, i)
 			}
 			dev := t.Device()
 			o.dev_type, o.dev_id = C.int32_t(dev.DeviceType), C.int32_t(dev.DeviceID)
-			if handles {
+			// a tensor on a device with a StreamSync goes by handle too: its dlpackgo.Tensor's
+			// __dlpack__ synchronizes with each consumer's stream (dlpackgo_export), which a
+			// share made once here could not
+			if handles || streamSyncOf(dev.DeviceType) != nil {
 				h, err := NewHandle(t)
 				if err != nil {
-					dropResults(f, out[:i], handles)
+					dropResults(f, out[:i])
 					return fmt.Errorf("%s() result %d: %w", f.Name, i, err)
 				}
 				o.u, o.n = C.uint64_t(h), 1
 			} else {
 				m, err := ExportVersioned(t)
 				if err != nil {
-					dropResults(f, out[:i], handles)
+					dropResults(f, out[:i])
 					return fmt.Errorf("%s() result %d: %w", f.Name, i, err)
 				}
 				o.p, o.n = unsafe.Pointer(m), 0
@@ -469,12 +473,12 @@ func (f *function) store(results []reflect.Value, out []C.pxg_value, handles boo
 }
 
 // dropResults lets go of results stored before a failure.
-func dropResults(f *function, out []C.pxg_value, handles bool) {
+func dropResults(f *function, out []C.pxg_value) {
 	for i := range out {
 		o := &out[i]
 		switch f.Results[i].kind {
 		case kindTensor:
-			if handles {
+			if o.n == 1 { // a handle (see store)
 				_ = Release(Handle(o.u))
 			} else if o.p != nil {
 				cdlpack.DeleteVersioned((*core.DLManagedTensorVersioned)(o.p))

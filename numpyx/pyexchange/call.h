@@ -30,8 +30,9 @@ typedef struct {
  * (string bytes, not NUL-terminated; tensor: the managed tensor, n = 1 versioned, 0 legacy,
  * or n = PXG_ARG_HANDLE and u = the handle of a tensor Go has).
  * Results: the same, except that a tensor result is p = an exported DLManagedTensorVersioned
- * (n = 0) or u = a handle (n = 1), with its device in dev_type and dev_id, and a string result's p
- * is malloc'ed memory the caller frees.
+ * (n = 0) or u = a handle (n = 1: the caller asked for handles, or the tensor is on a device whose
+ * exports synchronize streams, see call.go's store), with its device in dev_type and dev_id, and a
+ * string result's p is malloc'ed memory the caller frees.
  */
 typedef struct {
 	int64_t i;

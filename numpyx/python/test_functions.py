@@ -642,6 +642,31 @@ class DeviceStreams(Base):
                 t.__dlpack__(stream=stream)
         t.release()
 
+    def test_function_results_synchronize_too(self):
+        # a device tensor a function returns to a consumer (returns= a callable, or torch) is
+        # exported with the consumer's stream like any other: it was shared as it was, its stream
+        # ignored (0, which the StreamSync refuses, accepted)
+        def consumer(stream):
+            def take(x):
+                self.assertEqual(x.__dlpack_device__(), (12, 0))
+                c = x.__dlpack__(stream=stream, max_version=(1, 3))
+                return ManagedVersioned.from_address(_capsule_pointer(c, b"dltensor_versioned")).dl_tensor.ndim
+            return take
+
+        n, _ = LIB.ext_syncs()
+        for stream, want in ((7, 7), (None, 1), (-1, -1)):
+            self.assertEqual(LIB.ext_tensor(6, returns=consumer(stream)), 1)
+            n += 1
+            self.assertEqual(LIB.ext_syncs(), (n, want), f"stream={stream}")
+        with self.assertRaisesRegex(BufferError, "stream 0 refused"):
+            LIB.ext_tensor(6, returns=consumer(0))
+        self.assertEqual(LIB.ext_syncs()[0], n)
+        a = np.arange(3.0)  # a host result takes only None, as a host Tensor does
+        for stream in (1, -1, 5):
+            with self.assertRaises(BufferError):
+                LIB.same(a, returns=lambda x: x.__dlpack__(stream=stream))
+        self.assertEqual(LIB.same(a, returns=lambda x: x.__dlpack__(stream=None)).__class__.__name__, "PyCapsule")
+
 
 if __name__ == "__main__":
     unittest.main()

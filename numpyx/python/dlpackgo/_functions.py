@@ -202,6 +202,11 @@ class _Exported:
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         if copy is True or (dl_device is not None and tuple(dl_device) != self._device):
             raise BufferError("dlpackgo: a function result is shared as it is")
+        # a tensor on a device with a StreamSync comes as a Tensor (_convert); here, as for
+        # Tensor.__dlpack__ without one, the CPU takes only None, other devices None and -1
+        if stream is not None and (self._device[0] == _exchange.CPU or stream != -1):
+            raise BufferError(f"dlpackgo: stream={stream!r} is not supported for a function result "
+                              f"on device {self._device} (None, or -1 off the CPU)")
         return self._share(max_version is not None and max_version[0] >= 1)
 
     def __dlpack_device__(self):
@@ -257,16 +262,17 @@ _np = _torch = None
 
 
 def _convert(lib, r, returns):
-    """The Python value of a tensor result r: a handle (returns == 'tensor') or (share, device
-    type, device id)."""
+    """The Python value of a tensor result r: a handle (returns == 'tensor', or a tensor on a
+    device whose exports synchronize with the consumer's stream: its Tensor's __dlpack__ does) or
+    (share, device type, device id)."""
     global _np, _torch
     if returns == "tensor":
         return Tensor(lib, r)
-    x = _Exported(r[0], (r[1], r[2]))
+    x = Tensor(lib, r) if type(r) is int else _Exported(r[0], (r[1], r[2]))
     if returns == "numpy":
         if _np is None:
             import numpy as _np
-        return _numpy_array(x)
+        return _np.from_dlpack(x) if type(x) is Tensor else _numpy_array(x)
     if returns == "torch":
         if _torch is None:
             import torch as _torch
