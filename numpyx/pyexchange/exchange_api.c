@@ -461,7 +461,9 @@ static void *take(void *x, int strict) {
 		if (m != NULL && m->deleter != NULL) m->deleter(m);
 		return NULL;
 	}
-	if (!strict && !host_accessible(m->dl_tensor.device.device_type) && m->version.major == 1) {
+	/* only version and deleter are known fields of another major version: read the device of
+	   1.x tensors only (pxg_pending_take refuses the others) */
+	if (!strict && m->version.major == 1 && !host_accessible(m->dl_tensor.device.device_type)) {
 		/* No stream synchronization here: __dlpack__ makes the producer synchronize. */
 		if (m->deleter != NULL) m->deleter(m);
 		count(PXE_COUNT_IMPORT_FALLBACK);
