@@ -161,14 +161,22 @@ static void guard_deleter_legacy(pxg_managed *self) {
 
 /*
  * pxg_guard_versioned returns a managed tensor with m's descriptor (the same shape and stride
- * arrays, which live until m's deleter runs) whose deleter runs m's deleter with the GIL held.
- * It returns m itself when m has no deleter, and NULL when out of memory.
+ * arrays, which live until m's deleter runs) whose deleter runs m's deleter with the GIL held; of
+ * a tensor of another major version than 1 it copies the version only. It returns m itself when
+ * m has no deleter, and NULL when out of memory.
  */
 pxg_managed_versioned *pxg_guard_versioned(pxg_managed_versioned *m) {
 	if (m->deleter == NULL) return m;
 	pxg_managed_versioned *w = malloc(sizeof *w);
 	if (w == NULL) return NULL;
-	memcpy(w, m, sizeof *w);
+	if (m->version.major == 1) {
+		memcpy(w, m, sizeof *w);
+	} else {
+		/* another major version need have no field past the deleter: copy only the version,
+		   which the import refuses (running the deleter, through this guard) */
+		memset(w, 0, sizeof *w);
+		w->version = m->version;
+	}
 	w->manager_ctx = m;
 	w->deleter = guard_deleter_versioned;
 	return w;
