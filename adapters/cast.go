@@ -3,6 +3,7 @@ package adapters
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/core"
@@ -387,6 +388,47 @@ func fromUint(u uint64) scalar {
 	return scalar{c: complex(float64(u), 0), i: int64(u), u: u, integral: true}
 }
 
+// toFloat32 rounds s's real part to the nearest float32. An integer is rounded from its own
+// value: through float64 (s.c), a 64-bit integer with more than 53 significant bits would be
+// rounded twice, which can land on the wrong side of a tie.
+func toFloat32(s scalar) float32 {
+	switch {
+	case !s.integral:
+		return float32(real(s.c))
+	case real(s.c) < 0:
+		return float32(s.i)
+	}
+	return float32(s.u)
+}
+
+// toOdd32 is roundToOdd32 of s's real part, for the final rounding to float16 or bfloat16. An
+// integer is rounded to odd from its own value (see toFloat32): its top 24 significant bits, the
+// last set when any bit below them is.
+func toOdd32(s scalar) float32 {
+	if !s.integral {
+		return roundToOdd32(real(s.c))
+	}
+	neg := real(s.c) < 0
+	m := s.u
+	if neg {
+		m = -s.u // the magnitude, 2^63 for math.MinInt64 included
+	}
+	if n := bits.Len64(m); n > 24 {
+		sh := n - 24
+		odd := m&(1<<sh-1) != 0
+		m >>= sh
+		if odd {
+			m |= 1
+		}
+		m <<= sh
+	}
+	f := float32(m) // exact: at most 24 significant bits
+	if neg {
+		f = -f
+	}
+	return f
+}
+
 // storeInt stores an integer source wrapped to D, a float source by floatToInt.
 func storeInt[D integer](b []byte, s scalar) {
 	if s.integral {
@@ -434,18 +476,24 @@ var storers = map[core.DLDataType]func([]byte, scalar){
 			b[0] = 1
 		}
 	},
-	core.Int8:       storeInt[int8],
-	core.Int16:      storeInt[int16],
-	core.Int32:      storeInt[int32],
-	core.Int64:      storeInt[int64],
-	core.Uint8:      storeInt[uint8],
-	core.Uint16:     storeInt[uint16],
-	core.Uint32:     storeInt[uint32],
-	core.Uint64:     storeInt[uint64],
-	core.Float16:    func(b []byte, s scalar) { *ptr[float16.Float16](b) = toFloat16(roundToOdd32(real(s.c))) },
-	core.BFloat16:   func(b []byte, s scalar) { *ptr[core.BF16](b) = core.BF16FromFloat32(roundToOdd32(real(s.c))) },
-	core.Float32:    func(b []byte, s scalar) { *ptr[float32](b) = float32(real(s.c)) },
-	core.Float64:    func(b []byte, s scalar) { *ptr[float64](b) = real(s.c) },
-	core.Complex64:  func(b []byte, s scalar) { *ptr[complex64](b) = complex64(s.c) },
+	core.Int8:     storeInt[int8],
+	core.Int16:    storeInt[int16],
+	core.Int32:    storeInt[int32],
+	core.Int64:    storeInt[int64],
+	core.Uint8:    storeInt[uint8],
+	core.Uint16:   storeInt[uint16],
+	core.Uint32:   storeInt[uint32],
+	core.Uint64:   storeInt[uint64],
+	core.Float16:  func(b []byte, s scalar) { *ptr[float16.Float16](b) = toFloat16(toOdd32(s)) },
+	core.BFloat16: func(b []byte, s scalar) { *ptr[core.BF16](b) = core.BF16FromFloat32(toOdd32(s)) },
+	core.Float32:  func(b []byte, s scalar) { *ptr[float32](b) = toFloat32(s) },
+	core.Float64:  func(b []byte, s scalar) { *ptr[float64](b) = real(s.c) },
+	core.Complex64: func(b []byte, s scalar) {
+		if s.integral {
+			*ptr[complex64](b) = complex(toFloat32(s), 0)
+			return
+		}
+		*ptr[complex64](b) = complex64(s.c)
+	},
 	core.Complex128: func(b []byte, s scalar) { *ptr[complex128](b) = s.c },
 }

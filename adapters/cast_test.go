@@ -242,6 +242,15 @@ func TestCastSemantics(t *testing.T) {
 		{"int32 2049 → f16 tie", core.Scalar(int32(2049)), core.Float16, f16(0x6800)},
 		{"int32 2051 → f16 tie up", core.Scalar(int32(2051)), core.Float16, f16(0x6802)},
 		{"uint8 255 → f16", core.Scalar(uint8(255)), core.Float16, f16(0x5bf8)},
+		// 64-bit integers beyond float64's 53 bits round once, not through float64
+		{"int64 just above a tie → bf16", core.Scalar(int64(1)<<60 + 1<<52 + 1), core.BFloat16, core.BF16(0x5d81)},
+		{"int64 -(just above a tie) → bf16", core.Scalar(-(int64(1)<<60 + 1<<52 + 1)), core.BFloat16, core.BF16(0xdd81)},
+		{"uint64 just above a tie → bf16", core.Scalar(uint64(1)<<63 + 1<<55 + 1), core.BFloat16, core.BF16(0x5f01)},
+		{"int64 min → bf16", core.Scalar(int64(math.MinInt64)), core.BFloat16, core.BF16(0xdf00)},
+		{"uint64 max → bf16", core.Scalar(uint64(math.MaxUint64)), core.BFloat16, core.BF16(0x5f80)},
+		{"int64 just above a tie → complex64", core.Scalar(int64(1)<<60 + 1<<36 + 1), core.Complex64, complex64(complex(pow2(60)+pow2(37), 0))},
+		{"uint64 just above a tie → complex64", core.Scalar(uint64(1)<<63 + 1<<39 + 1), core.Complex64, complex64(complex(pow2(63)+pow2(40), 0))},
+		{"int64 min → complex64", core.Scalar(int64(math.MinInt64)), core.Complex64, complex64(complex(-pow2(63), 0))},
 		// bfloat16
 		{"f32 tie down → bf16", core.Scalar(float32(1 + pow2(-8))), core.BFloat16, core.BF16(0x3f80)},
 		{"f32 tie up → bf16", core.Scalar(float32(1 + 3*pow2(-8))), core.BFloat16, core.BF16(0x3f82)},
