@@ -76,9 +76,10 @@ func CastOrder(t *core.Tensor, dtype core.DLDataType, order Order) (*core.Tensor
 // src may overlap in any way: the result is as if src were read whole before dst is written
 // (through a temporary copy of src, made only when their byte ranges intersect).
 //
-// Conversions follow Go's: integers wrap, floats to integers truncate toward zero, complex to
-// real keeps the real part, anything to bool is "not zero", and float16/bfloat16 round to
-// nearest even.
+// Conversions follow Go's: integers wrap, complex to real keeps the real part, anything to
+// bool is "not zero", and floating results round to nearest even. Floats to integers truncate
+// toward zero, except where Go leaves the result to the hardware: NaN becomes 0, and values
+// beyond the integer's range (±Inf included) saturate at its minimum or maximum.
 func Copy(dst, src *core.Tensor) error {
 	if err := usable(src, false); err != nil {
 		return fmt.Errorf("adapters: copy source: %w", err)

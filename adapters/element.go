@@ -24,8 +24,8 @@ func At(t *core.Tensor, idx ...int64) (complex128, error) {
 }
 
 // SetAt stores v at idx of the writable host tensor t, converted to t's dtype by Copy's rules:
-// a real dtype keeps the real part (integers truncate toward zero and wrap), and bool is "not
-// zero". core.Set is the typed, faster form.
+// a real dtype keeps the real part (integers truncate it toward zero, saturate at their limits
+// and take NaN as 0), and bool is "not zero". core.Set is the typed, faster form.
 func SetAt(t *core.Tensor, v complex128, idx ...int64) error {
 	e, err := element(t, idx)
 	if err != nil {

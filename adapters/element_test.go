@@ -1,6 +1,7 @@
 package adapters_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -48,4 +49,16 @@ func TestAtAndSetAtErrors(t *testing.T) {
 	v, err = adapters.At(s)
 	require.NoError(t, err)
 	assert.Equal(t, complex128(-4), v)
+}
+
+// SetAt converts a value beyond an integer dtype's range as Copy does: it saturates (and NaN is
+// 0), it does not wrap.
+func TestSetAtSaturatesIntegers(t *testing.T) {
+	x := core.MustNew(core.Int8, 3)
+	require.NoError(t, adapters.SetAt(x, 300, 0))
+	require.NoError(t, adapters.SetAt(x, -300.5, 1))
+	require.NoError(t, adapters.SetAt(x, complex(math.NaN(), 0), 2))
+	got, err := core.Elements[int8](x)
+	require.NoError(t, err)
+	assert.Equal(t, []int8{127, -128, 0}, got)
 }
