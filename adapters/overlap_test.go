@@ -253,3 +253,23 @@ func FuzzCopyOverlap(f *testing.F) {
 		require.Equal(t, want, buf)
 	})
 }
+
+// The same host bytes may come labelled with two host-accessible devices (kDLCPU in one tensor,
+// pinned kDLCUDAHost in another): Copy must still see the overlap, and read the source whole
+// before it writes.
+func TestCopyOverlapAcrossHostDevices(t *testing.T) {
+	for _, dev := range []core.DLDevice{{DeviceType: core.CUDAHost}, {DeviceType: core.CUDAManaged, DeviceID: 1}} {
+		buf := []float32{0, 1, 2, 3, 4, 5, 6, 7}
+		desc := func(d core.DLDevice) core.Desc {
+			return core.Desc{Data: unsafe.Pointer(&buf[0]), Device: d, DType: core.Float32, Shape: []int64{8}}
+		}
+		cpu, err := core.WrapKeep(desc(core.CPUDevice), buf)
+		require.NoError(t, err)
+		other, err := core.WrapKeep(desc(dev), buf)
+		require.NoError(t, err)
+		rev, err := cpu.Reverse(0)
+		require.NoError(t, err)
+		require.NoError(t, adapters.Copy(other, rev))
+		assert.Equal(t, []float32{7, 6, 5, 4, 3, 2, 1, 0}, buf, "%s", dev)
+	}
+}
