@@ -44,7 +44,14 @@
 //   - only-holder (once per adapter, not per case): inputs that are the only holders of memory
 //     unmapped when released (internal/foreignmem), converted again and again while collections
 //     run throughout: an adapter that uses the memory after its last use of the *core.Tensor
-//     without holding it (core.Hold) faults or reads wrong values.
+//     without holding it (core.Hold) faults or reads wrong values — when it goes on using it for
+//     longer than a collection cycle takes to find the tensor unreachable and run its cleanup
+//     (milliseconds), which a short copy does not.
+//   - concurrent-release (once per adapter): the same inputs, released by another goroutine at
+//     every point of the conversion (a delay from 0 to about a millisecond): an adapter that
+//     reads or writes the memory without holding it for the whole time faults however briefly
+//     it does so; one that holds it returns the right values, or an error wrapping
+//     core.ErrReleased when the release came before its hold.
 //   - lifetime (foreign memory): releasing the input and collecting garbage several times does
 //     not run the case's release function while a result that shares the memory is reachable,
 //     and the result still reads the right values; once the result is dropped, the release
@@ -147,6 +154,11 @@ func Run(t *testing.T, a Adapter) {
 	}
 	t.Run("only-holder", func(t *testing.T) {
 		if err := checkOnlyHolder(a); err != nil {
+			t.Errorf("%s: %v", a.Name, err)
+		}
+	})
+	t.Run("concurrent-release", func(t *testing.T) {
+		if err := checkConcurrentRelease(a); err != nil {
 			t.Errorf("%s: %v", a.Name, err)
 		}
 	})
@@ -537,8 +549,10 @@ func lifetimeRoundTrip(a Adapter, s spec) (*atomic.Int32, error) {
 }
 
 // onlyHolderRounds is how many times checkOnlyHolder converts each of its inputs. With
-// collections running back to back, an adapter that lets go of its input before it is done
-// with the memory has it unmapped under it well within these rounds (seen on 2 processors).
+// collections running back to back, an adapter that lets go of its input for longer than a
+// collection cycle before it is done with the memory has it unmapped under it within these
+// rounds (seen on 2 processors); a shorter lapse, such as a copy of these inputs, is left to
+// checkConcurrentRelease.
 const onlyHolderRounds = 30
 
 // onlyHolderShape is a shape of the given rank with about 128 Ki elements: big enough that a
@@ -594,6 +608,69 @@ func checkOnlyHolder(a Adapter) error {
 	}
 	return nil
 }
+
+// checkConcurrentRelease converts inputs that are the only holders of memory unmapped when
+// released (internal/foreignmem) while another goroutine releases them, after a delay that
+// grows from one round to the next (0 to about a millisecond), so that the release lands at
+// every point of the conversion. An adapter that reads or writes the memory without holding it
+// (core.Hold) for the whole time faults; one that holds it gives the right values, or an error
+// wrapping core.ErrReleased when the release came first. The collections of the only-holder
+// check find an adapter's lapse only where it lasts longer than a collection cycle (which
+// takes milliseconds); an explicit Release frees the memory at once.
+func checkConcurrentRelease(a Adapter) error {
+	ndim := max(a.MinNdim, min(2, a.maxNdim()))
+	dt := a.DTypes[0]
+	for _, layout := range []string{layoutC, layoutTranspose, layoutNegative} {
+		if ndim < 2 && layout == layoutTranspose {
+			continue
+		}
+		if ndim == 0 && layout != layoutC {
+			continue
+		}
+		c := spec{dtype: dt, shape: onlyHolderShape(ndim), layout: layout}.build()
+		want, err := contiguousBytes(c.Tensor)
+		if err != nil {
+			return err
+		}
+		for i := range concurrentReleaseRounds {
+			in := twin(c.Tensor)
+			delay := time.Duration(i) * concurrentReleaseStep
+			var started atomic.Bool
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for !started.Load() {
+					runtime.Gosched()
+				}
+				for t0 := time.Now(); time.Since(t0) < delay; {
+					// spin: a sleep this short would last a scheduler tick
+				}
+				in.Release()
+			}()
+			started.Store(true)
+			back, err := roundTrip(a, in)
+			<-done
+			switch {
+			case errors.Is(err, core.ErrReleased):
+				continue
+			case err != nil:
+				return fmt.Errorf("RoundTrip of %s memory (%s) released by another goroutine after %v: %w", layout, c.Tensor, delay, err)
+			}
+			if err := sameElements(c.Tensor, want, back); err != nil {
+				return fmt.Errorf("input released by another goroutine after %v, %s: %w", delay, layout, err)
+			}
+		}
+		c.Tensor.Release()
+	}
+	return nil
+}
+
+// concurrentReleaseRounds is how many times checkConcurrentRelease converts each of its inputs,
+// with a release concurrentReleaseStep later in each round than in the one before.
+const (
+	concurrentReleaseRounds = 40
+	concurrentReleaseStep   = 25 * time.Microsecond
+)
 
 func (a Adapter) maxNdim() int {
 	if a.MaxNdim == 0 {

@@ -1,6 +1,10 @@
 package adaptertest
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -287,3 +291,32 @@ func contiguous(t *core.Tensor) (bool, string) { return t.IsContiguous(), "not C
 
 // always is the zero-copy predicate of an adapter that claims to share everything.
 func always(*core.Tensor) (bool, string) { return true, "" }
+
+// unheld is an adapter that copies its input without holding it: it takes a tensor over the
+// input's memory that holds nothing, then copies from it.
+func unheld(t *core.Tensor, _ ...adapters.Option) (*core.Tensor, error) {
+	loose, err := aliasUnchecked(t)
+	if err != nil {
+		return nil, err
+	}
+	return adapters.Contiguous(loose)
+}
+
+// TestKitCatchesUnheldReads: an adapter that reads its input's memory without holding it faults
+// when another goroutine releases the input during the copy. The fault kills the process, so the
+// check runs in a child process of this test binary.
+func TestKitCatchesUnheldReads(t *testing.T) {
+	if os.Getenv("ADAPTERTEST_UNHELD") == "1" {
+		err := checkConcurrentRelease(Adapter{DTypes: []core.DLDataType{core.Float32}, RoundTrip: unheld})
+		fmt.Println("no fault:", err)
+		return
+	}
+	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" {
+		t.Skip("foreignmem unmaps released memory on unix only")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKitCatchesUnheldReads$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "ADAPTERTEST_UNHELD=1")
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "the kit passed an adapter that reads memory it does not hold:\n%s", out)
+	assert.Contains(t, string(out), "unexpected fault address")
+}
