@@ -133,12 +133,24 @@ func (o Options) Report(copied bool) {
 // Share finishes a conversion that can always share memory (the From functions of adapters
 // whose ecosystem values are plain memory): under the default policy and CopyNever it returns t
 // itself; under CopyAlways it returns a C-order copy in Go memory (flagged core.FlagIsCopied)
-// and lets go of t. ReportCopy reports which.
+// and lets go of t. ReportCopy reports which; when the copy fails, it is left as it was.
 func Share(t *core.Tensor, opts ...Option) (*core.Tensor, error) {
-	copied, err := Apply(opts...).Decide(true, "")
-	if err != nil || !copied {
+	o := Apply(opts...)
+	quiet := o
+	quiet.Copied = nil // report once the copy is made
+	copied, err := quiet.Decide(true, "")
+	if err != nil {
 		return t, err
 	}
+	if !copied {
+		o.Report(false)
+		return t, nil
+	}
 	defer t.Release()
-	return Contiguous(t)
+	c, err := Contiguous(t)
+	if err != nil {
+		return nil, err
+	}
+	o.Report(true)
+	return c, nil
 }

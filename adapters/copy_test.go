@@ -246,3 +246,30 @@ func TestCopyOptionsContract(t *testing.T) {
 		assert.Equal(t, s, p.String())
 	}
 }
+
+// Share's copy under AlwaysCopy can fail (a released tensor, device memory); ReportCopy must not
+// then say that a copy was made.
+func TestShareReportsNoCopyOnError(t *testing.T) {
+	released := core.MustNew(core.Float32, 2)
+	released.Release()
+	buf := make([]float32, 2)
+	cuda, err := core.Wrap(core.Desc{Data: unsafe.Pointer(&buf[0]), Device: core.DLDevice{DeviceType: core.CUDA},
+		DType: core.Float32, Shape: []int64{2}}, nil)
+	require.NoError(t, err)
+	for name, x := range map[string]*core.Tensor{"released": released, "device": cuda} {
+		copied := false
+		_, err := adapters.Share(x, adapters.AlwaysCopy(), adapters.ReportCopy(&copied))
+		require.Error(t, err, name)
+		assert.False(t, copied, "%s: ReportCopy said copied after the copy failed", name)
+	}
+	copied := true
+	x := core.MustNew(core.Float32, 2)
+	got, err := adapters.Share(x, adapters.ReportCopy(&copied))
+	require.NoError(t, err)
+	assert.Same(t, x, got)
+	assert.False(t, copied)
+	got, err = adapters.Share(core.MustNew(core.Float32, 2), adapters.AlwaysCopy(), adapters.ReportCopy(&copied))
+	require.NoError(t, err)
+	assert.True(t, copied)
+	assert.NotZero(t, got.Flags()&core.FlagIsCopied)
+}

@@ -141,6 +141,8 @@ func ToDense(t *core.Tensor, opts ...adapters.Option) (*tensor.Dense, error) {
 	if err != nil {
 		return nil, err
 	}
+	report := o.Copied
+	o.Copied = nil // report once the Dense is made: an error leaves *report as it was
 	copied, err := o.Decide(Shareable(t))
 	if err != nil {
 		return nil, err
@@ -160,6 +162,9 @@ func ToDense(t *core.Tensor, opts ...adapters.Option) (*tensor.Dense, error) {
 	}
 	if err := core.Attach(d, src); err != nil {
 		return nil, fmt.Errorf("gorgoniax: %w", err)
+	}
+	if report != nil {
+		*report = copied
 	}
 	return d, nil
 }

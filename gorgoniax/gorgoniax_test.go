@@ -331,8 +331,10 @@ func TestToDenseEmptyScalarAndErrors(t *testing.T) {
 	ok, why := gorgoniax.Shareable(dev)
 	assert.False(t, ok)
 	assert.Contains(t, why, "not host memory")
-	_, err = gorgoniax.ToDense(dev)
+	copied := false
+	_, err = gorgoniax.ToDense(dev, adapters.ReportCopy(&copied))
 	require.ErrorIs(t, err, core.ErrNotHost)
+	assert.False(t, copied, "ReportCopy said copied, but the conversion failed")
 	_, err = gorgoniax.ToDense(dev, adapters.ZeroCopyOnly())
 	require.ErrorIs(t, err, adapters.ErrCopyRequired)
 }
