@@ -1072,6 +1072,12 @@ func (r *elemReader) image() (image.Image, error) {
 				}
 			}
 		}
+		// where v lies in [lo, hi]; computed in halves where hi - lo overflows
+		// (values across ±MaxFloat64), which would lose the smallest subnormals elsewhere
+		scale := func(v float64) float64 { return (v - lo) / (hi - lo) }
+		if math.IsInf(hi-lo, 1) {
+			scale = func(v float64) float64 { return (v/2 - lo/2) / (hi/2 - lo/2) }
+		}
 		for y := int64(0); y < h; y++ {
 			for x := int64(0); x < w; x++ {
 				v := r.floatAt(at(y, x, 0))
@@ -1082,7 +1088,7 @@ func (r *elemReader) image() (image.Image, error) {
 				case math.IsNaN(v) || math.IsInf(v, -1) || hi <= lo:
 					g = 0
 				default:
-					g = uint8(math.Round((v - lo) / (hi - lo) * 255))
+					g = uint8(math.Round(scale(v) * 255))
 				}
 				img.Pix[int(y)*img.Stride+int(x)] = g
 			}

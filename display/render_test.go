@@ -539,6 +539,16 @@ func TestImageGray(t *testing.T) {
 	assert.Equal(t, color.Gray{Y: 255}, img.At(0, 0))
 	assert.Equal(t, color.Gray{Y: 0}, img.At(1, 0))
 
+	// values across ±MaxFloat64 (hi - lo overflows) and within a few subnormals
+	wide, err := display.Image(core.MustFromSlice([]float64{-math.MaxFloat64, 0, math.MaxFloat64}, 1, 3))
+	require.NoError(t, err)
+	assert.Equal(t, []color.Color{color.Gray{Y: 0}, color.Gray{Y: 128}, color.Gray{Y: 255}},
+		[]color.Color{wide.At(0, 0), wide.At(1, 0), wide.At(2, 0)})
+	tiny, err := display.Image(core.MustFromSlice([]float64{0, 5e-324, 1e-323}, 1, 3))
+	require.NoError(t, err)
+	assert.Equal(t, []color.Color{color.Gray{Y: 0}, color.Gray{Y: 128}, color.Gray{Y: 255}},
+		[]color.Color{tiny.At(0, 0), tiny.At(1, 0), tiny.At(2, 0)})
+
 	constant, err := display.Image(core.MustFromSlice([]float32{7, 7}, 1, 2, 1))
 	require.NoError(t, err)
 	assert.Equal(t, color.Gray{Y: 0}, constant.At(1, 0))
