@@ -69,7 +69,8 @@ func ZeroCopyOnly() Option { return WithCopy(CopyNever) }
 // AlwaysCopy is WithCopy(CopyAlways): never alias the input.
 func AlwaysCopy() Option { return WithCopy(CopyAlways) }
 
-// ReportCopy makes the conversion store in *copied whether it copied.
+// ReportCopy makes the conversion store in *copied whether it copied. Read it after a conversion
+// that succeeded: one that fails may have stored its decision before the failure.
 func ReportCopy(copied *bool) Option { return func(o *Options) { o.Copied = copied } }
 
 // AllowCast lets a conversion convert elements to the element type its target needs (a copy
