@@ -101,7 +101,7 @@ func Copy(dst, src *core.Tensor) error {
 		return fmt.Errorf("adapters: copy: %w", err)
 	}
 	defer h.Release()
-	if hostOverlap(dst, src) {
+	if core.MayShareMemory(dst, src) {
 		if sameElements(dst, src) {
 			if dst.DType() == src.DType() {
 				return nil // every element onto itself
@@ -120,16 +120,6 @@ func Copy(dst, src *core.Tensor) error {
 		}
 	}
 	return copyPlanned(dst, src)
-}
-
-// hostOverlap reports whether the byte ranges of two host-accessible tensors intersect.
-// core.MayShareMemory answers false for tensors on different devices, but every host-accessible
-// device (CPU, pinned, managed) addresses the one host address space: the same bytes may be
-// labelled kDLCPU in one tensor and kDLCUDAHost in another.
-func hostOverlap(a, b *core.Tensor) bool {
-	alo, ahi := a.ByteRange()
-	blo, bhi := b.ByteRange()
-	return alo < bhi && blo < ahi
 }
 
 // copyPlanned is Copy once the operands are checked and held, and do not overlap.

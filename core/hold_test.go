@@ -134,6 +134,17 @@ func TestMayShareMemory(t *testing.T) {
 	assert.True(t, core.MayShareMemory(row0, col1))
 	assert.True(t, core.MayShareMemory(row3, col1), "a bounds check: a column spans every row")
 	assert.False(t, core.MayShareMemory(empty, a))
+
+	// the same host bytes under another host device's label, and under a device's
+	pinned, err := core.Wrap(core.Desc{Data: a.Data(), Device: core.DLDevice{DeviceType: core.CUDAHost}, DType: core.Float64,
+		Shape: []int64{4}}, nil)
+	require.NoError(t, err)
+	assert.True(t, core.MayShareMemory(pinned, row0))
+	assert.False(t, core.MayShareMemory(pinned, row3))
+	onDevice, err := core.Wrap(core.Desc{Data: a.Data(), Device: core.DLDevice{DeviceType: core.CUDA}, DType: core.Float64,
+		Shape: []int64{4}}, nil)
+	require.NoError(t, err)
+	assert.False(t, core.MayShareMemory(onDevice, row0), "device memory is not the host's")
 }
 
 func TestByteRange(t *testing.T) {

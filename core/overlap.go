@@ -14,9 +14,14 @@ var ErrOverlap = errors.New("core: elements of a writable tensor alias each othe
 // MayShareMemory reports whether the elements of a and b may lie in the same bytes: whether the
 // byte ranges from their lowest to their highest element intersect, on the same device (like
 // NumPy's may_share_memory, a bounds check: two interleaved views that never touch the same
-// element still report true). Empty tensors share nothing.
+// element still report true). Every host-accessible device (CPU, pinned, managed memory) counts
+// as one: they address the process's memory, and the same bytes may be labelled kDLCPU in one
+// tensor and kDLCUDAHost in another. Empty tensors share nothing.
 func MayShareMemory(a, b *Tensor) bool {
-	if a.device != b.device || a.Len() == 0 || b.Len() == 0 {
+	if a.Len() == 0 || b.Len() == 0 {
+		return false
+	}
+	if a.device != b.device && !(a.HostAccessible() && b.HostAccessible()) {
 		return false
 	}
 	if !a.device.DeviceType.addressable() && a.data != b.data {

@@ -420,30 +420,17 @@ func (s *Session) checkOverlap(st *stage, outs []*core.Tensor) error {
 			continue
 		}
 		for j, x := range st.srcs[:len(s.inputs)] {
-			if overlaps(d, x) {
+			if x != nil && core.MayShareMemory(d, x) {
 				return fmt.Errorf("%w: the destination of output %q overlaps input %q", ErrOverlap, s.outputs[i].Name, s.inputs[j].Name)
 			}
 		}
 		for k := i + 1; k < len(outs); k++ {
-			if overlaps(d, outs[k]) {
+			if outs[k] != nil && core.MayShareMemory(d, outs[k]) {
 				return fmt.Errorf("%w: the destinations of outputs %q and %q overlap", ErrOverlap, s.outputs[i].Name, s.outputs[k].Name)
 			}
 		}
 	}
 	return nil
-}
-
-// overlaps reports whether two C-order tensors share bytes.
-func overlaps(a, b *core.Tensor) bool {
-	if a == nil || b == nil || a.Device() != b.Device() {
-		return false
-	}
-	na, nb := a.NumBytes(), b.NumBytes()
-	if na == 0 || nb == 0 {
-		return false
-	}
-	pa, pb := uintptr(a.Data()), uintptr(b.Data())
-	return pa < pb+uintptr(nb) && pb < pa+uintptr(na)
 }
 
 // invoke runs ORT on the staged values: Run for host memory, I/O binding when some tensor is in
