@@ -579,32 +579,39 @@ func onlyHolderShape(ndim int) []int64 {
 // that reads or writes the memory after its last use of the *core.Tensor, without holding it
 // (core.Hold), faults. The results must still read the right values afterwards.
 func checkOnlyHolder(a Adapter) error {
-	ndim := max(a.MinNdim, min(2, a.maxNdim()))
-	dt := a.DTypes[0]
 	stop := foreignmem.Collecting()
 	defer stop()
-	for _, layout := range []string{layoutC, layoutTranspose, layoutNegative} {
-		if ndim < 2 && layout == layoutTranspose {
-			continue
-		}
-		if ndim == 0 && layout != layoutC {
-			continue
-		}
-		c := spec{dtype: dt, shape: onlyHolderShape(ndim), layout: layout}.build()
-		want, err := contiguousBytes(c.Tensor)
-		if err != nil {
-			return err
-		}
+	return eachOnlyHolderInput(a, func(layout string, in *core.Tensor, want []byte) error {
 		for range onlyHolderRounds {
-			back, err := roundTrip(a, twin(c.Tensor)) // nothing else holds the twin
+			back, err := roundTrip(a, twin(in)) // nothing else holds the twin
 			if err != nil {
-				return fmt.Errorf("RoundTrip of the only holder of %s memory (%s): %w", layout, c.Tensor, err)
+				return fmt.Errorf("RoundTrip of the only holder of %s memory (%s): %w", layout, in, err)
 			}
-			if err := sameElements(c.Tensor, want, back); err != nil {
+			if err := sameElements(in, want, back); err != nil {
 				return fmt.Errorf("only holder, %s: %w", layout, err)
 			}
 		}
+		return nil
+	})
+}
+
+// eachOnlyHolderInput calls f with an input of onlyHolderShape in each layout that the
+// adapter's rank allows, and its elements' C-order bytes; the input is released after f.
+func eachOnlyHolderInput(a Adapter, f func(layout string, in *core.Tensor, want []byte) error) error {
+	ndim := max(a.MinNdim, min(2, a.maxNdim()))
+	for _, layout := range []string{layoutC, layoutTranspose, layoutNegative} {
+		if (ndim < 2 && layout == layoutTranspose) || (ndim == 0 && layout != layoutC) {
+			continue
+		}
+		c := spec{dtype: a.DTypes[0], shape: onlyHolderShape(ndim), layout: layout}.build()
+		want, err := contiguousBytes(c.Tensor)
+		if err == nil {
+			err = f(layout, c.Tensor, want)
+		}
 		c.Tensor.Release()
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -618,22 +625,9 @@ func checkOnlyHolder(a Adapter) error {
 // check find an adapter's lapse only where it lasts longer than a collection cycle (which
 // takes milliseconds); an explicit Release frees the memory at once.
 func checkConcurrentRelease(a Adapter) error {
-	ndim := max(a.MinNdim, min(2, a.maxNdim()))
-	dt := a.DTypes[0]
-	for _, layout := range []string{layoutC, layoutTranspose, layoutNegative} {
-		if ndim < 2 && layout == layoutTranspose {
-			continue
-		}
-		if ndim == 0 && layout != layoutC {
-			continue
-		}
-		c := spec{dtype: dt, shape: onlyHolderShape(ndim), layout: layout}.build()
-		want, err := contiguousBytes(c.Tensor)
-		if err != nil {
-			return err
-		}
+	return eachOnlyHolderInput(a, func(layout string, orig *core.Tensor, want []byte) error {
 		for i := range concurrentReleaseRounds {
-			in := twin(c.Tensor)
+			in := twin(orig)
 			delay := time.Duration(i) * concurrentReleaseStep
 			var started atomic.Bool
 			done := make(chan struct{})
@@ -654,15 +648,14 @@ func checkConcurrentRelease(a Adapter) error {
 			case errors.Is(err, core.ErrReleased):
 				continue
 			case err != nil:
-				return fmt.Errorf("RoundTrip of %s memory (%s) released by another goroutine after %v: %w", layout, c.Tensor, delay, err)
+				return fmt.Errorf("RoundTrip of %s memory (%s) released by another goroutine after %v: %w", layout, orig, delay, err)
 			}
-			if err := sameElements(c.Tensor, want, back); err != nil {
+			if err := sameElements(orig, want, back); err != nil {
 				return fmt.Errorf("input released by another goroutine after %v, %s: %w", delay, layout, err)
 			}
 		}
-		c.Tensor.Release()
-	}
-	return nil
+		return nil
+	})
 }
 
 // concurrentReleaseRounds is how many times checkConcurrentRelease converts each of its inputs,
