@@ -14,11 +14,13 @@
 // loaded into Go memory) and reads the arrays of every .npz file; a tensor is named after its
 // file ("x" for x.npy, "params/w" for the array w of params.npz). The client lists them, fetches
 // "x" (the batch) and "params/w" (the weights) and runs Y = Relu(X · W) in ONNX Runtime (onnxx),
-// building the model with /usr/bin/python3 and Debian's python3-onnx as examples/onnx does, and
+// building the model with Python ($PYTHON, else /usr/bin/python3 with Debian's python3-onnx) as
+// examples/onnx does, and
 // writing the batch first when it serves a directory of its own.
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -190,8 +192,9 @@ func client(addr string) error {
 	}
 	defer os.RemoveAll(dir)
 	model := filepath.Join(dir, "model.onnx")
-	if out, err := exec.Command("/usr/bin/python3", "-c", buildModel, model).CombinedOutput(); err != nil {
-		return fmt.Errorf("building the model needs python3-onnx: %v\n%s", err, out)
+	python := cmp.Or(os.Getenv("PYTHON"), "/usr/bin/python3")
+	if out, err := exec.Command(python, "-c", buildModel, model).CombinedOutput(); err != nil {
+		return fmt.Errorf("building the model needs Python with ONNX (%s: apt-get install python3-onnx, or set $PYTHON to an interpreter with onnx): %v\n%s", python, err, out)
 	}
 	s, err := onnxx.NewSession(model, nil, nil, nil)
 	if err != nil {

@@ -1,12 +1,13 @@
 // Command npy loads an array that NumPy wrote, computes with it in Gonum without copying, saves
 // the result for NumPy, and has NumPy check it.
 //
-// It runs /usr/bin/python3 to write the input (a 4×3 float64 matrix, saved in Fortran order)
-// and to verify the output. Without python3 it writes the input itself, says so, and skips the
-// NumPy check.
+// It runs Python ($PYTHON, else Debian's /usr/bin/python3) to write the input (a 4×3 float64
+// matrix, saved in Fortran order) and to verify the output. Without an interpreter that has NumPy
+// it writes the input itself, says so, and skips the NumPy check.
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"log"
 	"os"
@@ -20,7 +21,9 @@ import (
 	"github.com/dlpack-go/dlpack/numpyx"
 )
 
-const python = "/usr/bin/python3"
+// python is the interpreter: $PYTHON (a venv, conda or pyenv interpreter with NumPy), else
+// Debian's, which scripts/setup.sh gives python3-numpy.
+var python = cmp.Or(os.Getenv("PYTHON"), "/usr/bin/python3")
 
 func main() {
 	dir, err := os.MkdirTemp("", "npy-example")
@@ -38,7 +41,7 @@ a = np.asfortranarray(np.arange(12, dtype=np.float64).reshape(4, 3) / 4)
 np.save(sys.argv[1], a)
 print("numpy wrote", a.shape, a.dtype, "fortran" if a.flags.f_contiguous else "C")`, in)
 	} else {
-		fmt.Println("python3 with numpy not found: writing the input from Go instead")
+		fmt.Printf("no NumPy in %s (set $PYTHON to an interpreter with NumPy): writing the input from Go instead\n", python)
 		v := make([]float64, 12)
 		for i := range v {
 			v[i] = float64(i) / 4
@@ -79,7 +82,7 @@ a = np.load(sys.argv[1]); g = np.load(sys.argv[2])
 assert np.allclose(g, a.T @ a), (g, a.T @ a)
 print("numpy agrees: AᵀA", g.shape, g.dtype)`, in, out)
 	} else {
-		fmt.Println("python3 with numpy not found: NumPy check skipped")
+		fmt.Printf("no NumPy in %s: NumPy check skipped\n", python)
 	}
 }
 

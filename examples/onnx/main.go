@@ -2,12 +2,14 @@
 // and the model's output comes back as a Gorgonia tensor and a .npy file.
 //
 // It needs the ONNX Runtime library (run scripts/fetch-ort.sh, or set $ONNXRUNTIME_LIB) and,
-// to build the small model it runs, /usr/bin/python3 with Debian's python3-onnx.
+// to build the small model it runs, Python with ONNX: $PYTHON, else /usr/bin/python3 with
+// Debian's python3-onnx.
 //
 //	go run ./examples/onnx
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"log"
 	"os"
@@ -53,8 +55,9 @@ func run() error {
 	}
 	defer os.RemoveAll(dir)
 	model := filepath.Join(dir, "tour.onnx")
-	if out, err := exec.Command("/usr/bin/python3", "-c", buildModel, model).CombinedOutput(); err != nil {
-		return fmt.Errorf("building the model needs python3-onnx: %v\n%s", err, out)
+	python := cmp.Or(os.Getenv("PYTHON"), "/usr/bin/python3")
+	if out, err := exec.Command(python, "-c", buildModel, model).CombinedOutput(); err != nil {
+		return fmt.Errorf("building the model needs Python with ONNX (%s: apt-get install python3-onnx, or set $PYTHON to an interpreter with onnx): %v\n%s", python, err, out)
 	}
 
 	// 2. Gonum matrices become core tensors over their own memory, and ORT reads that memory.

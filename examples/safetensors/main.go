@@ -3,13 +3,15 @@
 // copied), computes one layer with Gonum over the mapped memory, and feeds the same weights to
 // ONNX Runtime as inputs.
 //
-// It needs /usr/bin/python3 with Debian's python3-numpy and python3-onnx, and the ONNX Runtime
-// library (run scripts/fetch-ort.sh, or set $ONNXRUNTIME_LIB).
+// It needs Python with NumPy and ONNX ($PYTHON, else /usr/bin/python3 with Debian's python3-numpy
+// and python3-onnx), and the ONNX Runtime library (run scripts/fetch-ort.sh, or set
+// $ONNXRUNTIME_LIB).
 //
 //	go run ./examples/safetensors
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"log"
@@ -26,8 +28,9 @@ import (
 	"github.com/dlpack-go/dlpack/safetensorsx"
 )
 
-// python is the interpreter that writes the weights and the model.
-var python = "/usr/bin/python3"
+// python returns the interpreter that writes the weights and the model: $PYTHON (a venv, conda or
+// pyenv interpreter with NumPy and onnx), else Debian's, which scripts/setup.sh equips.
+func python() string { return cmp.Or(os.Getenv("PYTHON"), "/usr/bin/python3") }
 
 // writeWeights writes argv[1]: dense.weight [3, 2] and dense.bias [2] (float64, NumPy), in the
 // safetensors format as its specification describes it (8-byte little-endian header length,
@@ -84,9 +87,10 @@ func run(out io.Writer) error {
 	}
 	defer os.RemoveAll(dir)
 	weights, model := filepath.Join(dir, "dense.safetensors"), filepath.Join(dir, "dense.onnx")
+	py := python()
 	for _, step := range [][2]string{{writeWeights, weights}, {buildModel, model}} {
-		if b, err := exec.Command(python, "-c", step[0], step[1]).CombinedOutput(); err != nil {
-			return fmt.Errorf("python3 with python3-numpy and python3-onnx is needed: %v\n%s", err, b)
+		if b, err := exec.Command(py, "-c", step[0], step[1]).CombinedOutput(); err != nil {
+			return fmt.Errorf("Python with NumPy and ONNX is needed (%s: apt-get install python3-numpy python3-onnx, or set $PYTHON to an interpreter with numpy and onnx): %v\n%s", py, err, b)
 		}
 	}
 

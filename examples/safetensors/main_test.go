@@ -21,3 +21,14 @@ func TestExample(t *testing.T) {
 	assert.Contains(t, text, "Y = [0 3.25 0 2.5], equal to Gonum's: true")
 	assert.NotContains(t, text, ": false")
 }
+
+// $PYTHON chooses the interpreter; one that cannot run stops the example with an error that says
+// what is needed and how to choose another.
+func TestExampleSaysWhatIsMissing(t *testing.T) {
+	t.Setenv("PYTHON", "/nonexistent/python3")
+	var out bytes.Buffer
+	err := run(&out)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "(/nonexistent/python3: apt-get install python3-numpy python3-onnx, or set $PYTHON")
+	assert.Empty(t, out.String())
+}

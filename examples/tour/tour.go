@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,9 +27,10 @@ import (
 	"github.com/dlpack-go/dlpack/onnxx/tinyonnx"
 )
 
-// python is the interpreter whose NumPy reads the tour's .npy file (Debian's python3-numpy).
-// The test points it elsewhere to see the tour report a missing NumPy.
-var python = "/usr/bin/python3"
+// python returns the interpreter whose NumPy reads the tour's .npy file: $PYTHON when it is set
+// (a venv, conda or pyenv interpreter with NumPy), else Debian's /usr/bin/python3, which
+// scripts/setup.sh gives python3-numpy.
+func python() string { return cmp.Or(os.Getenv("PYTHON"), "/usr/bin/python3") }
 
 // The dense layer the ONNX model computes: Y = Relu(X·W + B).
 var (
@@ -199,9 +201,11 @@ func numpyLoad(path string) (string, []float64, error) {
 a = np.load(sys.argv[1])
 print(np.__version__)
 print(json.dumps(a.ravel().tolist()))`
-	out, err := exec.Command(python, "-c", script, path).CombinedOutput()
+	py := python()
+	out, err := exec.Command(py, "-c", script, path).CombinedOutput()
 	if err != nil {
-		return "", nil, fmt.Errorf("NumPy not found — run scripts/setup.sh (it installs python3-numpy): %v: %s", err, strings.TrimSpace(string(out)))
+		return "", nil, fmt.Errorf("NumPy not found in %s — run scripts/setup.sh (it installs python3-numpy for /usr/bin/python3), or set $PYTHON to an interpreter with NumPy: %v: %s",
+			py, err, strings.TrimSpace(string(out)))
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if len(lines) != 2 {

@@ -36,14 +36,14 @@ func TestTour(t *testing.T) {
 }
 
 // Without NumPy the tour stops at the NumPy hop with an error that says what to run, instead of
-// pretending; the hops before it still ran and said so.
+// pretending; the hops before it still ran and said so. $PYTHON chooses the interpreter.
 func TestTourSaysWhatIsMissing(t *testing.T) {
-	defer func(p string) { python = p }(python)
-	python = "/nonexistent/python3"
+	t.Setenv("PYTHON", "/nonexistent/python3")
 	var out bytes.Buffer
 	err := tour(&out)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "NumPy not found — run scripts/setup.sh")
+	assert.Contains(t, err.Error(), "NumPy not found in /nonexistent/python3 — run scripts/setup.sh")
+	assert.Contains(t, err.Error(), "or set $PYTHON to an interpreter with NumPy")
 	assert.Contains(t, out.String(), "2 core → ONNX Runtime")
 	assert.NotContains(t, out.String(), "3 core → .npy")
 	assert.NotContains(t, out.String(), "done:")
