@@ -19,12 +19,20 @@ for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if ((${#missing[@]})); then
+	sudo=()
+	if [ "$(id -u)" -ne 0 ]; then
+		command -v sudo >/dev/null 2>&1 || {
+			echo "setup: missing ${missing[*]}; installing them needs root, and sudo is not here: run" >&2
+			echo "  apt-get install ${missing[*]}" >&2
+			echo "as root (or run this script as root), then run it again" >&2
+			exit 1
+		}
+		sudo=(sudo)
+	fi
 	echo "setup: installing ${missing[*]}"
-	sudo=""
-	[ "$(id -u)" -eq 0 ] || sudo="sudo"
 	export DEBIAN_FRONTEND=noninteractive
-	$sudo apt-get update -qq
-	$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	"${sudo[@]}" apt-get update -qq
+	"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 bash scripts/fetch-ort.sh

@@ -1,0 +1,64 @@
+// Package scripts holds the tests of the shell scripts in this directory. They run a script with
+// a PATH of stand-ins for the system's tools (dpkg-query, apt-get, sudo, id, npm), which record
+// how they were called, so that nothing is installed.
+package scripts
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeBin makes a directory for PATH holding the real tools the scripts need (linked) and the
+// stand-ins given (name → shell script body), and returns it.
+func fakeBin(t *testing.T, fakes map[string]string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "bin")
+	require.NoError(t, os.Mkdir(bin, 0o755))
+	for _, tool := range []string{"bash", "dirname", "grep", "cat", "uname", "stat", "mkdir", "cp", "mv", "rm", "mktemp"} {
+		real, err := exec.LookPath(tool)
+		require.NoError(t, err)
+		require.NoError(t, os.Symlink(real, filepath.Join(bin, tool)))
+	}
+	for name, body := range fakes {
+		require.NoError(t, os.WriteFile(filepath.Join(bin, name), []byte("#!/bin/bash\n"+body+"\n"), 0o755))
+	}
+	return bin
+}
+
+// runSetup runs setup.sh, from another directory (a checkout's path with a space in it is a
+// symbolic link here), with PATH set to bin and the environment given; it returns the combined
+// output and the exit error.
+func runSetup(t *testing.T, bin string, env ...string) (string, error) {
+	t.Helper()
+	repo, err := filepath.Abs("..")
+	require.NoError(t, err)
+	link := filepath.Join(t.TempDir(), "a checkout")
+	require.NoError(t, os.Symlink(repo, link))
+	cmd := exec.Command(filepath.Join(bin, "bash"), filepath.Join(link, "scripts", "setup.sh"))
+	cmd.Dir = t.TempDir()
+	cmd.Env = append([]string{"PATH=" + bin, "HOME=" + t.TempDir()}, env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// Not root and no sudo, with packages missing: setup says what to install and how, and stops
+// before it installs anything (or fetches anything).
+func TestSetupWithoutRootOrSudo(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "calls")
+	bin := fakeBin(t, map[string]string{
+		"id":         "echo 1000",
+		"dpkg-query": "exit 1", // nothing is installed
+		"apt-get":    `echo "apt-get $*" >>` + log,
+		"npm":        `echo "npm $*" >>` + log,
+	})
+	out, err := runSetup(t, bin)
+	require.Error(t, err, "%s", out)
+	assert.Contains(t, out, "installing them needs root, and sudo is not here")
+	assert.Contains(t, out, "apt-get install gcc libc6-dev python3 ")
+	assert.NoFileExists(t, log, "nothing may be installed or fetched")
+}
