@@ -35,11 +35,12 @@ if ((${#missing[@]})); then
 	"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-bash scripts/fetch-ort.sh
-# the notebooks' Go kernel, for the user who runs the notebooks (under sudo: the one who asked)
+# The ONNX Runtime library (in the user's cache) and the notebooks' Go kernel are for the user who
+# runs the tour and the notebooks: under sudo, the one who asked, not root.
+as_user=()
 if [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ]; then
-	sudo -u "$SUDO_USER" -H bash scripts/build-kernel.sh >/dev/null
-else
-	bash scripts/build-kernel.sh >/dev/null
+	as_user=(sudo -u "$SUDO_USER" -H)
 fi
+"${as_user[@]}" bash scripts/fetch-ort.sh
+"${as_user[@]}" bash scripts/build-kernel.sh >/dev/null
 echo "setup: ready"

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -61,4 +62,27 @@ func TestSetupWithoutRootOrSudo(t *testing.T) {
 	assert.Contains(t, out, "installing them needs root, and sudo is not here")
 	assert.Contains(t, out, "apt-get install gcc libc6-dev python3 ")
 	assert.NoFileExists(t, log, "nothing may be installed or fetched")
+}
+
+// Run with sudo, setup caches the ONNX Runtime library and builds the kernel for the user who
+// asked (onnxx looks for the library in that user's cache), not for root.
+func TestSetupUnderSudoIsForTheUser(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "calls")
+	cache := t.TempDir() // root's: a cached library here must not make setup skip the user's
+	lib := filepath.Join(cache, "dlpack-go", "ort", "1.30.0", "libonnxruntime.so.1")
+	require.NoError(t, os.MkdirAll(filepath.Dir(lib), 0o755))
+	require.NoError(t, os.WriteFile(lib, []byte("ELF"), 0o644))
+	bin := fakeBin(t, map[string]string{
+		"id":         "echo 0",
+		"dpkg-query": "echo 'install ok installed'",
+		"apt-get":    `echo "apt-get $*" >>` + log,
+		"sudo":       `echo "sudo $*" >>` + log,
+		"npm":        `echo "npm $*" >>` + log,
+	})
+	out, err := runSetup(t, bin, "SUDO_USER=alice", "XDG_CACHE_HOME="+cache)
+	require.NoError(t, err, "%s", out)
+	calls, err := os.ReadFile(log)
+	require.NoError(t, err, "%s", out)
+	assert.Equal(t, "sudo -u alice -H bash scripts/fetch-ort.sh\nsudo -u alice -H bash scripts/build-kernel.sh\n", string(calls))
+	assert.True(t, strings.HasSuffix(out, "setup: ready\n"), "%s", out)
 }
