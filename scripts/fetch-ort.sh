@@ -37,7 +37,11 @@ command -v npm >/dev/null || { echo "fetch-ort: npm is needed (apt-get install n
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 echo "fetch-ort: npm pack onnxruntime-node@$version (a large download)"
-(cd "$tmp" && npm pack --silent "onnxruntime-node@$version" >/dev/null)
+# --loglevel=error: no notices, but npm's reason when it fails (--silent would hide it)
+(cd "$tmp" && npm pack --loglevel=error "onnxruntime-node@$version" >/dev/null) || {
+	echo "fetch-ort: npm pack onnxruntime-node@$version failed (npm's error is above); or set \$ONNXRUNTIME_LIB to your own libonnxruntime.so" >&2
+	exit 1
+}
 tgz="$tmp/onnxruntime-node-$version.tgz"
 [ -s "$tgz" ] || { echo "fetch-ort: npm pack produced no $tgz" >&2; exit 1; }
 tar -xzf "$tgz" -C "$tmp" "$member"
