@@ -14,6 +14,10 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The kernel's GOMACRO_REPLACE is a space-separated list, and gomacro writes the directory into
+# go.mod files unquoted: a checkout whose path has a space cannot be resolved (the notebooks'
+# imports fail with "lstat <the path up to the space>: no such file or directory").
+[[ "$repo" != *[[:space:]]* ]] || { echo "jupyter.sh: the checkout's path '$repo' has a space, which the Go kernel cannot use; clone or move it to a path without spaces" >&2; exit 1; }
 notebook=$(command -v jupyter-notebook || true)
 [[ -n "$notebook" ]] || { echo "jupyter.sh: jupyter-notebook not found (run scripts/setup.sh, or apt-get install jupyter-notebook)" >&2; exit 1; }
 bash "$repo/scripts/build-kernel.sh" >/dev/null

@@ -20,6 +20,10 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The kernel's GOMACRO_REPLACE is a space-separated list, and gomacro writes the directory into
+# go.mod files unquoted: a checkout whose path has a space cannot be resolved (the notebooks'
+# imports fail with "lstat <the path up to the space>: no such file or directory").
+[[ "$repo" != *[[:space:]]* ]] || { echo "notebooks.sh: the checkout's path '$repo' has a space, which the Go kernel cannot use; clone or move it to a path without spaces" >&2; exit 1; }
 jupyter=/usr/bin/jupyter
 [[ -x "$jupyter" ]] || { echo "notebooks.sh: $jupyter not found (apt-get install jupyter-nbconvert python3-nbclient python3-ipykernel)" >&2; exit 1; }
 
