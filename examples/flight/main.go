@@ -14,13 +14,12 @@
 // loaded into Go memory) and reads the arrays of every .npz file; a tensor is named after its
 // file ("x" for x.npy, "params/w" for the array w of params.npz). The client lists them, fetches
 // "x" (the batch) and "params/w" (the weights) and runs Y = Relu(X · W) in ONNX Runtime (onnxx),
-// building the model with Python ($PYTHON, else /usr/bin/python3 with Debian's python3-onnx) as
-// examples/onnx does, and
-// writing the batch first when it serves a directory of its own.
+// building the model with Python ($PYTHON, else python3 on $PATH if it has onnx, else
+// /usr/bin/python3 with Debian's python3-onnx) as examples/onnx does, and writing the batch first
+// when it serves a directory of its own.
 package main
 
 import (
-	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -35,6 +34,7 @@ import (
 	"github.com/dlpack-go/dlpack/arrowx/flightx"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/display"
+	"github.com/dlpack-go/dlpack/internal/pyfind"
 	"github.com/dlpack-go/dlpack/numpyx"
 	"github.com/dlpack-go/dlpack/onnxx"
 )
@@ -192,7 +192,7 @@ func client(addr string) error {
 	}
 	defer os.RemoveAll(dir)
 	model := filepath.Join(dir, "model.onnx")
-	python := cmp.Or(os.Getenv("PYTHON"), "/usr/bin/python3")
+	python := pyfind.Interpreter("onnx")
 	if out, err := exec.Command(python, "-c", buildModel, model).CombinedOutput(); err != nil {
 		return fmt.Errorf("building the model needs Python with ONNX (%s: apt-get install python3-onnx, or set $PYTHON to an interpreter with onnx): %v\n%s", python, err, out)
 	}

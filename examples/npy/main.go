@@ -1,13 +1,13 @@
 // Command npy loads an array that NumPy wrote, computes with it in Gonum without copying, saves
 // the result for NumPy, and has NumPy check it.
 //
-// It runs Python ($PYTHON, else Debian's /usr/bin/python3) to write the input (a 4×3 float64
+// It runs Python ($PYTHON, else python3 on $PATH or Debian's /usr/bin/python3, whichever has
+// NumPy) to write the input (a 4×3 float64
 // matrix, saved in Fortran order) and to verify the output. Without an interpreter that has NumPy
 // it writes the input itself, says so, and skips the NumPy check.
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"log"
 	"os"
@@ -18,12 +18,13 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/pyfind"
 	"github.com/dlpack-go/dlpack/numpyx"
 )
 
-// python is the interpreter: $PYTHON (a venv, conda or pyenv interpreter with NumPy), else
-// Debian's, which scripts/setup.sh gives python3-numpy.
-var python = cmp.Or(os.Getenv("PYTHON"), "/usr/bin/python3")
+// python is the interpreter: $PYTHON, else python3 on $PATH (a venv, conda or pyenv interpreter)
+// if it has NumPy, else Debian's, which scripts/setup.sh gives python3-numpy.
+var python = pyfind.Interpreter("numpy")
 
 func main() {
 	dir, err := os.MkdirTemp("", "npy-example")

@@ -2,14 +2,13 @@
 // and the model's output comes back as a Gorgonia tensor and a .npy file.
 //
 // It needs the ONNX Runtime library (run scripts/fetch-ort.sh, or set $ONNXRUNTIME_LIB) and,
-// to build the small model it runs, Python with ONNX: $PYTHON, else /usr/bin/python3 with
-// Debian's python3-onnx.
+// to build the small model it runs, Python with ONNX: $PYTHON, else python3 on $PATH if it has
+// onnx, else /usr/bin/python3 with Debian's python3-onnx.
 //
 //	go run ./examples/onnx
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"log"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gonumx"
 	"github.com/dlpack-go/dlpack/gorgoniax"
+	"github.com/dlpack-go/dlpack/internal/pyfind"
 	"github.com/dlpack-go/dlpack/numpyx"
 	"github.com/dlpack-go/dlpack/onnxx"
 	"gonum.org/v1/gonum/mat"
@@ -55,7 +55,7 @@ func run() error {
 	}
 	defer os.RemoveAll(dir)
 	model := filepath.Join(dir, "tour.onnx")
-	python := cmp.Or(os.Getenv("PYTHON"), "/usr/bin/python3")
+	python := pyfind.Interpreter("onnx")
 	if out, err := exec.Command(python, "-c", buildModel, model).CombinedOutput(); err != nil {
 		return fmt.Errorf("building the model needs Python with ONNX (%s: apt-get install python3-onnx, or set $PYTHON to an interpreter with onnx): %v\n%s", python, err, out)
 	}

@@ -3,15 +3,14 @@
 // copied), computes one layer with Gonum over the mapped memory, and feeds the same weights to
 // ONNX Runtime as inputs.
 //
-// It needs Python with NumPy and ONNX ($PYTHON, else /usr/bin/python3 with Debian's python3-numpy
-// and python3-onnx), and the ONNX Runtime library (run scripts/fetch-ort.sh, or set
+// It needs Python with NumPy and ONNX ($PYTHON, else python3 on $PATH if it has both, else
+// /usr/bin/python3 with Debian's python3-numpy and python3-onnx), and the ONNX Runtime library (run scripts/fetch-ort.sh, or set
 // $ONNXRUNTIME_LIB).
 //
 //	go run ./examples/safetensors
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"io"
 	"log"
@@ -24,13 +23,15 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/pyfind"
 	"github.com/dlpack-go/dlpack/onnxx"
 	"github.com/dlpack-go/dlpack/safetensorsx"
 )
 
-// python returns the interpreter that writes the weights and the model: $PYTHON (a venv, conda or
-// pyenv interpreter with NumPy and onnx), else Debian's, which scripts/setup.sh equips.
-func python() string { return cmp.Or(os.Getenv("PYTHON"), "/usr/bin/python3") }
+// python returns the interpreter that writes the weights and the model: $PYTHON, else python3 on
+// $PATH (a venv, conda or pyenv interpreter) if it has NumPy and onnx, else Debian's, which
+// scripts/setup.sh equips.
+func python() string { return pyfind.Interpreter("numpy", "onnx") }
 
 // writeWeights writes argv[1]: dense.weight [3, 2] and dense.bias [2] (float64, NumPy), in the
 // safetensors format as its specification describes it (8-byte little-endian header length,

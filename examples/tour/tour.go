@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,16 +20,17 @@ import (
 	"github.com/dlpack-go/dlpack/gonumx"
 	"github.com/dlpack-go/dlpack/gorgoniax"
 	"github.com/dlpack-go/dlpack/gpu"
+	"github.com/dlpack-go/dlpack/internal/pyfind"
 	"github.com/dlpack-go/dlpack/numpyx"
 	"github.com/dlpack-go/dlpack/onnxx"
 	"github.com/dlpack-go/dlpack/onnxx/ortgo"
 	"github.com/dlpack-go/dlpack/onnxx/tinyonnx"
 )
 
-// python returns the interpreter whose NumPy reads the tour's .npy file: $PYTHON when it is set
-// (a venv, conda or pyenv interpreter with NumPy), else Debian's /usr/bin/python3, which
-// scripts/setup.sh gives python3-numpy.
-func python() string { return cmp.Or(os.Getenv("PYTHON"), "/usr/bin/python3") }
+// python returns the interpreter whose NumPy reads the tour's .npy file: $PYTHON when it is set,
+// else python3 on $PATH (a venv, conda or pyenv interpreter) if it has NumPy, else Debian's
+// /usr/bin/python3, which scripts/setup.sh gives python3-numpy (see internal/pyfind).
+func python() string { return pyfind.Interpreter("numpy") }
 
 // The dense layer the ONNX model computes: Y = Relu(X·W + B).
 var (
