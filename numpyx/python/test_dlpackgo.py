@@ -785,8 +785,20 @@ class TorchToGo(Base):
         else:
             self.assertEqual([go_get(g, i) for i in range(3)], [1, 0, 1])
             g.release()
+        x = torch.ones(3, requires_grad=True)
         with self.assertRaises((RuntimeError, BufferError)):  # BufferError from PyTorch 2.x
-            LIB.from_dlpack(torch.ones(3, requires_grad=True))
+            LIB.from_dlpack(x, via="dlpack")  # torch's __dlpack__ refuses it
+        # torch's C exchange API (PyTorch >= 2.10, the default path for CPU tensors) exports it,
+        # as torch.utils.dlpack.to_dlpack does: no requires_grad check below __dlpack__
+        try:
+            g = LIB.from_dlpack(x)
+        except (RuntimeError, BufferError):
+            self.assertFalse(hasattr(torch.Tensor, "__dlpack_c_exchange_api__"),
+                             "only __dlpack__ refuses a tensor that requires grad")
+        else:
+            self.assertTrue(hasattr(torch.Tensor, "__dlpack_c_exchange_api__"), "taken through __dlpack__")
+            self.assertEqual(g.data_ptr, x.data_ptr())
+            g.release()
 
     def test_storage_outlives_tensor(self):
         x = torch.arange(1000, dtype=torch.float64)
