@@ -12,8 +12,12 @@
 #      CPU and CUDA tensors, with timings;
 #   4. safetensorsx's TestHuggingFaceSafetensors against the Python safetensors package;
 #   5. arrowx/devicecheck_pyarrow.py: the Arrow C Data Interface and Arrow Flight against pyarrow.
-# Usage (from anywhere): bash gpu/cuda/devicecheck.sh     Expected run time: about 1 minute;
-# every step has a timeout, 5 minutes in all at worst.
+# Usage (from anywhere): bash gpu/cuda/devicecheck.sh     Expected run time: about 2 minutes.
+# Every step has a timeout (SIGKILL 10 s after it), cut to what is left of a budget for the whole
+# run (DEVICECHECK_BUDGET, 480 s; the steps' own timeouts add up to over 15 minutes): a step that
+# hangs costs its timeout, not the run, and the summary comes within the budget and a few seconds,
+# under the device tool's 10-minute limit for one command. A step that finds no time left is
+# reported as failed ("no time left").
 # Exit status: 0 everything passed, 1 something failed, 2 no GPU ("NO GPU: device checks not run").
 set -u
 cd "$(dirname "$0")/../.."
@@ -22,6 +26,21 @@ B="$ROOT/.devicebuild"
 LOG=$(mktemp -d)
 status=0
 summary=()
+START=$(date +%s)
+BUDGET=${DEVICECHECK_BUDGET:-480}
+
+# budget NAME N: sets T to N seconds, or to what is left of the run's budget if that is less; with
+# under 5 s left it reports NAME as failed, not run, and returns 1 (timeout 0 would mean no limit).
+budget() {
+	local left=$((START + BUDGET - $(date +%s)))
+	if [ $left -lt 5 ]; then
+		echo "FAIL $1: not run, no time left of the ${BUDGET}s budget"
+		summary+=("FAIL $1: not run (no time left of the ${BUDGET}s budget)")
+		status=1
+		return 1
+	fi
+	T=$(($2 < left ? $2 : left))
+}
 
 for f in cuda.test gpu.test libdlpackgpu.so; do
 	if [ ! -f "$B/$f" ]; then
@@ -44,7 +63,7 @@ if echo "$probe" | grep -q -- '--- SKIP'; then
 	echo "NO GPU: device checks not run"
 	exit 2
 fi
-command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+command -v nvidia-smi >/dev/null 2>&1 && timeout 20 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 
 export DLPACK_REQUIRE_GPU=1
 
@@ -53,9 +72,11 @@ export DLPACK_REQUIRE_GPU=1
 run_tests() {
 	local name=$1 dir=$2 limit=$3 bin=$4
 	shift 4
+	budget "$name" "$limit" || return 0
+	limit=$T
 	local t0=$(date +%s)
 	local log="$LOG/$(echo "$name" | tr -c 'A-Za-z0-9\n' '_').txt"
-	(cd "$dir" && timeout "$limit" "$bin" -test.v -test.count=1 "$@") >"$log" 2>&1
+	(cd "$dir" && timeout -k 10 "$limit" "$bin" -test.v -test.count=1 "$@") >"$log" 2>&1
 	local rc=$?
 	grep -E '^(--- |    --- |ok|FAIL|PASS|panic:)|_test.go:[0-9]+: |^Benchmark' "$log" | grep -v -- '^    --- PASS' | head -150
 	local pass fail skip what
@@ -87,9 +108,9 @@ if [ -z "$PY" ]; then
 	echo "FAIL python exchange: no Python with torch found (set PYTHON=...)"
 	summary+=("FAIL python exchange: no torch")
 	status=1
-else
+elif budget "python exchange" 100; then
 	t0=$(date +%s)
-	DLPACK_GPU_LIB="$B/libdlpackgpu.so" timeout 100 "$PY" gpu/cuda/devicecheck.py
+	DLPACK_GPU_LIB="$B/libdlpackgpu.so" timeout -k 10 "$T" "$PY" gpu/cuda/devicecheck.py
 	rc=$?
 	dt=$(($(date +%s) - t0))
 	if [ $rc -eq 0 ]; then
@@ -103,16 +124,18 @@ fi
 
 # numpyx/python's host tests against the NumPy and PyTorch of this machine (2.x: versioned
 # capsules from real producers and consumers).
-if [ -n "$PY" ] && [ -f "$B/libdlpackgo_test.so" ]; then
+if [ -n "$PY" ] && [ -f "$B/libdlpackgo_test.so" ] && budget "host python exchange" 120; then
 	"$PY" -c 'import numpy, torch; print("host exchange with numpy", numpy.__version__, "torch", torch.__version__)'
 	t0=$(date +%s)
-	(cd numpyx/python && DLPACKGO_TESTLIB="$B/libdlpackgo_test.so" PYTHONDONTWRITEBYTECODE=1 timeout 120 "$PY" -m unittest test_dlpackgo) >"$LOG/pyhost.txt" 2>&1
+	(cd numpyx/python && DLPACKGO_TESTLIB="$B/libdlpackgo_test.so" PYTHONDONTWRITEBYTECODE=1 timeout -k 10 "$T" "$PY" -m unittest test_dlpackgo) >"$LOG/pyhost.txt" 2>&1
 	rc=$?
 	dt=$(($(date +%s) - t0))
 	grep -E '^(FAIL|ERROR):|Error|^Ran |^OK|^FAILED' "$LOG/pyhost.txt" | head -60
 	if [ $rc -eq 0 ]; then
 		summary+=("PASS host python exchange, numpy/torch 2.x (${dt}s)")
 	else
+		[ $rc -eq 124 ] && echo "FAIL host python exchange: timed out after ${T}s"
+		tail -80 "$LOG/pyhost.txt"
 		summary+=("FAIL host python exchange, numpy/torch 2.x (exit $rc, ${dt}s)")
 		status=1
 	fi
@@ -132,30 +155,44 @@ if [ -n "$PY" ] && [ -f "$B/libdlpackgo_test.so" ]; then
 		echo "xharness not built (no gcc or no $inc/Python.h): no C-level timings, no test_exchange_api"
 		summary+=("NOT RUN test_exchange_api and C-level exchange timings (no gcc/Python.h)")
 	fi
-	t0=$(date +%s)
-	(cd numpyx/python && DLPACKGO_TESTLIB="$B/libdlpackgo_test.so" PYTHONDONTWRITEBYTECODE=1 timeout 150 "$PY" devicecheck_exchange.py)
-	rc=$?
-	dt=$(($(date +%s) - t0))
-	case $rc in
-	0) summary+=("PASS exchange API against torch's (${dt}s)") ;;
-	2) summary+=("NOT RUN exchange API against torch's: this torch has no __dlpack_c_exchange_api__") ;;
-	*) summary+=("FAIL exchange API against torch's (exit $rc, ${dt}s)"); status=1 ;;
-	esac
-	if [ -n "${XHARNESS_DIR:-}" ]; then
-		(cd numpyx/python && DLPACKGO_TESTLIB="$B/libdlpackgo_test.so" PYTHONDONTWRITEBYTECODE=1 timeout 120 "$PY" -m unittest test_exchange_api) >"$LOG/xapi.txt" 2>&1
+	if budget "exchange API against torch's" 150; then
+		t0=$(date +%s)
+		(cd numpyx/python && DLPACKGO_TESTLIB="$B/libdlpackgo_test.so" PYTHONDONTWRITEBYTECODE=1 timeout -k 10 "$T" "$PY" devicecheck_exchange.py)
+		rc=$?
+		dt=$(($(date +%s) - t0))
+		case $rc in
+		0) summary+=("PASS exchange API against torch's (${dt}s)") ;;
+		2) summary+=("NOT RUN exchange API against torch's: this torch has no __dlpack_c_exchange_api__") ;;
+		*)
+			[ $rc -eq 124 ] && echo "FAIL exchange API against torch's: timed out after ${T}s"
+			summary+=("FAIL exchange API against torch's (exit $rc, ${dt}s)")
+			status=1
+			;;
+		esac
+	fi
+	if [ -n "${XHARNESS_DIR:-}" ] && budget "test_exchange_api (xharness)" 120; then
+		(cd numpyx/python && DLPACKGO_TESTLIB="$B/libdlpackgo_test.so" PYTHONDONTWRITEBYTECODE=1 timeout -k 10 "$T" "$PY" -m unittest test_exchange_api) >"$LOG/xapi.txt" 2>&1
 		rc=$?
 		grep -E '^(FAIL|ERROR):|^Ran |^OK|^FAILED' "$LOG/xapi.txt" | head -30
-		if [ $rc -eq 0 ]; then summary+=("PASS test_exchange_api (xharness)"); else summary+=("FAIL test_exchange_api (exit $rc)"); status=1; fi
+		if [ $rc -eq 0 ]; then
+			summary+=("PASS test_exchange_api (xharness)")
+		else
+			[ $rc -eq 124 ] && echo "FAIL test_exchange_api: timed out after ${T}s"
+			tail -60 "$LOG/xapi.txt"
+			summary+=("FAIL test_exchange_api (exit $rc)")
+			status=1
+		fi
 	fi
 fi
 
 # safetensorsx against Hugging Face's safetensors package, where this Python has it.
-if [ -n "$PY" ] && [ -f "$B/safetensorsx.test" ]; then
+if [ -n "$PY" ] && [ -f "$B/safetensorsx.test" ] && budget "safetensorsx against Python safetensors" 60; then
 	chmod +x "$B/safetensorsx.test" 2>/dev/null
-	(cd safetensorsx && DLPACK_PYTHON="$(command -v "$PY")" timeout 60 "$B/safetensorsx.test" -test.run '^TestHuggingFaceSafetensors$' -test.v -test.count=1) >"$LOG/safetensors.txt" 2>&1
+	(cd safetensorsx && DLPACK_PYTHON="$(command -v "$PY")" timeout -k 10 "$T" "$B/safetensorsx.test" -test.run '^TestHuggingFaceSafetensors$' -test.v -test.count=1) >"$LOG/safetensors.txt" 2>&1
 	rc=$?
 	grep -E '^(--- |ok|FAIL|PASS)|_test.go:[0-9]+: ' "$LOG/safetensors.txt" | head -20
 	if [ $rc -ne 0 ]; then
+		[ $rc -eq 124 ] && echo "FAIL safetensorsx against Python safetensors: timed out after ${T}s"
 		tail -30 "$LOG/safetensors.txt"
 		summary+=("FAIL safetensorsx against Python safetensors (exit $rc)")
 		status=1
@@ -168,15 +205,19 @@ fi
 
 # arrowx against pyarrow (arrowx/devicecheck_pyarrow.py): the Arrow C Data Interface both ways and
 # Arrow Flight between a Go server and pyarrow.flight, where this Python has pyarrow.
-if [ -n "$PY" ] && [ -f "$B/libdlpackarrow.so" ]; then
+if [ -n "$PY" ] && [ -f "$B/libdlpackarrow.so" ] && budget "arrowx against pyarrow" 120; then
 	t0=$(date +%s)
-	DLPACK_ARROW_LIB="$B/libdlpackarrow.so" PYTHONDONTWRITEBYTECODE=1 timeout 120 "$PY" arrowx/devicecheck_pyarrow.py
+	DLPACK_ARROW_LIB="$B/libdlpackarrow.so" PYTHONDONTWRITEBYTECODE=1 timeout -k 10 "$T" "$PY" arrowx/devicecheck_pyarrow.py
 	rc=$?
 	dt=$(($(date +%s) - t0))
 	case $rc in
 	0) summary+=("PASS arrowx against pyarrow: C Data Interface, Flight (${dt}s)") ;;
 	2) summary+=("NOT RUN arrowx against pyarrow: no pyarrow in $PY") ;;
-	*) summary+=("FAIL arrowx against pyarrow (exit $rc, ${dt}s)"); status=1 ;;
+	*)
+		[ $rc -eq 124 ] && echo "FAIL arrowx against pyarrow: timed out after ${T}s"
+		summary+=("FAIL arrowx against pyarrow (exit $rc, ${dt}s)")
+		status=1
+		;;
 	esac
 fi
 
