@@ -916,8 +916,11 @@ class Review(Base):
                   np.zeros((1,) * 32), np.zeros((2,) * 9)[..., ::-1], np.zeros((0, 3))):
             with self.subTest(shape=a.shape, type=type(a).__name__):
                 refs = sys.getrefcount(a)
-                try:
-                    a.__dlpack__()
+                try:  # asked as calls ask (NumPy 2.x exports read-only arrays only versioned)
+                    try:
+                        a.__dlpack__(max_version=dlpackgo.DLPACK_VERSION)
+                    except TypeError:  # NumPy < 2.1: no max_version
+                        a.__dlpack__()
                 except BufferError:  # NumPy < 1.25 exports no read-only array: neither do calls
                     for _ in range(100):
                         with self.assertRaises(BufferError):
