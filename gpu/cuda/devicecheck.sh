@@ -42,13 +42,13 @@ budget() {
 	T=$(($2 < left ? $2 : left))
 }
 
-for f in cuda.test gpu.test libdlpackgpu.so; do
+for f in cuda.test gpu.test libdlpackgpu.so libdlpackgo_test.so safetensorsx.test libdlpackarrow.so; do
 	if [ ! -f "$B/$f" ]; then
 		echo "FAIL missing $B/$f: run gpu/cuda/devicebuild.sh on a machine with Go, and carry .devicebuild/"
 		exit 1
 	fi
 done
-chmod +x "$B/cuda.test" "$B/gpu.test" 2>/dev/null
+chmod +x "$B/cuda.test" "$B/gpu.test" "$B/safetensorsx.test" 2>/dev/null
 
 PY=""
 for c in ${PYTHON:-} python3 python /usr/bin/python3; do
@@ -187,7 +187,6 @@ fi
 
 # safetensorsx against Hugging Face's safetensors package, where this Python has it.
 if [ -n "$PY" ] && [ -f "$B/safetensorsx.test" ] && budget "safetensorsx against Python safetensors" 60; then
-	chmod +x "$B/safetensorsx.test" 2>/dev/null
 	(cd safetensorsx && DLPACK_PYTHON="$(command -v "$PY")" timeout -k 10 "$T" "$B/safetensorsx.test" -test.run '^TestHuggingFaceSafetensors$' -test.v -test.count=1) >"$LOG/safetensors.txt" 2>&1
 	rc=$?
 	grep -E '^(--- |ok|FAIL|PASS)|_test.go:[0-9]+: ' "$LOG/safetensors.txt" | head -20
