@@ -110,18 +110,25 @@ func Apply(opts ...Option) Options {
 // memory; when it cannot, why says what stops it and becomes part of ErrCopyRequired's message
 // under CopyNever. Decide records the outcome in Copied when it returns no error.
 func (o Options) Decide(shareable bool, why string) (copy bool, err error) {
+	copy, err = o.Choose(shareable, why)
+	if err == nil {
+		o.Report(copy)
+	}
+	return copy, err
+}
+
+// Choose is Decide without the record: for a conversion with steps after the decision that can
+// fail, which calls Report once it has succeeded, so that a failure leaves Copied as it was.
+func (o Options) Choose(shareable bool, why string) (copy bool, err error) {
 	switch {
 	case o.Policy == CopyAlways:
-		copy = true
+		return true, nil
 	case shareable:
-		copy = false
+		return false, nil
 	case o.Policy == CopyNever:
 		return false, fmt.Errorf("%w: %s", ErrCopyRequired, why)
-	default:
-		copy = true
 	}
-	o.Report(copy)
-	return copy, nil
+	return true, nil
 }
 
 // Report stores copied in Copied, if the caller asked for it.
@@ -137,9 +144,7 @@ func (o Options) Report(copied bool) {
 // and lets go of t. ReportCopy reports which; when the copy fails, it is left as it was.
 func Share(t *core.Tensor, opts ...Option) (*core.Tensor, error) {
 	o := Apply(opts...)
-	quiet := o
-	quiet.Copied = nil // report once the copy is made
-	copied, err := quiet.Decide(true, "")
+	copied, err := o.Choose(true, "")
 	if err != nil {
 		return t, err
 	}

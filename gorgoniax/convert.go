@@ -141,9 +141,7 @@ func ToDense(t *core.Tensor, opts ...adapters.Option) (*tensor.Dense, error) {
 	if err != nil {
 		return nil, err
 	}
-	report := o.Copied
-	o.Copied = nil // report once the Dense is made: an error leaves *report as it was
-	copied, err := o.Decide(Shareable(t))
+	copied, err := o.Choose(Shareable(t)) // reported once the Dense is made
 	if err != nil {
 		return nil, err
 	}
@@ -163,9 +161,7 @@ func ToDense(t *core.Tensor, opts ...adapters.Option) (*tensor.Dense, error) {
 	if err := core.Attach(d, src); err != nil {
 		return nil, fmt.Errorf("gorgoniax: %w", err)
 	}
-	if report != nil {
-		*report = copied
-	}
+	o.Report(copied)
 	return d, nil
 }
 
