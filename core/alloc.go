@@ -102,7 +102,7 @@ func allocSize(dtype DLDataType, shape []int64) (int64, error) {
 	if !ok || nbits > 1<<62 {
 		return 0, fmt.Errorf("%w: %d elements of %s", ErrOverflow, n, dtype)
 	}
-	nbytes := (nbits + 7) / 8
+	nbytes := bitsToBytes(nbits)
 	if nbytes > maxAlloc {
 		return 0, fmt.Errorf("%w: %d bytes for %d elements of %s exceed what Go can allocate", ErrOverflow, nbytes, n, dtype)
 	}

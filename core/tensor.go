@@ -224,10 +224,7 @@ func validateDesc(d *Desc, buf []int64) error {
 		if !ok {
 			return fmt.Errorf("%w: %d elements of %s", ErrOverflow, n, d.DType)
 		}
-		bhi = nbits / 8
-		if nbits%8 != 0 {
-			bhi++
-		}
+		bhi = bitsToBytes(nbits)
 	} else {
 		lo, hi, err := extent(shape, strides)
 		if err != nil {
@@ -326,9 +323,12 @@ func (t *Tensor) NumBytes() int64 {
 		// counting bits first could overflow
 		return t.Len() * int64(t.dtype.Size())
 	}
-	nbits := t.Len() * int64(t.dtype.Bits) * int64(t.dtype.Lanes) // fits: validated
-	return nbits/8 + min(nbits%8, 1)
+	return bitsToBytes(t.Len() * int64(t.dtype.Bits) * int64(t.dtype.Lanes)) // fits: validated
 }
+
+// bitsToBytes is the bytes that nbits packed bits take: nbits/8 rounded up (nbits+7 could
+// overflow).
+func bitsToBytes(nbits int64) int64 { return nbits/8 + min(nbits%8, 1) }
 
 // HostAccessible reports whether the CPU can address the elements directly.
 func (t *Tensor) HostAccessible() bool { return t.device.DeviceType.HostAccessible() }

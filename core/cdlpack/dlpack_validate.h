@@ -66,6 +66,13 @@ static inline const char *dlpg_dtype_error_(dlpg_dtype d) {
 	return ok ? NULL : "dtype.bits is not valid for its code";
 }
 
+/* dlpg_subbyte_ is core's DLDataType.SubByte: an element (all lanes) of less than a byte or of
+   a number of bits that is no multiple of 8. */
+static inline int dlpg_subbyte_(dlpg_dtype d) {
+	int64_t bits = (int64_t)d.bits * d.lanes;
+	return bits < 8 || bits % 8 != 0;
+}
+
 /*
  * dlpg_validate returns NULL if core.ValidateDLTensor accepts t, else a static message naming the
  * first rule t breaks (core's error says more). NULL strides mean C order.
@@ -96,7 +103,7 @@ static inline const char *dlpg_validate(const dlpg_tensor *t) {
 	}
 	int64_t bits = (int64_t)t->dtype.bits * t->dtype.lanes;
 	int64_t blo = 0, bhi; /* the bytes the elements span, relative to the first element */
-	if (bits < 8 || bits % 8 != 0) { /* sub-byte */
+	if (dlpg_subbyte_(t->dtype)) {
 		acc = 1;
 		for (int i = nd - 1; i >= 0; i--) {
 			if (t->shape[i] == 1) continue;
@@ -137,8 +144,7 @@ static inline const char *dlpg_validate_versioned(const dlpg_managed_versioned *
 	if (m->version.major != 1) return "a DLPack version other than 1.x";
 	const char *e = dlpg_validate(&m->dl_tensor);
 	if (e != NULL) return e;
-	int64_t bits = (int64_t)m->dl_tensor.dtype.bits * m->dl_tensor.dtype.lanes;
-	if ((m->flags & DLPG_FLAG_IS_SUBBYTE_TYPE_PADDED) && (bits < 8 || bits % 8 != 0))
+	if ((m->flags & DLPG_FLAG_IS_SUBBYTE_TYPE_PADDED) && dlpg_subbyte_(m->dl_tensor.dtype))
 		return "padded sub-byte elements (only packed ones are read)";
 	return NULL;
 }
