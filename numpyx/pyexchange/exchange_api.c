@@ -438,6 +438,12 @@ static const dlpg_exchange_api *api_of(void *x, int is_type, int strict) {
 	return api;
 }
 
+/* device_fits reports whether a device type and id from Python are int32s, as DLDevice's are
+ * (a wider one would be cut into another device). */
+static int device_fits(long long type, long long id) {
+	return type >= INT32_MIN && type <= INT32_MAX && id >= INT32_MIN && id <= INT32_MAX;
+}
+
 static int host_accessible(int32_t device_type) {
 	return device_type == dlpg_kDLCPU || device_type == dlpg_kDLCUDAHost || device_type == dlpg_kDLROCMHost;
 }
@@ -521,7 +527,7 @@ static void *stream(void *self, void *const *args, ssize nargs) {
 	if (api == NULL) return NULL;
 	long long dt = xpy.long_as_long_long(args[1]), id = xpy.long_as_long_long(args[2]);
 	if ((dt == -1 || id == -1) && xpy.err_occurred() != NULL) return NULL;
-	if (dt < INT32_MIN || dt > INT32_MAX || id < INT32_MIN || id > INT32_MAX) { /* never another device */
+	if (!device_fits(dt, id)) {
 		xpy.err_set_string(xpy.value_error, "dlpackgo: stream_api: the device type or id is out of 32 bits");
 		return NULL;
 	}
@@ -575,7 +581,7 @@ static void *allocate(void *self, void *const *args, ssize nargs) {
 		xpy.err_set_string(xpy.value_error, "dlpackgo: allocate_api: bad ndim or dtype");
 		return NULL;
 	}
-	if (v[5] < INT32_MIN || v[5] > INT32_MAX || v[6] < INT32_MIN || v[6] > INT32_MAX) { /* never another device */
+	if (!device_fits(v[5], v[6])) {
 		xpy.err_set_string(xpy.value_error, "dlpackgo: allocate_api: the device type or id is out of 32 bits");
 		return NULL;
 	}

@@ -255,9 +255,8 @@ class Library:
                 raise BufferError(f"dlpackgo: x is on device {have}, not {want}: "
                                   "tensors are never moved between devices")
         t = self.from_capsule(self._capsule(x))
-        if device is not None and tuple(t.__dlpack_device__()) != want:
+        if device is not None and (got := tuple(t.__dlpack_device__())) != want:
             # x has no __dlpack_device__, or one that disagrees with its capsule
-            got = tuple(t.__dlpack_device__())
             t.release()
             raise BufferError(f"dlpackgo: x is on device {got}, not {want}: "
                               "tensors are never moved between devices")
