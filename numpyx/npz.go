@@ -172,10 +172,10 @@ func (z *NPZ) Header(key string) (Header, error) {
 	return h, nil
 }
 
-// Read reads the array under key into a new tensor in memory of its own (see Read). A stored member is
-// bounded by its size in the archive; a compressed one is inflated in growing chunks, so that a
-// member whose header promises more than it holds is refused (ErrTruncated) without costing
-// more than twice what it holds. The member's checksum is verified.
+// Read reads the array under key into a new tensor in memory of its own (see Read). A stored
+// member is bounded by its size in the archive; a compressed one is inflated in growing chunks,
+// so that a member whose header promises more than it holds is refused (ErrTruncated) without
+// costing more than twice what it holds. The member's checksum is verified.
 func (z *NPZ) Read(key string) (*core.Tensor, error) {
 	rc, avail, err := z.member(key)
 	if err != nil {

@@ -4,8 +4,8 @@
 // ONNX Runtime as inputs.
 //
 // It needs Python with NumPy and ONNX ($PYTHON, else python3 on $PATH if it has both, else
-// /usr/bin/python3 with Debian's python3-numpy and python3-onnx), and the ONNX Runtime library (run scripts/fetch-ort.sh, or set
-// $ONNXRUNTIME_LIB).
+// /usr/bin/python3 with Debian's python3-numpy and python3-onnx), and the ONNX Runtime library
+// (run scripts/fetch-ort.sh, or set $ONNXRUNTIME_LIB).
 //
 //	go run ./examples/safetensors
 package main

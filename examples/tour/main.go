@@ -11,8 +11,7 @@
 // The ONNX model is written by this program (package tinyonnx encodes the protobuf by hand), so
 // the tour needs the ONNX Runtime library and NumPy ($PYTHON names an interpreter of your own
 // with it; else python3 on $PATH if it has NumPy, else Debian's /usr/bin/python3), and no Python
-// ONNX. When something is missing the
-// tour says what and exits with status 1.
+// ONNX. When something is missing the tour says what and exits with status 1.
 package main
 
 import (
