@@ -42,6 +42,13 @@ budget() {
 	T=$(($2 < left ? $2 : left))
 }
 
+# timed_out NAME RC: says that step NAME timed out (after T seconds) when its exit status RC is
+# timeout's.
+timed_out() {
+	[ "$2" -eq 124 ] && echo "FAIL $1: timed out after ${T}s"
+	return 0
+}
+
 for f in cuda.test gpu.test libdlpackgpu.so libdlpackgo_test.so safetensorsx.test libdlpackarrow.so; do
 	if [ ! -f "$B/$f" ]; then
 		echo "FAIL missing $B/$f: run gpu/cuda/devicebuild.sh on a machine with Go, and carry .devicebuild/"
@@ -89,7 +96,7 @@ run_tests() {
 	skip=$(grep -c -- '--- SKIP: TestGPU' "$log")
 	local dt=$(($(date +%s) - t0))
 	if [ $rc -ne 0 ] || [ "$skip" -ne 0 ] || [ "$fail" -ne 0 ]; then
-		[ $rc -eq 124 ] && echo "FAIL $name: timed out after ${limit}s"
+		timed_out "$name" $rc
 		tail -40 "$log"
 		echo "FAIL $name (exit $rc, $fail failed, $skip GPU tests skipped, ${dt}s)"
 		summary+=("FAIL $name")
@@ -116,7 +123,7 @@ elif budget "python exchange" 100; then
 	if [ $rc -eq 0 ]; then
 		summary+=("PASS python exchange (${dt}s)")
 	else
-		[ $rc -eq 124 ] && echo "FAIL python exchange: timed out"
+		timed_out "python exchange" $rc
 		summary+=("FAIL python exchange (exit $rc, ${dt}s)")
 		status=1
 	fi
@@ -134,7 +141,7 @@ if [ -n "$PY" ] && [ -f "$B/libdlpackgo_test.so" ] && budget "host python exchan
 	if [ $rc -eq 0 ]; then
 		summary+=("PASS host python exchange, numpy/torch 2.x (${dt}s)")
 	else
-		[ $rc -eq 124 ] && echo "FAIL host python exchange: timed out after ${T}s"
+		timed_out "host python exchange" $rc
 		tail -80 "$LOG/pyhost.txt"
 		summary+=("FAIL host python exchange, numpy/torch 2.x (exit $rc, ${dt}s)")
 		status=1
@@ -164,7 +171,7 @@ if [ -n "$PY" ] && [ -f "$B/libdlpackgo_test.so" ]; then
 		0) summary+=("PASS exchange API against torch's (${dt}s)") ;;
 		2) summary+=("NOT RUN exchange API against torch's: this torch has no __dlpack_c_exchange_api__") ;;
 		*)
-			[ $rc -eq 124 ] && echo "FAIL exchange API against torch's: timed out after ${T}s"
+			timed_out "exchange API against torch's" $rc
 			summary+=("FAIL exchange API against torch's (exit $rc, ${dt}s)")
 			status=1
 			;;
@@ -177,7 +184,7 @@ if [ -n "$PY" ] && [ -f "$B/libdlpackgo_test.so" ]; then
 		if [ $rc -eq 0 ]; then
 			summary+=("PASS test_exchange_api (xharness)")
 		else
-			[ $rc -eq 124 ] && echo "FAIL test_exchange_api: timed out after ${T}s"
+			timed_out "test_exchange_api" $rc
 			tail -60 "$LOG/xapi.txt"
 			summary+=("FAIL test_exchange_api (exit $rc)")
 			status=1
@@ -191,7 +198,7 @@ if [ -n "$PY" ] && [ -f "$B/safetensorsx.test" ] && budget "safetensorsx against
 	rc=$?
 	grep -E '^(--- |ok|FAIL|PASS)|_test.go:[0-9]+: ' "$LOG/safetensors.txt" | head -20
 	if [ $rc -ne 0 ]; then
-		[ $rc -eq 124 ] && echo "FAIL safetensorsx against Python safetensors: timed out after ${T}s"
+		timed_out "safetensorsx against Python safetensors" $rc
 		tail -30 "$LOG/safetensors.txt"
 		summary+=("FAIL safetensorsx against Python safetensors (exit $rc)")
 		status=1
@@ -213,7 +220,7 @@ if [ -n "$PY" ] && [ -f "$B/libdlpackarrow.so" ] && budget "arrowx against pyarr
 	0) summary+=("PASS arrowx against pyarrow: C Data Interface, Flight (${dt}s)") ;;
 	2) summary+=("NOT RUN arrowx against pyarrow: no pyarrow in $PY") ;;
 	*)
-		[ $rc -eq 124 ] && echo "FAIL arrowx against pyarrow: timed out after ${T}s"
+		timed_out "arrowx against pyarrow" $rc
 		summary+=("FAIL arrowx against pyarrow (exit $rc, ${dt}s)")
 		status=1
 		;;
