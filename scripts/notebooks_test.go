@@ -14,10 +14,7 @@ import (
 // fail deep in gomacro): notebooks.sh and jupyter.sh say so at once, before building or running
 // anything.
 func TestNotebookScriptsRefuseAPathWithASpace(t *testing.T) {
-	repo, err := filepath.Abs("..")
-	require.NoError(t, err)
-	link := filepath.Join(t.TempDir(), "a checkout")
-	require.NoError(t, os.Symlink(repo, link))
+	link := spacedCheckout(t)
 	bin := fakeBin(t, nil) // no go: should the check be missed, build-kernel.sh stops at once
 	for _, script := range []string{"notebooks.sh", "jupyter.sh"} {
 		cmd := exec.Command(filepath.Join(bin, "bash"), filepath.Join(link, "scripts", script))

@@ -31,16 +31,21 @@ func fakeBin(t *testing.T, fakes map[string]string) string {
 	return bin
 }
 
-// runSetup runs setup.sh, from another directory (a checkout's path with a space in it is a
-// symbolic link here), with PATH set to bin and the environment given; it returns the combined
-// output and the exit error.
-func runSetup(t *testing.T, bin string, env ...string) (string, error) {
+// spacedCheckout returns a path to this checkout with a space in it (a symbolic link).
+func spacedCheckout(t *testing.T) string {
 	t.Helper()
 	repo, err := filepath.Abs("..")
 	require.NoError(t, err)
 	link := filepath.Join(t.TempDir(), "a checkout")
 	require.NoError(t, os.Symlink(repo, link))
-	cmd := exec.Command(filepath.Join(bin, "bash"), filepath.Join(link, "scripts", "setup.sh"))
+	return link
+}
+
+// runSetup runs setup.sh, from another directory and through spacedCheckout, with PATH set to
+// bin and the environment given; it returns the combined output and the exit error.
+func runSetup(t *testing.T, bin string, env ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(bin, "bash"), filepath.Join(spacedCheckout(t), "scripts", "setup.sh"))
 	cmd.Dir = t.TempDir()
 	cmd.Env = append([]string{"PATH=" + bin, "HOME=" + t.TempDir()}, env...)
 	out, err := cmd.CombinedOutput()
