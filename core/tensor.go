@@ -2,6 +2,8 @@ package core
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"runtime"
 	"unsafe"
 )
@@ -316,12 +318,18 @@ func (t *Tensor) IsContiguous() bool { return contiguous(t.shape, t.strides, fal
 func (t *Tensor) IsFortranContiguous() bool { return contiguous(t.shape, t.strides, true) }
 
 // NumBytes returns the bytes the elements occupy when compact: Len times the element size, or
-// the packed size for sub-byte dtypes.
+// the packed size for sub-byte dtypes. A view that repeats elements (BroadcastTo, zero strides)
+// may have more elements than memory can hold: where that count of bytes does not fit in an
+// int64, NumBytes returns math.MaxInt64.
 func (t *Tensor) NumBytes() int64 {
 	if !t.dtype.SubByte() {
 		// in bytes, not bits: for a compact tensor this is its validated byte extent, which
 		// counting bits first could overflow
-		return t.Len() * int64(t.dtype.Size())
+		hi, lo := bits.Mul64(uint64(t.Len()), uint64(t.dtype.Size()))
+		if hi != 0 || lo > math.MaxInt64 {
+			return math.MaxInt64
+		}
+		return int64(lo)
 	}
 	return bitsToBytes(t.Len() * int64(t.dtype.Bits) * int64(t.dtype.Lanes)) // fits: validated
 }

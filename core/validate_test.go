@@ -106,6 +106,26 @@ func TestValidateDLTensor(t *testing.T) {
 	assert.Empty(t, d.Shape)
 }
 
+// TestNumBytesOfHugeBroadcast: a view that repeats one element more times than bytes can be
+// counted says so with math.MaxInt64; its product of bytes wrapped to 0 or a negative count.
+func TestNumBytesOfHugeBroadcast(t *testing.T) {
+	one := core.MustFromSlice([]float64{1}, 1)
+	for _, c := range []struct {
+		shape []int64
+		want  int64
+	}{
+		{[]int64{1 << 59}, 1 << 62},
+		{[]int64{1<<60 - 1}, (1<<60 - 1) * 8},
+		{[]int64{1 << 60}, math.MaxInt64},
+		{[]int64{1 << 31, 1 << 31}, math.MaxInt64},
+		{[]int64{1 << 61}, math.MaxInt64},
+	} {
+		b, err := one.BroadcastTo(c.shape...)
+		require.NoError(t, err)
+		assert.Equal(t, c.want, b.NumBytes(), "%v", c.shape)
+	}
+}
+
 // TestNumBytesOfHugeTensor: a compact tensor whose byte extent fits an int64 has a NumBytes that
 // does too; counting its bits first overflowed to 0, and Bytes returned nothing for 2^61 bytes.
 func TestNumBytesOfHugeTensor(t *testing.T) {

@@ -203,4 +203,13 @@ func TestWriteRefuses(t *testing.T) {
 	x := core.MustFromSlice([]float32{1, 2})
 	x.Release()
 	require.ErrorIs(t, numpyx.Write(&bytes.Buffer{}, x), core.ErrReleased)
+	// a view repeating one element into 2^64 bytes: refused before a byte is written (the
+	// count wrapped to 0 and the streaming writer divided by it)
+	huge, err := core.MustFromSlice([]float64{1}, 1).BroadcastTo(1<<31, 1<<31)
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.ErrorIs(t, numpyx.Write(&buf, huge), core.ErrOverflow)
+	assert.Zero(t, buf.Len())
+	_, err = numpyx.HeaderOf(huge)
+	require.ErrorIs(t, err, core.ErrOverflow)
 }

@@ -12,7 +12,8 @@ import (
 // HeaderOf returns the header Write would write for t: its dtype in this machine's byte order,
 // its shape, and fortran_order set when t is Fortran- but not C-contiguous. It refuses dtypes
 // NumPy has no equivalent for (ErrUnsupportedDType: bfloat16, float8, sub-byte and vector
-// types) and tensors the CPU cannot read.
+// types), tensors the CPU cannot read, and views that repeat elements into more bytes than
+// an int64 counts (core.ErrOverflow: a BroadcastTo to 2^63 bytes or more).
 func HeaderOf(t *core.Tensor) (Header, error) {
 	if t == nil {
 		return Header{}, fmt.Errorf("numpyx: nil tensor")
@@ -26,6 +27,9 @@ func HeaderOf(t *core.Tensor) (Header, error) {
 	descr, err := descrOf(t.DType())
 	if err != nil {
 		return Header{}, err
+	}
+	if _, err := tensorio.Bytes(t); err != nil {
+		return Header{}, fmt.Errorf("numpyx: %w", err)
 	}
 	h := Header{Version: Version{1, 0}, Descr: descr, DType: t.DType(), BigEndian: hostBigEndian && t.DType().Size() > 1,
 		Shape: t.Shape(), Fortran: !t.IsContiguous() && t.IsFortranContiguous()}

@@ -151,6 +151,8 @@ func TestWriteRefuses(t *testing.T) {
 		{"odd F4", map[string]*core.Tensor{"c": core.MustNew(core.DLDataType{Code: core.CodeFloat4E2M1FN, Bits: 4, Lanes: 1}, 3)}, nil, safetensorsx.ErrLayout},
 		{"nil", map[string]*core.Tensor{"n": nil}, nil, core.ErrNil},
 		{"released", map[string]*core.Tensor{"r": released}, nil, core.ErrReleased},
+		{"2^64 bytes of one element", map[string]*core.Tensor{"b": broadcast(t, 1<<31, 1<<31)}, nil, core.ErrOverflow},
+		{"ends past 2^63", map[string]*core.Tensor{"a": broadcast(t, 1<<59), "b": broadcast(t, 1<<59)}, nil, core.ErrOverflow},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -165,4 +167,11 @@ func TestWriteRefuses(t *testing.T) {
 			assert.Empty(t, left)
 		})
 	}
+}
+
+// broadcast repeats one float64 into shape (a read-only view of 8 bytes).
+func broadcast(t *testing.T, shape ...int64) *core.Tensor {
+	b, err := core.MustFromSlice([]float64{1}, 1).BroadcastTo(shape...)
+	require.NoError(t, err)
+	return b
 }

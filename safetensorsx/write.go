@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"unicode/utf8"
@@ -75,7 +76,11 @@ func plan(tensors map[string]*core.Tensor, metadata map[string]string) ([]planne
 	h := &Header{Tensors: make([]TensorInfo, len(ps)), Metadata: metadata, index: make(map[string]int, len(ps))}
 	at := int64(0)
 	for i := range ps {
-		ps[i].ti.Begin, ps[i].ti.End = at, at+ps[i].t.NumBytes()
+		n, err := tensorio.Bytes(ps[i].t)
+		if err != nil || n > math.MaxInt64-at {
+			return nil, nil, fmt.Errorf("%w: tensor %q: the data would end past 2^63 bytes", core.ErrOverflow, ps[i].ti.Name)
+		}
+		ps[i].ti.Begin, ps[i].ti.End = at, at+n
 		at = ps[i].ti.End
 		h.Tensors[i] = ps[i].ti
 		h.index[ps[i].ti.Name] = i

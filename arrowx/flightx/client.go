@@ -120,7 +120,8 @@ func (c *Client) get(ctx context.Context, name string, info *Info, into *core.Te
 
 // Put sends t to the server under name, with its metadata (keys must not start with
 // "dlpack."). A C-contiguous host tensor goes out in chunks over its own memory, without an
-// intermediate copy; other layouts are copied once into C order first.
+// intermediate copy; other layouts are copied once into C order first. A view that repeats
+// elements into more than 2^63 bytes (BroadcastTo) is refused with core.ErrOverflow.
 func (c *Client) Put(ctx context.Context, name string, t *core.Tensor, meta map[string]string) error {
 	if err := checkName(name); err != nil {
 		return err

@@ -415,6 +415,11 @@ func TestLimitsAndNames(t *testing.T) {
 	err = c.Put(ctx, "m", filled(t, core.Int8, 1, 2), map[string]string{"dlpack.shape": "1"})
 	require.ErrorIs(t, err, flightx.ErrProtocol)
 	assert.True(t, contains(err.Error(), "reserved"))
+	// one element repeated into 2^64 bytes: no stream can say its size
+	huge, err := filled(t, core.Float64, 1).BroadcastTo(1<<31, 1<<31)
+	require.NoError(t, err)
+	require.ErrorIs(t, c.Put(ctx, "huge", huge, nil), core.ErrOverflow)
+	require.ErrorIs(t, srv.Put("huge", huge, nil), core.ErrOverflow)
 }
 
 // TestStreamCallbackPanics: a panic of the caller's function is the caller's: it goes on up

@@ -176,6 +176,11 @@ func schemaOf(info Info) (*arrow.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
+	// as ParseShape checks on the other side: a view repeating elements (BroadcastTo) can
+	// have more bytes than a stream can say
+	if hi, lo := bits.Mul64(uint64(info.Len()), uint64(info.DType.Size())); hi != 0 || lo > math.MaxInt64 {
+		return nil, fmt.Errorf("%w: %s %v takes more than 2^63 bytes", core.ErrOverflow, info.DType, info.Shape)
+	}
 	keys := []string{KeyDType, KeyShape, KeyOrder}
 	vals := []string{info.DType.String(), formatShape(info.Shape), "C"}
 	for k, v := range info.Meta {

@@ -91,7 +91,8 @@ func NewServer(opts ...Option) *Server {
 // what was there. The server keeps a view of a C-contiguous t (t.View), so t's memory stays
 // valid until the tensor is replaced or deleted or the server is closed, whatever the caller
 // does with t, and every DoGet sends it without a copy; any other layout is copied once, here,
-// into C order.
+// into C order. A view that repeats elements into more than 2^63 bytes (BroadcastTo) is
+// refused with core.ErrOverflow.
 func (s *Server) Put(name string, t *core.Tensor, meta map[string]string) error {
 	if err := checkName(name); err != nil {
 		return err

@@ -5,7 +5,9 @@ package tensorio
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io"
+	"math"
 	"math/bits"
 	"unsafe"
 
@@ -32,10 +34,14 @@ type Writer struct {
 func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
 
 // Write writes t's elements in C order, holding t's memory (core.Hold) for every call of the
-// underlying writer.
+// underlying writer. A view that repeats elements into more than math.MaxInt64 bytes
+// (BroadcastTo) is refused with core.ErrOverflow before anything is written.
 func (s *Writer) Write(t *core.Tensor) error {
 	if t.Empty() {
 		return nil
+	}
+	if _, err := Bytes(t); err != nil {
+		return err
 	}
 	h, err := core.Hold(t)
 	if err != nil {
@@ -60,7 +66,7 @@ func (s *Writer) write(t *core.Tensor) error {
 		s.buf = make([]byte, ChunkSize)
 	}
 	n := t.Dim(0)
-	rowBytes := t.NumBytes() / n
+	rowBytes := t.Len() / n * int64(t.DType().Size()) // fits: Write checked the whole
 	per := int64(len(s.buf)) / rowBytes
 	if per == 0 { // one row is larger than the buffer: go down a dimension
 		for i := range n {
@@ -88,6 +94,20 @@ func (s *Writer) write(t *core.Tensor) error {
 		}
 	}
 	return nil
+}
+
+// Bytes returns the bytes t's elements take in C order (core.Tensor.NumBytes), or an error
+// wrapping core.ErrOverflow where that does not fit in an int64: only views that repeat
+// elements (BroadcastTo) can be that large.
+func Bytes(t *core.Tensor) (int64, error) {
+	if t.DType().SubByte() {
+		return t.NumBytes(), nil // packed tensors are compact (core refuses other layouts)
+	}
+	hi, lo := bits.Mul64(uint64(t.Len()), uint64(t.DType().Size()))
+	if hi != 0 || lo > math.MaxInt64 {
+		return 0, fmt.Errorf("%w: %s takes more than 2^63 bytes in C order", core.ErrOverflow, t)
+	}
+	return int64(lo), nil
 }
 
 // gather copies v, which fits in the buffer, into it in C order and writes it.
