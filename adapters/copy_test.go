@@ -273,3 +273,16 @@ func TestShareReportsNoCopyOnError(t *testing.T) {
 	assert.True(t, copied)
 	assert.NotZero(t, got.Flags()&core.FlagIsCopied)
 }
+
+// TestCopiesPastMemory: the copies of a view repeating one element 2^40 times (8 TiB of
+// float64) fail with core.ErrTooLarge; Go's allocator ended the process before.
+func TestCopiesPastMemory(t *testing.T) {
+	b, err := core.MustFromSlice([]float64{1}, 1).BroadcastTo(1 << 40)
+	require.NoError(t, err)
+	_, err = adapters.Clone(b, adapters.COrder)
+	require.ErrorIs(t, err, core.ErrTooLarge)
+	_, err = adapters.Cast(b, core.Float32)
+	require.ErrorIs(t, err, core.ErrTooLarge)
+	_, err = adapters.Contiguous(b)
+	require.ErrorIs(t, err, core.ErrTooLarge)
+}

@@ -72,7 +72,7 @@ func SetAllocation(a Allocation) (previous Allocation) {
 // with it: its block then goes back to the cache at once, instead of when the collector finds
 // the tensor unreachable. The data is 64-byte aligned either way.
 func NewUninit(dtype DLDataType, shape ...int64) (*Tensor, error) {
-	nbytes, err := allocSize(dtype, shape)
+	nbytes, err := newSize(dtype, shape)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,20 @@ func NewUninit(dtype DLDataType, shape ...int64) (*Tensor, error) {
 	return Wrap(Desc{Data: b.base, Device: CPUDevice, DType: dtype, Shape: shape}, func() { putBlock(b) })
 }
 
-// allocSize is the size in bytes of a compact tensor, checked as New checks it.
+// AllocSize returns the bytes a new C-order tensor of dtype and shape takes, or the error New
+// and NewUninit would return for it: a bad dtype or shape, a size past int64 (ErrOverflow), or
+// more than this machine's memory and swap (ErrTooLarge). Adapters that allocate a copy in
+// another library's memory ask it first: Go's allocator ends the process when it cannot have
+// the memory.
+func AllocSize(dtype DLDataType, shape ...int64) (int64, error) {
+	if len(shape) > MaxNdim {
+		return 0, errNdim(len(shape))
+	}
+	return newSize(dtype, shape)
+}
+
+// allocSize is the size in bytes of a compact tensor of dtype and shape, checked as untrusted
+// input (NewUninitParts' parts; New and NewUninit add the machine's memory: newSize).
 func allocSize(dtype DLDataType, shape []int64) (int64, error) {
 	if err := dtype.Validate(); err != nil {
 		return 0, err
@@ -108,6 +121,36 @@ func allocSize(dtype DLDataType, shape []int64) (int64, error) {
 	}
 	return nbytes, nil
 }
+
+// newSize is allocSize for a new tensor: also refused when the machine could never give it.
+func newSize(dtype DLDataType, shape []int64) (int64, error) {
+	nbytes, err := allocSize(dtype, shape)
+	if err != nil {
+		return 0, err
+	}
+	if err := fitsMemory(nbytes); err != nil {
+		return 0, fmt.Errorf("%w (%v of %s)", err, shape, dtype)
+	}
+	return nbytes, nil
+}
+
+// fitsMemory refuses an allocation of n bytes that this machine could never give: more than
+// its memory and swap together (ErrTooLarge).
+func fitsMemory(n int64) error {
+	if m := machineMemory(); n > m {
+		return fmt.Errorf("%w: %d bytes asked for, the machine has %d bytes of memory and swap", ErrTooLarge, n, m)
+	}
+	return nil
+}
+
+// machineMemory is the bytes of memory and swap of this machine (maxAlloc where the system
+// does not say), read once.
+var machineMemory = sync.OnceValue(func() int64 {
+	if m := systemMemory(); m > 0 && m < maxAlloc {
+		return m
+	}
+	return maxAlloc
+})
 
 const (
 	hugeMin   = 4 << 20  // the smallest block that asks for huge pages

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"math"
 	"syscall"
 	"unsafe"
 )
@@ -42,4 +43,18 @@ func unmapBlock(b block) { munmap(uintptr(b.base), uintptr(b.size)) }
 func munmap(addr, n uintptr) {
 	// munmap of a range this package mapped fails only for arguments it never passes
 	_, _, _ = syscall.Syscall(syscall.SYS_MUNMAP, addr, n, 0)
+}
+
+// systemMemory is the machine's memory and swap in bytes (sysinfo), or 0 if unknown.
+func systemMemory() int64 {
+	var si syscall.Sysinfo_t
+	if syscall.Sysinfo(&si) != nil {
+		return 0
+	}
+	unit := max(uint64(si.Unit), 1)
+	total := (uint64(si.Totalram) + uint64(si.Totalswap)) * unit
+	if total > math.MaxInt64 {
+		return 0
+	}
+	return int64(total)
 }

@@ -48,6 +48,9 @@ func NewUninitParts(size int64, parts []Part) (*Tensor, []*Tensor, error) {
 	if size < 0 || size > maxAlloc {
 		return nil, nil, fmt.Errorf("%w: block of %d bytes (at most %d)", ErrOverflow, size, int64(maxAlloc))
 	}
+	if err := fitsMemory(size); err != nil {
+		return nil, nil, fmt.Errorf("block: %w", err)
+	}
 	ndims := 0
 	for i, p := range parts {
 		if len(p.Shape) > MaxNdim {

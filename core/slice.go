@@ -73,7 +73,7 @@ func New(dtype DLDataType, shape ...int64) (*Tensor, error) {
 	if len(shape) > MaxNdim {
 		return nil, errNdim(len(shape))
 	}
-	nbytes, err := allocSize(dtype, shape)
+	nbytes, err := newSize(dtype, shape)
 	if err != nil {
 		return nil, err
 	}

@@ -106,6 +106,22 @@ func TestValidateDLTensor(t *testing.T) {
 	assert.Empty(t, d.Shape)
 }
 
+// TestAllocationsPastMemory: a tensor larger than the machine's memory and swap fails with
+// ErrTooLarge; Go's allocator ended the process ("fatal error: runtime: out of memory") when
+// Clone copied a float64 broadcast to 2^40 elements (8 TiB).
+func TestAllocationsPastMemory(t *testing.T) {
+	const n = 1 << 43 // 64 TiB of float64, under Go's own limit
+	_, err := core.New(core.Float64, n)
+	require.ErrorIs(t, err, core.ErrTooLarge)
+	_, err = core.NewUninit(core.Float64, n)
+	require.ErrorIs(t, err, core.ErrTooLarge)
+	_, _, err = core.NewUninitParts(n*8, nil)
+	require.ErrorIs(t, err, core.ErrTooLarge)
+	x, err := core.New(core.Float64, 1<<10) // ordinary sizes are untouched
+	require.NoError(t, err)
+	x.Release()
+}
+
 // TestNumBytesOfHugeBroadcast: a view that repeats one element more times than bytes can be
 // counted says so with math.MaxInt64; its product of bytes wrapped to 0 or a negative count.
 func TestNumBytesOfHugeBroadcast(t *testing.T) {

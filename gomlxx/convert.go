@@ -362,6 +362,9 @@ func ToTensor(t *core.Tensor, opts ...adapters.Option) (*tensors.Tensor, error) 
 	if !t.HostAccessible() {
 		return nil, fmt.Errorf("%w: gomlxx: cannot copy %s memory into GoMLX", core.ErrNotHost, t.Device())
 	}
+	if _, err := core.AllocSize(t.DType(), t.Shape()...); err != nil {
+		return nil, fmt.Errorf("gomlxx: copy of %s into GoMLX: %w", t, err)
+	}
 	dims := make([]int, t.Ndim())
 	for i := range dims {
 		dims[i] = int(t.Dim(i))

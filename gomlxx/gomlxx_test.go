@@ -628,3 +628,13 @@ func TestHandBackDropsStaleDeviceCopy(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []float32{100, 4, 9}, out.Value())
 }
+
+// TestToTensorPastMemory: a copy that no machine here could hold fails with core.ErrTooLarge
+// before GoMLX allocates; GoMLX's allocation of a float64 broadcast to [2^20, 2^20] (8 TiB) ended
+// the process ("fatal error: runtime: out of memory").
+func TestToTensorPastMemory(t *testing.T) {
+	b, err := core.MustFromSlice([]float64{1}, 1, 1).BroadcastTo(1<<20, 1<<20)
+	require.NoError(t, err)
+	_, err = gomlxx.ToTensor(b)
+	require.ErrorIs(t, err, core.ErrTooLarge)
+}
