@@ -70,10 +70,14 @@ func Copy(dst, src *core.Tensor) error { return copyTensors(dst, src, Stream{}, 
 // CopyOn returns at once: dst holds the elements once s has reached that point (synchronise
 // s, or hand s to the consumer). Both tensors must stay reachable (and unreleased) until then.
 // A copy that involves pageable host memory, a staging buffer or a dtype conversion first
-// waits for s, then completes before CopyOn returns. NoSync is refused (ErrStream).
+// waits for s, then completes before CopyOn returns. NoSync and a closed stream are refused
+// (ErrStream).
 func CopyOn(dst, src *core.Tensor, s Stream) error {
 	if s.noSync {
 		return fmt.Errorf("%w: copy on the no-sync stream", ErrStream)
+	}
+	if err := s.usable(); err != nil {
+		return fmt.Errorf("gpu: copy: %w", err)
 	}
 	return copyTensors(dst, src, s, true)
 }

@@ -20,7 +20,8 @@ var ErrNoDevice = cuda.ErrNoDevice
 var ErrUnsupportedDevice = fmt.Errorf("%w: gpu: unsupported device", adapters.ErrUnsupported)
 
 // ErrStream is matched by errors about a stream argument: a Python-protocol value that is not
-// one (0, or negative but -1), or a stream used where it cannot be.
+// one (0, or negative but -1), a stream used where it cannot be, or a stream used after it
+// was closed.
 var ErrStream = errors.New("gpu: bad stream")
 
 // ErrOverlap is core.ErrOverlap: a copy's destination whose elements alias each other (a

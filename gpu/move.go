@@ -21,10 +21,14 @@ var Pinned = core.DLDevice{DeviceType: core.CUDAHost}
 func To(t *core.Tensor, dev core.DLDevice) (*core.Tensor, error) { return to(t, dev, Stream{}, false) }
 
 // ToOn is To with the copy ordered on stream s (see CopyOn): a copy between device and pinned
-// memory is queued on s and the result holds the values once s reaches that point.
+// memory is queued on s and the result holds the values once s reaches that point. NoSync and
+// a closed stream are refused (ErrStream).
 func ToOn(t *core.Tensor, dev core.DLDevice, s Stream) (*core.Tensor, error) {
 	if s.noSync {
 		return nil, fmt.Errorf("gpu: to %s: %w: the no-sync stream", dev, ErrStream)
+	}
+	if err := s.usable(); err != nil {
+		return nil, fmt.Errorf("gpu: to %s: %w", dev, err)
 	}
 	return to(t, dev, s, true)
 }

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gpu/cuda"
@@ -10,12 +11,22 @@ import (
 // Stream is a CUDA stream to order copies on, or one of the special values of the DLPack
 // Python protocol. The zero value is the legacy default stream of the device the stream is used
 // with (as CUDA's NULL stream is).
+//
+// A Stream is a small value: copies of it name the same stream. Copies of a stream NewStream
+// created share its ownership as well: whichever copy closes it first destroys it, and from
+// then on every copy is closed (see Close).
 type Stream struct {
 	handle cuda.Stream
 	dev    int
 	hasDev bool // false: the device of the tensor the stream is used with
-	owned  bool
 	noSync bool
+	own    *streamOwner // NewStream's streams only; shared by every copy
+}
+
+// streamOwner is the ownership of a stream NewStream created, shared by the copies of its
+// Stream so that the handle is destroyed once, whichever copy closes it.
+type streamOwner struct {
+	closed atomic.Bool
 }
 
 var (
@@ -29,14 +40,21 @@ var (
 	NoSync = Stream{noSync: true}
 )
 
+// The driver calls on streams, which the tests replace with a fake driver where no GPU exists.
+var (
+	newStream         = cuda.NewStream
+	destroyStream     = cuda.DestroyStream
+	streamSynchronize = cuda.StreamSynchronize
+)
+
 // NewStream creates a non-blocking stream on CUDA device dev (it does not synchronise with the
-// legacy default stream). Close it when done.
+// legacy default stream). Close it (any copy of it) when done.
 func NewStream(dev int) (Stream, error) {
-	h, err := cuda.NewStream(dev, cuda.StreamNonBlocking)
+	h, err := newStream(dev, cuda.StreamNonBlocking)
 	if err != nil {
 		return Stream{}, fmt.Errorf("gpu: new stream: %w", err)
 	}
-	return Stream{handle: h, dev: dev, hasDev: true, owned: true}, nil
+	return Stream{handle: h, dev: dev, hasDev: true, own: new(streamOwner)}, nil
 }
 
 // ForeignStream names a stream another library created (a cudaStream_t, such as PyTorch's
@@ -115,27 +133,43 @@ func (s Stream) device(fallback int) int {
 
 // Synchronize waits until all work queued on s has completed. A stream that was not made for
 // a device (the default streams, one from StreamFromProtocol) is synchronised in device 0's
-// context; NoSync does nothing.
+// context; NoSync does nothing. A closed stream (see Close) is refused with ErrStream.
 func (s Stream) Synchronize() error { return s.sync(0) }
 
 func (s Stream) sync(dev int) error {
 	if s.noSync {
 		return nil
 	}
-	if err := cuda.StreamSynchronize(s.device(dev), cuda.Stream(s.Handle())); err != nil {
+	if err := s.usable(); err != nil {
+		return fmt.Errorf("gpu: synchronize: %w", err)
+	}
+	if err := streamSynchronize(s.device(dev), cuda.Stream(s.Handle())); err != nil {
 		return fmt.Errorf("gpu: synchronize %s: %w", s, err)
 	}
 	return nil
 }
 
 // Close destroys a stream NewStream created (work queued on it still completes); for every
-// other Stream it does nothing.
+// other Stream (the package's values, ForeignStream's, StreamFromProtocol's) it does nothing.
+// Copies of a NewStream stream share it: the first Close of any copy destroys the stream, even
+// when several copies close at once, and later calls on any copy do nothing and return nil, as
+// Close does for streams it does not own. A closed stream is refused (ErrStream) wherever it is
+// used afterwards; the handle Handle returns is then stale, and may name another stream. Close
+// must not run while another goroutine is still using the stream.
 func (s Stream) Close() error {
-	if !s.owned {
+	if s.own == nil || !s.own.closed.CompareAndSwap(false, true) {
 		return nil
 	}
-	if err := cuda.DestroyStream(s.dev, s.handle); err != nil {
+	if err := destroyStream(s.dev, s.handle); err != nil {
 		return fmt.Errorf("gpu: close %s: %w", s, err)
+	}
+	return nil
+}
+
+// usable returns an error matching ErrStream when s was closed.
+func (s Stream) usable() error {
+	if s.own != nil && s.own.closed.Load() {
+		return fmt.Errorf("%w: %s was closed", ErrStream, s)
 	}
 	return nil
 }
@@ -145,7 +179,8 @@ func (s Stream) Close() error {
 // on the stream it named in __dlpack__(stream=consumer). For -1 (NoSync) it does nothing; when
 // the two streams are the same it does nothing; otherwise it records an event on producer and
 // makes the consumer's stream wait for it, without blocking the host. Host tensors (CPU,
-// pinned) accept only 1 (None) and -1, and need nothing.
+// pinned) accept only 1 (None) and -1, and need nothing. A closed producer stream is refused
+// for device tensors (ErrStream).
 func ReadyFor(t *core.Tensor, producer Stream, consumer int64) error {
 	if t == nil {
 		return fmt.Errorf("gpu: ready for stream %d: %w", consumer, core.ErrNil)
@@ -163,6 +198,9 @@ func ReadyFor(t *core.Tensor, producer Stream, consumer int64) error {
 	case core.CUDA, core.CUDAManaged:
 	default:
 		return fmt.Errorf("%w: %s", ErrUnsupportedDevice, t.Device())
+	}
+	if err := producer.usable(); err != nil {
+		return fmt.Errorf("gpu: ready for stream %d: producer: %w", consumer, err)
 	}
 	if cs.noSync || producer.noSync || cs.Handle() == producer.Handle() {
 		return nil

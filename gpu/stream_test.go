@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"os"
+	"sync"
 	"testing"
 	"unsafe"
 
@@ -218,4 +219,97 @@ func TestToHostPolicies(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, dev.Data(), same.Data(), "already there: a view, no copy")
 	})
+}
+
+func TestStreamCopiesCloseOnce(t *testing.T) {
+	f := installFakeDriver(t, 1)
+	s, err := NewStream(0)
+	require.NoError(t, err)
+	c := s // a copy shares the stream, and its ownership
+	require.NoError(t, s.Synchronize())
+	require.NoError(t, s.Close())
+	require.NoError(t, c.Close(), "a copy of a closed stream: Close does nothing")
+	require.NoError(t, s.Close(), "and so does a second Close")
+	assert.Equal(t, []cuda.Stream{s.handle}, f.destroys(), "the handle is destroyed once")
+
+	// The driver may hand the same handle value to the next stream: the stale copies must
+	// leave it alone.
+	s2, err := NewStream(0)
+	require.NoError(t, err)
+	require.Equal(t, s.handle, s2.handle, "the fake reuses the handle")
+	require.NoError(t, c.Close())
+	require.NoError(t, s.Close())
+	assert.Len(t, f.destroys(), 1, "closing stale copies destroyed the new stream")
+	require.NoError(t, s2.Synchronize(), "the new stream is alive")
+	require.NoError(t, s2.Close())
+	assert.Equal(t, []cuda.Stream{s.handle, s2.handle}, f.destroys())
+}
+
+func TestStreamConcurrentClose(t *testing.T) {
+	f := installFakeDriver(t, 1)
+	for range 20 {
+		s, err := NewStream(0)
+		require.NoError(t, err)
+		const n = 8
+		errs := make(chan error, n)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for range n {
+			c := s
+			wg.Go(func() {
+				<-start
+				errs <- c.Close()
+			})
+		}
+		close(start)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			assert.NoError(t, err)
+		}
+	}
+	assert.Len(t, f.destroys(), 20, "one destroy per stream, however many copies close it at once")
+}
+
+func TestClosedStreamRefused(t *testing.T) {
+	f := installFakeDriver(t, 1)
+	s, err := NewStream(0)
+	require.NoError(t, err)
+	c := s
+	require.NoError(t, s.Close())
+	synced := len(f.syncs())
+	check := func(err error, what string) {
+		t.Helper()
+		require.ErrorIs(t, err, ErrStream, what)
+		assert.Contains(t, err.Error(), "closed", what)
+	}
+	check(c.Synchronize(), "Synchronize on a copy")
+	check(s.Synchronize(), "Synchronize")
+	buf := make([]float32, 4)
+	dev, err := core.WrapKeep(core.Desc{Data: unsafe.Pointer(&buf[0]), Device: Device(0), DType: core.Float32, Shape: []int64{4}}, buf)
+	require.NoError(t, err)
+	host := core.MustNew(core.Float32, 4)
+	check(CopyOn(host, dev, c), "CopyOn")
+	check(CopyOn(dev, host, c), "CopyOn")
+	_, err = ToOn(host, Device(0), c)
+	check(err, "ToOn")
+	check(ReadyFor(dev, c, 1), "ReadyFor with a closed producer")
+	assert.Len(t, f.syncs(), synced, "a closed handle never reaches the driver")
+	assert.Equal(t, "stream 0x1000", c.String())
+}
+
+func TestDefaultStreamsNeverDestroyed(t *testing.T) {
+	f := installFakeDriver(t, 1)
+	fs := ForeignStream(0x5000, 0)
+	p, err := StreamFromProtocol(0x6000)
+	require.NoError(t, err)
+	for _, s := range []Stream{LegacyStream, PerThreadStream, NoSync, {}, fs, p} {
+		require.NoError(t, s.Close(), "%s", s)
+		require.NoError(t, s.Close(), "%s", s)
+	}
+	assert.Empty(t, f.destroys())
+	require.NoError(t, LegacyStream.Synchronize(), "still usable after Close")
+	require.NoError(t, PerThreadStream.Synchronize())
+	require.NoError(t, NoSync.Synchronize())
+	assert.Equal(t, []cuda.Stream{cuda.StreamLegacy, cuda.StreamPerThread}, f.syncs())
 }
