@@ -3,6 +3,7 @@ package gpu
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/core"
@@ -133,13 +134,22 @@ func AllocManaged(dtype core.DLDataType, dev int, shape ...int64) (*core.Tensor,
 	return core.Wrap(d, func() { cuda.MemFree(dev, p) }) //nolint:errcheck // nothing to report to
 }
 
+// The driver queries of Wrap, which the tests replace with a fake driver where no GPU exists.
+var (
+	deviceCount = cuda.DeviceCount
+	pointerInfo = cuda.Pointer
+)
+
 // Wrap makes a tensor over CUDA memory another library hands over (a device pointer from a C
 // library, a cudaMallocHost buffer, managed memory): release is its owner's deleter, called
 // exactly once when the last holder lets go, or before Wrap returns an error. Besides core's
 // validation of d (see core.Wrap), Wrap asks the driver what the address is and refuses (with
-// ErrUnsupportedDevice) memory that is not what d.Device claims: kDLCUDA must be device (or managed) memory
-// of that device, kDLCUDAHost pinned host memory, kDLCUDAManaged managed memory. Other device
-// types are refused with ErrUnsupportedDevice; without a driver the error matches ErrNoDevice.
+// ErrUnsupportedDevice) memory that is not what d.Device claims: kDLCUDA must be device (or
+// managed) memory of that device, kDLCUDAHost pinned host memory, kDLCUDAManaged managed memory.
+// An empty tensor (a size of 0) has no memory to ask about: its Data may be anything, NULL or
+// junk, as core accepts, and its device is taken from d.Device. Other device types are refused
+// with ErrUnsupportedDevice; without a driver, or for a kDLCUDA or kDLCUDAManaged device ordinal
+// the driver does not have, the error matches ErrNoDevice.
 func Wrap(d core.Desc, release func()) (*core.Tensor, error) {
 	fail := func(err error) (*core.Tensor, error) {
 		if release != nil {
@@ -151,12 +161,22 @@ func Wrap(d core.Desc, release func()) (*core.Tensor, error) {
 	if dt != core.CUDA && dt != core.CUDAHost && dt != core.CUDAManaged {
 		return fail(fmt.Errorf("%w: %s (want cuda, cuda_host or cuda_managed)", ErrUnsupportedDevice, d.Device))
 	}
-	if _, err := cuda.DeviceCount(); err != nil {
+	// the descriptor is untrusted: checked before the driver hears of its address (v has the
+	// byte offset folded into Data)
+	v, err := core.ValidateDesc(d)
+	if err != nil {
 		return fail(err)
 	}
-	if d.Data != nil {
-		addr := uintptr(d.Data) + uintptr(d.ByteOffset)
-		info, err := cuda.Pointer(addr)
+	n, err := deviceCount()
+	if err != nil {
+		return fail(err)
+	}
+	if dt != core.CUDAHost && int(d.Device.DeviceID) >= n {
+		return fail(fmt.Errorf("%w: %s: device ordinal %d, the driver reports %d device(s)", ErrNoDevice, d.Device, d.Device.DeviceID, n))
+	}
+	if !slices.Contains(v.Shape, 0) {
+		addr := uintptr(v.Data)
+		info, err := pointerInfo(addr)
 		if err != nil {
 			return fail(fmt.Errorf("%w: %#x is not CUDA memory: %w", ErrUnsupportedDevice, addr, err))
 		}

@@ -9,8 +9,8 @@ import (
 	"github.com/dlpack-go/dlpack/gpu/cuda"
 )
 
-// fakeDriver stands in for the driver calls this package routes through its seams (streams;
-// rectangle copies have their own fake, withHostCopies) where no GPU exists, and records them.
+// fakeDriver stands in for the driver calls this package routes through its seams (streams,
+// Wrap's queries; rectangle copies have their own fake, withHostCopies) where no GPU exists, and records them.
 // Like the driver, it refuses stream handles it did not hand out or has destroyed, and it hands
 // the handle of a destroyed stream out again to the next stream created, as the driver may: a
 // second destroy of a stale handle then destroys someone else's stream.
@@ -22,16 +22,24 @@ type fakeDriver struct {
 	free      []cuda.Stream        // destroyed handles, reused first
 	destroyed []cuda.Stream        // every successful destroy, in order
 	synced    []cuda.Stream        // every successful synchronise, in order
+
+	memory  map[uintptr]cuda.PointerInfo // the addresses the driver knows, by base address
+	queried []uintptr                    // every pointer query, in order
 }
 
 // installFakeDriver routes this package's driver calls to a fake with devices devices until t
 // ends.
 func installFakeDriver(t *testing.T, devices int) *fakeDriver {
 	t.Helper()
-	f := &fakeDriver{devices: devices, next: 0x1000, live: map[cuda.Stream]bool{}}
+	f := &fakeDriver{devices: devices, next: 0x1000, live: map[cuda.Stream]bool{}, memory: map[uintptr]cuda.PointerInfo{}}
 	oldNew, oldDestroy, oldSync := newStream, destroyStream, streamSynchronize
 	newStream, destroyStream, streamSynchronize = f.newStream, f.destroyStream, f.streamSynchronize
-	t.Cleanup(func() { newStream, destroyStream, streamSynchronize = oldNew, oldDestroy, oldSync })
+	oldCount, oldPointer := deviceCount, pointerInfo
+	deviceCount, pointerInfo = f.deviceCount, f.pointerInfo
+	t.Cleanup(func() {
+		newStream, destroyStream, streamSynchronize = oldNew, oldDestroy, oldSync
+		deviceCount, pointerInfo = oldCount, oldPointer
+	})
 	return f
 }
 
@@ -105,4 +113,37 @@ func (f *fakeDriver) syncs() []cuda.Stream {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.synced)
+}
+
+func (f *fakeDriver) deviceCount() (int, error) {
+	if f.devices <= 0 {
+		return 0, fmt.Errorf("%w: the fake driver has no device", cuda.ErrNoDevice)
+	}
+	return f.devices, nil
+}
+
+// pointerInfo answers for the addresses registered with f.alloc, and with
+// CUDA_ERROR_INVALID_VALUE for any other, as the driver does for memory it does not know.
+func (f *fakeDriver) pointerInfo(p uintptr) (cuda.PointerInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.queried = append(f.queried, p)
+	if info, ok := f.memory[p]; ok {
+		return info, nil
+	}
+	return cuda.PointerInfo{}, driverError("cuPointerGetAttribute", cuda.ErrorInvalidValue, "CUDA_ERROR_INVALID_VALUE")
+}
+
+// alloc makes the fake driver know address p as memory described by info.
+func (f *fakeDriver) alloc(p uintptr, info cuda.PointerInfo) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.memory[p] = info
+}
+
+// queries returns the addresses asked about so far.
+func (f *fakeDriver) queries() []uintptr {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.queried)
 }
