@@ -33,6 +33,8 @@ const (
 	symMemcpyHtoDAsync
 	symMemcpyDtoHAsync
 	symMemcpyDtoDAsync
+	symMemcpy
+	symMemcpyAsync
 	symMemcpy2D
 	symMemcpy2DAsync
 	symStreamCreate
@@ -57,7 +59,7 @@ var symNames = [numSyms]string{
 	"cuCtxSetCurrent", "cuCtxSynchronize", "cuMemAlloc_v2", "cuMemFree_v2", "cuMemHostAlloc",
 	"cuMemFreeHost", "cuMemAllocManaged", "cuMemsetD8_v2", "cuMemsetD8Async", "cuMemcpyHtoD_v2",
 	"cuMemcpyDtoH_v2", "cuMemcpyDtoD_v2", "cuMemcpyHtoDAsync_v2", "cuMemcpyDtoHAsync_v2",
-	"cuMemcpyDtoDAsync_v2", "cuMemcpy2D_v2", "cuMemcpy2DAsync_v2", "cuStreamCreate",
+	"cuMemcpyDtoDAsync_v2", "cuMemcpy", "cuMemcpyAsync", "cuMemcpy2D_v2", "cuMemcpy2DAsync_v2", "cuStreamCreate",
 	"cuStreamDestroy_v2", "cuStreamSynchronize", "cuStreamWaitEvent", "cuEventCreate",
 	"cuEventRecord", "cuEventSynchronize", "cuEventDestroy_v2", "cuEventElapsedTime",
 	"cuPointerGetAttribute", "cuGetErrorName", "cuGetErrorString",
@@ -101,6 +103,22 @@ func doLoad() error {
 	}
 	devCount = int(n)
 	return nil
+}
+
+// fake, when set by this package's tests, answers every driver call in place of the library
+// (the tests fill syms with entry points it recognises).
+var fake func(fn uintptr, args []uintptr) Result
+
+// invoke calls the driver entry point fn with integer and pointer arguments and returns its
+// CUresult. Pointers passed as uintptr(unsafe.Pointer(p)) in the call expression stay valid
+// for the call (go:uintptrescapes, as for purego.SyscallN).
+//
+//go:uintptrescapes
+func invoke(fn uintptr, args ...uintptr) Result {
+	if fake != nil {
+		return fake(fn, args)
+	}
+	return callLibrary(fn, args...)
 }
 
 // driverErrorText asks the driver for the name and description of r, if it is loaded.

@@ -16,4 +16,4 @@ func openLibrary() (uintptr, error) {
 
 func lookup(uintptr, string) (uintptr, error) { return 0, errors.New("no driver library") }
 
-func invoke(uintptr, ...uintptr) Result { return ErrorNotInitialized }
+func callLibrary(uintptr, ...uintptr) Result { return ErrorNotInitialized }

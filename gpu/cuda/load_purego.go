@@ -17,12 +17,9 @@ func openLibrary() (uintptr, error) {
 // lookup resolves one entry point.
 func lookup(lib uintptr, name string) (uintptr, error) { return purego.Dlsym(lib, name) }
 
-// invoke calls the C function fn with integer and pointer arguments and returns its int result
-// (a CUresult). Pointers passed as uintptr(unsafe.Pointer(p)) in the call expression stay valid
-// for the call (go:uintptrescapes, as for purego.SyscallN).
-//
-//go:uintptrescapes
-func invoke(fn uintptr, args ...uintptr) Result {
+// callLibrary calls the C function fn with integer arguments and returns its int result (a
+// CUresult); invoke keeps the pointers among them alive.
+func callLibrary(fn uintptr, args ...uintptr) Result {
 	r, _, _ := purego.SyscallN(fn, args...)
 	return Result(int32(r))
 }

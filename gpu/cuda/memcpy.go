@@ -30,8 +30,9 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", uint32(k))
 }
 
-// MaxPitch is the largest row pitch this package hands to cuMemcpy2D; copies with longer
-// pitches are split into one copy per row.
+// MaxPitch is the largest row pitch (and row width) this package hands to cuMemcpy2D; copies
+// with longer pitches or wider rows are split into one 1-D copy per row, whatever the kinds of
+// memory.
 const MaxPitch = 1<<31 - 1
 
 // Copy2D copies Height rows of Width bytes: row r goes from Src + r*SrcPitch to
@@ -101,9 +102,11 @@ func (c Copy2D) validate() error {
 
 // Memcpy runs c in device dev's context: synchronously, or queued on stream s when async
 // (asynchronous copies from or to host memory are truly asynchronous only for pinned memory).
-// 1-D copies use cuMemcpyHtoD_v2 / DtoH_v2 / DtoD_v2 (or their Async_v2 forms), 2-D copies
-// cuMemcpy2D_v2 (cuMemcpy2DAsync_v2); rows with a pitch above MaxPitch are copied one by one.
-// Host-to-host copies are refused: the caller copies those itself.
+// 1-D copies use cuMemcpyHtoD_v2 / DtoH_v2 / DtoD_v2 (or their Async_v2 forms), or cuMemcpy
+// (cuMemcpyAsync) when a side is Unified; 2-D copies cuMemcpy2D_v2 (cuMemcpy2DAsync_v2). Rows
+// with a pitch above MaxPitch, and so rows wider than MaxPitch, are copied one by one with the
+// 1-D calls, which have no such limit. Host-to-host copies are refused: the caller copies those
+// itself.
 func Memcpy(dev int, c Copy2D, s Stream, async bool) error {
 	if err := c.validate(); err != nil || c.Width == 0 || c.Height == 0 {
 		return err
@@ -115,7 +118,7 @@ func Memcpy(dev int, c Copy2D, s Stream, async bool) error {
 		return err
 	}
 	return onDevice(dev, func() error {
-		if c.Height == 1 || (c.DstPitch == c.Width && c.SrcPitch == c.Width && c.DstKind != Unified && c.SrcKind != Unified) {
+		if c.Height == 1 || (c.DstPitch == c.Width && c.SrcPitch == c.Width) {
 			return memcpy1D(c.Dst, c.DstKind, c.Src, c.SrcKind, c.Width*c.Height, s, async)
 		}
 		if c.DstPitch > MaxPitch || c.SrcPitch > MaxPitch {
@@ -133,12 +136,15 @@ func Memcpy(dev int, c Copy2D, s Stream, async bool) error {
 	})
 }
 
-// memcpy1D copies n bytes with the direction-specific entry points; the context is current.
+// memcpy1D copies n bytes with the direction-specific entry points, or the unified-addressing
+// ones (which infer where each address lives) when a side is Unified: never cuMemcpy2D, whose
+// pitch limit a long row would pass. The context is current.
 func memcpy1D(dst uintptr, dk Kind, src uintptr, sk Kind, n int64, s Stream, async bool) error {
 	switch {
+	case (dk == Unified || sk == Unified) && async:
+		return check("cuMemcpyAsync", invoke(syms[symMemcpyAsync], dst, src, uintptr(n), uintptr(s)))
 	case dk == Unified || sk == Unified:
-		return memcpy2DCall(Copy2D{Dst: dst, DstKind: dk, Src: src, SrcKind: sk, Width: n, Height: 1,
-			DstPitch: n, SrcPitch: n}, s, async)
+		return check("cuMemcpy", invoke(syms[symMemcpy], dst, src, uintptr(n)))
 	case dk == Device && sk == Host && async:
 		return check("cuMemcpyHtoDAsync_v2", invoke(syms[symMemcpyHtoDAsync], dst, src, uintptr(n), uintptr(s)))
 	case dk == Device && sk == Host:
