@@ -20,7 +20,8 @@ import numpy as np
 import torch
 
 import dlpackgo
-from test_dlpackgo import LIB, C, NP_VERSION, Base, ManagedVersioned, arange, go_get
+from test_dlpackgo import (LIB, C, NP_VERSION, Base, ManagedVersioned, VersionedView, arange,
+                           eventually, go_get)
 
 BFLOAT = 4
 
@@ -666,6 +667,159 @@ class DeviceStreams(Base):
             with self.assertRaises(BufferError):
                 LIB.same(a, returns=lambda x: x.__dlpack__(stream=stream))
         self.assertEqual(LIB.same(a, returns=lambda x: x.__dlpack__(stream=None)).__class__.__name__, "PyCapsule")
+
+
+class _Capsule:
+    """A producer that hands over one capsule made beforehand: how NumPy 1.24, whose from_dlpack
+    passes no copy= nor dl_device=, imports a capsule of __dlpack__(copy=...)."""
+
+    def __init__(self, capsule, device=(dlpackgo.CPU, 0)):
+        self.capsule, self.device = capsule, device
+
+    def __dlpack__(self, **kw):
+        c, self.capsule = self.capsule, None
+        return c
+
+    def __dlpack_device__(self):
+        return self.device
+
+
+def _as_tensor(f, *args):
+    return f(*args, returns="tensor")
+
+
+def _as_result(f, *args):
+    return f(*args, returns=lambda x: x)  # the object a function result reaches a consumer as
+
+
+class CopyProtocol(Base):
+    """copy= and dl_device= of __dlpack__, as the Python array API standard says, for both
+    exporters: a dlpackgo.Tensor and a function's result (what a returns= callable gets). copy=True
+    always exports a fresh copy the consumer owns (IS_COPIED in a versioned capsule), False never
+    copies, None copies only what cannot be shared; dl_device may name the tensor's own device."""
+
+    EXPORTERS = (("Tensor", _as_tensor), ("result", _as_result))
+
+    def test_copy_true_exports_a_fresh_copy(self):
+        for name, make in self.EXPORTERS:
+            with self.subTest(name):
+                released = LIB.counted_releases()
+                x = make(LIB.counted, 5)  # 0, 1, 2, 3, 4 in C memory whose release is counted
+                orig = torch.utils.dlpack.from_dlpack(x.__dlpack__())  # the Go memory, shared
+                # legacy capsules (NumPy 1.24, PyTorch 1.13): the flag cannot show, the copy can
+                c = torch.utils.dlpack.from_dlpack(x.__dlpack__(copy=True))
+                self.assertEqual(c.tolist(), [0, 1, 2, 3, 4])
+                self.assertNotEqual(c.data_ptr(), orig.data_ptr(), "a new buffer")
+                c[0] = -1
+                orig[1] = 11
+                self.assertEqual((orig[0].item(), c[1].item()), (0, 1), "no aliasing either way")
+                n = np.from_dlpack(_Capsule(x.__dlpack__(copy=True, dl_device=(dlpackgo.CPU, 0))))
+                self.assertEqual(n.tolist(), [0, 11, 2, 3, 4])
+                self.assertNotEqual(n.ctypes.data, orig.data_ptr())
+                # a versioned capsule says it is a copy
+                v = VersionedView(x.__dlpack__(copy=True, max_version=(1, 3)))
+                self.assertEqual(v.flags & dlpackgo.FLAG_IS_COPIED, dlpackgo.FLAG_IS_COPIED)
+                self.assertFalse(v.flags & dlpackgo.FLAG_READ_ONLY, "the consumer's to write")
+                self.assertNotEqual(v.data, orig.data_ptr())
+                self.assertEqual([v.f64(i).value for i in range(5)], [0, 11, 2, 3, 4])
+                v.f64(2).value = -2
+                self.assertEqual(orig[2].item(), 2)
+                v.delete()
+                if NP_VERSION >= (2, 1):  # a consumer that passes copy= itself
+                    m = np.from_dlpack(x, copy=True)
+                    self.assertNotEqual(m.ctypes.data, orig.data_ptr())
+                    del m
+                self.assertEqual(LIB.counted_releases(), released, "copies never free the original")
+                self.assertEqual(orig.tolist(), [0, 11, 2, 3, 4])
+                del x, orig, c, n
+                eventually(lambda: LIB.counted_releases() == released + 1, "the memory let go")
+                for _ in range(3):
+                    gc.collect()
+                    LIB.collect()
+                self.assertEqual(LIB.counted_releases(), released + 1, "exactly once")
+
+    def test_copy_false_and_none_share(self):
+        for name, make in self.EXPORTERS:
+            for copy in (False, None):
+                with self.subTest(name, copy=copy):
+                    released = LIB.counted_releases()
+                    x = make(LIB.counted, 4)
+                    orig = torch.utils.dlpack.from_dlpack(x.__dlpack__())
+                    s = torch.utils.dlpack.from_dlpack(x.__dlpack__(copy=copy, dl_device=(1, 0)))
+                    self.assertEqual(s.data_ptr(), orig.data_ptr())
+                    s[3] = 42
+                    self.assertEqual(orig[3].item(), 42, "the consumer writes the Go memory")
+                    v = VersionedView(x.__dlpack__(copy=copy, max_version=(1, 3)))
+                    self.assertEqual((v.data, v.flags), (orig.data_ptr(), 0), "shared, not copied")
+                    self.assertEqual(v.f64(3).value, 42)
+                    v.delete()
+                    del x, orig, s
+                    eventually(lambda: LIB.counted_releases() == released + 1, "the memory let go")
+
+    def test_device_and_argument_checks_are_the_same(self):
+        for name, make in self.EXPORTERS:
+            with self.subTest(name):
+                x = make(LIB.add, np.ones(3), np.ones(3))
+                for own in ((1, 0), [1, 0], (np.int32(1), np.int64(0))):
+                    for copy in (None, False, True):
+                        a = torch.utils.dlpack.from_dlpack(x.__dlpack__(dl_device=own, copy=copy))
+                        self.assertEqual(a.tolist(), [2, 2, 2], (own, copy))
+                with self.assertRaisesRegex(BufferError, r"device \(2, 0\).* never moved"):
+                    x.__dlpack__(dl_device=(2, 0), copy=True)
+                with self.assertRaisesRegex(ValueError, "dl_device must be"):
+                    x.__dlpack__(dl_device="cpu")
+                with self.assertRaisesRegex(ValueError, "copy must be"):
+                    x.__dlpack__(copy="yes")
+                with self.assertRaisesRegex(ValueError, "copy must be"):
+                    x.__dlpack__(copy=1)
+                with self.assertRaisesRegex(BufferError, "only None on CPU"):
+                    x.__dlpack__(stream=1, copy=True)
+                del x
+
+    def test_device_tensors_share_and_do_not_copy(self):
+        # a device without a StreamSync (kDLVulkan over C memory): shared for copy None and
+        # False, stream None and -1, dl_device None and its own; no copy of device memory here
+        for name, make in self.EXPORTERS:
+            with self.subTest(name):
+                x = make(LIB.vk_tensor, 4)
+                self.assertEqual(x.__dlpack_device__(), (7, 0))
+                data = set()
+                for kw in ({}, {"copy": False}, {"dl_device": (7, 0)}, {"stream": -1},
+                           {"copy": False, "stream": -1, "dl_device": (7, 0)}):
+                    v = VersionedView(x.__dlpack__(max_version=(1, 3), **kw))
+                    self.assertEqual((v.device, v.flags), ((7, 0), 0), kw)
+                    data.add(v.data)
+                    v.delete()
+                self.assertEqual(len(data), 1, "one memory, shared")
+                for mv in (None, (1, 3)):
+                    with self.assertRaisesRegex(BufferError, "not host-accessible: vulkan"):
+                        x.__dlpack__(copy=True, max_version=mv)
+                with self.assertRaises(BufferError):
+                    x.__dlpack__(dl_device=(1, 0))
+                with self.assertRaisesRegex(BufferError, "only None and -1"):
+                    x.__dlpack__(stream=7)
+                del x
+
+    def test_read_only_results(self):
+        # a read-only tensor is never shared; a function's read-only result reaches the consumer
+        # as the copy Go made of it when the function returned, which copy=False shares and
+        # copy=True copies again
+        a = np.arange(4.0)
+        t = LIB.readonly(a, returns="tensor")
+        with self.assertRaises(BufferError):
+            t.__dlpack__(copy=False)
+        c = VersionedView(t.__dlpack__(copy=True, max_version=(1, 3)))
+        self.assertEqual(c.flags, dlpackgo.FLAG_IS_COPIED)
+        self.assertNotEqual(c.data, a.ctypes.data)
+        c.delete()
+        t.release()
+        r = LIB.readonly(a, returns=lambda x: x)
+        s = torch.utils.dlpack.from_dlpack(r.__dlpack__(copy=False))
+        self.assertNotEqual(s.data_ptr(), a.ctypes.data)
+        c = torch.utils.dlpack.from_dlpack(r.__dlpack__(copy=True))
+        self.assertNotEqual(c.data_ptr(), s.data_ptr(), "a copy of its own")
+        self.assertEqual(c.tolist(), [0, 1, 2, 3])
+        del r, s, c
 
 
 if __name__ == "__main__":

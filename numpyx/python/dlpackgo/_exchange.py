@@ -19,8 +19,10 @@ max_version=None, dl_device=None, copy=None)`` and ``__dlpack_device__()``:
   PyTorch < 2.9) gets a legacy ``"dltensor"`` capsule;
 * the capsule's destructor (in the Go library, written in C) calls the deleter only if no
   consumer took the capsule (its name is still the unused one);
-* ``copy=True`` always copies (IS_COPIED), ``copy=False`` never does and raises
-  ``BufferError`` when sharing is impossible, ``copy=None`` copies only when needed;
+* ``copy=True`` always exports a fresh C-order copy the consumer owns (IS_COPIED), ``copy=False``
+  never copies and raises ``BufferError`` when sharing is impossible, ``copy=None`` copies only
+  when needed; copies are made in host memory, so ``copy=True`` for a tensor on another device
+  raises ``BufferError`` (there is no device copy from Python here);
 * sharing is impossible, and a C-order copy is exported instead, for a tensor with negative
   strides (PyTorch 1.13 aborts the process on them) and for a read-only tensor (a legacy
   capsule cannot carry the read-only flag, and PyTorch 2.x ignores it in a versioned one and
@@ -30,6 +32,10 @@ max_version=None, dl_device=None, copy=None)`` and ``__dlpack_device__()``:
   stream synchronization for the device (``pyexchange.SetStreamSync``: the consumer's stream waits
   for the producer's work, None meaning the legacy default stream); a library without one accepts
   only None and -1 for device tensors.
+
+A registered function's tensor result that reaches a consumer as an object with ``__dlpack__``
+(``returns=`` a callable, or ``"torch"``) follows the same rules: both exporters check a request
+with ``_request``, and make copies through Go.
 
 The first export of a shareable tensor enters Go once, to export it to the library's C code;
 from then on ``__dlpack__`` (``copy`` None or False, no ``stream``, ``dl_device`` None or the
@@ -598,7 +604,7 @@ class Tensor:
         """__dlpack__ (the library's C method does the common case itself and asks this for the
         rest)."""
         if stream is None and (copy is None or copy is False) and (
-                dl_device is None or self._on(dl_device)):
+                dl_device is None or _same_device(dl_device, self.__dlpack_device__())):
             share = self._share
             if share is None and (self._handle or self._pending is not None):
                 # First shared export: Go exports the tensor once, to the library's C code, if
@@ -606,41 +612,14 @@ class Tensor:
                 share = self._share = self._lib._sharer(self.handle) or False
             if share:
                 return share(max_version is not None and max_version[0] >= 1)
-        return self._export(stream, max_version, dl_device, copy)
+        versioned, mode = _request(self, stream, max_version, dl_device, copy)
+        return self._go_export(versioned, mode, stream)
 
-    def _on(self, dl_device):
-        try:
-            return (int(dl_device[0]), int(dl_device[1])) == self.__dlpack_device__()
-        except (TypeError, ValueError, IndexError):
-            return False  # _export says what is wrong with it
-
-    def _export(self, stream, max_version, dl_device, copy):
-        """__dlpack__ through Go: copies, refusals, devices and streams."""
+    def _go_export(self, versioned, mode, stream):
+        """An export made by Go (dlpackgo_export) for a request _request checked: a copy, a
+        refusal, or a share that Go makes each time (streams, tensors without a sharer)."""
         h = self.handle
         lib = self._lib
-        if stream is not None or dl_device is not None:
-            dev = self.__dlpack_device__()
-            if stream is not None and dev[0] == CPU:
-                raise BufferError(f"dlpackgo: stream={stream!r} is not supported for a tensor on "
-                                  f"device {dev} (only None on CPU)")
-            if stream is not None and (isinstance(stream, bool) or not isinstance(stream, int)):
-                raise TypeError(f"dlpackgo: stream must be None or an int, not {stream!r}")
-            if stream is not None and not -(1 << 63) <= stream < (1 << 63):
-                # ctypes would wrap it into another stream (2**64 + 7 into 7) without a word
-                raise BufferError(f"dlpackgo: stream={stream!r} is out of the range of a stream "
-                                  "handle (64 bits)")
-            if dl_device is not None and (int(dl_device[0]), int(dl_device[1])) != dev:
-                raise BufferError(f"dlpackgo: cannot export to device {tuple(dl_device)}: "
-                                  f"the tensor is on {dev} and is never moved")
-        versioned = 1 if max_version is not None and max_version[0] >= 1 else 0
-        if copy is None:
-            mode = 0
-        elif copy is True:
-            mode = 1
-        elif copy is False:
-            mode = 2
-        else:
-            raise ValueError(f"dlpackgo: copy must be None, True or False, not {copy!r}")
         buf = _errbuf()
         # a device tensor's stream: Go's StreamSync for the device makes it ready for it
         ptr = lib._export(h, versioned, mode, stream or 0, stream is not None, 0, buf, _ERRLEN)
@@ -651,6 +630,54 @@ class Tensor:
         except BaseException:
             lib._delete_export(ptr, versioned)
             raise
+
+
+def _same_device(dl_device, dev):
+    """Whether dl_device, a __dlpack__ argument, names device dev ((type, id) ints); False for a
+    malformed one too (_request says what is wrong with it)."""
+    try:
+        return (int(dl_device[0]), int(dl_device[1])) == dev
+    except (TypeError, ValueError, IndexError):
+        return False
+
+
+def _request(x, stream, max_version, dl_device, copy):
+    """Check a __dlpack__ request before anything is exported, the same way for both exporters of
+    this package (a Tensor, a function's result: x, anything with __dlpack_device__), as the Python
+    array API standard says, and return (versioned, mode): whether a versioned capsule was asked
+    for (max_version with major >= 1) and dlpackgo_export's copy mode (0 None, 1 True, 2 False).
+
+    * copy: None shares if the tensor can be shared and copies if not; True always exports a fresh
+      copy the consumer owns (IS_COPIED in a versioned capsule); False never copies (BufferError,
+      from Go, when sharing is impossible). Anything else is a ValueError.
+    * dl_device: None or x's own device, as a (type, id) pair of ints; another device is a
+      BufferError (tensors are never moved between devices), a malformed one a ValueError.
+    * stream: None on the CPU (BufferError otherwise); an int of 64 bits on other devices, which
+      the Go library honours through the device's StreamSync, or accepts only as -1 without one.
+    """
+    mode = 0 if copy is None else 1 if copy is True else 2 if copy is False else None
+    if mode is None:
+        raise ValueError(f"dlpackgo: copy must be None, True or False, not {copy!r}")
+    if stream is not None or dl_device is not None:
+        dev = x.__dlpack_device__()
+        if stream is not None and dev[0] == CPU:
+            raise BufferError(f"dlpackgo: stream={stream!r} is not supported for a tensor on "
+                              f"device {dev} (only None on CPU)")
+        if stream is not None and (isinstance(stream, bool) or not isinstance(stream, int)):
+            raise TypeError(f"dlpackgo: stream must be None or an int, not {stream!r}")
+        if stream is not None and not -(1 << 63) <= stream < (1 << 63):
+            # ctypes would wrap it into another stream (2**64 + 7 into 7) without a word
+            raise BufferError(f"dlpackgo: stream={stream!r} is out of the range of a stream "
+                              "handle (64 bits)")
+        if dl_device is not None and not _same_device(dl_device, dev):
+            try:
+                want = (int(dl_device[0]), int(dl_device[1]))
+            except (TypeError, ValueError, IndexError):
+                raise ValueError(f"dlpackgo: dl_device must be None or a DLPack device "
+                                 f"(type, id), not {dl_device!r}") from None
+            raise BufferError(f"dlpackgo: cannot export to device {want}: the tensor is on "
+                              f"{dev} and is never moved")
+    return (1 if max_version is not None and max_version[0] >= 1 else 0), mode
 
 
 # -- the DLPack 1.3 C exchange API (exchange_api.c in the Go library) ------------------------

@@ -191,23 +191,34 @@ def _capsule(x, fn, i, name, legacy):
 
 
 class _Exported:
-    """A tensor result on its way to the consumer: its __dlpack__ makes capsules in C."""
+    """A tensor result on its way to the consumer (a host tensor, or one on a device without a
+    StreamSync): the export Go made of it, shared through its share builtin (pyexchange.c)."""
 
-    __slots__ = ("_share", "_device")
+    __slots__ = ("_lib", "_share", "_device")
 
-    def __init__(self, share, device):
+    def __init__(self, lib, share, device):
+        self._lib = lib
         self._share = share
         self._device = device
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        if copy is True or (dl_device is not None and tuple(dl_device) != self._device):
-            raise BufferError("dlpackgo: a function result is shared as it is")
-        # a tensor on a device with a StreamSync comes as a Tensor (_convert); here, as for
-        # Tensor.__dlpack__ without one, the CPU takes only None, other devices None and -1
-        if stream is not None and (self._device[0] == _exchange.CPU or stream != -1):
-            raise BufferError(f"dlpackgo: stream={stream!r} is not supported for a function result "
-                              f"on device {self._device} (None, or -1 off the CPU)")
-        return self._share(max_version is not None and max_version[0] >= 1)
+        """A DLPack capsule of the result, as Tensor.__dlpack__ makes one (the same checks,
+        _exchange._request): copy None or False shares the result's memory (made in C, no
+        stream), copy=True exports a fresh C-order copy the consumer owns (flag IS_COPIED in a
+        versioned capsule); dl_device must be None or the result's own device, stream None on
+        the CPU and None or -1 on other devices.
+
+        Copies are made by Go from a share of the result, as for a Tensor, and only in host
+        memory: copy=True for a result on another device raises BufferError (no device copy is
+        available from Python here; ask for returns="tensor" and copy on the device in Go).
+        """
+        versioned, mode = _exchange._request(self, stream, max_version, dl_device, copy)
+        if stream is None and mode != 1:  # the common case: shared, made in C
+            return self._share(versioned == 1)
+        # the rest goes through Go, as a Tensor's does: a Tensor over a share of the result
+        # (its release lets go of the share, whatever the export made of it)
+        with Tensor(self._lib, 0, self._lib._take(self._share(True))) as t:
+            return t._go_export(versioned, mode, stream)
 
     def __dlpack_device__(self):
         return self._device
@@ -268,7 +279,7 @@ def _convert(lib, r, returns):
     global _np, _torch
     if returns == "tensor":
         return Tensor(lib, r)
-    x = Tensor(lib, r) if type(r) is int else _Exported(r[0], (r[1], r[2]))
+    x = Tensor(lib, r) if type(r) is int else _Exported(lib, r[0], (r[1], r[2]))
     if returns == "numpy":
         if _np is None:
             import numpy as _np

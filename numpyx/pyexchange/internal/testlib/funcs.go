@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
@@ -50,6 +51,10 @@ func init() {
 		{"scale_calls", func() (int64, error) { return scaleCalls.Load(), nil }, "scale_calls()\n\nHow many times scale ran."},
 		{"unnamed", func(a *core.Tensor, n int) error { return nil }, "Parameters without names."},
 		{"ext_tensor", extTensor, "ext_tensor(n)\n\nA float32 tensor of n elements on the test device (kDLExtDev)."},
+		{"vk_tensor", vkTensor, "vk_tensor(n)\n\nA float32 tensor of n elements on a device without a StreamSync (kDLVulkan)."},
+		{"counted", counted, "counted(n)\n\nA new float64 tensor 0, 1, ..., n-1 over C memory whose release counted_releases counts."},
+		{"counted_releases", func() (int64, error) { return countedReleases.Load(), nil },
+			"counted_releases()\n\nHow many tensors of counted have let go of their memory."},
 		{"ext_syncs", func() (int64, int64, error) { return extSyncs.Load(), extLastStream.Load(), nil },
 			"ext_syncs()\n\nHow many times the test device's StreamSync ran, and its last stream."},
 	} {
@@ -81,6 +86,43 @@ func extTensor(n int64) (*core.Tensor, error) {
 	}
 	return core.Wrap(core.Desc{Data: p, Device: core.DLDevice{DeviceType: core.ExtDev},
 		DType: core.Float32, Shape: []int64{n}}, func() { C.free(p) })
+}
+
+// vkTensor is extTensor on a device without a StreamSync: its results are shared by the C fast
+// path of function results, as a CUDA tensor is in a library without a StreamSync for CUDA.
+func vkTensor(n int64) (*core.Tensor, error) {
+	if n < 1 || n > 1<<20 {
+		return nil, fmt.Errorf("testlib: vk_tensor(%d): want 1 to 2^20 elements", n)
+	}
+	p := C.calloc(C.size_t(n), 4)
+	if p == nil {
+		return nil, fmt.Errorf("testlib: vk_tensor(%d): out of memory", n)
+	}
+	return core.Wrap(core.Desc{Data: p, Device: core.DLDevice{DeviceType: core.Vulkan},
+		DType: core.Float32, Shape: []int64{n}}, func() { C.free(p) })
+}
+
+// countedReleases counts the releases of counted's tensors: a test that exports one in any way
+// checks that its memory is let go exactly once.
+var countedReleases atomic.Int64
+
+func counted(n int64) (*core.Tensor, error) {
+	if n < 1 || n > 1<<20 {
+		return nil, fmt.Errorf("testlib: counted(%d): want 1 to 2^20 elements", n)
+	}
+	p := C.calloc(C.size_t(n), 8)
+	if p == nil {
+		return nil, fmt.Errorf("testlib: counted(%d): out of memory", n)
+	}
+	v := unsafe.Slice((*float64)(p), n)
+	for i := range v {
+		v[i] = float64(i)
+	}
+	return core.Wrap(core.Desc{Data: p, Device: core.DLDevice{DeviceType: core.CPU},
+		DType: core.Float64, Shape: []int64{n}}, func() {
+		C.free(p)
+		countedReleases.Add(1)
+	})
 }
 
 func noop(a *core.Tensor) error { return nil }
