@@ -210,7 +210,8 @@ class _Exported:
 
         Copies are made by Go from a share of the result, as for a Tensor, and only in host
         memory: copy=True for a result on another device raises BufferError (no device copy is
-        available from Python here; ask for returns="tensor" and copy on the device in Go).
+        available from Python here: share it, copy=None, and let the consumer copy it, or have
+        the Go function return a copy).
         """
         versioned, mode = _exchange._request(self, stream, max_version, dl_device, copy)
         if stream is None and mode != 1:  # the common case: shared, made in C
