@@ -34,9 +34,9 @@ import (
 	"github.com/dlpack-go/dlpack/arrowx/flightx"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/display"
-	"github.com/dlpack-go/dlpack/internal/pyfind"
 	"github.com/dlpack-go/dlpack/numpyx"
 	"github.com/dlpack-go/dlpack/onnxx"
+	"github.com/dlpack-go/dlpack/pyfind"
 )
 
 // buildModel writes Y = Relu(X · W), X of shape [batch, 3] and W [3, 2], both float64 inputs.

@@ -31,6 +31,10 @@ type notebook struct {
 
 var importCell = regexp.MustCompile(`(?m)^import\s*[("]`)
 
+// pythonPath is a Go string that is an interpreter's name or path ("python3", "/usr/bin/python3"):
+// users have venvs, conda and pyenv, and package pyfind picks among them.
+var pythonPath = regexp.MustCompile(`"(\S*/)?python[0-9.]*"`)
+
 func TestNotebooksFollowTheRules(t *testing.T) {
 	names, err := filepath.Glob("*.ipynb")
 	require.NoError(t, err)
@@ -64,6 +68,7 @@ func TestNotebooksFollowTheRules(t *testing.T) {
 				} else {
 					assert.NotRegexp(t, importCell, src, "cell %d: imports belong in the first code cell", i)
 				}
+				assert.NotRegexp(t, pythonPath, src, "cell %d: run Python with pyfind.Interpreter, not a named interpreter", i)
 				code++
 			}
 			assert.Greater(t, code, 1)

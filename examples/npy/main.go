@@ -18,8 +18,8 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
-	"github.com/dlpack-go/dlpack/internal/pyfind"
 	"github.com/dlpack-go/dlpack/numpyx"
+	"github.com/dlpack-go/dlpack/pyfind"
 )
 
 // python is the interpreter: $PYTHON, else python3 on $PATH (a venv, conda or pyenv interpreter)

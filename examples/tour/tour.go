@@ -20,16 +20,16 @@ import (
 	"github.com/dlpack-go/dlpack/gonumx"
 	"github.com/dlpack-go/dlpack/gorgoniax"
 	"github.com/dlpack-go/dlpack/gpu"
-	"github.com/dlpack-go/dlpack/internal/pyfind"
 	"github.com/dlpack-go/dlpack/numpyx"
 	"github.com/dlpack-go/dlpack/onnxx"
 	"github.com/dlpack-go/dlpack/onnxx/ortgo"
 	"github.com/dlpack-go/dlpack/onnxx/tinyonnx"
+	"github.com/dlpack-go/dlpack/pyfind"
 )
 
 // python returns the interpreter whose NumPy reads the tour's .npy file: $PYTHON when it is set,
 // else python3 on $PATH (a venv, conda or pyenv interpreter) if it has NumPy, else Debian's
-// /usr/bin/python3, which scripts/setup.sh gives python3-numpy (see internal/pyfind).
+// /usr/bin/python3, which scripts/setup.sh gives python3-numpy (see package pyfind).
 func python() string { return pyfind.Interpreter("numpy") }
 
 // The dense layer the ONNX model computes: Y = Relu(X·W + B).

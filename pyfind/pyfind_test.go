@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/dlpack-go/dlpack/internal/pyfind"
+	"github.com/dlpack-go/dlpack/pyfind"
 )
 
 // fakePython puts on $PATH a python3 that exits with code for any script.
