@@ -20,7 +20,7 @@ func fakeBin(t *testing.T, fakes map[string]string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "bin")
 	require.NoError(t, os.Mkdir(bin, 0o755))
-	for _, tool := range []string{"bash", "dirname", "grep", "cat", "uname", "stat", "mkdir", "cp", "mv", "rm", "mktemp"} {
+	for _, tool := range []string{"bash", "dirname", "grep", "cat", "uname", "stat", "mkdir", "cp", "mv", "rm", "mktemp", "timeout"} {
 		real, err := exec.LookPath(tool)
 		require.NoError(t, err)
 		require.NoError(t, os.Symlink(real, filepath.Join(bin, tool)))
@@ -83,11 +83,77 @@ func TestSetupUnderSudoIsForTheUser(t *testing.T) {
 		"apt-get":    `echo "apt-get $*" >>` + log,
 		"sudo":       `echo "sudo $*" >>` + log,
 		"npm":        `echo "npm $*" >>` + log,
+		"go":         "echo go1.26",
 	})
-	out, err := runSetup(t, bin, "SUDO_USER=alice", "XDG_CACHE_HOME="+cache)
+	out, err := runSetup(t, bin, "SUDO_USER=alice", "XDG_CACHE_HOME="+cache, "DLPACK_GO_PLACES=")
 	require.NoError(t, err, "%s", out)
 	calls, err := os.ReadFile(log)
 	require.NoError(t, err, "%s", out)
-	assert.Equal(t, "sudo -u alice -H bash scripts/fetch-ort.sh\nsudo -u alice -H bash scripts/build-kernel.sh\n", string(calls))
+	assert.Equal(t, "sudo -u alice -H bash scripts/fetch-ort.sh\n"+
+		"sudo -u alice -H -i printenv PATH\n"+ // where alice's Go is, if she has one (here: none)
+		"sudo -u alice -H env PATH="+bin+":"+bin+" bash scripts/build-kernel.sh\n", string(calls),
+		"the go on sudo's PATH, on the PATH of the kernel's build (sudo -u resets it)")
 	assert.True(t, strings.HasSuffix(out, "setup: ready\n"), "%s", out)
+}
+
+// goIn makes a directory holding a stand-in go and returns the directory.
+func goIn(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go"), []byte("#!/bin/sh\necho go1.26\n"), 0o755))
+	return dir
+}
+
+// Under sudo, PATH is sudo's secure_path, without the user's Go (/usr/local/go/bin, or what
+// their profile adds): setup finds it on the user's login PATH, and builds the kernel with it.
+func TestSetupUnderSudoFindsTheUsersGo(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "calls")
+	usersGo := goIn(t)
+	bin := fakeBin(t, map[string]string{
+		"id":         "echo 0",
+		"dpkg-query": "echo 'install ok installed'",
+		"sudo": `echo "sudo $*" >>` + log + `
+[[ "$*" != *" -i printenv PATH" ]] || printf 'Welcome!\n/home/alice/bin:` + usersGo + `:/usr/bin\n'`,
+		"go": "echo go1.20", // sudo's PATH has another go (Debian's golang-go): not that one
+	})
+	out, err := runSetup(t, bin, "SUDO_USER=alice", "DLPACK_GO_PLACES=")
+	require.NoError(t, err, "%s", out)
+	calls, err := os.ReadFile(log)
+	require.NoError(t, err, "%s", out)
+	assert.Equal(t, "sudo -u alice -H bash scripts/fetch-ort.sh\n"+
+		"sudo -u alice -H -i printenv PATH\n"+
+		"sudo -u alice -H env PATH="+usersGo+":"+bin+" bash scripts/build-kernel.sh\n", string(calls))
+	assert.Contains(t, out, "setup: building the notebooks' kernel with alice's "+filepath.Join(usersGo, "go"))
+
+	// not on her login PATH (set in ~/.bashrc, say), but in a usual place: found there
+	place := goIn(t)
+	require.NoError(t, os.Remove(log))
+	bin = fakeBin(t, map[string]string{
+		"id":         "echo 0",
+		"dpkg-query": "echo 'install ok installed'",
+		"sudo":       `echo "sudo $*" >>` + log + `; [[ "$*" != *" -i printenv PATH" ]] || echo /usr/bin:/bin`,
+	})
+	out, err = runSetup(t, bin, "SUDO_USER=alice", "DLPACK_GO_PLACES=/nowhere/go "+filepath.Join(place, "go"))
+	require.NoError(t, err, "%s", out)
+	calls, err = os.ReadFile(log)
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(calls), "sudo -u alice -H env PATH="+place+":"+bin+" bash scripts/build-kernel.sh\n")
+}
+
+// With no Go anywhere, setup says so, where it looked and what to do, and builds no kernel.
+func TestSetupUnderSudoWithoutGo(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "calls")
+	bin := fakeBin(t, map[string]string{
+		"id":         "echo 0",
+		"dpkg-query": "echo 'install ok installed'",
+		"sudo":       `echo "sudo $*" >>` + log + `; [[ "$*" != *" -i printenv PATH" ]] || echo /usr/bin:/bin`,
+	})
+	out, err := runSetup(t, bin, "SUDO_USER=alice", "DLPACK_GO_PLACES=/nowhere/go")
+	require.Error(t, err, "%s", out)
+	assert.Contains(t, out, "setup: Go not found, and the notebooks' kernel is built with it")
+	assert.Contains(t, out, "Looked on alice's login PATH")
+	assert.Contains(t, out, `sudo env "PATH=$PATH" bash scripts/setup.sh`)
+	calls, err := os.ReadFile(log)
+	require.NoError(t, err, "%s", out)
+	assert.NotContains(t, string(calls), "build-kernel.sh")
 }
