@@ -8,12 +8,24 @@
 #   libdlpackarrow.so     arrowx/internal/pyarrowlib, for arrowx/devicecheck_pyarrow.py (pyarrow)
 #   libdlpackgo_test.so   numpyx/pyexchange/internal/testlib, for numpyx/python's tests on the
 #                         newer NumPy and PyTorch there (versioned capsules from real producers)
+# and what they were built from, which devicecheck.sh prints first and checks against its tree:
+#   BUILD                 the commit (git rev-parse HEAD), whether the tree was dirty (changes or
+#                         untracked files git does not ignore) and which, when, and the Go version
+#   SOURCES.sha256        sha256sum of the build inputs: go.mod, go.sum and the *.go, *.c, *.h, *.s
+#                         files of every package of this module that they are built from (go list
+#                         -deps -test), checkable with sha256sum -c where there is no git
 # Then carry .devicebuild/ to the GPU machine and run: bash gpu/cuda/devicecheck.sh
 # (Symbol tables are stripped, -s -w, to keep the folder well under the device tool's 64 MiB carry
 # limit; Go's own tracebacks do not need them.)
-set -eu
+set -euo pipefail
 cd "$(dirname "$0")/../.."
+# the packages built below (SOURCES.sha256 covers them and their dependencies): keep in step
+pkgs=(./gpu/cuda ./gpu ./safetensorsx ./gpu/cuda/internal/devicelib ./arrowx/internal/pyarrowlib
+	./numpyx/pyexchange/internal/testlib)
 mkdir -p .devicebuild
+# A build that stops half-way leaves no record, so its mix of binaries is never taken for a build
+# of one commit.
+rm -f .devicebuild/BUILD .devicebuild/SOURCES.sha256
 CGO_ENABLED=0 go test -ldflags="-s -w" -c -o .devicebuild/cuda.test ./gpu/cuda
 CGO_ENABLED=0 go test -ldflags="-s -w" -c -o .devicebuild/gpu.test ./gpu
 CGO_ENABLED=0 go test -ldflags="-s -w" -c -o .devicebuild/safetensorsx.test ./safetensorsx
@@ -22,4 +34,36 @@ CGO_ENABLED=1 go build -ldflags="-s -w" -buildmode=c-shared -o .devicebuild/libd
 # the host-side Python exchange tests, run there against NumPy 2.x and PyTorch 2.x
 CGO_ENABLED=1 go build -ldflags="-s -w" -buildmode=c-shared -o .devicebuild/libdlpackgo_test.so ./numpyx/pyexchange/internal/testlib
 rm -f .devicebuild/libdlpackgpu.h .devicebuild/libdlpackgo_test.h .devicebuild/libdlpackarrow.h
+
+# What they were built from. The sources are hashed after the build: an edit during the build
+# shows up as a difference, never as a match.
+{
+	if commit=$(git rev-parse HEAD 2>/dev/null); then
+		changed=$(git status --porcelain)
+		echo "commit $commit"
+		if [ -n "$changed" ]; then
+			echo "dirty yes ($(printf '%s\n' "$changed" | wc -l) paths changed or untracked)"
+			printf '%s\n' "$changed" | sed 's/^/  /'
+		else
+			echo "dirty no"
+		fi
+	else
+		echo "commit unknown (no git repository here)"
+		echo "dirty unknown"
+	fi
+	echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ) with $(go version)"
+} >.devicebuild/BUILD.tmp
+# Every file of those packages' directories, whatever its build tags (the tests are built with
+# CGO_ENABLED=0, the libraries with cgo).
+root=$(pwd)
+{
+	for f in go.mod go.sum; do [ ! -f "$f" ] || echo "$f"; done
+	go list -deps -test -f '{{if .Module}}{{if .Module.Main}}{{.Dir}}{{end}}{{end}}' "${pkgs[@]}" |
+		sed -n "s|^$root/||p" | sort -u |
+		while IFS= read -r dir; do
+			find "$dir" -maxdepth 1 -type f \( -name '*.go' -o -name '*.c' -o -name '*.h' -o -name '*.s' \) | sort
+		done
+} | xargs -d '\n' sha256sum -- >.devicebuild/SOURCES.sha256
+mv .devicebuild/BUILD.tmp .devicebuild/BUILD
+sed -n '1,2p' .devicebuild/BUILD
 ls -l .devicebuild

@@ -13,6 +13,8 @@
 #   4. safetensorsx's TestHuggingFaceSafetensors against the Python safetensors package;
 #   5. arrowx/devicecheck_pyarrow.py: the Arrow C Data Interface and Arrow Flight against pyarrow.
 # Usage (from anywhere): bash gpu/cuda/devicecheck.sh     Expected run time: about 2 minutes.
+# First it prints what .devicebuild/ was built from (the commit, and whether that tree was dirty)
+# and warns, without failing, when this tree's build inputs are not the build's (stale binaries).
 # Every step has a timeout (SIGKILL 10 s after it), cut to what is left of a budget for the whole
 # run (DEVICECHECK_BUDGET, 480 s; the steps' own timeouts add up to over 15 minutes): a step that
 # hangs costs its timeout, not the run, and the summary comes within the budget and a few seconds,
@@ -48,6 +50,67 @@ timed_out() {
 	[ "$2" -eq 124 ] && echo "FAIL $1: timed out after ${T}s"
 	return 0
 }
+
+# What .devicebuild/ was built from (devicebuild.sh records it in BUILD and SOURCES.sha256), printed
+# first, and whether this tree still holds those sources: the build inputs against their recorded
+# checksums (no git needed: a copy of the tree without .git is checked too) and, where this tree
+# has its git metadata, its commit against the recorded one. A mismatch is a warning, not a
+# failure (repeated in the summary): the binaries may not be this tree's code.
+build_warn=()
+warn_build() {
+	echo "WARNING: $*"
+	build_warn+=("$*")
+}
+check_build() {
+	local rebuild="Rebuild with gpu/cuda/devicebuild.sh on a machine with Go and carry .devicebuild/ again."
+	if [ ! -f "$B/BUILD" ]; then
+		warn_build ".devicebuild/ records no commit (built by an older devicebuild.sh, or a build that stopped): its binaries may not be this tree's. $rebuild"
+		return
+	fi
+	local built here="" here_dirty="" top sums="" n bad=() new=() f
+	built=$(sed -n 's/^commit //p' "$B/BUILD")
+	echo ".devicebuild: commit $built, dirty $(sed -n 's/^dirty //p' "$B/BUILD"); $(grep -m1 '^built ' "$B/BUILD")"
+	top=$(git -C "$ROOT" rev-parse --show-toplevel 2>/dev/null) || top=""
+	if [ -n "$top" ] && [ "$(cd "$top" && pwd -P)" = "$(pwd -P)" ]; then
+		here=$(git rev-parse HEAD 2>/dev/null)
+		[ -z "$(git status --porcelain 2>/dev/null)" ] || here_dirty=", with changes"
+	fi
+	if [ -s "$B/SOURCES.sha256" ] && command -v sha256sum >/dev/null 2>&1; then
+		n=$(wc -l <"$B/SOURCES.sha256")
+		mapfile -t bad < <(sha256sum --check --quiet "$B/SOURCES.sha256" 2>/dev/null | sed -n 's/: FAILED.*$//p')
+		# new files in the build's package directories
+		local listed
+		listed=$(sed 's/^[0-9a-f]*  //' "$B/SOURCES.sha256")
+		mapfile -t new < <(sed -n 's|/[^/]*$||p' <<<"$listed" | sort -u | while IFS= read -r d; do
+			[ ! -d "$d" ] || find "$d" -maxdepth 1 -type f \( -name '*.go' -o -name '*.c' -o -name '*.h' -o -name '*.s' \)
+		done)
+		for f in "${new[@]}"; do
+			grep -qxF -- "$f" <<<"$listed" || bad+=("$f (new)")
+		done
+		if ((${#bad[@]})); then
+			sums="build inputs changed since it was built (${#bad[@]}): $(printf '%s, ' "${bad[@]:0:8}" | sed 's/, $//')"
+			((${#bad[@]} <= 8)) || sums+=", ..."
+		else
+			sums=ok
+		fi
+	fi
+	if [ "$sums" = ok ]; then
+		if [ -n "$here" ] && [ "$here" != "$built" ]; then
+			echo ".devicebuild: this tree is at commit $here$here_dirty, but its $n build inputs are the build's: the binaries are this tree's"
+		else
+			echo ".devicebuild: its $n build inputs are this tree's"
+		fi
+	elif [ -n "$sums" ]; then
+		warn_build ".devicebuild/ is stale: $sums${here:+; this tree is at commit $here$here_dirty}. $rebuild"
+	elif [ -n "$here" ] && [ "$here" != "$built" ]; then
+		warn_build ".devicebuild/ was built from commit $built, this tree is at $here$here_dirty: its binaries may be stale. $rebuild"
+	elif [ -n "$here" ] && [ -z "$here_dirty" ] && grep -qx 'dirty no' "$B/BUILD"; then
+		echo ".devicebuild: built from this tree's commit, with no changes on either side"
+	else
+		warn_build ".devicebuild/ has no checksums of its sources to compare with this tree's (no SOURCES.sha256${here:+, and uncommitted changes on one side}): its binaries may be stale. $rebuild"
+	fi
+}
+[ ! -d "$B" ] || check_build
 
 for f in cuda.test gpu.test libdlpackgpu.so libdlpackgo_test.so safetensorsx.test libdlpackarrow.so; do
 	if [ ! -f "$B/$f" ]; then
@@ -229,6 +292,7 @@ fi
 
 echo
 echo "==== device check summary ===="
+for s in "${build_warn[@]}"; do echo "WARNING $s"; done
 for s in "${summary[@]}"; do echo "$s"; done
 if [ $status -eq 0 ]; then echo "ALL PASSED"; else echo "SOME CHECKS FAILED (logs in $LOG)"; fi
 exit $status
