@@ -54,32 +54,41 @@ func hasNegativeStride(t *core.Tensor) bool {
 }
 
 // forConsumer returns the tensor to export to a consumer under the copy policy in opts: t, a
-// tidied view of it, or a C-order copy of it (flagged core.FlagIsCopied), and whether it copied.
-// The caller must not Release the result (it may be t). A copy that
-// is needed but not allowed fails with adapters.ErrCopyRequired.
-func forConsumer(t *core.Tensor, legacy bool, opts ...adapters.Option) (*core.Tensor, bool, error) {
+// tidied view of it, or a C-order copy of it (flagged core.FlagIsCopied); and, when it copied,
+// the copy itself. The caller must not Release the result (it may be t). A copy that is needed
+// but not allowed fails with adapters.ErrCopyRequired.
+//
+// The copy is the caller's: it exports the result (the export takes a view of its own) and then
+// releases the copy, which leaves the export the only holder of its memory, so that the copy is
+// released when the consumer calls the deleter (a large copy is a mapped block that goes back to
+// core.NewUninit's cache at once) rather than whenever the garbage collector notices it.
+func forConsumer(t *core.Tensor, legacy bool, opts ...adapters.Option) (v, copied *core.Tensor, err error) {
 	if t == nil {
-		return nil, false, fmt.Errorf("%w: tensor", core.ErrNil)
+		return nil, nil, fmt.Errorf("%w: tensor", core.ErrNil)
 	}
 	if t.Released() {
-		return nil, false, core.ErrReleased
+		return nil, nil, core.ErrReleased
 	}
 	o := adapters.Apply(opts...)
 	shareable, why := Shareable(t, legacy)
 	cp, err := o.Decide(shareable, why)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
 	if cp {
 		c, err := adapters.Contiguous(t)
 		if err != nil {
-			return nil, false, fmt.Errorf("%w: a copy for export: %w", adapters.ErrUnsupported, err)
+			return nil, nil, fmt.Errorf("%w: a copy for export: %w", adapters.ErrUnsupported, err)
 		}
 		v, err := tidy(c)
-		return v, true, err
+		if err != nil {
+			c.Release()
+			return nil, nil, err
+		}
+		return v, c, nil
 	}
-	v, err := tidy(t)
-	return v, false, err
+	v, err = tidy(t)
+	return v, nil, err
 }
 
 // tidy returns a view of t fit for any consumer. Dimensions of size 1 (and every dimension of an
@@ -126,19 +135,22 @@ func tidy(t *core.Tensor) (*core.Tensor, error) {
 // adapters.AlwaysCopy (copy=True) always copies; adapters.ReportCopy reports what happened.
 //
 // A shared export carries t's read-only flag and never IS_COPIED (Go still aliases the memory).
-// The export holds a view of its own: the caller may Release t at once, and the memory stays
-// valid until the consumer calls the deleter.
+// A copy is the export's alone: nothing else in Go holds it, and it is released when the
+// consumer calls the deleter. The export holds a view of its own: the caller may Release t at
+// once, and the memory stays valid until the consumer calls the deleter.
 func ExportVersioned(t *core.Tensor, opts ...adapters.Option) (*core.DLManagedTensorVersioned, error) {
 	v, copied, err := forConsumer(t, false, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("pyexchange: export: %w", err)
 	}
 	m, err := cdlpack.ExportVersioned(v) // takes a view of its own
+	if copied != nil {
+		copied.Release() // the export's view is the copy's only holder now (or none: err)
+	} else if err == nil {
+		m.Flags &^= core.FlagIsCopied
+	}
 	if err != nil {
 		return nil, fmt.Errorf("pyexchange: export: %w", err)
-	}
-	if !copied {
-		m.Flags &^= core.FlagIsCopied
 	}
 	return m, nil
 }
@@ -147,11 +159,14 @@ func ExportVersioned(t *core.Tensor, opts ...adapters.Option) (*core.DLManagedTe
 // NumPy < 2.1 and PyTorch < 2.9, which call __dlpack__() without max_version. A read-only
 // tensor is copied (or refused under ZeroCopyOnly), since the capsule cannot carry the flag.
 func ExportLegacy(t *core.Tensor, opts ...adapters.Option) (*core.DLManagedTensor, error) {
-	v, _, err := forConsumer(t, true, opts...)
+	v, copied, err := forConsumer(t, true, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("pyexchange: export: %w", err)
 	}
 	m, err := cdlpack.ExportLegacy(v)
+	if copied != nil {
+		copied.Release()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("pyexchange: export: %w", err)
 	}

@@ -297,6 +297,61 @@ func TestExportForeignLifetime(t *testing.T) {
 	runtime.KeepAlive(buf)
 }
 
+// The copy an export makes (of a read-only tensor, of negative strides, or asked for with
+// AlwaysCopy) belongs to that export alone: it is released exactly once, when the consumer calls
+// the deleter, not later by the garbage collector, and never while the export lives. Mapped
+// memory (core.NewUninit) makes the copy foreign memory that core.LiveForeign counts.
+func TestExportCopyReleasedByDeleter(t *testing.T) {
+	prev := core.SetAllocation(core.Allocation{MappedMin: 1, CacheBytes: 0})
+	defer core.SetAllocation(prev)
+	src := iota64(64, 8)
+	ro, err := src.AsReadOnly()
+	require.NoError(t, err)
+	rev, err := src.Reverse(0)
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name   string
+		in     *core.Tensor
+		legacy bool
+		opts   []adapters.Option
+	}{
+		{"read-only versioned", ro, false, nil},
+		{"read-only legacy", ro, true, nil},
+		{"reversed versioned", rev, false, nil},
+		{"always-copy legacy", src, true, []adapters.Option{adapters.AlwaysCopy()}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			want := cOrder(t, c.in) // a mapped copy too, that Settle lets the collector take
+			export := func() (*core.DLTensor, func()) {
+				if c.legacy {
+					m, err := pyexchange.ExportLegacy(c.in, c.opts...)
+					require.NoError(t, err)
+					return &m.DLTensor, func() { cdlpack.DeleteLegacy(m) }
+				}
+				m, err := pyexchange.ExportVersioned(c.in, c.opts...)
+				require.NoError(t, err)
+				require.Equal(t, core.FlagIsCopied, m.Flags)
+				return &m.DLTensor, func() { cdlpack.DeleteVersioned(m) }
+			}
+			foreign := leakcheck.Settle()
+			// at once: the deleter releases the copy, not a later collection
+			dl, del := export()
+			require.NotEqual(t, src.Data(), dl.Data, "a copy")
+			assert.Equal(t, foreign+1, core.LiveForeign(), "one mapped copy")
+			del()
+			assert.Equal(t, foreign, core.LiveForeign(), "the copy outlived its export's deleter")
+			// and never before: collections while the export lives leave it alone
+			dl, del = export()
+			assert.Equal(t, foreign+1, leakcheck.Settle(), "the copy released under its export")
+			_, _, vals := exported(dl)
+			assert.Equal(t, want, vals)
+			del()
+			assert.Equal(t, foreign, core.LiveForeign(), "the copy outlived its export's deleter")
+			assert.Equal(t, foreign, leakcheck.Settle(), "released exactly once")
+		})
+	}
+}
+
 // Without a Python interpreter attached, imports go straight to core/cdlpack.
 func TestImportWithoutPython(t *testing.T) {
 	live, foreign := pyexchange.LiveExports(), core.LiveForeign()
