@@ -76,6 +76,14 @@
 // and array made from it are gone. Copies, refusals, streams and devices go through
 // dlpackgo_export.
 //
+// IS_COPIED tells a consumer that the memory is its own until it calls the deleter, so it is set
+// only on an export that nothing else aliases: a copy Go made for that export alone (copy=True,
+// or copy=None of a Tensor that cannot be shared), whose memory the export is the only holder of
+// and which is released when its deleter runs. A registered function's result that Go had to
+// copy (read-only, negative strides) is copied once, when the function returns, and that copy is
+// the template of the result's sharer: every share of it aliases the others, so none carries
+// IS_COPIED (pxg_sharer_new clears it), and the copy is released when the last of them is let go.
+//
 // The consumer's array keeps the Go memory valid, pinned and in place, until the consumer
 // frees it and calls the deleter; releasing the handle does not affect it.
 //

@@ -329,8 +329,14 @@ static method_def share_def = {
  * pxg_sharer_new adopts tmpl, a versioned export of a tensor that may be shared, and returns a
  * new reference to the builtin share, bound to an anchor of tmpl. On failure it runs tmpl's
  * deleter and returns NULL with a Python exception set. The caller holds the GIL.
+ *
+ * tmpl may be a copy Go made for it (a function's read-only or negatively strided result,
+ * call.c), flagged IS_COPIED. Every share of it aliases that one copy, so no share may promise
+ * its consumer the memory alone: the flag is cleared here, once, and the shares copy the
+ * template's flags as they are (READ_ONLY stays).
  */
 void *pxg_sharer_new(pxg_managed_versioned *tmpl) {
+	tmpl->flags &= ~DLPG_FLAG_IS_COPIED;
 	anchor *a = malloc(sizeof *a);
 	if (a == NULL) {
 		if (tmpl->deleter != NULL) tmpl->deleter(tmpl);

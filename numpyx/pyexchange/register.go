@@ -131,7 +131,8 @@ var registry struct {
 // it nor another thread releasing the Tensor changes what the other sees): fn may read and write
 // their memory, make views of them and keep those beyond the call. The tensors it returns are
 // exported with views of their own (tensors that cannot be shared, such as read-only or negatively
-// strided ones, are copied: see Shareable), so fn keeps ownership of what it returns. A panic in fn
+// strided ones, are copied once, and every consumer of the result shares that copy, without
+// IS_COPIED: see Shareable), so fn keeps ownership of what it returns. A panic in fn
 // is recovered and raised in Python as dlpackgo.GoPanic; a non-nil error is raised as a Python
 // exception carrying its message (see ExceptionFor).
 func Register(name string, fn any, doc string) error {

@@ -822,6 +822,111 @@ class CopyProtocol(Base):
         del r, s, c
 
 
+# A float64 result this long is copied by Go into memory mapped outside its heap (core.NewUninit
+# from core.DefaultAllocation's MappedMin, 4 MiB, on): foreign memory, which LIB.live_foreign()
+# counts until it is released.
+MAPPED = (4 << 20) // 8 + 1
+
+
+class CopiedResults(Base):
+    """A function result Go must copy when it returns (read-only, or with negative strides) is
+    copied once, and every copy=None/False __dlpack__ of it shares that one copy: the consumers
+    alias each other, so none of them may be told it owns the memory alone (IS_COPIED). copy=True
+    still exports a fresh copy of its own, IS_COPIED. The copy belongs to the exports of it: it is
+    released exactly once, when the last of them is deleted, not later by Go's collector."""
+
+    def _shares(self, r):
+        """Three shares of result r: two versioned capsules (one with copy=False) read with
+        ctypes, and a legacy one in PyTorch 1.13."""
+        return (VersionedView(r.__dlpack__(max_version=(1, 3))),
+                VersionedView(r.__dlpack__(max_version=(1, 3), copy=False)),
+                torch.utils.dlpack.from_dlpack(r.__dlpack__()))
+
+    def test_shares_of_a_copy_are_not_copies(self):
+        cases = (("read-only", LIB.readonly, np.arange(4.0), [0, 1, 2, 3]),
+                 ("reversed", LIB.reversed, np.arange(4.0), [3, 2, 1, 0]))
+        for name, fn, a, want in cases:
+            with self.subTest(name):
+                r = fn(a, returns=lambda x: x)
+                v1, v2, s = self._shares(r)
+                self.assertNotEqual(v1.data, a.ctypes.data, "Go copied the result")
+                self.assertEqual((v2.data, s.data_ptr()), (v1.data, v1.data), "one copy, shared")
+                self.assertFalse(v1.flags & v2.flags & dlpackgo.FLAG_IS_COPIED,
+                                 "two consumers of one buffer both told they own it")
+                self.assertEqual((v1.flags, v2.flags), (0, 0), "a shared copy is no consumer's own")
+                # the consumers alias: what one writes, the others see (NumPy 1.24 and PyTorch
+                # 1.13 read legacy capsules, without flags, and share the same copy)
+                n = np.from_dlpack(r)
+                self.assertEqual(n.ctypes.data, v1.data)
+                v1.f64(0).value = -1
+                self.assertEqual((v2.f64(0).value, s[0].item(), n[0]), (-1, -1, -1))
+                s[1] = -2
+                self.assertEqual((v1.f64(1).value, v2.f64(1).value, n[1]), (-2, -2, -2))
+                self.assertEqual(a.tolist(), [0, 1, 2, 3], "the argument is not the copy")
+                # so do repeated shares from the C fast path (the share builtin)
+                v3 = VersionedView(r.__dlpack__(max_version=(1, 3)))
+                self.assertEqual((v3.data, v3.flags), (v1.data, 0))
+                # copy=True: a fresh buffer the consumer owns alone
+                c = VersionedView(r.__dlpack__(copy=True, max_version=(1, 3)))
+                self.assertEqual(c.flags, dlpackgo.FLAG_IS_COPIED)
+                self.assertNotEqual(c.data, v1.data)
+                self.assertEqual([c.f64(i).value for i in range(4)], [-1, -2] + want[2:])
+                c.f64(2).value = 99
+                self.assertEqual(v1.f64(2).value, want[2], "the copy=True copy is not shared")
+                for v in (v1, v2, v3, c):
+                    v.delete()
+                del r, s, n
+
+    def test_the_copy_is_released_by_the_last_deleter(self):
+        # The argument is a Go tensor (mapped too: foreign memory held by its handle), so the call
+        # leaves nothing for the collector and no collection is needed to see the copy go: the
+        # first round runs none between the call and the last deleter, the second collects
+        # garbage while consumers hold the copy, which must then stay.
+        x = arange((MAPPED,))
+        eventually(lambda: LIB.live_foreign() == self.foreign + 1, "the argument, mapped")
+        base = LIB.live_foreign()
+        for collect in (False, True):
+            # the last consumer to let go: a versioned one (ctypes), or PyTorch 1.13 (legacy)
+            for last in ("versioned", "torch"):
+                with self.subTest(collect=collect, last=last):
+                    r = LIB.readonly(x, returns=lambda y: y)
+                    self.assertEqual(LIB.live_foreign(), base + 1, "one copy, mapped")
+                    v = VersionedView(r.__dlpack__(max_version=(1, 3)))
+                    s = torch.utils.dlpack.from_dlpack(r.__dlpack__())
+                    n = np.from_dlpack(r)
+                    # copy=True: another mapped copy, its export's own
+                    c = VersionedView(r.__dlpack__(copy=True, max_version=(1, 3)))
+                    self.assertEqual(c.flags, dlpackgo.FLAG_IS_COPIED)
+                    self.assertEqual(LIB.live_foreign(), base + 2)
+                    del r  # the result itself: only the consumers hold its copy now
+                    if collect:
+                        for _ in range(3):
+                            gc.collect()
+                            LIB.collect()
+                            time.sleep(0.01)
+                        self.assertEqual(LIB.live_foreign(), base + 2, "released under live exports")
+                    self.assertEqual((v.f64(MAPPED - 1).value, s[-1].item(), n[-1], c.f64(1).value),
+                                     (MAPPED - 1,) * 3 + (1,))
+                    del n
+                    if last == "versioned":
+                        del s
+                        self.assertEqual(LIB.live_foreign(), base + 2, "released under a live export")
+                        v.delete()  # the last consumer: its deleter releases the copy, at once
+                    else:
+                        v.delete()
+                        self.assertEqual(LIB.live_foreign(), base + 2, "released under a live export")
+                        del s
+                    self.assertEqual(LIB.live_foreign(), base + 1,
+                                     "the result's copy outlived its last consumer")
+                    c.delete()
+                    self.assertEqual(LIB.live_foreign(), base, "the copy=True copy outlived its deleter")
+                    for _ in range(3):
+                        gc.collect()
+                        LIB.collect()
+                        time.sleep(0.01)
+                    self.assertEqual(LIB.live_foreign(), base, "exactly once")
+        x.release()
+
 if __name__ == "__main__":
     unittest.main()
 

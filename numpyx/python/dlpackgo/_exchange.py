@@ -35,7 +35,10 @@ max_version=None, dl_device=None, copy=None)`` and ``__dlpack_device__()``:
 
 A registered function's tensor result that reaches a consumer as an object with ``__dlpack__``
 (``returns=`` a callable, or ``"torch"``) follows the same rules: both exporters check a request
-with ``_request``, and make copies through Go.
+with ``_request``, and make copies through Go. One difference: a result that cannot be shared
+(read-only, negative strides) is copied by Go once, when the function returns, and ``copy``
+None or False shares that one copy with every consumer, without IS_COPIED (they alias each
+other); only ``copy=True`` gives a consumer a copy of its own.
 
 The first export of a shareable tensor enters Go once, to export it to the library's C code;
 from then on ``__dlpack__`` (``copy`` None or False, no ``stream``, ``dl_device`` None or the

@@ -208,6 +208,10 @@ class _Exported:
         versioned capsule); dl_device must be None or the result's own device, stream None on
         the CPU and None or -1 on other devices.
 
+        A result Go could not share (read-only, negative strides) was copied once, when the
+        function returned: copy None or False shares that copy, and every such capsule aliases
+        the others, so none carries IS_COPIED.
+
         Copies are made by Go from a share of the result, as for a Tensor, and only in host
         memory: copy=True for a result on another device raises BufferError (no device copy is
         available from Python here: share it, copy=None, and let the consumer copy it, or have
