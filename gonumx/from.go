@@ -284,13 +284,14 @@ func FromMatrix(m mat.Matrix, opts ...adapters.Option) (*core.Tensor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gonumx: view of %T: %w", m, err)
 	}
-	copied, err := o.Decide(view != nil, fmt.Sprintf("gonumx: %T has no dense float64 storage", m))
+	copied, err := o.Choose(view != nil, fmt.Sprintf("gonumx: %T has no dense float64 storage", m))
 	if err != nil {
 		return nil, err
 	}
 	if copied {
-		return Materialize(m), nil
+		view = Materialize(m)
 	}
+	o.Report(copied)
 	return view, nil
 }
 

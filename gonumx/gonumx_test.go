@@ -440,6 +440,57 @@ func TestToErrors(t *testing.T) {
 	require.Error(t, err)
 }
 
+// A conversion that fails after deciding to copy (device memory the CPU cannot copy, a dtype
+// nothing casts from) leaves the caller's ReportCopy flag as it was, whatever was in it.
+func TestToFailedCopyLeavesReport(t *testing.T) {
+	var fake [4]complex128 // room for every target's 2×2 or 4 elements
+	onDevice := func(dt core.DLDataType, shape ...int64) func() *core.Tensor {
+		return func() *core.Tensor {
+			x, err := core.Wrap(core.Desc{Data: unsafe.Pointer(&fake[0]), Device: core.DLDevice{DeviceType: core.CUDA},
+				DType: dt, Shape: shape}, nil)
+			require.NoError(t, err)
+			return x
+		}
+	}
+	float8 := func(shape ...int64) func() *core.Tensor {
+		return func() *core.Tensor {
+			return core.MustNew(core.DLDataType{Code: core.CodeFloat8E4M3FN, Bits: 8, Lanes: 1}, shape...)
+		}
+	}
+	type conv = func(*core.Tensor, ...adapters.Option) error
+	toDense := func(x *core.Tensor, o ...adapters.Option) error { _, err := gonumx.ToDense(x, o...); return err }
+	cases := []struct {
+		name string
+		to   conv
+		in   func() *core.Tensor
+	}{
+		{"ToDense/device", toDense, onDevice(core.Float64, 2, 2)},
+		{"ToDense/float8", toDense, float8(2, 2)},
+		{"ToMatrix/device", func(x *core.Tensor, o ...adapters.Option) error { _, err := gonumx.ToMatrix(x, o...); return err },
+			onDevice(core.Float64, 2, 2)},
+		{"ToVecDense/device", func(x *core.Tensor, o ...adapters.Option) error { _, err := gonumx.ToVecDense(x, o...); return err },
+			onDevice(core.Float64, 4)},
+		{"ToCDense/device", func(x *core.Tensor, o ...adapters.Option) error { _, err := gonumx.ToCDense(x, o...); return err },
+			onDevice(core.Complex128, 2, 2)},
+		{"ToCVector/float8", func(x *core.Tensor, o ...adapters.Option) error { _, err := gonumx.ToCVector(x, o...); return err },
+			float8(4)},
+		{"ToGeneral32/device", func(x *core.Tensor, o ...adapters.Option) error { _, err := gonumx.ToGeneral32(x, o...); return err },
+			onDevice(core.Float32, 2, 2)},
+		{"ToVector32/float8", func(x *core.Tensor, o ...adapters.Option) error { _, err := gonumx.ToVector32(x, o...); return err },
+			float8(4)},
+	}
+	for _, c := range cases {
+		for _, policy := range []adapters.Option{nil, adapters.AlwaysCopy()} {
+			for _, sentinel := range []bool{false, true} {
+				copied := sentinel
+				err := c.to(c.in(), policy, adapters.ReportCopy(&copied))
+				require.Error(t, err, c.name)
+				assert.Equal(t, sentinel, copied, "%s (AlwaysCopy: %v): ReportCopy was set by a conversion that failed", c.name, policy != nil)
+			}
+		}
+	}
+}
+
 func TestToEmpty(t *testing.T) {
 	m, err := gonumx.ToDense(core.MustNew(core.Float64, 0, 3), adapters.ZeroCopyOnly())
 	require.NoError(t, err)

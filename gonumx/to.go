@@ -72,14 +72,17 @@ func Shareable(t *core.Tensor) (ok bool, why string) {
 // prepared is a tensor ready to lend its memory to Gonum: the input itself when it can be
 // shared, a fresh copy otherwise.
 type prepared[T element] struct {
-	src   *core.Tensor // what the Gonum value is built over
-	span  []T          // the memory from the first element on
-	shape []int64
-	inc   []int64 // strides to give Gonum
+	src    *core.Tensor // what the Gonum value is built over
+	span   []T          // the memory from the first element on
+	shape  []int64
+	inc    []int64 // strides to give Gonum
+	copied bool    // src is a copy, which done reports
+	o      adapters.Options
 }
 
 // prepare decides, under the options, whether t can lend its memory as rank-dimensional T
-// storage, copies (casting) when it cannot and copying is allowed, and returns the memory.
+// storage, copies (casting) when it cannot and copying is allowed, and returns the memory. The
+// decision is reported by done, once the Gonum value is made.
 func prepare[T element](t *core.Tensor, rank int, o adapters.Options, target string) (prepared[T], error) {
 	var p prepared[T]
 	dt := core.DTypeOf[T]()
@@ -98,7 +101,7 @@ func prepare[T element](t *core.Tensor, rank int, o adapters.Options, target str
 		fits = vectorFits(t)
 	}
 	reason := whyNot(t, dt, fits, target)
-	copied, err := o.Decide(reason == "", reason)
+	copied, err := o.Choose(reason == "", reason)
 	if err != nil {
 		return p, err
 	}
@@ -111,7 +114,7 @@ func prepare[T element](t *core.Tensor, rank int, o adapters.Options, target str
 			return p, fmt.Errorf("gonumx: copy to %s: %w", target, err)
 		}
 	}
-	p.src, p.shape = src, src.Shape()
+	p.src, p.shape, p.copied, p.o = src, src.Shape(), copied, o
 	if src.Empty() {
 		return p, nil
 	}
@@ -149,12 +152,14 @@ func (p prepared[T]) vector() (n, inc int, data []T) {
 	return n, inc, p.span[: (n-1)*inc+1 : (n-1)*inc+1]
 }
 
-// attach ties the memory of p.src to v's lifetime.
-func attach[V any](v *V, src *core.Tensor) error {
-	if err := core.Attach(v, src); err != nil {
-		return fmt.Errorf("gonumx: %w", err)
+// done ties the memory of p.src to v's lifetime and, once it has, reports whether p copied:
+// a conversion that fails leaves the caller's adapters.ReportCopy flag as it was.
+func done[V any, T element](v *V, p prepared[T]) (*V, error) {
+	if err := core.Attach(v, p.src); err != nil {
+		return v, fmt.Errorf("gonumx: %w", err)
 	}
-	return nil
+	p.o.Report(p.copied)
+	return v, nil
 }
 
 // ToDense returns a *mat.Dense over t's memory when t is a writable float64 2-D host tensor with
@@ -186,10 +191,11 @@ func denseOf(p prepared[float64]) (*mat.Dense, error) {
 	m := &mat.Dense{}
 	rows, cols, stride, data := p.general()
 	if rows == 0 && cols == 0 {
+		p.o.Report(p.copied)
 		return m, nil
 	}
 	m.SetRawMatrix(blas64.General{Rows: rows, Cols: cols, Stride: stride, Data: data})
-	return m, attach(m, p.src)
+	return done(m, p)
 }
 
 // ToMatrix is ToDense that also shares a Fortran-order float64 2-D tensor (unit row stride,
@@ -224,7 +230,7 @@ func ToVecDense(t *core.Tensor, opts ...adapters.Option) (*mat.VecDense, error) 
 	v := &mat.VecDense{}
 	n, inc, data := p.vector()
 	v.SetRawVector(blas64.Vector{N: n, Inc: inc, Data: data})
-	return v, attach(v, p.src)
+	return done(v, p)
 }
 
 // ToCDense returns a *mat.CDense over t's memory when t is a writable complex128 2-D host
@@ -238,10 +244,11 @@ func ToCDense(t *core.Tensor, opts ...adapters.Option) (*mat.CDense, error) {
 	m := &mat.CDense{}
 	rows, cols, stride, data := p.general()
 	if rows == 0 && cols == 0 {
+		p.o.Report(p.copied)
 		return m, nil
 	}
 	m.SetRawCMatrix(cblas128.General{Rows: rows, Cols: cols, Stride: stride, Data: data})
-	return m, attach(m, p.src)
+	return done(m, p)
 }
 
 // ToCVector returns a *cblas128.Vector over t's memory when t is a writable complex128 1-D host
@@ -254,7 +261,7 @@ func ToCVector(t *core.Tensor, opts ...adapters.Option) (*cblas128.Vector, error
 	}
 	v := &cblas128.Vector{}
 	v.N, v.Inc, v.Data = p.vector()
-	return v, attach(v, p.src)
+	return done(v, p)
 }
 
 // ToGeneral32 returns a *blas32.General over t's memory when t is a writable float32 2-D host
@@ -269,7 +276,7 @@ func ToGeneral32(t *core.Tensor, opts ...adapters.Option) (*blas32.General, erro
 	}
 	g := &blas32.General{}
 	g.Rows, g.Cols, g.Stride, g.Data = p.general()
-	return g, attach(g, p.src)
+	return done(g, p)
 }
 
 // ToVector32 returns a *blas32.Vector over t's memory when t is a writable float32 1-D host
@@ -282,5 +289,5 @@ func ToVector32(t *core.Tensor, opts ...adapters.Option) (*blas32.Vector, error)
 	}
 	v := &blas32.Vector{}
 	v.N, v.Inc, v.Data = p.vector()
-	return v, attach(v, p.src)
+	return done(v, p)
 }
