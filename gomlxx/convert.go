@@ -100,14 +100,21 @@ func FromTensor(t *tensors.Tensor, opts ...adapters.Option) (*core.Tensor, error
 		return nil, err
 	}
 	why := whyNotLocal(t)
-	copied, err := o.Decide(why == "", why)
+	copied, err := o.Choose(why == "", why)
 	if err != nil {
 		return nil, err
 	}
+	var c *core.Tensor
 	if copied {
-		return copyOut(t, dt)
+		c, err = copyOut(t, dt)
+	} else {
+		c, err = view(t, dt)
 	}
-	return view(t, dt)
+	if err != nil {
+		return nil, err
+	}
+	o.Report(copied)
+	return c, nil
 }
 
 // view makes a writable core tensor over t's local storage.
@@ -212,25 +219,28 @@ func Take(t *tensors.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
 		return nil, err
 	}
 	var c *core.Tensor
+	var copied bool
 	switch {
 	case whyNotLocal(t) == "":
-		copied, _ := o.Decide(true, "") // shareable: Decide cannot fail
+		copied, _ = o.Choose(true, "") // shareable: Choose cannot fail
 		if copied {
 			c, err = copyOut(t, dt)
 		} else {
 			c, err = view(t, dt)
 		}
 	case goBuffer(t):
-		copied, _ := o.Decide(true, "")
-		if copied {
-			c, err = copyOut(t, dt)
-		} else {
-			return donate(t, dt)
+		if copied, _ = o.Choose(true, ""); !copied {
+			if c, err = donate(t, dt); err != nil {
+				return nil, err
+			}
+			o.Report(false)
+			return c, nil
 		}
+		c, err = copyOut(t, dt)
 	default:
 		why := fmt.Sprintf("gomlxx: the tensor's data is a buffer of backend %s, not Go memory of the pure-Go backend "+
 			"(a device, or native memory the backend frees when it is itself finalized)", backendName(t))
-		if _, err := o.Decide(false, why); err != nil {
+		if copied, err = o.Choose(false, why); err != nil {
 			return nil, err
 		}
 		c, err = copyOut(t, dt)
@@ -241,6 +251,7 @@ func Take(t *tensors.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
 	if err := t.FinalizeAll(); err != nil {
 		return nil, fmt.Errorf("%w: finalizing the tensor taken: %v", ErrGoMLX, err)
 	}
+	o.Report(copied)
 	return c, nil
 }
 
@@ -348,7 +359,7 @@ func ToTensor(t *core.Tensor, opts ...adapters.Option) (*tensors.Tensor, error) 
 		return nil, fmt.Errorf("%w: gomlxx: GoMLX v0.26 has no host storage for dtype %s (%s)", adapters.ErrUnsupported, gdt, t.DType())
 	}
 	gt, why := origin(t)
-	copied, err := o.Decide(gt != nil, why)
+	copied, err := o.Choose(gt != nil, why)
 	if err != nil {
 		return nil, err
 	}
@@ -357,6 +368,7 @@ func ToTensor(t *core.Tensor, opts ...adapters.Option) (*tensors.Tensor, error) 
 		if err := gt.InvalidateOnDevice(); err != nil {
 			return nil, fmt.Errorf("%w: dropping the device copy of the tensor handed back: %v", ErrGoMLX, err)
 		}
+		o.Report(false)
 		return gt, nil
 	}
 	if !t.HostAccessible() {
@@ -390,6 +402,7 @@ func ToTensor(t *core.Tensor, opts ...adapters.Option) (*tensors.Tensor, error) 
 	if cerr != nil {
 		return nil, fmt.Errorf("gomlxx: copy of %s into GoMLX: %w", t, cerr)
 	}
+	o.Report(true)
 	return out, nil
 }
 

@@ -533,6 +533,23 @@ func TestFinalizedBackend(t *testing.T) {
 	taken.Release() // BufferFinalize on a finalized backend: refused by simplego, ignored here
 }
 
+// ToTensor decides to copy device memory, then finds that it cannot: the caller's ReportCopy
+// flag is left as it was, whatever was in it.
+func TestToTensorFailedCopyLeavesReport(t *testing.T) {
+	var fake [4]float64
+	dev, err := core.Wrap(core.Desc{Data: unsafe.Pointer(&fake[0]), Device: core.DLDevice{DeviceType: core.CUDA},
+		DType: core.Float64, Shape: []int64{4}}, nil)
+	require.NoError(t, err)
+	for _, policy := range []adapters.Option{nil, adapters.AlwaysCopy()} {
+		for _, sentinel := range []bool{false, true} {
+			copied := sentinel
+			_, err := gomlxx.ToTensor(dev, policy, adapters.ReportCopy(&copied))
+			require.ErrorIs(t, err, core.ErrNotHost)
+			assert.Equal(t, sentinel, copied, "AlwaysCopy: %v: ReportCopy was set by a conversion that failed", policy != nil)
+		}
+	}
+}
+
 // Half-precision values mean the same on both sides: GoMLX's bfloat16.BFloat16 and
 // x448/float16.Float16 have core.BF16's and core.Float16's bits. GoMLX's pure-Go backend computes
 // in bfloat16; it has no float16 arithmetic in v0.26 (it refuses float16 parameters), so float16
