@@ -84,17 +84,24 @@ func ToHost(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
 				return nil, fmt.Errorf("gpu: to host: %w", err)
 			}
 		}
-		if copied, _ := o.Decide(true, ""); copied {
+		if copied, _ := o.Choose(true, ""); copied {
 			c, err := adapters.Clone(t, adapters.COrder)
 			if err != nil {
 				return nil, fmt.Errorf("gpu: to host: %w", err)
 			}
+			o.Report(true)
 			return c, nil
 		}
+		o.Report(false)
 		return t, nil
 	}
-	if _, err := o.Decide(false, fmt.Sprintf("tensor on %s must be copied to the host", t.Device())); err != nil {
+	if _, err := o.Choose(false, fmt.Sprintf("tensor on %s must be copied to the host", t.Device())); err != nil {
 		return nil, fmt.Errorf("gpu: %w (%w)", err, core.ErrNotHost)
 	}
-	return To(t, core.CPUDevice)
+	c, err := To(t, core.CPUDevice)
+	if err != nil {
+		return nil, err
+	}
+	o.Report(true)
+	return c, nil
 }
