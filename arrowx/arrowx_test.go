@@ -409,6 +409,25 @@ func TestArrowTensorBothWays(t *testing.T) {
 	require.ErrorIs(t, err, adapters.ErrUnsupported)
 }
 
+// FromTensor decides (to share, or under AlwaysCopy to copy) before it finds that the tensor's
+// elements lie outside its buffer: the caller's ReportCopy flag is left as it was, whatever was
+// in it.
+func TestFromTensorFailedLeavesReport(t *testing.T) {
+	mem := checked(t)
+	arr := float32Array(mem, 0, 1, 2, 3, 4, 5)
+	defer arr.Release()
+	big := tensor.New(arr.Data(), []int64{3, 3}, []int64{12, 4}, nil) // 9 elements over 6
+	defer big.Release()
+	for _, policy := range []adapters.Option{nil, adapters.AlwaysCopy()} {
+		for _, sentinel := range []bool{false, true} {
+			copied := sentinel
+			_, err := arrowx.FromTensor(big, policy, adapters.ReportCopy(&copied))
+			require.ErrorIs(t, err, arrowx.ErrMalformed)
+			assert.Equal(t, sentinel, copied, "AlwaysCopy: %v: ReportCopy was set by a conversion that failed", policy != nil)
+		}
+	}
+}
+
 func TestRecordBatchAsMatrix(t *testing.T) {
 	mem := checked(t)
 	x := core.MustFromSlice([]float64{1, 2, 3, 4, 5, 6}, 3, 2) // C order: columns are strided

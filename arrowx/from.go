@@ -194,14 +194,21 @@ func fromData(d arrow.ArrayData, opts ...adapters.Option) (*core.Tensor, error) 
 	case nulls:
 		share, why = false, "the array has nulls to fill"
 	}
-	cp, err := o.Decide(share, why)
+	cp, err := o.Choose(share, why)
 	if err != nil {
 		return nil, fmt.Errorf("arrowx: FromArray of %s: %w", d.DataType(), err)
 	}
-	if !cp {
-		return l.view()
+	var t *core.Tensor
+	if cp {
+		t, err = l.copyOut(fill, nulls)
+	} else {
+		t, err = l.view()
 	}
-	return l.copyOut(fill, nulls)
+	if err != nil {
+		return nil, err
+	}
+	o.Report(cp)
+	return t, nil
 }
 
 // view wraps the leaf's values buffer, holding a reference on it.

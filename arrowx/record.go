@@ -65,7 +65,7 @@ func ToRecord(t *core.Tensor, names []string, opts ...adapters.Option) (arrow.Re
 		return nil, fmt.Errorf("%w: %d names for %d columns", ErrMismatch, len(names), cols)
 	}
 	o := adapters.Apply(opts...)
-	cp, err := o.Decide(RecordShareable(t))
+	cp, err := o.Choose(RecordShareable(t))
 	if err != nil {
 		return nil, fmt.Errorf("arrowx: ToRecord of %s: %w", t, err)
 	}
@@ -121,5 +121,6 @@ func ToRecord(t *core.Tensor, names []string, opts ...adapters.Option) (arrow.Re
 		arrs[j] = array.MakeFromData(data)
 		data.Release()
 	}
+	o.Report(cp)
 	return array.NewRecordBatch(arrow.NewSchema(fields, nil), arrs, rows), nil
 }

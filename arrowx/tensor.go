@@ -69,7 +69,7 @@ func ToTensor(t *core.Tensor, opts ...adapters.Option) (tensor.Interface, error)
 		return nil, err
 	}
 	o := adapters.Apply(opts...)
-	cp, err := o.Decide(TensorShareable(t))
+	cp, err := o.Choose(TensorShareable(t))
 	if err != nil {
 		return nil, fmt.Errorf("arrowx: ToTensor of %s: %w", t, err)
 	}
@@ -112,6 +112,7 @@ func ToTensor(t *core.Tensor, opts ...adapters.Option) (tensor.Interface, error)
 	}
 	data := array.NewData(adt, int(n), []*memory.Buffer{nil, buf}, nil, 0, 0)
 	defer data.Release()
+	o.Report(cp)
 	return tensor.New(data, src.Shape(), strides, nil), nil
 }
 
@@ -163,16 +164,20 @@ func FromTensor(at tensor.Interface, opts ...adapters.Option) (*core.Tensor, err
 		buf = bs[1]
 	}
 	o := adapters.Apply(opts...)
-	cp, err := o.Decide(true, "")
+	cp, err := o.Choose(true, "")
 	if err != nil {
 		return nil, err
 	}
 	if empty {
 		t, err := core.New(dt, shape...)
-		if err != nil || !cp {
-			return t, err
+		if err == nil && cp {
+			t, err = t.WithFlags(core.FlagIsCopied)
 		}
-		return t.WithFlags(core.FlagIsCopied)
+		if err != nil {
+			return nil, err
+		}
+		o.Report(cp)
+		return t, nil
 	}
 	// every element offset lies in [lo, hi] (in elements from the first); both must be inside
 	// the buffer past the array's offset
@@ -207,11 +212,15 @@ func FromTensor(at tensor.Interface, opts ...adapters.Option) (*core.Tensor, err
 	}
 	buf.Retain()
 	t, err := core.Wrap(desc, buf.Release)
-	if err != nil || !cp {
-		return t, err
+	if err == nil && cp {
+		defer t.Release()
+		t, err = adapters.Clone(t, adapters.COrder)
 	}
-	defer t.Release()
-	return adapters.Clone(t, adapters.COrder)
+	if err != nil {
+		return nil, err
+	}
+	o.Report(cp)
+	return t, nil
 }
 
 func abs(x int64) int64 {
@@ -278,12 +287,17 @@ func FromRecord(rec arrow.RecordBatch, opts ...adapters.Option) (*core.Tensor, e
 	case !spaced:
 		share, why = false, "the columns' buffers are not equally spaced in memory"
 	}
-	cp, err := o.Decide(share, why)
+	cp, err := o.Choose(share, why)
 	if err != nil {
 		return nil, fmt.Errorf("arrowx: FromRecord: %w", err)
 	}
 	if !cp {
-		return viewColumns(lays, rows, colStride)
+		t, err := viewColumns(lays, rows, colStride)
+		if err != nil {
+			return nil, err
+		}
+		o.Report(false)
+		return t, nil
 	}
 	out, err := core.New(dt, rows, ncols)
 	if err != nil {
@@ -305,7 +319,11 @@ func FromRecord(rec arrow.RecordBatch, opts ...adapters.Option) (*core.Tensor, e
 			return nil, fmt.Errorf("arrowx: FromRecord: %w", err)
 		}
 	}
-	return out.WithFlags(core.FlagIsCopied)
+	if out, err = out.WithFlags(core.FlagIsCopied); err != nil {
+		return nil, err
+	}
+	o.Report(true)
+	return out, nil
 }
 
 // firstAddr is the address of a layout's first element (0 when it has none).

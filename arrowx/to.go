@@ -79,7 +79,7 @@ func ToArray(t *core.Tensor, opts ...adapters.Option) (arrow.Array, error) {
 		}
 	}
 	o := adapters.Apply(opts...)
-	cp, err := o.Decide(Shareable(t))
+	cp, err := o.Choose(Shareable(t))
 	if err != nil {
 		return nil, fmt.Errorf("arrowx: ToArray of %s: %w", t, err)
 	}
@@ -111,6 +111,7 @@ func ToArray(t *core.Tensor, opts ...adapters.Option) (arrow.Array, error) {
 	}
 	arr := array.MakeFromData(data)
 	data.Release()
+	o.Report(cp)
 	return arr, nil
 }
 
