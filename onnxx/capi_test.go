@@ -319,6 +319,37 @@ func TestCastInputs(t *testing.T) {
 	assert.Equal(t, []float32{3, 7, 11, 5, 9, 13}, y)
 }
 
+// TestFailedRunLeavesReport: a run that copies its input and then fails (a destination of the
+// wrong dtype, found after the input is bound; a destination of the wrong shape, which ORT
+// itself refuses) leaves the caller's ReportCopy flag as it was, whatever was in it.
+func TestFailedRunLeavesReport(t *testing.T) {
+	s, err := onnxx.NewSession(model("dynamic_float32"), nil, nil, nil)
+	require.NoError(t, err)
+	defer s.Destroy()
+	transposed := func() *core.Tensor { return must(core.MustFromSlice([]float32{1, 2, 3, 4, 5, 6}, 3, 2).Transpose()) }
+	for _, c := range []struct {
+		name string
+		x    func() *core.Tensor
+		y    *core.Tensor
+		err  error
+		opts []adapters.Option
+	}{
+		{"copied input, float64 destination", transposed, core.MustNew(core.Float64, 2, 3), onnxx.ErrModel, nil},
+		{"cast input, misshapen destination", func() *core.Tensor { return core.MustFromSlice([]float64{1, 2, 3}, 1, 3) },
+			core.MustNew(core.Float32, 5, 3), onnxx.ErrRuntime, []adapters.Option{onnxx.CastInputs()}},
+		{"input copied always, misshapen destination", transposed, core.MustNew(core.Float32, 5, 3), onnxx.ErrRuntime,
+			[]adapters.Option{adapters.AlwaysCopy()}},
+	} {
+		for _, sentinel := range []bool{false, true} {
+			copied := sentinel
+			_, err := s.RunWith(map[string]*core.Tensor{"X": c.x()}, map[string]*core.Tensor{"Y": c.y},
+				append(c.opts, adapters.ReportCopy(&copied))...)
+			require.ErrorIs(t, err, c.err, c.name)
+			assert.Equal(t, sentinel, copied, "%s: ReportCopy was set by a run that failed", c.name)
+		}
+	}
+}
+
 // TestScalarsAndOptions runs 0-d inputs and outputs under several session options, and checks
 // that every option reaches ORT (a bad one fails) and the 0-d input is read in place.
 func TestScalarsAndOptions(t *testing.T) {

@@ -132,8 +132,8 @@ func Run(path string, inputs map[string]*core.Tensor, outputNames []string, opts
 func (s *Session) run(ins, outs []*core.Tensor, fill bool, o adapters.Options) error {
 	if o.Policy != adapters.CopyAlways && !slices.Contains(outs, nil) {
 		if done, err := s.runKept(ins, outs); done {
-			if err == nil && o.Copied != nil {
-				*o.Copied = false
+			if err == nil {
+				o.Report(false)
 			}
 			return err
 		}
@@ -214,14 +214,10 @@ func (s *Session) runHeld(ins, outs []*core.Tensor, fill bool, o adapters.Option
 	}
 	st := s.stage()
 	defer s.unstage(st)
-	report := o.Copied
-	o.Copied = nil // the run reports once, for all inputs
 	if err := s.runStaged(st, ins, outs, fill, o); err != nil {
 		return err
 	}
-	if report != nil {
-		*report = st.copied
-	}
+	o.Report(st.copied) // once, for all inputs, and only for a run that succeeded
 	return nil
 }
 
@@ -297,7 +293,7 @@ func (s *Session) inputSource(st *stage, info *IOInfo, t *core.Tensor, o adapter
 		return s.castInput(st, info, t, o)
 	}
 	ok, why := Shareable(t)
-	cp, err := o.Decide(ok, why)
+	cp, err := o.Choose(ok, why) // the run reports, once it has succeeded
 	if err != nil {
 		return nil, fmt.Errorf("onnxx: input %q: %w", info.Name, err)
 	}

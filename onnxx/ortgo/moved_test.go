@@ -173,13 +173,18 @@ func TestToValueErrors(t *testing.T) {
 		{"device", dev, onnxx.ErrUnsupportedDevice},
 		{"float8", f8, onnxx.ErrDType},
 		{"lanes", vec, onnxx.ErrDType},
-		{"0-d float16", core.Scalar(float16.Fromfloat32(1)), onnxx.ErrDType},
+		{"0-d float16", core.Scalar(float16.Fromfloat32(1)), onnxx.ErrDType}, // refused after the copy decision
+		{"0-d bfloat16", core.Scalar(core.BF16FromFloat32(1)), onnxx.ErrDType},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v, err := ortgo.ToValue(tc.t)
-			require.ErrorIs(t, err, tc.err)
-			assert.Nil(t, v)
-			assert.Contains(t, err.Error(), "onnxx")
+			for _, sentinel := range []bool{false, true} { // a failure leaves ReportCopy's flag as it was
+				copied := sentinel
+				v, err := ortgo.ToValue(tc.t, adapters.ReportCopy(&copied))
+				require.ErrorIs(t, err, tc.err)
+				assert.Nil(t, v)
+				assert.Contains(t, err.Error(), "onnxx")
+				assert.Equal(t, sentinel, copied, "ReportCopy was set by a conversion that failed")
+			}
 		})
 	}
 	assert.ErrorIs(t, onnxx.ErrUnsupportedDevice, adapters.ErrUnsupported)

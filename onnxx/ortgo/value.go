@@ -27,20 +27,23 @@ import (
 // value's GetData then. Call Destroy on the value when done (an unreachable value is destroyed
 // by the garbage collector). Init must have succeeded (else ErrNotInitialized).
 func ToValue(t *core.Tensor, opts ...adapters.Option) (ort.Value, error) {
-	v, err := toValue(t, adapters.Apply(opts...), true)
+	o := adapters.Apply(opts...)
+	v, err := toValue(t, o, true)
 	if err != nil {
 		return nil, err
 	}
+	o.Report(v.copied)
 	return v.value, nil
 }
 
 // built is a value made over a tensor, with the tensor it reads (t itself or a copy) and the
 // pin that makes ORT's hold on Go memory legal under the cgo rules.
 type built struct {
-	value ort.Value
-	src   *core.Tensor
-	pin   *runtime.Pinner
-	shape []int64 // src's shape (a Session compares it on reuse)
+	value  ort.Value
+	src    *core.Tensor
+	pin    *runtime.Pinner
+	shape  []int64 // src's shape (a Session compares it on reuse)
+	copied bool    // the value reads a copy of the tensor it was asked for (ReportCopy says so)
 }
 
 // release destroys the value and unpins its memory; the Session uses it for the values it makes
@@ -81,7 +84,7 @@ func toValue(t *core.Tensor, o adapters.Options, public bool) (built, error) {
 	if !contiguous {
 		why = fmt.Sprintf("onnxx: ORT needs C-order elements, %s has strides %v", t, t.Strides())
 	}
-	cp, err := o.Decide(contiguous, why)
+	cp, err := o.Choose(contiguous, why) // reported by ToValue, once the value is made
 	if err != nil {
 		return built{}, err
 	}
@@ -91,7 +94,7 @@ func toValue(t *core.Tensor, o adapters.Options, public bool) (built, error) {
 			return built{}, fmt.Errorf("onnxx: copying %s: %w", t, err)
 		}
 	}
-	b := built{src: src}
+	b := built{src: src, copied: cp}
 	if src.Len() > 0 {
 		b.pin = new(runtime.Pinner)
 		b.pin.Pin(src.Data()) // a no-op for memory Go did not allocate
@@ -210,7 +213,7 @@ var made sync.Map
 // scalarValue copies a 0-d tensor into an *ort.Scalar[T]: onnxruntime_go makes 0-d values only
 // over their own one-element copy.
 func scalarValue(t *core.Tensor, o adapters.Options) (built, error) {
-	if _, err := o.Decide(false, "onnxx: onnxruntime_go copies 0-d values"); err != nil {
+	if _, err := o.Choose(false, "onnxx: onnxruntime_go copies 0-d values"); err != nil {
 		return built{}, err
 	}
 	var v ort.Value
@@ -244,7 +247,7 @@ func scalarValue(t *core.Tensor, o adapters.Options) (built, error) {
 	if err != nil {
 		return built{}, fmt.Errorf("onnxx: making an ORT value of %s: %w", t, err)
 	}
-	return built{value: v, src: t}, nil
+	return built{value: v, src: t, copied: true}, nil
 }
 
 // scalarElem is an element type both core and onnxruntime_go know.
