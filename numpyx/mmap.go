@@ -64,9 +64,12 @@ func Map(name string, opts ...adapters.Option) (*core.Tensor, error) {
 		why = fmt.Sprintf("data at offset %d is not aligned to %d bytes for %s", h.DataOffset, align, h.Descr)
 	}
 	if h.Len() == 0 {
-		o.Report(false)
 		t, _, err := newFor(h)
-		return t, err
+		if err != nil {
+			return nil, err
+		}
+		o.Report(false)
+		return t, nil
 	}
 	var mapped *core.Tensor
 	if why == "" && o.Policy != adapters.CopyAlways {
@@ -80,7 +83,7 @@ func Map(name string, opts ...adapters.Option) (*core.Tensor, error) {
 			mapped, why = nil, "bool data holds bytes other than 0 and 1"
 		}
 	}
-	cp, err := o.Decide(why == "", why)
+	cp, err := o.Choose(why == "", why)
 	if err != nil {
 		return nil, fmt.Errorf("numpyx: mapping %s: %w", name, err)
 	}
@@ -88,8 +91,11 @@ func Map(name string, opts ...adapters.Option) (*core.Tensor, error) {
 		if mapped != nil {
 			mapped.Release()
 		}
-		return readData(io.NewSectionReader(f, h.DataOffset, size-h.DataOffset), h, size-h.DataOffset)
+		if mapped, err = readData(io.NewSectionReader(f, h.DataOffset, size-h.DataOffset), h, size-h.DataOffset); err != nil {
+			return nil, err
+		}
 	}
+	o.Report(cp)
 	return mapped, nil
 }
 

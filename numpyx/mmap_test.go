@@ -2,6 +2,7 @@ package numpyx_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -108,6 +109,40 @@ func TestMapFortran(t *testing.T) {
 		v, err := core.At[int32](m, 2, 0)
 		require.NoError(t, err)
 		assert.Equal(t, int32(3), v)
+	}
+}
+
+// TestMapFailedReadLeavesReport: Map under AlwaysCopy decides to read the file, then cannot
+// allocate what its header promises (2^47 bytes, more than Go can allocate, in a sparse file
+// that really holds them): the caller's ReportCopy flag is left as it was, whatever was in it.
+// It needs a file system that holds sparse files of 128 TiB (tmpfs, XFS; not ext4).
+func TestMapFailedReadLeavesReport(t *testing.T) {
+	const n = 1 << 47
+	head := headerBlock(t, fmt.Sprintf("{'descr': '|u1', 'fortran_order': False, 'shape': (%d,), }", n))
+	var path string
+	for _, dir := range []string{t.TempDir(), "/dev/shm"} {
+		f, err := os.CreateTemp(dir, "sparse-*.npy")
+		if err != nil {
+			continue
+		}
+		defer os.Remove(f.Name())
+		_, err = f.Write(head)
+		if err == nil {
+			err = f.Truncate(int64(len(head)) + n)
+		}
+		if f.Close() == nil && err == nil {
+			path = f.Name()
+			break
+		}
+	}
+	if path == "" {
+		t.Skip("no file system here holds a sparse file of 128 TiB")
+	}
+	for _, sentinel := range []bool{false, true} {
+		copied := sentinel
+		_, err := numpyx.Map(path, adapters.AlwaysCopy(), adapters.ReportCopy(&copied))
+		require.ErrorIs(t, err, core.ErrOverflow)
+		assert.Equal(t, sentinel, copied, "ReportCopy was set by a Map that failed")
 	}
 }
 

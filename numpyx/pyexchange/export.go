@@ -53,25 +53,25 @@ func hasNegativeStride(t *core.Tensor) bool {
 	return false
 }
 
-// forConsumer returns the tensor to export to a consumer under the copy policy in opts: t, a
-// tidied view of it, or a C-order copy of it (flagged core.FlagIsCopied); and, when it copied,
-// the copy itself. The caller must not Release the result (it may be t). A copy that is needed
-// but not allowed fails with adapters.ErrCopyRequired.
+// forConsumer returns the tensor to export to a consumer under the copy policy o: t, a tidied
+// view of it, or a C-order copy of it (flagged core.FlagIsCopied); and, when it copied, the copy
+// itself (the caller reports whether it copied once the export is made). The caller must not
+// Release the result (it may be t). A copy that is needed but not allowed fails with
+// adapters.ErrCopyRequired.
 //
 // The copy is the caller's: it exports the result (the export takes a view of its own) and then
 // releases the copy, which leaves the export the only holder of its memory, so that the copy is
 // released when the consumer calls the deleter (a large copy is a mapped block that goes back to
 // core.NewUninit's cache at once) rather than whenever the garbage collector notices it.
-func forConsumer(t *core.Tensor, legacy bool, opts ...adapters.Option) (v, copied *core.Tensor, err error) {
+func forConsumer(t *core.Tensor, legacy bool, o adapters.Options) (v, copied *core.Tensor, err error) {
 	if t == nil {
 		return nil, nil, fmt.Errorf("%w: tensor", core.ErrNil)
 	}
 	if t.Released() {
 		return nil, nil, core.ErrReleased
 	}
-	o := adapters.Apply(opts...)
 	shareable, why := Shareable(t, legacy)
-	cp, err := o.Decide(shareable, why)
+	cp, err := o.Choose(shareable, why)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -139,7 +139,8 @@ func tidy(t *core.Tensor) (*core.Tensor, error) {
 // consumer calls the deleter. The export holds a view of its own: the caller may Release t at
 // once, and the memory stays valid until the consumer calls the deleter.
 func ExportVersioned(t *core.Tensor, opts ...adapters.Option) (*core.DLManagedTensorVersioned, error) {
-	v, copied, err := forConsumer(t, false, opts...)
+	o := adapters.Apply(opts...)
+	v, copied, err := forConsumer(t, false, o)
 	if err != nil {
 		return nil, fmt.Errorf("pyexchange: export: %w", err)
 	}
@@ -152,6 +153,7 @@ func ExportVersioned(t *core.Tensor, opts ...adapters.Option) (*core.DLManagedTe
 	if err != nil {
 		return nil, fmt.Errorf("pyexchange: export: %w", err)
 	}
+	o.Report(copied != nil)
 	return m, nil
 }
 
@@ -159,7 +161,8 @@ func ExportVersioned(t *core.Tensor, opts ...adapters.Option) (*core.DLManagedTe
 // NumPy < 2.1 and PyTorch < 2.9, which call __dlpack__() without max_version. A read-only
 // tensor is copied (or refused under ZeroCopyOnly), since the capsule cannot carry the flag.
 func ExportLegacy(t *core.Tensor, opts ...adapters.Option) (*core.DLManagedTensor, error) {
-	v, copied, err := forConsumer(t, true, opts...)
+	o := adapters.Apply(opts...)
+	v, copied, err := forConsumer(t, true, o)
 	if err != nil {
 		return nil, fmt.Errorf("pyexchange: export: %w", err)
 	}
@@ -170,5 +173,6 @@ func ExportLegacy(t *core.Tensor, opts ...adapters.Option) (*core.DLManagedTenso
 	if err != nil {
 		return nil, fmt.Errorf("pyexchange: export: %w", err)
 	}
+	o.Report(copied != nil)
 	return m, nil
 }

@@ -215,6 +215,46 @@ func TestExportRefusals(t *testing.T) {
 	require.ErrorIs(t, err, core.ErrReleased)
 }
 
+// An export that decides to copy device memory, which the CPU cannot copy, fails after the
+// decision: the caller's ReportCopy flag is left as it was, whatever was in it.
+func TestExportFailedCopyLeavesReport(t *testing.T) {
+	buf := make([]float64, 4) // stands in for device memory: never touched
+	dev, err := core.WrapKeep(core.Desc{Data: unsafe.Pointer(&buf[0]), Device: core.DLDevice{DeviceType: core.CUDA},
+		DType: core.Float64, Shape: []int64{4}}, buf)
+	require.NoError(t, err)
+	reversed, err := dev.Reverse(0) // negative strides: never exported as they are
+	require.NoError(t, err)
+	readOnly, err := dev.AsReadOnly()
+	require.NoError(t, err)
+	export := map[string]func(*core.Tensor, ...adapters.Option) error{
+		"versioned": func(x *core.Tensor, o ...adapters.Option) error {
+			_, err := pyexchange.ExportVersioned(x, o...)
+			return err
+		},
+		"legacy": func(x *core.Tensor, o ...adapters.Option) error {
+			_, err := pyexchange.ExportLegacy(x, o...)
+			return err
+		},
+	}
+	for _, c := range []struct {
+		name   string
+		in     *core.Tensor
+		policy adapters.Option
+	}{
+		{"negative strides", reversed, nil},
+		{"read-only", readOnly, nil},
+		{"AlwaysCopy", dev, adapters.AlwaysCopy()},
+	} {
+		for kind, f := range export {
+			for _, sentinel := range []bool{false, true} {
+				copied := sentinel
+				require.ErrorIs(t, f(c.in, c.policy, adapters.ReportCopy(&copied)), core.ErrNotHost, "%s, %s", c.name, kind)
+				assert.Equal(t, sentinel, copied, "%s, %s: ReportCopy was set by an export that failed", c.name, kind)
+			}
+		}
+	}
+}
+
 // The export keeps Go memory valid and in place after every Go reference to it is gone.
 func TestExportOutlivesProducer(t *testing.T) {
 	live := pyexchange.LiveExports()
