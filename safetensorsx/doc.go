@@ -92,5 +92,10 @@
 //     requires: no gaps, no overlaps, nothing past the end or after the last tensor.
 //   - Bool bytes read (ReadFile, Read, Reader, copies) are normalised to 0 and 1; mapped ones
 //     lie as they are.
+//   - core.FlagIsCopied marks exactly the tensors the file's bytes were copied into: every
+//     tensor read (ReadFile, Read, Reader) or copied (File.Tensor) except those without
+//     elements, which are fresh empty tensors, shared with nothing and copied from nothing, on
+//     every path. File.Tensor reports them to adapters.ReportCopy as no copy, under every
+//     policy; ReadFile and Read report for the whole call, which is a copy.
 //   - Inputs are never modified.
 package safetensorsx

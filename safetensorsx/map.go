@@ -222,7 +222,9 @@ func alignOf(dt core.DLDataType) int64 {
 // default it is copied into memory of its own (writable, flagged core.FlagIsCopied: mapped
 // memory from core's cache from 4 MiB up, Go memory below, as Reader.Tensor reads), under
 // adapters.ZeroCopyOnly() it is refused with adapters.ErrCopyRequired; adapters.ReportCopy
-// tells which happened. Tensors without elements are fresh empty tensors.
+// tells which happened. Tensors without elements are fresh empty tensors under every policy:
+// nothing is shared or copied, so they are not flagged core.FlagIsCopied and ReportCopy reports
+// false.
 func (f *File) Tensor(name string) (*core.Tensor, error) {
 	ti, err := f.h.info(name)
 	if err != nil {
@@ -241,15 +243,30 @@ func (f *File) tensor(ti TensorInfo, o adapters.Options) (*core.Tensor, error) {
 	if err := ti.checkLen(); err != nil {
 		return nil, err
 	}
-	if ti.Len() == 0 {
+	if ti.Len() == 0 { // nothing to share or copy: a fresh empty tensor, not flagged as a copy
+		t, err := copyTensor(ti, nil)
+		if err != nil {
+			return nil, err
+		}
 		o.Report(false)
-		return copyTensor(ti, nil)
+		return t, nil
 	}
 	why := f.why(ti)
-	cp, err := o.Decide(why == "", why)
+	cp, err := o.Choose(why == "", why)
 	if err != nil {
 		return nil, fmt.Errorf("safetensorsx: %w", err)
 	}
+	t, err := f.take(ti, cp)
+	if err != nil {
+		return nil, err
+	}
+	o.Report(cp)
+	return t, nil
+}
+
+// take is tensor once the copy is decided: a view of the mapping, or with cp a copy of its
+// bytes, or of the file's when nothing is mapped.
+func (f *File) take(ti TensorInfo, cp bool) (*core.Tensor, error) {
 	m := f.st.m
 	if m != nil && !m.retain() {
 		return nil, fmt.Errorf("%w: %s", ErrClosed, f.path)

@@ -28,11 +28,23 @@ const readWhy = "reading copies the file's bytes into memory of the reader's own
 // given back before ReadFile returns.
 //
 // Reading is a copy, so adapters.ZeroCopyOnly() refuses (adapters.ErrCopyRequired: use Open or
-// Map); adapters.ReportCopy reports true.
+// Map); adapters.ReportCopy reports true. Tensors without elements are the exception to the
+// flag: nothing was copied into them, and they are not flagged (see the package documentation).
 func ReadFile(path string, opts ...adapters.Option) (map[string]*core.Tensor, error) {
-	if _, err := adapters.Apply(opts...).Decide(false, readWhy); err != nil {
+	o := adapters.Apply(opts...)
+	if _, err := o.Choose(false, readWhy); err != nil {
 		return nil, fmt.Errorf("safetensorsx: reading %s: %w", path, err)
 	}
+	ts, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	o.Report(true)
+	return ts, nil
+}
+
+// readFile is ReadFile once the copy policy has allowed it.
+func readFile(path string) (map[string]*core.Tensor, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("safetensorsx: %w", err)
@@ -67,7 +79,8 @@ func ReadFile(path string, opts ...adapters.Option) (map[string]*core.Tensor, er
 // that a lying header never costs more than twice the bytes actually present, and bytes after
 // the last tensor are not looked at.
 func Read(r io.Reader, opts ...adapters.Option) (map[string]*core.Tensor, error) {
-	if _, err := adapters.Apply(opts...).Decide(false, readWhy); err != nil {
+	o := adapters.Apply(opts...)
+	if _, err := o.Choose(false, readWhy); err != nil {
 		return nil, fmt.Errorf("safetensorsx: %w", err)
 	}
 	h, err := readHeader(r, false) // readTensors finds names given twice
@@ -75,7 +88,12 @@ func Read(r io.Reader, opts ...adapters.Option) (map[string]*core.Tensor, error)
 		return nil, err
 	}
 	defer putTable(h)
-	return readAfterHeader(r, h)
+	ts, err := readAfterHeader(r, h)
+	if err != nil {
+		return nil, err
+	}
+	o.Report(true)
+	return ts, nil
 }
 
 // ReadTensors reads the data of every tensor h lists from r, which is at the first data byte
@@ -199,7 +217,7 @@ func padded(ti TensorInfo) int64 {
 func readSlab(r io.Reader, run []TensorInfo, size int64, parts []core.Part) ([]*core.Tensor, error) {
 	at := int64(0)
 	for k, ti := range run {
-		parts[k] = core.Part{Offset: at, DType: ti.DType, Shape: ti.Shape, Flags: core.FlagIsCopied}
+		parts[k] = core.Part{Offset: at, DType: ti.DType, Shape: ti.Shape, Flags: copiedFlags(ti)}
 		at += padded(ti)
 	}
 	defer clear(parts) // kept for the next read: hold no shapes
@@ -290,19 +308,29 @@ func readStream(r io.Reader, ti TensorInfo) (*core.Tensor, error) {
 }
 
 // alloc allocates the tensor ti describes, uninitialised (core.NewUninitParts: mapped memory
-// from 4 MiB up, Go memory below), 64-byte aligned and flagged FlagIsCopied, and returns it
-// with a tensor over its bytes (block) to fill and release. ti has been checked (its byte
+// from 4 MiB up, Go memory below), 64-byte aligned and flagged as copiedFlags says, and returns
+// it with a tensor over its bytes (block) to fill and release. ti has been checked (its byte
 // length is what its shape and dtype need).
 func alloc(ti TensorInfo) (block, t *core.Tensor, err error) {
 	n := ti.Len()
 	if n > maxAlloc {
 		return nil, nil, fmt.Errorf("%w: %d bytes are more than this process can allocate", ErrLayout, n)
 	}
-	block, ts, err := core.NewUninitParts(n, []core.Part{{DType: ti.DType, Shape: ti.Shape, Flags: core.FlagIsCopied}})
+	block, ts, err := core.NewUninitParts(n, []core.Part{{DType: ti.DType, Shape: ti.Shape, Flags: copiedFlags(ti)}})
 	if err != nil {
 		return nil, nil, fmt.Errorf("safetensorsx: %w", err)
 	}
 	return block, ts[0], nil
+}
+
+// copiedFlags are the flags of a tensor read or copied from a file: FlagIsCopied, which says
+// that the file's bytes were copied into memory of the tensor's own, except for a tensor
+// without elements, into which nothing was copied (File.Tensor reports it as no copy).
+func copiedFlags(ti TensorInfo) core.Flags {
+	if ti.Len() == 0 {
+		return 0
+	}
+	return core.FlagIsCopied
 }
 
 // copyTensor makes the tensor ti describes (see alloc) with a copy of src, its bytes as the file
