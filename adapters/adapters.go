@@ -45,7 +45,8 @@ var (
 type Options struct {
 	// Policy decides between sharing and copying.
 	Policy CopyPolicy
-	// Copied, if not nil, is set to whether the conversion copied.
+	// Copied, if not nil, is set to whether the conversion copied, by a conversion that
+	// succeeds; one that fails leaves it as it was.
 	Copied *bool
 	// Cast lets a conversion whose target has a fixed element type (a model's input) convert
 	// elements of another dtype with Cast, a copy. Off by default: a narrowing such as float64 to
@@ -69,8 +70,8 @@ func ZeroCopyOnly() Option { return WithCopy(CopyNever) }
 // AlwaysCopy is WithCopy(CopyAlways): never alias the input.
 func AlwaysCopy() Option { return WithCopy(CopyAlways) }
 
-// ReportCopy makes the conversion store in *copied whether it copied. Read it after a conversion
-// that succeeded: one that fails may have stored its decision before the failure.
+// ReportCopy makes the conversion store in *copied whether it copied, once it has succeeded. A
+// conversion that fails does not touch *copied: it keeps whatever the caller put there.
 func ReportCopy(copied *bool) Option { return func(o *Options) { o.Copied = copied } }
 
 // AllowCast lets a conversion convert elements to the element type its target needs (a copy
@@ -106,9 +107,9 @@ func Apply(opts ...Option) Options {
 	return o
 }
 
-// Decide tells an adapter whether to copy. shareable reports whether the conversion could share
-// memory; when it cannot, why says what stops it and becomes part of ErrCopyRequired's message
-// under CopyNever. Decide records the outcome in Copied when it returns no error.
+// Decide is Choose followed by Report: it decides and records the decision at once, so it is
+// only right for a conversion that nothing can fail after the decision. Adapters call Choose,
+// and Report once the conversion has succeeded.
 func (o Options) Decide(shareable bool, why string) (copy bool, err error) {
 	copy, err = o.Choose(shareable, why)
 	if err == nil {
@@ -117,8 +118,10 @@ func (o Options) Decide(shareable bool, why string) (copy bool, err error) {
 	return copy, err
 }
 
-// Choose is Decide without the record: for a conversion with steps after the decision that can
-// fail, which calls Report once it has succeeded, so that a failure leaves Copied as it was.
+// Choose tells an adapter whether to copy, without recording it. shareable reports whether the
+// conversion could share memory; when it cannot, why says what stops it and becomes part of
+// ErrCopyRequired's message under CopyNever. The adapter makes the conversion, and calls Report
+// with the decision once it has succeeded, so that a failure leaves Copied as it was.
 func (o Options) Choose(shareable bool, why string) (copy bool, err error) {
 	switch {
 	case o.Policy == CopyAlways:
@@ -131,7 +134,8 @@ func (o Options) Choose(shareable bool, why string) (copy bool, err error) {
 	return true, nil
 }
 
-// Report stores copied in Copied, if the caller asked for it.
+// Report stores copied in Copied, if the caller asked for it. A conversion calls it once, when
+// it has succeeded, and not at all when it fails.
 func (o Options) Report(copied bool) {
 	if o.Copied != nil {
 		*o.Copied = copied

@@ -19,7 +19,9 @@
 //     ReportCopy.
 //   - Shareable(t *core.Tensor) (ok bool, why string) is the zero-copy predicate of ToX: whether
 //     the default policy shares t's memory, and if not, what prevents it. A conversion decides
-//     with Apply(opts...).Decide(Shareable(t)), so that ZeroCopyOnly's error says why.
+//     with Apply(opts...).Choose(Shareable(t)), so that ZeroCopyOnly's error says why, and
+//     reports the decision (Options.Report) only once it has succeeded: a conversion that
+//     fails leaves the caller's ReportCopy flag as it was.
 //   - FromDType(their) (core.DLDataType, error) and ToDType(core.DLDataType) (their, error) map
 //     element types. A dtype the ecosystem cannot hold is refused with an error wrapping
 //     ErrUnsupported that names it.

@@ -28,6 +28,39 @@ func ExampleOptions_Decide() {
 	// copy-never     shareable=false copy=false copied=false err=adapters: conversion needs a copy, and copying was not allowed: negative strides
 }
 
+// An adapter decides with Choose, makes the conversion, and reports the decision only once the
+// conversion has succeeded: one that fails leaves the caller's flag as it was.
+func ExampleOptions_Choose() {
+	toCOrder := func(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+		o := adapters.Apply(opts...)
+		copy, err := o.Choose(t.IsContiguous(), "strides are not C order")
+		if err != nil {
+			return nil, err
+		}
+		out := t
+		if copy {
+			if out, err = adapters.Contiguous(t); err != nil {
+				return nil, err
+			}
+		}
+		o.Report(copy)
+		return out, nil
+	}
+	x := core.MustFromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3)
+	for _, release := range []bool{false, true} {
+		v, _ := x.Transpose() // Fortran order: copied
+		if release {
+			v.Release() // the copy will fail
+		}
+		copied := false
+		_, err := toCOrder(v, adapters.ReportCopy(&copied))
+		fmt.Printf("copied=%t err=%v\n", copied, err)
+	}
+	// Output:
+	// copied=true err=<nil>
+	// copied=false err=adapters: copy source: core: tensor was released
+}
+
 // Under ZeroCopyOnly an adapter fails with an error matching ErrCopyRequired.
 func ExampleZeroCopyOnly() {
 	_, err := adapters.Apply(adapters.ZeroCopyOnly()).Decide(false, "Fortran order")

@@ -31,7 +31,8 @@ func TestConformance(t *testing.T) {
 		Name:   "safetensorsx.Write+Read",
 		DTypes: kitDTypes(t),
 		RoundTrip: func(x *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
-			if _, err := adapters.Apply(opts...).Decide(false, "a safetensors round trip writes and reads bytes"); err != nil {
+			o := adapters.Apply(opts...)
+			if _, err := o.Choose(false, "a safetensors round trip writes and reads bytes"); err != nil {
 				return nil, err
 			}
 			var buf bytes.Buffer
@@ -42,6 +43,7 @@ func TestConformance(t *testing.T) {
 			if err != nil {
 				return nil, err
 			}
+			o.Report(true)
 			return m["x"], nil
 		},
 	})
@@ -56,7 +58,8 @@ func TestConformanceMap(t *testing.T) {
 		Name:   "safetensorsx.WriteFile+Map",
 		DTypes: kitDTypes(t),
 		RoundTrip: func(x *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
-			if _, err := adapters.Apply(opts...).Decide(false, "a file round trip writes the elements to disk"); err != nil {
+			o := adapters.Apply(opts...)
+			if _, err := o.Choose(false, "a file round trip writes the elements to disk"); err != nil {
 				return nil, err
 			}
 			n++
@@ -68,6 +71,7 @@ func TestConformanceMap(t *testing.T) {
 			if err != nil {
 				return nil, err
 			}
+			o.Report(true)
 			return m["x"], nil
 		},
 	})

@@ -9,16 +9,25 @@ import (
 )
 
 // roundTrip stands for an adapter's two conversions (tensor → ecosystem value → tensor). This one
-// shares C-contiguous tensors and copies the rest, honouring the copy policy through Decide.
+// shares C-contiguous tensors and copies the rest, honouring the copy policy through Choose, and
+// reports what it did once it has succeeded.
 func roundTrip(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
-	copy, err := adapters.Apply(opts...).Decide(t.IsContiguous(), "strides are not C order")
+	o := adapters.Apply(opts...)
+	copy, err := o.Choose(t.IsContiguous(), "strides are not C order")
 	if err != nil {
 		return nil, err
 	}
+	var back *core.Tensor
 	if copy {
-		return adapters.Contiguous(t)
+		back, err = adapters.Contiguous(t)
+	} else {
+		back, err = t.View()
 	}
-	return t.View()
+	if err != nil {
+		return nil, err
+	}
+	o.Report(copy)
+	return back, nil
 }
 
 // An adapter package describes itself with an Adapter and calls Run from one of its tests:

@@ -25,14 +25,22 @@ var allDTypes = []core.DLDataType{
 // identity is the simplest honest adapter: the "ecosystem value" is a view of the tensor when
 // it is C-contiguous, and a C-order copy otherwise.
 func identity(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
-	copy, err := adapters.Apply(opts...).Decide(t.IsContiguous(), "not C-contiguous")
+	o := adapters.Apply(opts...)
+	copy, err := o.Choose(t.IsContiguous(), "not C-contiguous")
 	if err != nil {
 		return nil, err
 	}
+	var back *core.Tensor
 	if copy {
-		return adapters.Contiguous(t)
+		back, err = adapters.Contiguous(t)
+	} else {
+		back, err = t.View()
 	}
-	return t.View()
+	if err != nil {
+		return nil, err
+	}
+	o.Report(copy)
+	return back, nil
 }
 
 func identityAdapter() Adapter {
@@ -46,14 +54,22 @@ func identityAdapter() Adapter {
 
 // anyLayout shares memory whatever the strides.
 func anyLayout(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
-	copy, err := adapters.Apply(opts...).Decide(true, "")
+	o := adapters.Apply(opts...)
+	copy, err := o.Choose(true, "")
 	if err != nil {
 		return nil, err
 	}
+	var back *core.Tensor
 	if copy {
-		return adapters.Contiguous(t)
+		back, err = adapters.Contiguous(t)
+	} else {
+		back, err = t.View()
 	}
-	return t.View()
+	if err != nil {
+		return nil, err
+	}
+	o.Report(copy)
+	return back, nil
 }
 
 func TestIdentityConforms(t *testing.T) {
@@ -75,10 +91,16 @@ func TestCopyOnlyConforms(t *testing.T) {
 		DTypes:  []core.DLDataType{core.Int32, core.Float16},
 		MinNdim: 1, MaxNdim: 3,
 		RoundTrip: func(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
-			if _, err := adapters.Apply(opts...).Decide(false, "this adapter always copies"); err != nil {
+			o := adapters.Apply(opts...)
+			if _, err := o.Choose(false, "this adapter always copies"); err != nil {
 				return nil, err
 			}
-			return adapters.Clone(t, adapters.FortranOrder)
+			back, err := adapters.Clone(t, adapters.FortranOrder)
+			if err != nil {
+				return nil, err
+			}
+			o.Report(true)
+			return back, nil
 		},
 	})
 }
