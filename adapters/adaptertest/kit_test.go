@@ -24,23 +24,29 @@ var allDTypes = []core.DLDataType{
 
 // identity is the simplest honest adapter: the "ecosystem value" is a view of the tensor when
 // it is C-contiguous, and a C-order copy otherwise.
-func identity(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
-	o := adapters.Apply(opts...)
-	copy, err := o.Choose(t.IsContiguous(), "not C-contiguous")
-	if err != nil {
-		return nil, err
+var identity = viewOrCopy(func(t *core.Tensor) bool { return t.IsContiguous() }, "not C-contiguous")
+
+// viewOrCopy is a round trip that shares t (a view) where shareable says it can, and otherwise
+// copies it into C order, as the options decide; it reports only once it has succeeded.
+func viewOrCopy(shareable func(*core.Tensor) bool, why string) func(*core.Tensor, ...adapters.Option) (*core.Tensor, error) {
+	return func(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+		o := adapters.Apply(opts...)
+		copy, err := o.Choose(shareable(t), why)
+		if err != nil {
+			return nil, err
+		}
+		var back *core.Tensor
+		if copy {
+			back, err = adapters.Contiguous(t)
+		} else {
+			back, err = t.View()
+		}
+		if err != nil {
+			return nil, err
+		}
+		o.Report(copy)
+		return back, nil
 	}
-	var back *core.Tensor
-	if copy {
-		back, err = adapters.Contiguous(t)
-	} else {
-		back, err = t.View()
-	}
-	if err != nil {
-		return nil, err
-	}
-	o.Report(copy)
-	return back, nil
 }
 
 func identityAdapter() Adapter {
@@ -53,24 +59,7 @@ func identityAdapter() Adapter {
 }
 
 // anyLayout shares memory whatever the strides.
-func anyLayout(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
-	o := adapters.Apply(opts...)
-	copy, err := o.Choose(true, "")
-	if err != nil {
-		return nil, err
-	}
-	var back *core.Tensor
-	if copy {
-		back, err = adapters.Contiguous(t)
-	} else {
-		back, err = t.View()
-	}
-	if err != nil {
-		return nil, err
-	}
-	o.Report(copy)
-	return back, nil
-}
+var anyLayout = viewOrCopy(func(*core.Tensor) bool { return true }, "")
 
 func TestIdentityConforms(t *testing.T) {
 	Run(t, identityAdapter())

@@ -74,31 +74,24 @@ func init() {
 // records the streams it is asked for (test_functions.py's DeviceStreams).
 var extSyncs, extLastStream atomic.Int64
 
-func extTensor(n int64) (*core.Tensor, error) {
-	if n < 1 || n > 1<<20 {
-		return nil, fmt.Errorf("testlib: ext_tensor(%d): want 1 to 2^20 elements", n)
-	}
-	// C memory, as device memory would be: never Go memory behind a device pointer (the export
-	// passes device addresses to C as they are, unpinned)
-	p := C.calloc(C.size_t(n), 4)
-	if p == nil {
-		return nil, fmt.Errorf("testlib: ext_tensor(%d): out of memory", n)
-	}
-	return core.Wrap(core.Desc{Data: p, Device: core.DLDevice{DeviceType: core.ExtDev},
-		DType: core.Float32, Shape: []int64{n}}, func() { C.free(p) })
-}
+func extTensor(n int64) (*core.Tensor, error) { return cTensor("ext_tensor", core.ExtDev, n) }
 
 // vkTensor is extTensor on a device without a StreamSync: its results are shared by the C fast
 // path of function results, as a CUDA tensor is in a library without a StreamSync for CUDA.
-func vkTensor(n int64) (*core.Tensor, error) {
+func vkTensor(n int64) (*core.Tensor, error) { return cTensor("vk_tensor", core.Vulkan, n) }
+
+// cTensor makes n zeroed float32 of C memory labelled as device dev's, as device memory would
+// be: never Go memory behind a device pointer (the export passes device addresses to C as they
+// are, unpinned).
+func cTensor(name string, dev core.DeviceType, n int64) (*core.Tensor, error) {
 	if n < 1 || n > 1<<20 {
-		return nil, fmt.Errorf("testlib: vk_tensor(%d): want 1 to 2^20 elements", n)
+		return nil, fmt.Errorf("testlib: %s(%d): want 1 to 2^20 elements", name, n)
 	}
 	p := C.calloc(C.size_t(n), 4)
 	if p == nil {
-		return nil, fmt.Errorf("testlib: vk_tensor(%d): out of memory", n)
+		return nil, fmt.Errorf("testlib: %s(%d): out of memory", name, n)
 	}
-	return core.Wrap(core.Desc{Data: p, Device: core.DLDevice{DeviceType: core.Vulkan},
+	return core.Wrap(core.Desc{Data: p, Device: core.DLDevice{DeviceType: dev},
 		DType: core.Float32, Shape: []int64{n}}, func() { C.free(p) })
 }
 
