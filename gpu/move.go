@@ -72,10 +72,13 @@ func to(t *core.Tensor, dev core.DLDevice, s Stream, async bool) (*core.Tensor, 
 // with its device so the host sees the device's writes. A device tensor is refused under
 // adapters.ZeroCopyOnly with an error matching both adapters.ErrCopyRequired and
 // core.ErrNotHost, and is otherwise copied to Go memory (To(t, core.CPUDevice)), which
-// adapters.ReportCopy reports.
+// adapters.ReportCopy reports. A released tensor fails with core.ErrReleased.
 func ToHost(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
 	if t == nil {
 		return nil, fmt.Errorf("gpu: to host: %w", core.ErrNil)
+	}
+	if t.Released() {
+		return nil, fmt.Errorf("gpu: to host: %w", core.ErrReleased)
 	}
 	o := adapters.Apply(opts...)
 	if t.HostAccessible() {

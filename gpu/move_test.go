@@ -26,6 +26,7 @@ func TestToHostFailedCopyLeavesReport(t *testing.T) {
 		in     *core.Tensor
 		policy adapters.Option
 	}{
+		{"host tensor", host, nil},
 		{"host tensor under AlwaysCopy", host, adapters.AlwaysCopy()},
 		{"device tensor", dev, nil},
 		{"device tensor under AlwaysCopy", dev, adapters.AlwaysCopy()},
