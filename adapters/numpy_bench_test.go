@@ -25,8 +25,13 @@ import (
 // 8, 64 and 256 MiB of float64 and float32 (the size of the result; the stepped view takes every
 // other column of an array twice as wide). NumPy runs in one Debian /usr/bin/python3 process per
 // dtype and size (testdata/numpy_bench.py), which builds the same arrays; each repetition runs
-// the Go operation and then NumPy's, so that both see the same load. Every result is released
-// (in NumPy: freed) after each repetition, outside the time.
+// the Go operation and then NumPy's, so that both see the same load, and on the same processor:
+// each repetition binds the Go side's thread and the Python process to one of the processors the
+// benchmark may use, taking them in turn (the two vCPUs of the VM of BENCHMARKS.md's issue 20
+// tables ran the same 8 MiB copy at speeds up to 1.7 times apart, and which process the
+// scheduler put on which decided the ratio of a whole run). The goroutines a Go kernel starts
+// run unbound, as a user's would. Every result is released (in NumPy: freed) after each
+// repetition, outside the time.
 //
 // Metrics: ns/op and numpy-ns/op are medians over the repetitions, ratio is their quotient (below
 // 1: we are faster); rss-MiB and numpy-rss-MiB are the most the resident set grew during one
@@ -103,20 +108,33 @@ func benchNumPy(b *testing.B, dt core.DLDataType, size int64) {
 			core.SetAllocation(core.SetAllocation(core.Allocation{}))
 			var goNs, pyNs []float64
 			var goRSS, pyRSS int64
+			cpus, rep := allowedCPUs(), 0
 			for range b.N {
 				for range reps {
+					cpu := -1
+					if len(cpus) > 0 {
+						cpu = cpus[rep%len(cpus)]
+					}
+					rep++
 					rss0, _ := rssNow(b)
 					resetPeakRSS(b)
-					t0 := time.Now()
-					r, err := c.op()
-					d := time.Since(t0)
+					var (
+						r   *core.Tensor
+						err error
+						d   time.Duration
+					)
+					onCPU(cpu, func() {
+						t0 := time.Now()
+						r, err = c.op()
+						d = time.Since(t0)
+					})
 					require.NoError(b, err)
 					_, hwm := rssNow(b)
 					r.Release()
 					goNs = append(goNs, float64(d.Nanoseconds()))
 					goRSS = max(goRSS, hwm-rss0)
 
-					ns, rss := py.run(c.name)
+					ns, rss := py.run(c.name, cpu)
 					pyNs = append(pyNs, ns)
 					pyRSS = max(pyRSS, rss)
 				}
@@ -205,9 +223,10 @@ func startNumPy(b *testing.B, dt core.DLDataType, rows, cols int64, path string)
 	return p
 }
 
-// run has NumPy run one case and returns its nanoseconds and peak RSS growth in bytes.
-func (p *numPy) run(name string) (ns float64, rss int64) {
-	fmt.Fprintln(p.in, name)
+// run has NumPy run one case on processor cpu (-1: any) and returns its nanoseconds and peak
+// RSS growth in bytes.
+func (p *numPy) run(name string, cpu int) (ns float64, rss int64) {
+	fmt.Fprintln(p.in, name, cpu)
 	require.NoError(p.b, p.in.Flush())
 	require.True(p.b, p.out.Scan(), "numpy_bench.py stopped")
 	_, err := fmt.Sscan(p.out.Text(), &ns, &rss)

@@ -3,11 +3,13 @@
 Usage: numpy_bench.py DTYPE ROWS COLS NPY
 
 Builds the same arrays as the Go side (a = arange(ROWS*COLS) as DTYPE in a ROWS x COLS array,
-b the same with 2*COLS columns for the stepped view) and then reads case names from stdin, one a
-line. For each it runs the operation once, frees the result, and prints "NS RSS" on one line:
+b the same with 2*COLS columns for the stepped view) and then reads "CASE CPU" lines from stdin.
+For each it binds itself to processor CPU (unless it is -1), as the Go side binds its thread,
+runs the operation once, frees the result, and prints "NS RSS" on one line:
 the nanoseconds the operation took and by how many bytes the peak resident set grew over the
 resident set before it (the peak is reset first, through /proc/self/clear_refs).
 """
+import os
 import sys
 import time
 
@@ -47,7 +49,10 @@ def main():
     np.seterr(all="ignore")  # float32 -> float16 overflows to inf, as it does in Go
     print("ready", flush=True)
     for line in sys.stdin:
-        f = cases[line.strip()]
+        name, cpu = line.split()
+        f = cases[name]
+        if int(cpu) >= 0:
+            os.sched_setaffinity(0, {int(cpu)})
         rss0, _ = rss_fields()
         reset_peak()
         t0 = time.perf_counter_ns()

@@ -1,0 +1,8 @@
+//go:build !linux
+
+package adapters_test
+
+// allowedCPUs is unknown here: the benchmark runs unbound.
+func allowedCPUs() []int { return nil }
+
+func onCPU(cpu int, f func()) { f() }
