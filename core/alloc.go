@@ -135,16 +135,16 @@ func newSize(dtype DLDataType, shape []int64) (int64, error) {
 }
 
 // fitsMemory refuses an allocation of n bytes that this machine could never give: more than
-// its memory and swap together (ErrTooLarge).
+// its memory and swap together, or than the control group's limit (ErrTooLarge).
 func fitsMemory(n int64) error {
 	if m := machineMemory(); n > m {
-		return fmt.Errorf("%w: %d bytes asked for, the machine has %d bytes of memory and swap", ErrTooLarge, n, m)
+		return fmt.Errorf("%w: %d bytes asked for, the process may have %d bytes of memory and swap", ErrTooLarge, n, m)
 	}
 	return nil
 }
 
-// machineMemory is the bytes of memory and swap of this machine (maxAlloc where the system
-// does not say), read once.
+// machineMemory is the bytes of memory and swap this process may have (maxAlloc where the
+// system does not say), read once.
 var machineMemory = sync.OnceValue(func() int64 {
 	if m := systemMemory(); m > 0 && m < maxAlloc {
 		return m
