@@ -91,7 +91,7 @@ func NewUninit(dtype DLDataType, shape ...int64) (*Tensor, error) {
 
 // AllocSize returns the bytes a new C-order tensor of dtype and shape takes, or the error New
 // and NewUninit would return for it: a bad dtype or shape, a size past int64 (ErrOverflow), or
-// more than this machine's memory and swap (ErrTooLarge). Adapters that allocate a copy in
+// more memory and swap than this process may have (ErrTooLarge). Adapters that allocate a copy in
 // another library's memory ask it first: Go's allocator ends the process when it cannot have
 // the memory.
 func AllocSize(dtype DLDataType, shape ...int64) (int64, error) {

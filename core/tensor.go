@@ -3,7 +3,6 @@ package core
 import (
 	"fmt"
 	"math"
-	"math/bits"
 	"runtime"
 	"unsafe"
 )
@@ -325,11 +324,10 @@ func (t *Tensor) NumBytes() int64 {
 	if !t.dtype.SubByte() {
 		// in bytes, not bits: for a compact tensor this is its validated byte extent, which
 		// counting bits first could overflow
-		hi, lo := bits.Mul64(uint64(t.Len()), uint64(t.dtype.Size()))
-		if hi != 0 || lo > math.MaxInt64 {
-			return math.MaxInt64
+		if n, ok := mul(t.Len(), int64(t.dtype.Size())); ok {
+			return n
 		}
-		return int64(lo)
+		return math.MaxInt64
 	}
 	return bitsToBytes(t.Len() * int64(t.dtype.Bits) * int64(t.dtype.Lanes)) // fits: validated
 }
