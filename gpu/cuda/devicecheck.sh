@@ -51,6 +51,20 @@ timed_out() {
 	return 0
 }
 
+# script_verdict NAME RC SECONDS NOT_RUN_REASON [PASS_DETAIL] records the outcome of a Python
+# step whose script exits 0 when it passed and 2 when this machine lacks what it checks.
+script_verdict() {
+	case $2 in
+	0) summary+=("PASS $1${5:+: $5} ($3s)") ;;
+	2) summary+=("NOT RUN $1: $4") ;;
+	*)
+		timed_out "$1" "$2"
+		summary+=("FAIL $1 (exit $2, $3s)")
+		status=1
+		;;
+	esac
+}
+
 # What .devicebuild/ was built from (devicebuild.sh records it in BUILD and SOURCES.sha256), printed
 # first, and whether this tree still holds those sources: the build inputs against their recorded
 # checksums (no git needed: a copy of the tree without .git is checked too) and, where this tree
@@ -229,16 +243,7 @@ if [ -n "$PY" ] && [ -f "$B/libdlpackgo_test.so" ]; then
 		t0=$(date +%s)
 		(cd numpyx/python && DLPACKGO_TESTLIB="$B/libdlpackgo_test.so" PYTHONDONTWRITEBYTECODE=1 timeout -k 10 "$T" "$PY" devicecheck_exchange.py)
 		rc=$?
-		dt=$(($(date +%s) - t0))
-		case $rc in
-		0) summary+=("PASS exchange API against torch's (${dt}s)") ;;
-		2) summary+=("NOT RUN exchange API against torch's: this torch has no __dlpack_c_exchange_api__") ;;
-		*)
-			timed_out "exchange API against torch's" $rc
-			summary+=("FAIL exchange API against torch's (exit $rc, ${dt}s)")
-			status=1
-			;;
-		esac
+		script_verdict "exchange API against torch's" $rc $(($(date +%s) - t0)) "this torch has no __dlpack_c_exchange_api__"
 	fi
 	if [ -n "${XHARNESS_DIR:-}" ] && budget "test_exchange_api (xharness)" 120; then
 		(cd numpyx/python && DLPACKGO_TESTLIB="$B/libdlpackgo_test.so" PYTHONDONTWRITEBYTECODE=1 timeout -k 10 "$T" "$PY" -m unittest test_exchange_api) >"$LOG/xapi.txt" 2>&1
@@ -278,16 +283,7 @@ if [ -n "$PY" ] && [ -f "$B/libdlpackarrow.so" ] && budget "arrowx against pyarr
 	t0=$(date +%s)
 	DLPACK_ARROW_LIB="$B/libdlpackarrow.so" PYTHONDONTWRITEBYTECODE=1 timeout -k 10 "$T" "$PY" arrowx/devicecheck_pyarrow.py
 	rc=$?
-	dt=$(($(date +%s) - t0))
-	case $rc in
-	0) summary+=("PASS arrowx against pyarrow: C Data Interface, Flight (${dt}s)") ;;
-	2) summary+=("NOT RUN arrowx against pyarrow: no pyarrow in $PY") ;;
-	*)
-		timed_out "arrowx against pyarrow" $rc
-		summary+=("FAIL arrowx against pyarrow (exit $rc, ${dt}s)")
-		status=1
-		;;
-	esac
+	script_verdict "arrowx against pyarrow" $rc $(($(date +%s) - t0)) "no pyarrow in $PY" "C Data Interface, Flight"
 fi
 
 echo
