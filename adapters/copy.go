@@ -538,16 +538,17 @@ func transpose[W word](dst, src []W, d, s, rows, cols, dr, dc, sr, sc int64) {
 // down long columns, where no hardware prefetcher follows them across pages, or a few tiles
 // along the strip when a column is shorter than 1 KiB), and a destination past the last-level
 // cache is written with non-temporal stores, whole lines at a time, so that its lines are not
-// read first (useNT; the AVX tiles of 4-byte words only where avxTiles32NT says it pays). Where
+// read first (useNT). Where
 // the CPU also has AVX-512, each line is one load or one store of a Z register (haveAVX512): the
 // AVX kernels' halves of a line must both find it in the L1 cache, where the 16 lines of a tile,
 // rows a multiple of 4 KiB apart, share one set. On a 2-core AMD EPYC VM (Zen 4), quiet, the
 // transpose of 4096×4096 float32 runs at 16.4-17.0 GB/s on one processor with the AVX-512 tiles
 // and non-temporal stores, 0.80-1.06× of copy() (which itself runs at 15-21 GB/s from one process
-// to the next), and at 21-24 GB/s on two (0.98-1.65×); with the AVX tiles, through the cache, at
-// 9.4-9.8 GB/s (0.46-0.62×) and 13.4-14.0 GB/s (0.62-0.84×); 0.44-0.49× of copy() before the
-// tiles. On a 2-core Zen 5 VM, both tiles with non-temporal stores run at 11.5-12.6 GB/s on one
-// processor (0.70-0.78×) and 17-22 GB/s on two (1.16-1.53×). The permutation of
+// to the next), and at 21-24 GB/s on two (0.98-1.65×); with the AVX tiles and non-temporal stores
+// at 11.5-13.4 GB/s (0.65-0.76×) and 16.5-19.1 GB/s (0.94-1.05×), against 7.8-8.7 (0.43-0.50×)
+// through the cache; 0.44-0.49× of copy() before the tiles. On a 2-core Zen 5 VM, both tiles with
+// non-temporal stores run at 11.5-12.6 GB/s on one processor (0.70-0.78×) and 17-22 GB/s on two
+// (1.16-1.53×). The permutation of
 // BenchmarkNumPyCopies (columns of 256 bytes) went from 0.47-0.67× of NumPy's time to 0.21-0.34×
 // (BENCHMARKS.md).
 //
@@ -657,8 +658,8 @@ func transposeRange[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds int, n
 // destination rows go through vector registers in 16×16 tiles (transposeTiles32: every source
 // and destination line it touches is used whole), and what is left of a band in 8×8 blocks
 // (transposeStrip32). Otherwise, and for a band's last columns, strip32's pairs of columns do it.
-// nt selects non-temporal stores for the AVX-512 tiles, and for the AVX ones where avxTiles32NT
-// allows (the others write through the cache).
+// nt selects non-temporal stores (the tiles of either kind; the rest of a band writes through the
+// cache).
 func transpose32(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 	if !haveStrip32 {
 		transpose32Pairs(dst, src, rows, cols, ldd, lds)
@@ -673,7 +674,7 @@ func transpose32(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 		tiles = transposeTiles32ZNT
 	case haveAVX512:
 		tiles = transposeTiles32Z
-	case lines && avxTiles32NT:
+	case lines:
 		tiles = transposeTiles32NT
 	}
 	band := portableStripCols

@@ -72,26 +72,18 @@ func cvtFloat16ToFloat32(dst *float32, src *uint16, n int)
 // lines and writes 16 whole destination lines (when aligned), as four 8×8 blocks of
 // transposeStrip32's, ordered so that each source line is read, and each destination line
 // written, in one go (its two halves back to back). transposeTiles32NT does the same with
-// non-temporal stores, for destinations past the cache where avxTiles32NT allows: it needs dst
-// and dRow to be multiples of 64, and its caller calls storeFence when done with them.
+// non-temporal stores, for destinations past the cache: it needs dst and dRow to be multiples of
+// 64, and its caller calls storeFence when done with them. Those pay on every core measured: a 64
+// MiB transpose (4096×4096 float32) on one processor ran at 11.5-12.6 GB/s with them against
+// 8.8-9.4 through the cache on a Zen 5 VM, and at 11.5-13.4 against 7.8-8.7 on a Zen 4 VM
+// (BENCHMARKS.md), as memcpy (Go's, glibc's) writes whole lines non-temporally in 32-byte pieces.
+// Both kernels park half a tile in their frame, 512-byte aligned (PARKAREA in kernels_amd64.s).
 //
 //go:noescape
 func transposeTiles32(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
 
 //go:noescape
 func transposeTiles32NT(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
-
-// avxTiles32NT says whether the AVX tiles of 4-byte words write a destination past the cache with
-// non-temporal stores (transposeTiles32NT), each line in two 32-byte halves back to back. That
-// depends on the core: a 64 MiB transpose (4096×4096 float32) ran on one processor at 11.5-12.6
-// GB/s with them against 8.8-9.4 through the cache on a Zen 5 VM, and at 5.7 against 8.9 on a Zen
-// 4 VM (BENCHMARKS.md). So everywhere but on AMD's family 19h (Zen 3 and Zen 4, the first of which
-// runs these tiles for want of AVX-512); other cores' memcpy (Go's, glibc's) writes whole lines
-// non-temporally in 32-byte pieces too. A variable so that tests can run both.
-var avxTiles32NT = func() bool {
-	vendor, _ := cpuVendor()
-	return !((vendor == "AuthenticAMD" || vendor == "HygonGenuine") && cpuFamily() == 0x19)
-}()
 
 // transposeTiles32Z and transposeTiles32ZNT are transposeTiles32 with AVX-512 (see haveAVX512):
 // a tile is 16 loads of whole source lines, 64 shuffles of Z registers and 16 stores of whole
@@ -237,17 +229,6 @@ func largestCache(leaf uint32) int {
 func cpuVendor() (string, uint32) {
 	max0, b, c, d := cpuid(0, 0)
 	return string(unsafe.Slice((*byte)(unsafe.Pointer(&[3]uint32{b, d, c})), 12)), max0
-}
-
-// cpuFamily is the CPU's family from CPUID leaf 1: the base family, plus the extended family
-// where the base is 0xF.
-func cpuFamily() int {
-	a, _, _, _ := cpuid(1, 0)
-	family := int(a >> 8 & 0xf)
-	if family == 0xf {
-		family += int(a >> 20 & 0xff)
-	}
-	return family
 }
 
 func cpuid(leaf, sub uint32) (a, b, c, d uint32)

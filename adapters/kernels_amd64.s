@@ -40,44 +40,54 @@
 	VPERM2F128 $0x31, Y6, Y2, Y14; \
 	VPERM2F128 $0x31, Y7, Y3, Y15
 
-// PARK32 keeps the rows of a TRANS32 in the 256 bytes at O(SP), in the frame.
+// PARKAREA points R14 at the 512 bytes of the frame where TILE32 parks rows: 512-byte aligned, in
+// a frame of 1 KiB, so that they never straddle a page boundary. Where they did (one stack depth
+// in eight), the non-temporal tiles ran at half speed on a Zen 4 VM: 5.8 GB/s against 10.6-11.0
+// for a 4096×4096 float32 transpose on one processor, whichever caller's stack depth it was
+// (BENCHMARKS.md). R14 is free here: it holds g only in Go's internal ABI, and the wrapper that
+// calls an assembly (ABI0) function restores it.
+#define PARKAREA \
+	LEAQ 511(SP), R14; \
+	ANDQ $~511, R14
+
+// PARK32 keeps the rows of a TRANS32 in the 256 bytes at O(R14), in the frame (see PARKAREA).
 #define PARK32(O) \
-	VMOVUPS Y8, (O+0)(SP); \
-	VMOVUPS Y9, (O+32)(SP); \
-	VMOVUPS Y10, (O+64)(SP); \
-	VMOVUPS Y11, (O+96)(SP); \
-	VMOVUPS Y12, (O+128)(SP); \
-	VMOVUPS Y13, (O+160)(SP); \
-	VMOVUPS Y14, (O+192)(SP); \
-	VMOVUPS Y15, (O+224)(SP)
+	VMOVUPS Y8, (O+0)(R14); \
+	VMOVUPS Y9, (O+32)(R14); \
+	VMOVUPS Y10, (O+64)(R14); \
+	VMOVUPS Y11, (O+96)(R14); \
+	VMOVUPS Y12, (O+128)(R14); \
+	VMOVUPS Y13, (O+160)(R14); \
+	VMOVUPS Y14, (O+192)(R14); \
+	VMOVUPS Y15, (O+224)(R14)
 
 // LINES32 writes 8 whole 64-byte destination lines with ST (VMOVUPS, or VMOVNTPS for 32-byte
-// aligned rows), back to back: row j is row j parked at O(SP) (its first 32 bytes) and Y8+j (the
+// aligned rows), back to back: row j is row j parked at O(R14) (its first 32 bytes) and Y8+j (the
 // next 32), at D + j·dRow.
 #define LINES32(D, O, ST) \
 	LEAQ (D)(R8*4), BX; \
-	VMOVUPS (O+0)(SP), Y0; \
+	VMOVUPS (O+0)(R14), Y0; \
 	ST Y0, (D); \
 	ST Y8, 32(D); \
-	VMOVUPS (O+32)(SP), Y1; \
+	VMOVUPS (O+32)(R14), Y1; \
 	ST Y1, (D)(R8*1); \
 	ST Y9, 32(D)(R8*1); \
-	VMOVUPS (O+64)(SP), Y2; \
+	VMOVUPS (O+64)(R14), Y2; \
 	ST Y2, (D)(R8*2); \
 	ST Y10, 32(D)(R8*2); \
-	VMOVUPS (O+96)(SP), Y3; \
+	VMOVUPS (O+96)(R14), Y3; \
 	ST Y3, (D)(R10*1); \
 	ST Y11, 32(D)(R10*1); \
-	VMOVUPS (O+128)(SP), Y4; \
+	VMOVUPS (O+128)(R14), Y4; \
 	ST Y4, (BX); \
 	ST Y12, 32(BX); \
-	VMOVUPS (O+160)(SP), Y5; \
+	VMOVUPS (O+160)(R14), Y5; \
 	ST Y5, (BX)(R8*1); \
 	ST Y13, 32(BX)(R8*1); \
-	VMOVUPS (O+192)(SP), Y6; \
+	VMOVUPS (O+192)(R14), Y6; \
 	ST Y6, (BX)(R8*2); \
 	ST Y14, 32(BX)(R8*2); \
-	VMOVUPS (O+224)(SP), Y7; \
+	VMOVUPS (O+224)(R14), Y7; \
 	ST Y7, (BX)(R10*1); \
 	ST Y15, 32(BX)(R10*1)
 
@@ -287,7 +297,7 @@ TEXT ·xgetbv0(SB), NOSPLIT, $0-8
 // SI and DI on to the next tile: the two halves of source columns 0..7 (destination rows 0..7
 // and 8..15) are transposed one after the other and parked in the frame, then those of columns
 // 8..15, each completing the 64-byte lines of 8 destination rows, which are written whole, back to
-// back. Uses the registers of TRANS32 and LINES32, R12 and R13.
+// back. Uses the registers of TRANS32 and LINES32, R12, R13 and R14 (PARKAREA).
 #define TILE32(ST) \
 	PREFETCH16(SI); \
 	TRANS32(SI); \
@@ -311,7 +321,7 @@ TEXT ·xgetbv0(SB), NOSPLIT, $0-8
 // Per tile (TILE32), every source line is read, and every destination line written, in one go,
 // which matters where the 16 lines of a tile share an L1 cache set (rows a multiple of 4 KiB
 // apart).
-TEXT ·transposeTiles32(SB), NOSPLIT, $512-48
+TEXT ·transposeTiles32(SB), $1024-48
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ tiles+16(FP), CX
@@ -320,6 +330,7 @@ TEXT ·transposeTiles32(SB), NOSPLIT, $512-48
 	MOVQ pf+40(FP), DX
 	LEAQ (R8)(R8*2), R10
 	LEAQ (R9)(R9*2), R11
+	PARKAREA
 	TESTQ CX, CX
 	JLE t32done
 
@@ -337,7 +348,7 @@ t32done:
 // func transposeTiles32NT(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
 //
 // transposeTiles32 with non-temporal stores: dst and dRow must be multiples of 64.
-TEXT ·transposeTiles32NT(SB), NOSPLIT, $512-48
+TEXT ·transposeTiles32NT(SB), $1024-48
 	MOVQ dst+0(FP), DI
 	MOVQ src+8(FP), SI
 	MOVQ tiles+16(FP), CX
@@ -346,6 +357,7 @@ TEXT ·transposeTiles32NT(SB), NOSPLIT, $512-48
 	MOVQ pf+40(FP), DX
 	LEAQ (R8)(R8*2), R10
 	LEAQ (R9)(R9*2), R11
+	PARKAREA
 	TESTQ CX, CX
 	JLE t32ntdone
 

@@ -6,7 +6,7 @@ import "unsafe"
 
 // No assembly kernels here: the transposes, contiguous copies and float casts use their
 // portable paths.
-var haveStrip32, haveF16C, haveAVX512, avxTiles32NT = false, false, false, false
+var haveStrip32, haveF16C, haveAVX512 = false, false, false
 
 // avx512Available: no AVX-512 kernels here.
 const avx512Available = false
