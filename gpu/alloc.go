@@ -50,8 +50,8 @@ func Alloc(dtype core.DLDataType, dev int, shape ...int64) (*core.Tensor, error)
 	if dev < 0 || dev > 1<<30 {
 		return nil, fmt.Errorf("gpu: alloc: %w: device ordinal %d", ErrNoDevice, dev)
 	}
-	if n == 0 {
-		if _, err := cuda.DeviceCount(); err != nil {
+	if n == 0 { // nothing to allocate, but the device must exist, as for any other size
+		if err := checkDevice(dev); err != nil {
 			return nil, fmt.Errorf("gpu: alloc: %w", err)
 		}
 		return core.Wrap(d, nil)
@@ -113,7 +113,7 @@ func AllocManaged(dtype core.DLDataType, dev int, shape ...int64) (*core.Tensor,
 	}
 	d := core.Desc{Device: core.DLDevice{DeviceType: core.CUDAManaged, DeviceID: int32(dev)}, DType: dtype, Shape: shape}
 	if n == 0 {
-		if _, err := cuda.DeviceCount(); err != nil {
+		if err := checkDevice(dev); err != nil {
 			return nil, fmt.Errorf("gpu: alloc managed: %w", err)
 		}
 		return core.Wrap(d, nil)
@@ -134,7 +134,21 @@ func AllocManaged(dtype core.DLDataType, dev int, shape ...int64) (*core.Tensor,
 	return core.Wrap(d, func() { cuda.MemFree(dev, p) }) //nolint:errcheck // nothing to report to
 }
 
-// The driver queries of Wrap, which the tests replace with a fake driver where no GPU exists.
+// checkDevice returns nil if the driver has CUDA device dev, and otherwise an error that matches
+// ErrNoDevice (no driver, no device, or not that many).
+func checkDevice(dev int) error {
+	n, err := deviceCount()
+	if err != nil {
+		return err
+	}
+	if dev < 0 || dev >= n {
+		return fmt.Errorf("%w: device ordinal %d, the driver reports %d device(s)", ErrNoDevice, dev, n)
+	}
+	return nil
+}
+
+// The driver queries of Wrap and of the empty allocations, which the tests replace with a fake
+// driver where no GPU exists.
 var (
 	deviceCount = cuda.DeviceCount
 	pointerInfo = cuda.Pointer
@@ -167,12 +181,12 @@ func Wrap(d core.Desc, release func()) (*core.Tensor, error) {
 	if err != nil {
 		return fail(err)
 	}
-	n, err := deviceCount()
-	if err != nil {
-		return fail(err)
-	}
-	if dt != core.CUDAHost && int(d.Device.DeviceID) >= n {
-		return fail(fmt.Errorf("%w: %s: device ordinal %d, the driver reports %d device(s)", ErrNoDevice, d.Device, d.Device.DeviceID, n))
+	if dt == core.CUDAHost { // pinned memory belongs to no device: the driver must be there
+		if _, err := deviceCount(); err != nil {
+			return fail(err)
+		}
+	} else if err := checkDevice(int(d.Device.DeviceID)); err != nil {
+		return fail(fmt.Errorf("%s: %w", d.Device, err))
 	}
 	if !slices.Contains(v.Shape, 0) {
 		addr := uintptr(v.Data)

@@ -79,3 +79,30 @@ func TestWrapEmpty(t *testing.T) {
 	assert.Equal(t, 1, *released)
 	assert.Equal(t, []uintptr{0x7000_0000, 0x7000_0000, 0xdead0000, 0x7000_0010}, f.queries())
 }
+
+// An empty allocation has no memory to ask the driver for, but its device must exist all the
+// same: a tensor on a device the machine lacks is refused at any size.
+func TestAllocEmptyChecksDevice(t *testing.T) {
+	installFakeDriver(t, 2)
+	allocs := map[string]func(dev int, shape ...int64) (*core.Tensor, error){
+		"Alloc": func(dev int, shape ...int64) (*core.Tensor, error) { return Alloc(core.Float32, dev, shape...) },
+		"AllocManaged": func(dev int, shape ...int64) (*core.Tensor, error) {
+			return AllocManaged(core.Float32, dev, shape...)
+		},
+	}
+	for name, alloc := range allocs {
+		for _, dev := range []int{0, 1} {
+			x, err := alloc(dev, 3, 0)
+			require.NoError(t, err, "%s on device %d", name, dev)
+			assert.Equal(t, int32(dev), x.Device().DeviceID)
+			assert.Equal(t, []int64{3, 0}, x.Shape())
+			x.Release()
+		}
+		for _, dev := range []int{2, 7} {
+			x, err := alloc(dev, 0)
+			require.ErrorIs(t, err, ErrNoDevice, "%s on device %d of 2", name, dev)
+			assert.Contains(t, err.Error(), "the driver reports 2 device(s)")
+			assert.Nil(t, x)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package gpu
 
 import (
+	"fmt"
+	"math/bits"
 	"os"
 	"sync"
 	"testing"
@@ -34,6 +36,10 @@ func requireNoGPU(t *testing.T) {
 	}
 }
 
+// bigHandle is a stream handle as a 64-bit driver hands them out (an address), or as a 32-bit one
+// would.
+const bigHandle = 0x7f00dead0000 >> (64 - bits.UintSize)
+
 func TestStreamFromProtocol(t *testing.T) {
 	cases := []struct {
 		v      int64
@@ -46,7 +52,7 @@ func TestStreamFromProtocol(t *testing.T) {
 		{v: 2, handle: 2, str: "per-thread"},
 		{v: -1, handle: 0, noSync: true, str: "no-sync"},
 		{v: 3, handle: 3, str: "stream 0x3"},
-		{v: 0x7f00dead0000, handle: 0x7f00dead0000, str: "stream 0x7f00dead0000"},
+		{v: bigHandle, handle: bigHandle, str: fmt.Sprintf("stream %#x", uint64(bigHandle))},
 		{v: 0, errIs: ErrStream},
 		{v: -2, errIs: ErrStream},
 		{v: -1 << 63, errIs: ErrStream},
