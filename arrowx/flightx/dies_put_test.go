@@ -166,10 +166,12 @@ func TestServerDiesMidPut(t *testing.T) {
 	}
 
 	// a server that hangs (stops reading, keeps its connection open) is noticed through the
-	// context's deadline: the transport has nothing else to go by
+	// context's deadline: the transport has nothing else to go by. It hangs after 1 MiB, well
+	// inside the deadline: 8 MiB took up to half of it under the race detector on a loaded
+	// 2-core machine, and a deadline that came first failed the test.
 	t.Run("server hangs", func(t *testing.T) {
 		mem := noLeaks(t)
-		srv, lis, _ := serveWatched(t, mem, after, func(_ *flightx.Server, lis *watchedListener, _ net.Conn) {
+		srv, lis, _ := serveWatched(t, mem, 1<<20, func(_ *flightx.Server, lis *watchedListener, _ net.Conn) {
 			lis.stalled.Store(true)
 		})
 		c := dial(t, lis.Addr().String(), flightx.WithAllocator(mem), flightx.WithChunkBytes(1<<16))
