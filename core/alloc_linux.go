@@ -60,7 +60,11 @@ func systemMemory() int64 {
 	unit := max(uint64(si.Unit), 1)
 	ram, swap := uint64(si.Totalram)*unit, uint64(si.Totalswap)*unit
 	total := ram + swap
-	if lim := cgroupLimit("/proc/self/cgroup", "/sys/fs/cgroup", swap); lim > 0 && lim < total {
+	mounts := cgroupMounts("/proc/self/mountinfo")
+	if len(mounts) == 0 {
+		mounts = defaultCgroupMounts("/sys/fs/cgroup")
+	}
+	if lim := cgroupLimit("/proc/self/cgroup", mounts, swap); lim > 0 && lim < total {
 		total = lim
 	}
 	if total > math.MaxInt64 {
@@ -69,13 +73,78 @@ func systemMemory() int64 {
 	return int64(total)
 }
 
-// cgroupLimit is the memory plus swap that the control group named in the file self (as
-// /proc/self/cgroup) allows, from the hierarchy mounted at root: cgroup v2's memory.max and
-// memory.swap.max (at root or, on hybrid systems, at root/unified), or v1's
-// memory.limit_in_bytes and memory.memsw.limit_in_bytes (at root/memory), each the least along
-// the path up to the root. Swap counts at most the system's swap. 0 means no limit found: no
-// file, or values that mean none ("max", or v1's 2^63 rounded to a page).
-func cgroupLimit(self, root string, swap uint64) uint64 {
+// cgroupMount is a mounted cgroup hierarchy that can limit memory: cgroup v2's, or a v1 one with
+// the memory controller. Its directory dir shows the group root of the hierarchy (mountinfo's
+// root field: "/" unless the mount shows a subtree, as a container without a cgroup namespace
+// sees its own group), so a group path from /proc/self/cgroup is found under dir once root is
+// taken off its front.
+type cgroupMount struct {
+	dir, root string
+	v2        bool
+}
+
+// defaultCgroupMounts is where the hierarchies usually are, under fs (/sys/fs/cgroup), for when
+// mountinfo cannot be read: v2 at fs or, on hybrid systems, at fs/unified, and v1's memory
+// controller at fs/memory, each showing the whole hierarchy.
+func defaultCgroupMounts(fs string) []cgroupMount {
+	return []cgroupMount{{fs, "/", true}, {filepath.Join(fs, "unified"), "/", true}, {filepath.Join(fs, "memory"), "/", false}}
+}
+
+// cgroupMounts reads mountinfo (as /proc/self/mountinfo) and returns the cgroup2 mounts and the
+// cgroup v1 mounts with the memory controller, wherever they are; nil if it cannot be read.
+func cgroupMounts(mountinfo string) []cgroupMount {
+	raw, err := os.ReadFile(mountinfo)
+	if err != nil {
+		return nil
+	}
+	var mounts []cgroupMount
+	for _, line := range strings.Split(string(raw), "\n") {
+		// id parent major:minor root mount-point options [optional fields...] - type source super-options
+		f := strings.Fields(line)
+		sep := slices.Index(f, "-")
+		if sep < 5 || len(f) < sep+4 {
+			continue
+		}
+		m := cgroupMount{dir: unescapeMountinfo(f[4]), root: unescapeMountinfo(f[3])}
+		switch fstype, super := f[sep+1], f[sep+3]; {
+		case fstype == "cgroup2":
+			m.v2 = true
+		case fstype == "cgroup" && slices.Contains(strings.Split(super, ","), "memory"):
+		default:
+			continue
+		}
+		mounts = append(mounts, m)
+	}
+	return mounts
+}
+
+// unescapeMountinfo undoes mountinfo's escapes: a space, tab, newline or backslash in a path is
+// written as a backslash and three octal digits.
+func unescapeMountinfo(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) && isOctal(s[i+1]) && isOctal(s[i+2]) && isOctal(s[i+3]) {
+			b.WriteByte((s[i+1]-'0')<<6 | (s[i+2]-'0')<<3 | (s[i+3] - '0'))
+			i += 3
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func isOctal(c byte) bool { return '0' <= c && c <= '7' }
+
+// cgroupLimit is the memory plus swap that the control groups named in the file self (as
+// /proc/self/cgroup) allow, read from the hierarchies mounted as mounts: cgroup v2's memory.max
+// and memory.swap.max, or v1's memory.limit_in_bytes and memory.memsw.limit_in_bytes, each the
+// least along the path up to the group root the mount shows, and the least of all. Swap counts
+// at most the system's swap. 0 means no limit found: no file, a group outside every mount, or
+// values that mean none ("max", or v1's 2^63 rounded to a page).
+func cgroupLimit(self string, mounts []cgroupMount, swap uint64) uint64 {
 	raw, err := os.ReadFile(self)
 	if err != nil {
 		return 0
@@ -91,36 +160,53 @@ func cgroupLimit(self, root string, swap uint64) uint64 {
 		if len(f) != 3 || !strings.HasPrefix(f[2], "/") {
 			continue
 		}
-		switch {
-		case f[1] == "": // v2
-			for _, base := range []string{root, filepath.Join(root, "unified")} {
-				mem, ok := leastAlong(base, f[2], "memory.max")
-				if !ok {
+		v2 := f[1] == ""
+		if !v2 && !slices.Contains(strings.Split(f[1], ","), "memory") {
+			continue
+		}
+		for _, m := range mounts {
+			rel, ok := groupUnder(f[2], m.root)
+			if m.v2 != v2 || !ok {
+				continue
+			}
+			if v2 {
+				mem, ok := leastAlong(m.dir, rel, "memory.max")
+				if !ok || mem == noLimit {
 					continue
 				}
-				sw, ok := leastAlong(base, f[2], "memory.swap.max")
+				sw, ok := leastAlong(m.dir, rel, "memory.swap.max")
 				if !ok || sw > swap {
 					sw = swap
 				}
-				if mem != noLimit {
-					take(mem + sw)
-				}
-				break
+				take(mem + sw)
+				continue
 			}
-		case slices.Contains(strings.Split(f[1], ","), "memory"): // v1
-			base := filepath.Join(root, "memory")
-			mem, ok := leastAlong(base, f[2], "memory.limit_in_bytes")
+			mem, ok := leastAlong(m.dir, rel, "memory.limit_in_bytes")
 			if !ok || mem == noLimit {
 				continue
 			}
 			lim := mem + swap
-			if memsw, ok := leastAlong(base, f[2], "memory.memsw.limit_in_bytes"); ok && memsw < lim {
+			if memsw, ok := leastAlong(m.dir, rel, "memory.memsw.limit_in_bytes"); ok && memsw < lim {
 				lim = memsw
 			}
 			take(lim)
 		}
 	}
 	return best
+}
+
+// groupUnder returns the path of group (as /proc/self/cgroup names it) below root, the group a
+// mount shows, and false when the group is not inside it.
+func groupUnder(group, root string) (string, bool) {
+	switch {
+	case root == "/":
+		return group, true
+	case group == root:
+		return "/", true
+	case strings.HasPrefix(group, root+"/"):
+		return group[len(root):], true
+	}
+	return "", false
 }
 
 // noLimit stands for a limit that is none: "max", or anything from 2^62 up.

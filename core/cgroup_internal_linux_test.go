@@ -3,6 +3,7 @@ package core
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -45,9 +46,70 @@ func TestCgroupLimit(t *testing.T) {
 				require.NoError(t, os.WriteFile(filepath.Join(root, p), []byte(v), 0o644))
 			}
 			require.NoError(t, os.MkdirAll(root, 0o755))
-			assert.Equal(t, c.want, cgroupLimit(self, root, c.swap))
+			assert.Equal(t, c.want, cgroupLimit(self, defaultCgroupMounts(root), c.swap))
 		})
 	}
-	assert.Zero(t, cgroupLimit(filepath.Join(t.TempDir(), "missing"), "/sys/fs/cgroup", 0))
+	assert.Zero(t, cgroupLimit(filepath.Join(t.TempDir(), "missing"), defaultCgroupMounts("/sys/fs/cgroup"), 0))
 	assert.Positive(t, systemMemory(), "this machine's own")
+}
+
+// TestCgroupLimitFromMountinfo finds the hierarchies where mountinfo says they are: mounted
+// elsewhere than /sys/fs/cgroup, or showing only the process's own group, as in a container
+// without a cgroup namespace, where /proc/self/cgroup names the group by its path on the host.
+func TestCgroupLimitFromMountinfo(t *testing.T) {
+	const gib = 1 << 30
+	cases := []struct {
+		name      string
+		self      string
+		mountinfo string            // %s: the test's directory
+		files     map[string]string // path under the test's directory: content
+		want      uint64
+	}{
+		{"v1 in a container without a cgroup namespace",
+			"12:memory:/docker/0123abcd\n11:cpu,cpuacct:/docker/0123abcd\n0::/\n",
+			"40 35 0:35 /docker/0123abcd %s/cg/memory ro,nosuid - cgroup cgroup rw,memory\n" +
+				"41 35 0:36 /docker/0123abcd %s/cg/cpu ro,nosuid - cgroup cgroup rw,cpu,cpuacct\n",
+			map[string]string{"cg/memory/memory.limit_in_bytes": "1073741824", "cg/cpu/memory.limit_in_bytes": "1"},
+			gib},
+		{"v2 in a container without a cgroup namespace",
+			"0::/system.slice/docker-0123.scope\n",
+			"30 25 0:26 /system.slice/docker-0123.scope %s/cg rw shared:4 - cgroup2 cgroup2 rw,nsdelegate\n",
+			map[string]string{"cg/memory.max": "2147483648"},
+			2 * gib},
+		{"v2 mounted elsewhere, a space in the path",
+			"0::/app\n",
+			"30 25 0:26 / %s/my\\040cgroups rw shared:4 - cgroup2 none rw\n",
+			map[string]string{"my cgroups/app/memory.max": "1073741824", "my cgroups/memory.max": "max"},
+			gib},
+		{"v1 on an old layout",
+			"5:memory,cpu:/jobs/7\n",
+			"22 1 0:20 / %s/old/memory rw - cgroup cgroup rw,cpu,memory\n",
+			map[string]string{"old/memory/jobs/7/memory.limit_in_bytes": "3221225472", "old/memory/jobs/memory.limit_in_bytes": "2147483648"},
+			2 * gib},
+		{"a group outside every mount",
+			"0::/elsewhere\n",
+			"30 25 0:26 /mine %s/cg rw - cgroup2 cgroup2 rw\n",
+			map[string]string{"cg/memory.max": "1073741824"},
+			0},
+		{"no cgroup mounts, other file systems",
+			"0::/\n",
+			"22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n23 22 0:21 / %s/proc rw - proc proc rw\nshort line - x\n",
+			map[string]string{},
+			0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			self, mountinfo := filepath.Join(dir, "cgroup"), filepath.Join(dir, "mountinfo")
+			require.NoError(t, os.WriteFile(self, []byte(c.self), 0o644))
+			require.NoError(t, os.WriteFile(mountinfo, []byte(strings.ReplaceAll(c.mountinfo, "%s", dir)), 0o644))
+			for p, v := range c.files {
+				require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(dir, p), []byte(v), 0o644))
+			}
+			assert.Equal(t, c.want, cgroupLimit(self, cgroupMounts(mountinfo), 0))
+		})
+	}
+	assert.Nil(t, cgroupMounts(filepath.Join(t.TempDir(), "missing")))
+	assert.Equal(t, "a b\tc\\d\\x", unescapeMountinfo(`a\040b\011c\134d\x`))
 }
