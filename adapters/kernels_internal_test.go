@@ -33,7 +33,11 @@ func TestTransposeKernelNonTemporal(t *testing.T) {
 func testTransposeNT[W uint32 | uint64](t *testing.T) {
 	var w W
 	size := int64(unsafe.Sizeof(w))
-	for _, shape := range [][2]int64{{16, 16}, {64, 48}, {100, 37}, {300, 520}, {520, 300}} {
+	// columns of 1100 and 2100 words reach downColumn for both word sizes, and 520 for 8-byte
+	// words: without AVX-512 those tiles walk down the columns (tilesDown), in one piece and,
+	// split across goroutines, in pieces of 550 and 1056 rows (the 4-byte words of the first in
+	// bands again)
+	for _, shape := range [][2]int64{{16, 16}, {64, 48}, {100, 37}, {300, 520}, {520, 300}, {1100, 53}, {2100, 41}} {
 		for _, shift := range []int64{0, 1} { // 1: the destination starts one word past a 64-byte boundary
 			rows, cols := shape[0], shape[1]
 			srcT := core.MustNew(core.DTypeOf[W](), cols, rows) // transposed into rows×cols
