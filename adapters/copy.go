@@ -548,7 +548,10 @@ func transpose[W word](dst, src []W, d, s, rows, cols, dr, dc, sr, sc int64) {
 // at 11.5-13.4 GB/s (0.65-0.76×) and 16.5-19.1 GB/s (0.94-1.05×), against 7.8-8.7 (0.43-0.50×)
 // through the cache; 0.44-0.49× of copy() before the tiles. On a 2-core Zen 5 VM, both tiles with
 // non-temporal stores run at 11.5-12.6 GB/s on one processor (0.70-0.78×) and 17-22 GB/s on two
-// (1.16-1.53×). The permutation of
+// (1.16-1.53×). On a 2-core Zen 3 VM (AVX2 only), whose copy() runs at 7-10 GB/s, the AVX tiles
+// with non-temporal stores ran at 2.7-4.5 GB/s on one processor (0.38-0.49×) and 4.9-5.9 on two
+// (0.60-0.63×) along the bands, and at 4.0-4.4 (0.42-0.62×) and 6.6-6.9 (0.76-0.93×) walking
+// down the source columns, which that kind of CPU now does (walkDown). The permutation of
 // BenchmarkNumPyCopies (columns of 256 bytes) went from 0.47-0.67× of NumPy's time to 0.21-0.34×
 // (BENCHMARKS.md).
 //
@@ -855,15 +858,17 @@ func transpose64(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 }
 
 // walkDown says whether the tile kernels, writing with non-temporal stores, should walk down the
-// source columns (tilesDown) rather than along the bands: on CPUs without AVX-512, for columns of
-// at least downColumn bytes. On a 2-core AMD EPYC VM of that kind (Zen 3: family 19h model 1,
-// AVX2 only), where a tile's 16 source lines, a power-of-two row apart, share their L1 and L2
-// sets and the band's strips keep hundreds of such lines in flight, the 4096×4096 float32
-// transpose ran at 3.9-4.1 GB/s in that order on one processor against 2.7-3.1 along the bands,
-// and at 6.8-7.4 against 5.2-5.5 on two; 8-byte words (4096×2048) at 4.3-4.6 against 3.0-3.1,
-// and 7.6-7.8 against 5.9-6.0 (BENCHMARKS.md). Down columns of 1 KiB or less it ran slower than
-// along the bands. The AVX-512 tiles keep the bands, measured faster on the Zen 4 and Zen 5 VMs.
-func walkDown(column int) bool { return !haveAVX512 && column >= downColumn }
+// source columns (tilesDown) rather than along the bands: for columns of at least downColumn
+// bytes, on the CPUs where that was measured faster (downWalk). On a 2-core AMD EPYC VM of that
+// kind (Zen 3, family 19h model 1, AVX2 only), where a tile's 16 source lines, a power of two
+// apart, share their L1 and L2 sets and a band's strips keep hundreds of such lines in flight,
+// the 4096×4096 float32 transpose ran at 3.7-4.2 GB/s that way on one processor against
+// 2.7-3.1 along the bands, and at 6.8-7.4 against 5.2-5.5 on two; 8-byte words (4096×2048) at
+// 4.3-4.6 against 3.0-3.1, and 7.6-7.8 against 5.9-6.0 (BENCHMARKS.md, sixth round). Walks of
+// 1 KiB down each column ran slower than the bands, and on a Zen 4 VM (the AVX tiles, before
+// their parking area was aligned) walks of 64 tiles ran 35% slower: CPUs with AVX-512 keep the
+// bands.
+func walkDown(column int) bool { return downWalk && column >= downColumn }
 
 // downColumn is the shortest source column, in bytes, that walkDown walks down: a page.
 const downColumn = 4096

@@ -45,6 +45,33 @@ var avx512Available = func() bool {
 	return xcr0&0xe6 == 0xe6
 }()
 
+// downWalk says whether the non-temporal tile transposes walk down long source columns (see
+// walkDown): on AMD's cores of families 17h and 19h (Zen to Zen 3) that lack AVX-512, where it was
+// measured faster; the CPUs that have AVX-512, Zen 4 and Zen 5 among them, and other vendors'
+// keep the bands their kernels were measured with. A variable so that tests can cover both orders.
+var downWalk = func() bool {
+	if avx512Available {
+		return false
+	}
+	vendor, _ := cpuVendor()
+	if vendor != "AuthenticAMD" && vendor != "HygonGenuine" {
+		return false
+	}
+	eax, _, _, _ := cpuid(1, 0)
+	family := familyOf(eax)
+	return family >= 0x17 && family <= 0x19
+}()
+
+// familyOf is the CPU family that CPUID leaf 1 reports in EAX: the base family, plus the extended
+// family where the base is 0xF.
+func familyOf(eax uint32) uint32 {
+	family := eax >> 8 & 0xf
+	if family == 0xf {
+		family += eax >> 20 & 0xff
+	}
+	return family
+}
+
 // transposeStrip32 transposes blocks 8×8 blocks of 4-byte words side by side: for block b,
 // column k (0..7) of the block is the 8 consecutive words at src + (8b+k)·sCol, and it becomes
 // word k of each of the 8 rows dst + r·dRow + 32b (r = 0..7). dRow and sCol are in bytes and may

@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -16,17 +17,22 @@ import (
 
 // TestTransposeKernelNonTemporal runs the transpose kernels down their non-temporal path
 // (cachedMax 0: every destination counts as too large for the cache) on 32-byte aligned
-// destinations, in one piece and split across goroutines, for 4- and 8-byte words, and on
+// destinations, in one piece and split across goroutines, for 4- and 8-byte words, with the
+// tiles taken along the bands and down the columns (downWalk, whichever this CPU takes), and on
 // misaligned destinations, which must fall back to ordinary stores; it compares each with the
 // plain definition.
 func TestTransposeKernelNonTemporal(t *testing.T) {
-	savedMax, savedPar := cachedMax, parallelBytes
-	defer func() { cachedMax, parallelBytes = savedMax, savedPar }()
+	savedMax, savedPar, savedDown := cachedMax, parallelBytes, downWalk
+	defer func() { cachedMax, parallelBytes, downWalk = savedMax, savedPar, savedDown }()
 	cachedMax = 0
-	for _, par := range []int{savedPar, 1} {
-		parallelBytes = par
-		t.Run("4", func(t *testing.T) { testTransposeNT[uint32](t) })
-		t.Run("8", func(t *testing.T) { testTransposeNT[uint64](t) })
+	for _, down := range []bool{false, true} {
+		downWalk = down
+		for _, par := range []int{savedPar, 1} {
+			parallelBytes = par
+			name := fmt.Sprintf("down=%t/split=%t", down, par == 1)
+			t.Run(name+"/4", func(t *testing.T) { testTransposeNT[uint32](t) })
+			t.Run(name+"/8", func(t *testing.T) { testTransposeNT[uint64](t) })
+		}
 	}
 }
 
@@ -61,6 +67,22 @@ func testTransposeNT[W uint32 | uint64](t *testing.T) {
 					if bv[shift+i*cols+j] != sv[j*rows+i] {
 						t.Fatalf("%d-byte words, %d×%d, shift %d: [%d, %d] = %#x, want %#x",
 							size, rows, cols, shift, i, j, bv[shift+i*cols+j], sv[j*rows+i])
+					}
+				}
+			}
+			// the same with the source's columns in reverse order (a negative column stride for
+			// the kernels) into a destination whose rows run backwards (a negative row stride)
+			rev, err := view.Reverse(1)
+			require.NoError(t, err)
+			back, err := dst.Reverse(0)
+			require.NoError(t, err)
+			clear(bv)
+			require.NoError(t, Copy(back, rev))
+			for i := range rows {
+				for j := range cols {
+					if got, want := bv[shift+(rows-1-i)*cols+j], sv[(cols-1-j)*rows+i]; got != want {
+						t.Fatalf("%d-byte words, %d×%d, shift %d, reversed: [%d, %d] = %#x, want %#x",
+							size, rows, cols, shift, i, j, got, want)
 					}
 				}
 			}

@@ -8,6 +8,9 @@ import "unsafe"
 // portable paths.
 var haveStrip32, haveF16C, haveAVX512 = false, false, false
 
+// downWalk is false here: only the assembly tile kernels walk down the columns (see walkDown).
+var downWalk = false
+
 // avx512Available: no AVX-512 kernels here.
 const avx512Available = false
 

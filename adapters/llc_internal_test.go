@@ -40,3 +40,22 @@ func TestLastLevelCacheBounded(t *testing.T) {
 	}
 	t.Logf("last-level cache %d MiB, cachedMax %d MiB", lastLevelCache>>20, cachedMax>>20)
 }
+
+// TestFamilyOf decodes the family of CPUID leaf 1's EAX as real chips report it: downWalk turns
+// on for AMD's families 17h and 19h.
+func TestFamilyOf(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		eax    uint32
+		family uint32
+	}{
+		{"Zen 2 (EPYC 7002)", 0x00830f10, 0x17},
+		{"Zen 3 (EPYC 7003, this project's VM)", 0x00a00f11, 0x19},
+		{"Zen 4 (EPYC 9004)", 0x00a10f11, 0x19},
+		{"Zen 5 (EPYC 9005)", 0x00b00f21, 0x1a},
+		{"Intel Cascade Lake", 0x00050657, 6},
+		{"Intel Pentium 4 (base family 0xF)", 0x00000f29, 0xf},
+	} {
+		require.Equal(t, tc.family, familyOf(tc.eax), tc.name)
+	}
+}
