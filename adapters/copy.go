@@ -548,10 +548,11 @@ func transpose[W word](dst, src []W, d, s, rows, cols, dr, dc, sr, sc int64) {
 // at 11.5-13.4 GB/s (0.65-0.76×) and 16.5-19.1 GB/s (0.94-1.05×), against 7.8-8.7 (0.43-0.50×)
 // through the cache; 0.44-0.49× of copy() before the tiles. On a 2-core Zen 5 VM, both tiles with
 // non-temporal stores run at 11.5-12.6 GB/s on one processor (0.70-0.78×) and 17-22 GB/s on two
-// (1.16-1.53×). On a 2-core Zen 3 VM (AVX2 only), whose copy() runs at 7-10 GB/s, the AVX tiles
-// with non-temporal stores ran at 2.7-4.5 GB/s on one processor (0.38-0.49×) and 4.9-5.9 on two
-// (0.60-0.63×) along the bands, and at 4.0-4.4 (0.42-0.62×) and 6.6-6.9 (0.76-0.93×) walking
-// down the source columns, which that kind of CPU now does (walkDown). The permutation of
+// (1.16-1.53×). On a 2-core Zen 3 VM (AVX2 only), whose copy() runs at 6-11 GB/s, the AVX tiles
+// with non-temporal stores ran at 2.6-4.5 GB/s on one processor (0.31-0.49×) and 4.9-6.0 on two
+// (0.56-0.74×) along the bands, and at 4.8-5.2 (0.50-0.60×) and 6.6-8.2 (0.79-0.96×) walking
+// down the source columns through a staging block, which that kind of CPU now does (walkDown,
+// transposeStaged). The permutation of
 // BenchmarkNumPyCopies (columns of 256 bytes) went from 0.47-0.67× of NumPy's time to 0.21-0.34×
 // (BENCHMARKS.md).
 //
@@ -680,11 +681,23 @@ func transpose32(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 	case lines:
 		tiles = transposeTiles32NT
 	}
+	down := lines && walkDown(rows*4)
+	if c := cols / (stageBytes / 4) * (stageBytes / 4); down && c > 0 && rows >= 16 {
+		// the whole tiles of whole staged blocks, then the columns and rows left of them
+		r := rows &^ 15
+		transposeStaged(transposeTiles32, dst, src, r, c, dRow, sCol, 4, 16, 1, pf)
+		if c < cols {
+			transpose32(unsafe.Add(dst, c*4), unsafe.Add(src, c*sCol), rows, cols-c, ldd, lds, nt)
+		}
+		if r < rows {
+			transpose32(unsafe.Add(dst, r*dRow), unsafe.Add(src, r*4), rows-r, c, ldd, lds, nt)
+		}
+		return
+	}
 	band := portableStripCols
 	if haveStrip32 {
 		band = stripCols
 	}
-	down := lines && walkDown(rows*4)
 	for c0 := 0; c0 < cols; c0 += band {
 		n := min(band, cols-c0)
 		r := 0
@@ -821,6 +834,17 @@ func transpose64(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 		tiles = transposeTiles64Z
 	}
 	down := nt && walkDown(rows*8)
+	if c := cols / (stageBytes / 8) * (stageBytes / 8); down && c > 0 && rows >= 8 {
+		r := rows &^ 7
+		transposeStaged(transposeTiles64, dst, src, r, c, dRow, sCol, 8, 8, 2, pf)
+		if c < cols {
+			transpose64(unsafe.Add(dst, c*8), unsafe.Add(src, c*sCol), rows, cols-c, ldd, lds, nt)
+		}
+		if r < rows {
+			transpose64(unsafe.Add(dst, r*dRow), unsafe.Add(src, r*8), rows-r, c, ldd, lds, nt)
+		}
+		return
+	}
 	for c0 := 0; c0 < cols; c0 += stripCols {
 		n := min(stripCols, cols-c0)
 		k := n &^ 7
@@ -890,6 +914,39 @@ func tilesDown(tiles func(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int), d
 		}
 	}
 }
+
+// transposeStaged transposes the rows×cols block of size-byte words at dst and src (rows a
+// multiple of tileCols, cols of stageBytes/size) through a staging block in the cache: each block
+// of stageRows destination rows and stageBytes/size columns is transposed into the staging block
+// by tiles, the tile kernel that writes through the cache, walking down the source columns
+// (tilesDown: 16 source streams at a time), then written out row by row with non-temporal stores
+// (copyRowsNT), 256 bytes a row. The walk down the columns reads the source at memory speed, but
+// writes the destination one 64-byte line per row and tile, which a Zen 3 VM's memory took at
+// 4.4 GB/s (runs of 256 bytes or more: 6.2-6.3): staged, the 4096×4096 float32 transpose ran at
+// 4.9-5.1 GB/s on one processor against 3.6-3.9 walking down without the stage, in a harness
+// (BENCHMARKS.md, sixth round). Runs of 128 bytes and blocks of 128 rows measured slower, blocks
+// of 256 or 1024 rows no faster.
+func transposeStaged(tiles func(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int), dst, src unsafe.Pointer,
+	rows, cols, dRow, sCol, size, tileCols, perCall, pf int) {
+	stage := stagePool.Get().(*[stageRows * stageBytes]byte)
+	defer stagePool.Put(stage)
+	b := unsafe.Pointer(stage)
+	w := stageBytes / size
+	for c0 := 0; c0 < cols; c0 += w {
+		for r0 := 0; r0 < rows; r0 += stageRows {
+			n := min(stageRows, rows-r0)
+			tilesDown(tiles, b, src, 0, r0*size+c0*sCol, n, w, tileCols, perCall, stageBytes, sCol, size, pf)
+			copyRowsNT(unsafe.Add(dst, r0*dRow+c0*size), b, n, stageBytes, dRow, stageBytes)
+		}
+	}
+}
+
+// stageRows and stageBytes are the shape of transposeStaged's staging block: 512 destination
+// rows of 256 bytes (128 KiB, in a 512 KiB L2 cache with the source lines in flight).
+const stageRows, stageBytes = 512, 256
+
+// stagePool keeps the staging blocks of transposeStaged, one per transpose running at a time.
+var stagePool = sync.Pool{New: func() any { return new([stageRows * stageBytes]byte) }}
 
 // prefetchOffset returns the offset from a tile's source at which the tile kernels prefetch:
 // pfAhead bytes down the columns when they are long, and pfCols columns along the strip when

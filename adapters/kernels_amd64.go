@@ -160,6 +160,13 @@ func gather2x32(dst, src unsafe.Pointer, n int)
 // the kernels that use them call it when done, before anyone else may read what they wrote.
 func storeFence()
 
+// copyRowsNT copies rows rows of n bytes (n a multiple of 64), row r from src + r·sRow to
+// dst + r·dRow, with non-temporal stores: dst and dRow are multiples of 32, and the caller calls
+// storeFence when done. It writes the blocks transposeStaged stages out to their destination.
+//
+//go:noescape
+func copyRowsNT(dst, src unsafe.Pointer, rows, n, dRow, sRow int)
+
 // copyCached copies n bytes, a multiple of 128, with ordinary AVX loads and stores.
 //
 //go:noescape

@@ -984,3 +984,39 @@ h2fntloop:
 h2fntdone:
 	VZEROUPPER
 	RET
+
+// func copyRowsNT(dst, src unsafe.Pointer, rows, n, dRow, sRow int)
+//
+// Copies rows rows of n bytes (n a multiple of 64), row r from src + r·sRow to dst + r·dRow,
+// with non-temporal stores: dst and dRow are multiples of 32.
+TEXT ·copyRowsNT(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ rows+16(FP), CX
+	MOVQ n+24(FP), DX
+	MOVQ dRow+32(FP), R8
+	MOVQ sRow+40(FP), R9
+	TESTQ CX, CX
+	JLE crntdone
+	TESTQ DX, DX
+	JLE crntdone
+
+crntrow:
+	XORQ AX, AX
+
+crntline:
+	VMOVUPS (SI)(AX*1), Y0
+	VMOVUPS 32(SI)(AX*1), Y1
+	VMOVNTPS Y0, (DI)(AX*1)
+	VMOVNTPS Y1, 32(DI)(AX*1)
+	ADDQ $64, AX
+	CMPQ AX, DX
+	JLT crntline
+	ADDQ R8, DI
+	ADDQ R9, SI
+	DECQ CX
+	JNZ crntrow
+
+crntdone:
+	VZEROUPPER
+	RET

@@ -42,6 +42,10 @@ func transposeTiles64NT(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int) {
 	panic("adapters: transposeTiles64NT without an assembly kernel")
 }
 
+func copyRowsNT(dst, src unsafe.Pointer, rows, n, dRow, sRow int) {
+	panic("adapters: copyRowsNT without an assembly kernel")
+}
+
 func copyCached(dst, src unsafe.Pointer, n int) {
 	panic("adapters: copyCached without an assembly kernel")
 }
