@@ -682,16 +682,7 @@ func transpose32(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 		tiles = transposeTiles32NT
 	}
 	down := lines && walkDown(rows*4)
-	if c := cols / (stageBytes / 4) * (stageBytes / 4); down && c > 0 && rows >= 16 {
-		// the whole tiles of whole staged blocks, then the columns and rows left of them
-		r := rows &^ 15
-		transposeStaged(transposeTiles32, dst, src, r, c, dRow, sCol, 4, 16, 1, pf)
-		if c < cols {
-			transpose32(unsafe.Add(dst, c*4), unsafe.Add(src, c*sCol), rows, cols-c, ldd, lds, nt)
-		}
-		if r < rows {
-			transpose32(unsafe.Add(dst, r*dRow), unsafe.Add(src, r*4), rows-r, c, ldd, lds, nt)
-		}
+	if down && staged(transposeTiles32, transpose32, dst, src, rows, cols, ldd, lds, 4, 16, 1, pf, nt) {
 		return
 	}
 	band := portableStripCols
@@ -834,15 +825,7 @@ func transpose64(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 		tiles = transposeTiles64Z
 	}
 	down := nt && walkDown(rows*8)
-	if c := cols / (stageBytes / 8) * (stageBytes / 8); down && c > 0 && rows >= 8 {
-		r := rows &^ 7
-		transposeStaged(transposeTiles64, dst, src, r, c, dRow, sCol, 8, 8, 2, pf)
-		if c < cols {
-			transpose64(unsafe.Add(dst, c*8), unsafe.Add(src, c*sCol), rows, cols-c, ldd, lds, nt)
-		}
-		if r < rows {
-			transpose64(unsafe.Add(dst, r*dRow), unsafe.Add(src, r*8), rows-r, c, ldd, lds, nt)
-		}
+	if down && staged(transposeTiles64, transpose64, dst, src, rows, cols, ldd, lds, 8, 8, 2, pf, nt) {
 		return
 	}
 	for c0 := 0; c0 < cols; c0 += stripCols {
@@ -913,6 +896,28 @@ func tilesDown(tiles func(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int), d
 			s += tileCols * size
 		}
 	}
+}
+
+// staged transposes the whole tiles of the whole staged blocks of a rows×cols block of size-byte
+// words (see transposeStaged) and hands the columns and rows left of them to rest, the transpose
+// of that word size; it reports false, having done nothing, for a block that holds no staged
+// block.
+func staged(tiles func(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int), rest func(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool),
+	dst, src unsafe.Pointer, rows, cols, ldd, lds, size, tileCols, perCall, pf int, nt bool) bool {
+	w := stageBytes / size
+	c, r := cols/w*w, rows/tileCols*tileCols
+	if c == 0 || r == 0 {
+		return false
+	}
+	dRow, sCol := ldd*size, lds*size
+	transposeStaged(tiles, dst, src, r, c, dRow, sCol, size, tileCols, perCall, pf)
+	if c < cols {
+		rest(unsafe.Add(dst, c*size), unsafe.Add(src, c*sCol), rows, cols-c, ldd, lds, nt)
+	}
+	if r < rows {
+		rest(unsafe.Add(dst, r*dRow), unsafe.Add(src, r*size), rows-r, c, ldd, lds, nt)
+	}
+	return true
 }
 
 // transposeStaged transposes the rows×cols block of size-byte words at dst and src (rows a
