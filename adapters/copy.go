@@ -550,9 +550,9 @@ func transpose[W word](dst, src []W, d, s, rows, cols, dr, dc, sr, sc int64) {
 // non-temporal stores run at 11.5-12.6 GB/s on one processor (0.70-0.78×) and 17-22 GB/s on two
 // (1.16-1.53×). On a 2-core Zen 3 VM (AVX2 only), whose copy() runs at 6-11 GB/s, the AVX tiles
 // with non-temporal stores ran at 2.6-4.5 GB/s on one processor (0.31-0.49×) and 4.9-6.0 on two
-// (0.56-0.74×) along the bands, and at 4.8-5.2 (0.50-0.60×) and 6.6-8.2 (0.79-0.96×) walking
-// down the source columns through a staging block, which that kind of CPU now does (walkDown,
-// transposeStaged). The permutation of
+// (0.56-0.74×) along the bands, and at 3.9-5.6 (0.48-0.71×, median 0.62) and 7.5-8.9
+// (0.94-1.21×) walking down the source columns through a staging block, which that kind of CPU
+// now does (walkDown, transposeStaged). The permutation of
 // BenchmarkNumPyCopies (columns of 256 bytes) went from 0.47-0.67× of NumPy's time to 0.21-0.34×
 // (BENCHMARKS.md).
 //
@@ -682,7 +682,7 @@ func transpose32(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 		tiles = transposeTiles32NT
 	}
 	down := lines && walkDown(rows*4)
-	if down && staged(transposeTiles32, transpose32, dst, src, rows, cols, ldd, lds, 4, 16, 1, pf, nt) {
+	if down && staged(transposeTiles32, transpose32, dst, src, rows, cols, ldd, lds, 4, 16, 1, pfDown, nt) {
 		return
 	}
 	band := portableStripCols
@@ -694,7 +694,7 @@ func transpose32(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 		r := 0
 		if k := n &^ 15; haveStrip32 && k > 0 {
 			if down {
-				tilesDown(tiles, dst, src, c0*4, c0*sCol, rows&^15, k, 16, 1, dRow, sCol, 4, pf)
+				tilesDown(tiles, dst, src, c0*4, c0*sCol, rows&^15, k, 16, 1, dRow, sCol, 4, pfDown)
 			}
 			for ; r+16 <= rows; r += 16 {
 				do, so := r*dRow+c0*4, r*4+c0*sCol
@@ -825,7 +825,7 @@ func transpose64(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 		tiles = transposeTiles64Z
 	}
 	down := nt && walkDown(rows*8)
-	if down && staged(transposeTiles64, transpose64, dst, src, rows, cols, ldd, lds, 8, 8, 2, pf, nt) {
+	if down && staged(transposeTiles64, transpose64, dst, src, rows, cols, ldd, lds, 8, 8, 2, pfDown, nt) {
 		return
 	}
 	for c0 := 0; c0 < cols; c0 += stripCols {
@@ -833,7 +833,7 @@ func transpose64(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 		k := n &^ 7
 		r := 0
 		if down && k > 0 {
-			tilesDown(tiles, dst, src, c0*8, c0*sCol, rows&^7, k, 8, 2, dRow, sCol, 8, pf)
+			tilesDown(tiles, dst, src, c0*8, c0*sCol, rows&^7, k, 8, 2, dRow, sCol, 8, pfDown)
 		}
 		for ; r+8 <= rows; r += 8 {
 			do, so := r*dRow+c0*8, r*8+c0*sCol
@@ -876,6 +876,12 @@ func transpose64(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 // their parking area was aligned) walks of 64 tiles ran 35% slower: CPUs with AVX-512 keep the
 // bands.
 func walkDown(column int) bool { return downWalk && column >= downColumn }
+
+// pfDown is how far down the source columns the tiles prefetch when they walk down them, in
+// bytes: two or three tiles ahead. The hardware prefetchers follow the 16 streams of such a walk,
+// and farther prefetches only crowd the cache: on the Zen 3 VM the staged 4096×4096 float32
+// transpose ran at 5.2-5.4 GB/s with 64 or 128 bytes, 4.7-4.9 with 256, 4.1 with 1 KiB.
+var pfDown = 128
 
 // downColumn is the shortest source column, in bytes, that walkDown walks down: a page.
 const downColumn = 4096
@@ -928,8 +934,8 @@ func staged(tiles func(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int), rest
 // (copyRowsNT), 256 bytes a row. The walk down the columns reads the source at memory speed, but
 // writes the destination one 64-byte line per row and tile, which a Zen 3 VM's memory took at
 // 4.4 GB/s (runs of 256 bytes or more: 6.2-6.3): staged, the 4096×4096 float32 transpose ran at
-// 4.9-5.1 GB/s on one processor against 3.6-3.9 walking down without the stage, in a harness
-// (BENCHMARKS.md, sixth round). Runs of 128 bytes and blocks of 128 rows measured slower, blocks
+// 4.9-5.1 GB/s on one processor against 3.6-3.9 walking down without the stage, in a harness,
+// and at 5.2-5.4 with pfDown (BENCHMARKS.md, sixth round). Runs of 128 bytes and blocks of 128 rows measured slower, blocks
 // of 256 or 1024 rows no faster.
 func transposeStaged(tiles func(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int), dst, src unsafe.Pointer,
 	rows, cols, dRow, sCol, size, tileCols, perCall, pf int) {
