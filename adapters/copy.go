@@ -865,8 +865,9 @@ func transpose64(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 }
 
 // walkDown says whether the tile kernels, writing with non-temporal stores, should walk down the
-// source columns (tilesDown) rather than along the bands: for columns of at least downColumn
-// bytes, on the CPUs where that was measured faster (downWalk). On a 2-core AMD EPYC VM of that
+// source columns rather than along the bands: for columns of at least downColumn bytes, on the
+// CPUs where that was measured faster (downWalk). Blocks that hold a whole staged block go
+// through transposeStaged, narrower ones through tilesDown alone. On a 2-core AMD EPYC VM of that
 // kind (Zen 3, family 19h model 1, AVX2 only), where a tile's 16 source lines, a power of two
 // apart, share their L1 and L2 sets and a band's strips keep hundreds of such lines in flight,
 // the 4096×4096 float32 transpose ran at 3.7-4.2 GB/s that way on one processor against
@@ -935,8 +936,8 @@ func staged(tiles func(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int), rest
 // writes the destination one 64-byte line per row and tile, which a Zen 3 VM's memory took at
 // 4.4 GB/s (runs of 256 bytes or more: 6.2-6.3): staged, the 4096×4096 float32 transpose ran at
 // 4.9-5.1 GB/s on one processor against 3.6-3.9 walking down without the stage, in a harness,
-// and at 5.2-5.4 with pfDown (BENCHMARKS.md, sixth round). Runs of 128 bytes and blocks of 128 rows measured slower, blocks
-// of 256 or 1024 rows no faster.
+// and at 5.2-5.4 with pfDown (BENCHMARKS.md, sixth round). Runs of 128 bytes and blocks of 128
+// rows measured slower, blocks of 256 or 1024 rows no faster.
 func transposeStaged(tiles func(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int), dst, src unsafe.Pointer,
 	rows, cols, dRow, sCol, size, tileCols, perCall, pf int) {
 	stage := stagePool.Get().(*[stageRows * stageBytes]byte)

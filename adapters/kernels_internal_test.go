@@ -42,8 +42,9 @@ func testTransposeNT[W uint32 | uint64](t *testing.T) {
 	// columns of 1100 and 2100 words reach downColumn for both word sizes, and 520 for 8-byte
 	// words: with downWalk those tiles walk down the columns (tilesDown), in one piece and, split
 	// across goroutines, in pieces of 550 and 1056 rows (the 4-byte words of the first in bands
-	// again); 160 and 144 columns hold whole staged blocks (transposeStaged) and columns left of them, and
-	// 1100 and 2100 rows a last block of fewer than stageRows rows and rows left of the tiles
+	// again); 160 and 144 columns hold whole staged blocks (transposeStaged) and columns left of
+	// them, and 1100 and 2100 rows a last block of fewer than stageRows rows and rows left of the
+	// tiles
 	for _, shape := range [][2]int64{{16, 16}, {64, 48}, {100, 37}, {300, 520}, {520, 300}, {1100, 53}, {2100, 41},
 		{1100, 160}, {2100, 144}, {600, 100}} {
 		for _, shift := range []int64{0, 1} { // 1: the destination starts one word past a 64-byte boundary
