@@ -303,12 +303,13 @@ func copyWords[W word](p plan) {
 
 // splitPlan cuts a large copy into pieces along its outermost dimension, for copyWords to share
 // out among the processors it may use (it returns how many; the pieces write disjoint
-// elements): piecesPerWorker per processor for transposes, one for other copies (cut finer, a
-// 256 MiB contiguous copy of BenchmarkNumPyCopies measured 40% slower, as did 2-D transposes,
-// which transposeBlocks cuts). It returns nil for copies
-// that stay on one goroutine: small ones, and 2-D transposes, which transposeBlocks splits
-// itself. Pieces of a plan with a single dimension are cut at multiples of 64 elements, so that
-// no cache line of a compact destination is written from two sides.
+// elements): piecesPerWorker per processor for transposes and for copies through the cache, one
+// for copies of non-temporal rows (ntRows; cut finer, a 256 MiB contiguous copy of
+// BenchmarkNumPyCopies measured 40% slower, as did 2-D transposes, which transposeBlocks cuts).
+// It returns nil for copies that stay on one goroutine: small ones (below parallelBytes, or
+// splitBytes for non-temporal rows), and 2-D transposes, which transposeBlocks splits itself.
+// Pieces of a plan with a single dimension are cut at multiples of 64 elements, so that no cache
+// line of a compact destination is written from two sides.
 func splitPlan(p plan, tiled bool, size int64) ([]plan, int) {
 	n0 := p.shape[0]
 	total := size
@@ -316,15 +317,15 @@ func splitPlan(p plan, tiled bool, size int64) ([]plan, int) {
 		total *= d
 	}
 	workers := int64(min(runtime.GOMAXPROCS(0), 8))
-	from := int64(max(parallelBytes, splitBytes))
-	if tiled {
-		from = int64(parallelBytes) // transposes, as transposeBlocks splits them
+	from := int64(max(parallelBytes, splitBytes)) // rows written with non-temporal stores
+	if tiled || !ntRows(p, size) {
+		from = int64(parallelBytes) // transposes (as transposeBlocks splits them), and copies through the cache
 	}
 	if workers < 2 || total < from || (tiled && len(p.shape) < 3) || n0 < 2 {
 		return nil, 0
 	}
 	pieces := workers
-	if tiled {
+	if tiled || !ntRows(p, size) {
 		pieces *= piecesPerWorker
 	}
 	pieces = min(n0, pieces)
@@ -350,12 +351,13 @@ func splitPlan(p plan, tiled bool, size int64) ([]plan, int) {
 }
 
 // piecesPerWorker is how many pieces splitPlan cuts a transpose of more than two dimensions
-// (whole blocks, each a 2-D transpose of its own) into for each processor it may use. The pieces
-// are shared out as the goroutines come for them (shareOut), so that on a machine busy with other
-// work a goroutine that starts late, or is held up, takes fewer pieces, and the copy waits at the
-// end for one small piece rather than for a whole half (the 8 MiB permutation of
-// BenchmarkNumPyCopies on a quiet 2-core VM: 0.24-0.28× of NumPy's time in 4 pieces per
-// processor, once 0.53×, against 0.27-0.37× in one).
+// (whole blocks, each a 2-D transpose of its own), or a copy through the cache, into for each
+// processor it may use. The pieces are shared out as the goroutines come for them (shareOut), so
+// that on a machine busy with other work a goroutine that starts late, or is held up, takes fewer
+// pieces, and the copy waits at the end for one small piece rather than for a whole half (the
+// 8 MiB permutation of BenchmarkNumPyCopies on a quiet 2-core VM: 0.24-0.28× of NumPy's time in 4
+// pieces per processor, once 0.53×, against 0.27-0.37× in one; its 8 MiB reversed float64 copy on
+// the Zen 3 VM: 0.70-0.84× in 4 pieces per processor, 0.81-0.99× in one, over six processes).
 const piecesPerWorker = 4
 
 // shareOut runs do(0), ..., do(n-1) on up to workers goroutines, the caller's among them: each
@@ -375,12 +377,24 @@ func shareOut(n, workers int, do func(i int)) {
 	wg.Wait()
 }
 
-// splitBytes is the size from which splitPlan cuts a copy that is not a transpose (transposes,
-// bound by the latency of their scattered reads, are cut from parallelBytes, as transposeBlocks
-// cuts a single one). Below it, a copy mostly in the cache gains little from a second processor,
-// and on a loaded machine it waits for the slower piece: 32 MiB. A variable so that tests can
-// lower it (with parallelBytes: the larger of the two applies).
+// splitBytes is the size from which splitPlan cuts a copy whose rows go out with non-temporal
+// stores (ntRows): one processor's non-temporal stores already reach about the memory's speed,
+// and a second one adds little but the wait for the slower piece (8 MiB contiguous on the Zen 3
+// VM, on two processors: 0.64-0.70 ms in one piece, 0.93-0.97 in two): 32 MiB. Other copies write
+// through the cache, one line fill after another, and are cut from parallelBytes, as transposes
+// are (bound by the latency of their scattered reads): a second processor keeps twice the lines
+// in flight. A variable so that tests can lower it (with parallelBytes: the larger of the two
+// applies).
 var splitBytes = 32 << 20
+
+// ntRows reports whether a plan that is not a transpose writes its rows with non-temporal stores:
+// contiguous rows that copyRow hands to Go's copy, which switches to them from 1 MiB on amd64,
+// because they are past cachedMax.
+func ntRows(p plan, size int64) bool {
+	last := len(p.shape) - 1
+	n := p.shape[last] * size
+	return p.ds[last] == 1 && p.ss[last] == 1 && n >= 1<<20 && (!haveStrip32 || n > int64(cachedMax))
+}
 
 // copyPlanWords is copyWords on one goroutine, for a plan that tiledPlan has already seen.
 func copyPlanWords[W word](p plan, tiled bool) {
@@ -594,11 +608,19 @@ func useNT(dst unsafe.Pointer, n, dRow int) bool {
 
 // cachedMax is the largest destination that the kernels write with ordinary stores, so that it
 // stays in the cache: 3/8 of the last-level cache (the share of one of a few cores, as glibc's
-// memcpy reckons it), or 8 MiB where its size is unknown. A variable so that tests can send
-// small copies down the other path.
+// memcpy reckons it), or 8 MiB where its size is unknown. On preZen4 CPUs it is 1/8 (one core's
+// share of a complex of eight: 4 MiB of a Zen 3's 32 MiB): on the project's Zen 3 VM, copying
+// 8 MiB and then reading the result took 1.68-1.89 ms with ordinary stores against 1.28-1.50 with
+// non-temporal ones (the copy 1.04-1.14 ms against 0.51-0.68; the read after it 0.64-0.75 against
+// 0.77-0.84: the cache kept little of the result for its reader), and 12 MiB 2.7-3.0 ms against
+// 1.9; 4 MiB came out about even (0.80-0.82 and 0.75-0.77 ms; BENCHMARKS.md, seventh round). A
+// variable so that tests can send small copies down the other path.
 var cachedMax = func() int {
-	if lastLevelCache <= 0 {
+	switch {
+	case lastLevelCache <= 0:
 		return 8 << 20
+	case preZen4:
+		return lastLevelCache / 8
 	}
 	return lastLevelCache * 3 / 8
 }()

@@ -3,6 +3,7 @@ package adapters
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 	"unsafe"
@@ -283,5 +284,73 @@ func TestBFloat16Rows(t *testing.T) {
 	for i, b := range all {
 		require.Equal(t, math.Float32bits(b.Float32()), math.Float32bits(got[i]), "bfloat16 %#04x", uint16(b))
 		require.Equal(t, core.BF16FromFloat32(got[i]), again[i], "bfloat16 %#04x and back", uint16(b))
+	}
+}
+
+// TestSplitPlan checks which copies splitPlan cuts across processors, from which size and into
+// how many pieces: copies through the cache from parallelBytes, piecesPerWorker pieces per
+// processor; copies of contiguous rows past cachedMax (non-temporal stores) only from splitBytes,
+// one piece per processor; transposes of several blocks from parallelBytes; 2-D transposes
+// never (transposeBlocks splits them).
+func TestSplitPlan(t *testing.T) {
+	savedMax, savedPar, savedSplit, savedProcs := cachedMax, parallelBytes, splitBytes, runtime.GOMAXPROCS(2)
+	defer func() {
+		cachedMax, parallelBytes, splitBytes = savedMax, savedPar, savedSplit
+		runtime.GOMAXPROCS(savedProcs)
+	}()
+	cachedMax, parallelBytes, splitBytes = 512<<10, 64<<10, 12<<20
+	base := core.MustNew(core.Float64, 16, 128, 1024) // 16 MiB: rows of 8 KiB, blocks of 1 MiB
+	flat, err := base.Reshape(16, 128*1024)           // rows of 1 MiB
+	require.NoError(t, err)
+	view := func(f func() (*core.Tensor, error)) *core.Tensor {
+		v, err := f()
+		require.NoError(t, err)
+		return v
+	}
+	for _, tc := range []struct {
+		name   string
+		src    *core.Tensor
+		ntRows bool
+		pieces int // 0: not split
+	}{
+		{"reversed rows of 8 KiB: through the cache", view(func() (*core.Tensor, error) { return base.Reverse(1) }), false, 2 * piecesPerWorker},
+		{"stepped rows: through the cache", view(func() (*core.Tensor, error) { return base.Slice(2, core.Begin, core.End, 2) }), false, 2 * piecesPerWorker},
+		{"a copy through the cache smaller than parallelBytes", view(func() (*core.Tensor, error) { return core.MustNew(core.Float64, 4, 16).Reverse(1) }), false, 0},
+		{"reversed rows of 1 MiB, past cachedMax", view(func() (*core.Tensor, error) { return flat.Reverse(0) }), true, 2},
+		{"contiguous rows past cachedMax, smaller than splitBytes", view(func() (*core.Tensor, error) { return flat.Slice(0, 0, 8, 1) }), true, 0},
+		{"a permutation of 1 MiB blocks", view(func() (*core.Tensor, error) { return base.Permute(0, 2, 1) }), false, 2 * piecesPerWorker},
+		{"a 2-D transpose", view(func() (*core.Tensor, error) {
+			v, err := flat.Reshape(2048, 1024)
+			if err != nil {
+				return nil, err
+			}
+			return v.Transpose()
+		}), false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dst := core.MustNew(core.Float64, tc.src.Shape()...)
+			hs, err := core.Hold(dst, tc.src)
+			require.NoError(t, err)
+			defer hs.Release()
+			p := newPlan(dst, tc.src)
+			tp, tiled := tiledPlan(p)
+			if tiled {
+				p = tp
+			} else {
+				assert.Equal(t, tc.ntRows, ntRows(p, 8))
+			}
+			parts, workers := splitPlan(p, tiled, 8)
+			assert.Len(t, parts, tc.pieces)
+			if tc.pieces > 0 {
+				assert.Equal(t, 2, workers)
+			}
+			var bytes int64
+			for _, q := range parts {
+				bytes += 8 * q.shape[0] * (p.dlen / 8 / p.shape[0])
+			}
+			if len(parts) > 0 {
+				assert.Equal(t, tc.src.NumBytes(), bytes, "the pieces cover the copy")
+			}
+		})
 	}
 }

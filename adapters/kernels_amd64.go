@@ -46,10 +46,15 @@ var avx512Available = func() bool {
 }()
 
 // downWalk says whether the non-temporal tile transposes walk down long source columns (see
-// walkDown): on AMD's cores of families 17h and 19h (Zen to Zen 3) that lack AVX-512, where it was
-// measured faster; the CPUs that have AVX-512, Zen 4 and Zen 5 among them, and other vendors'
-// keep the bands their kernels were measured with. A variable so that tests can cover both orders.
-var downWalk = func() bool {
+// walkDown): on preZen4 CPUs, where it was measured faster; the CPUs that have AVX-512, Zen 4 and
+// Zen 5 among them, and other vendors' keep the bands their kernels were measured with. A
+// variable so that tests can cover both orders.
+var downWalk = preZen4
+
+// preZen4 reports whether this is one of AMD's cores of families 17h to 19h (Zen to Zen 3, and
+// Hygon's) that lack AVX-512: the kind of the project's Zen 3 VM, where the tiles walk down the
+// columns (downWalk) and results from 1/8 of the last-level cache up skip it (cachedMax).
+var preZen4 = func() bool {
 	if avx512Available {
 		return false
 	}

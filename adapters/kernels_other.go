@@ -11,6 +11,9 @@ var haveStrip32, haveF16C, haveAVX512 = false, false, false
 // downWalk is false here: only the assembly tile kernels walk down the columns (see walkDown).
 var downWalk = false
 
+// preZen4 is false here: it steers the assembly kernels only (see cachedMax).
+const preZen4 = false
+
 // avx512Available: no AVX-512 kernels here.
 const avx512Available = false
 
