@@ -461,7 +461,7 @@ func (s *Session) collect(st *stage, outs []*core.Tensor) error {
 		}
 		v := st.outVals[i]
 		st.outVals[i] = 0
-		t, err := s.api.wrapValue(v, st.device)
+		t, err := s.api.wrapValue(st, v)
 		if err != nil {
 			if first == nil {
 				first = fmt.Errorf("onnxx: output %q: %w", s.outputs[i].Name, err)
@@ -507,9 +507,10 @@ func (a *ortAPI) newValue(st *stage, t *core.Tensor, et ElementType, info uintpt
 
 // wrapValue makes a tensor over the memory of an OrtValue ORT allocated, owning it: ReleaseValue
 // runs exactly once, when the last tensor over it is released or collected. On error the value
-// is released. device is the CUDA device the value is on, or -1 for CPU memory.
-func (a *ortAPI) wrapValue(v uintptr, device int32) (*core.Tensor, error) {
-	d, err := a.describeValue(v, device)
+// is released. The value is in the memory of the run's device (st.device: a CUDA device, or -1
+// for CPU memory).
+func (a *ortAPI) wrapValue(st *stage, v uintptr) (*core.Tensor, error) {
+	d, err := a.describeValue(st, v)
 	if err != nil {
 		a.do(fnReleaseValue, v)
 		return nil, err
@@ -530,32 +531,39 @@ func (a *ortAPI) wrapValue(v uintptr, device int32) (*core.Tensor, error) {
 // and released.
 var traceWrap, traceRelease atomic.Pointer[func(v uintptr, t ...*core.Tensor)]
 
-// describeValue reads an OrtValue's element type, shape and data address.
-func (a *ortAPI) describeValue(v uintptr, device int32) (core.Desc, error) {
-	var tt uintptr
-	if err := a.call("reading an output's type and shape", fnGetTensorTypeAndShape, v, uintptr(unsafe.Pointer(&tt))); err != nil {
-		return core.Desc{}, fmt.Errorf("%w: %w", ErrValue, err)
+// describeValue reads an OrtValue's element type, shape and data address: two C calls, the shape
+// read in place (GetTensorElementTypeAndShapeDataReference, which allocates nothing, where
+// GetTensorTypeAndShape makes an info object to read and release in five calls more). The calls
+// write their results into the stage's scratch (st.out), so that it allocates nothing.
+func (a *ortAPI) describeValue(st *stage, v uintptr) (core.Desc, error) {
+	o := &st.out
+	*o = outScratch{}
+	if status := ccall.Call4(a.f(fnGetTensorElementTypeAndShapeDataReference), v,
+		uintptr(unsafe.Pointer(&o.et)), uintptr(unsafe.Pointer(&o.shape)), uintptr(unsafe.Pointer(&o.nd))); status != noStatus {
+		return core.Desc{}, fmt.Errorf("%w: %w", ErrValue, a.statusError("reading an output's type and shape", status))
 	}
-	defer a.do(fnReleaseTensorTypeAndShapeInfo, tt)
-	var et int32
-	if err := a.call("reading an output's element type", fnGetTensorElementType, tt, uintptr(unsafe.Pointer(&et))); err != nil {
-		return core.Desc{}, err
-	}
-	dt, err := FromDType(ElementType(et))
+	shape, nd := o.shape, o.nd
+	dt, err := FromDType(ElementType(o.et))
 	if err != nil {
 		return core.Desc{}, err
 	}
-	dims, _, err := a.shapeOf(tt, false)
-	if err != nil {
-		return core.Desc{}, err
+	if nd > maxRank {
+		return core.Desc{}, fmt.Errorf("%w: onnxx: ORT reports rank %d", core.ErrNdim, nd)
 	}
-	var data uintptr
-	if err := a.call("reading an output's data address", fnGetTensorMutableData, v, uintptr(unsafe.Pointer(&data))); err != nil {
-		return core.Desc{}, err
+	var dims []int64
+	if nd > 0 {
+		if shape == 0 {
+			return core.Desc{}, fmt.Errorf("%w: onnxx: ORT reports rank %d and no dimensions", ErrValue, nd)
+		}
+		// the value's own array: the tensor copies it (core.Wrap) before the value can change
+		dims = unsafe.Slice((*int64)(cptr(shape)), nd)
+	}
+	if status := ccall.Call2(a.f(fnGetTensorMutableData), v, uintptr(unsafe.Pointer(&o.data))); status != noStatus {
+		return core.Desc{}, a.statusError("reading an output's data address", status)
 	}
 	dev := core.CPUDevice
-	if device >= 0 {
-		dev = core.DLDevice{DeviceType: core.CUDA, DeviceID: device}
+	if st.device >= 0 {
+		dev = core.DLDevice{DeviceType: core.CUDA, DeviceID: st.device}
 	}
-	return core.Desc{Data: cptr(data), Device: dev, DType: dt, Shape: dims}, nil
+	return core.Desc{Data: cptr(o.data), Device: dev, DType: dt, Shape: dims}, nil
 }

@@ -99,6 +99,14 @@ type stage struct {
 
 	shape [core.MaxNdim]int64 // scratch of the C calls: the shape of a new value, and the value
 	val   uintptr
+	out   outScratch // what ORT says of an output it allocated
+}
+
+// outScratch is where describeValue's C calls write: an output's element type, the address and
+// length of its shape (ORT's own array) and its data address.
+type outScratch struct {
+	et              int32
+	shape, nd, data uintptr
 }
 
 func (st *stage) init(nin, nout int) {

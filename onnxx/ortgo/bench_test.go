@@ -47,23 +47,7 @@ func BenchmarkToValue(b *testing.B) {
 //   - onnxx/Run: the convenience path, a new output tensor per run;
 //   - onnxruntime_go/fresh: onnxruntime_go making both values anew for every run, for reference.
 func BenchmarkSmallModel(b *testing.B) {
-	in := make([]float32, 64)
-	for i := range in {
-		in[i] = float32(i) / 64
-	}
-	// One ORT thread for both sides: on a small shared machine, ORT's pool threads spinning for
-	// work measure the machine's load rather than either path.
-	opts, err := ort.NewSessionOptions()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer opts.Destroy()
-	if err := opts.SetIntraOpNumThreads(1); err != nil {
-		b.Fatal(err)
-	}
-	if err := opts.SetInterOpNumThreads(1); err != nil {
-		b.Fatal(err)
-	}
+	in, opts := smallSetup(b)
 	session := func(b *testing.B) *onnxx.Session {
 		s, err := onnxx.NewSession(model("small"), nil, nil, &onnxx.SessionOptions{IntraOpThreads: 1, InterOpThreads: 1})
 		if err != nil {
@@ -151,6 +135,85 @@ func BenchmarkSmallModel(b *testing.B) {
 			y.Destroy()
 		}
 	})
+}
+
+// BenchmarkSmallDynamicModel: the model of BenchmarkSmallModel exported with a dynamic batch
+// dimension, as models for serving are (X [batch, 64], Y [batch, 64]), run at batch 1: ORT
+// allocates Y on every run. Side by side:
+//
+//   - onnxruntime_go: DynamicAdvancedSession.Run with a nil output, which ORT allocates and
+//     onnxruntime_go hands back as a value, destroyed after the run;
+//   - onnxx/Run: the tensor over ORT's output, released after the run;
+//   - onnxx/Run/collected: the same, left to the collector as most callers leave small results.
+func BenchmarkSmallDynamicModel(b *testing.B) {
+	in, opts := smallSetup(b)
+	b.Run("onnxruntime_go", func(b *testing.B) {
+		s, err := ort.NewDynamicAdvancedSession(model("small_dynamic"), []string{"X"}, []string{"Y"}, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Destroy()
+		x, err := ort.NewTensor(ort.NewShape(1, 64), in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer x.Destroy()
+		ins := []ort.Value{x}
+		defer cpuPerOp(b)()
+		for b.Loop() {
+			outs := []ort.Value{nil}
+			if err := s.Run(ins, outs); err != nil {
+				b.Fatal(err)
+			}
+			outs[0].Destroy()
+		}
+	})
+	for _, release := range []bool{true, false} {
+		name := "onnxx/Run"
+		if !release {
+			name += "/collected"
+		}
+		b.Run(name, func(b *testing.B) {
+			s, err := onnxx.NewSession(model("small_dynamic"), nil, nil, &onnxx.SessionOptions{IntraOpThreads: 1, InterOpThreads: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Destroy()
+			ins := map[string]*core.Tensor{"X": core.MustFromSlice(in, 1, 64)}
+			defer cpuPerOp(b)()
+			for b.Loop() {
+				out, err := s.Run(ins)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if release {
+					out["Y"].Release()
+				}
+			}
+		})
+	}
+}
+
+// smallSetup returns the input of the small models' benchmarks and onnxruntime_go session options
+// with one ORT thread, destroyed when b ends: one thread for both sides, as on a small shared
+// machine ORT's pool threads spinning for work measure the machine's load rather than either path.
+func smallSetup(b *testing.B) ([]float32, *ort.SessionOptions) {
+	in := make([]float32, 64)
+	for i := range in {
+		in[i] = float32(i) / 64
+	}
+	opts, err := ort.NewSessionOptions()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { opts.Destroy() })
+	if err := opts.SetIntraOpNumThreads(1); err != nil {
+		b.Fatal(err)
+	}
+	if err := opts.SetInterOpNumThreads(1); err != nil {
+		b.Fatal(err)
+	}
+	return in, opts
 }
 
 // cpuPerOp starts counting the process's CPU time; the function it returns reports it per

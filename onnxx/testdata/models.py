@@ -144,6 +144,12 @@ save(helper.make_graph([helper.make_node("MatMul", ["X", "W"], ["XW"]), helper.m
                         helper.make_node("Relu", ["XB"], ["Y"])], "small",
                        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 64])],
                        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1, 64])], initializer=[w, bb]), "small")
+#    The same with a dynamic batch dimension, as models exported for serving have: ORT allocates Y.
+save(helper.make_graph([helper.make_node("MatMul", ["X", "W"], ["XW"]), helper.make_node("Add", ["XW", "B"], ["XB"]),
+                        helper.make_node("Relu", ["XB"], ["Y"])], "small_dynamic",
+                       [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["batch", 64])],
+                       [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["batch", 64])], initializer=[w, bb]),
+     "small_dynamic")
 
 # 6. A scalar (0-d) model: Y = X + 1 for float32 scalars.
 one = helper.make_tensor("one", TensorProto.FLOAT, [], [1.0])
