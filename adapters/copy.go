@@ -389,7 +389,9 @@ var splitBytes = 32 << 20
 
 // ntRows reports whether a plan that is not a transpose writes its rows with non-temporal stores:
 // contiguous rows that copyRow hands to Go's copy, which switches to them from 1 MiB on amd64,
-// because they are past cachedMax.
+// because they are past cachedMax. Without the assembly kernels every contiguous row from 1 MiB
+// counts (Go's copy takes them all): on amd64 that is so, elsewhere it keeps such copies split
+// from splitBytes, as all copies but transposes were before.
 func ntRows(p plan, size int64) bool {
 	last := len(p.shape) - 1
 	n := p.shape[last] * size
