@@ -76,6 +76,11 @@ func CastOrder(t *core.Tensor, dtype core.DLDataType, order Order) (*core.Tensor
 // src may overlap in any way: the result is as if src were read whole before dst is written
 // (through a temporary copy of src, made only when their byte ranges intersect).
 //
+// A copy of the same dtype from 4 MiB is shared out among up to GOMAXPROCS goroutines (at most
+// eight; the caller's is one of them), except contiguous copies whose result is too large for the
+// cache, which stay on one up to 32 MiB: one processor's non-temporal stores already reach the
+// memory's speed. Copy returns when every piece is written.
+//
 // Conversions follow Go's: integers wrap, complex to real keeps the real part, anything to
 // bool is "not zero", and floating results round to nearest even. Floats to integers truncate
 // toward zero, except where Go leaves the result to the hardware: NaN becomes 0, and values
