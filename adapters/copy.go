@@ -76,10 +76,11 @@ func CastOrder(t *core.Tensor, dtype core.DLDataType, order Order) (*core.Tensor
 // src may overlap in any way: the result is as if src were read whole before dst is written
 // (through a temporary copy of src, made only when their byte ranges intersect).
 //
-// A copy of the same dtype from 4 MiB is shared out among up to GOMAXPROCS goroutines (at most
-// eight; the caller's is one of them), except contiguous copies whose result is too large for the
+// A copy of the same dtype from 4 MiB is shared out among several goroutines, at most GOMAXPROCS
+// (the caller's is one of them), except contiguous copies whose result is too large for the
 // cache, which stay on one up to 32 MiB: one processor's non-temporal stores already reach the
-// memory's speed. Copy returns when every piece is written.
+// memory's speed. Conversions between dtypes run on the caller's goroutine. Copy returns when
+// every element is written.
 //
 // Conversions follow Go's: integers wrap, complex to real keeps the real part, anything to
 // bool is "not zero", and floating results round to nearest even. Floats to integers truncate
