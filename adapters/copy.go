@@ -323,15 +323,18 @@ func splitPlan(p plan, tiled bool, size int64) ([]plan, int) {
 		total *= d
 	}
 	workers := int64(min(runtime.GOMAXPROCS(0), 8))
-	from := int64(max(parallelBytes, splitBytes)) // rows written with non-temporal stores
-	if tiled || !ntRows(p, size) {
-		from = int64(parallelBytes) // transposes (as transposeBlocks splits them), and copies through the cache
+	// transposes (as transposeBlocks splits them) and copies through the cache are cut from
+	// parallelBytes, finer; copies of rows written with non-temporal stores from splitBytes
+	fine := tiled || !ntRows(p, size)
+	from := int64(max(parallelBytes, splitBytes))
+	if fine {
+		from = int64(parallelBytes)
 	}
 	if workers < 2 || total < from || (tiled && len(p.shape) < 3) || n0 < 2 {
 		return nil, 0
 	}
 	pieces := workers
-	if tiled || !ntRows(p, size) {
+	if fine {
 		pieces *= piecesPerWorker
 	}
 	pieces = min(n0, pieces)

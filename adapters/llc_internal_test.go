@@ -63,15 +63,19 @@ func TestFamilyOf(t *testing.T) {
 // TestCachedMax pins the share of the last-level cache that results may take and still be
 // written through it: 1/8 on preZen4 CPUs (4 MiB of a Zen 3's 32 MiB), 3/8 elsewhere.
 func TestCachedMax(t *testing.T) {
-	switch {
-	case lastLevelCache <= 0:
-		require.Equal(t, 8<<20, cachedMax)
-	case preZen4:
-		require.Equal(t, lastLevelCache/8, cachedMax)
-	default:
-		require.Equal(t, lastLevelCache*3/8, cachedMax)
-	}
+	require.Equal(t, wantCachedMax(lastLevelCache), cachedMax)
 	if vendor, _ := cpuVendor(); vendor != "AuthenticAMD" && vendor != "HygonGenuine" {
 		require.False(t, preZen4, "preZen4 is for AMD's and Hygon's cores only")
 	}
+}
+
+// wantCachedMax is the cachedMax that a last-level cache of llc bytes gives on this CPU.
+func wantCachedMax(llc int) int {
+	switch {
+	case llc <= 0:
+		return 8 << 20
+	case preZen4:
+		return llc / 8
+	}
+	return llc * 3 / 8
 }

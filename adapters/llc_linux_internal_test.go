@@ -41,9 +41,5 @@ func TestLastLevelCacheMatchesLinux(t *testing.T) {
 		t.Skip("Linux lists no cache sizes for CPU 0 here (/sys/devices/system/cpu/cpu0/cache)")
 	}
 	require.Equal(t, largest, lastLevelCache, "Linux's largest cache against CPUID's")
-	if preZen4 {
-		require.Equal(t, largest/8, cachedMax)
-	} else {
-		require.Equal(t, largest*3/8, cachedMax)
-	}
+	require.Equal(t, wantCachedMax(largest), cachedMax)
 }
