@@ -54,6 +54,8 @@ func TestTableIndices(t *testing.T) {
 		fnReleaseCUDAProviderOptions: "ReleaseCUDAProviderOptions", fnSessionOptionsAppendProvider: "SessionOptionsAppendExecutionProvider",
 		fnUpdateEnvWithCustomLogLevel:               "UpdateEnvWithCustomLogLevel",
 		fnGetTensorElementTypeAndShapeDataReference: "GetTensorElementTypeAndShapeDataReference",
+		// describeValueByInfo's, the reference path of BenchmarkDescribeValue
+		fnGetTensorTypeAndShape: "GetTensorTypeAndShape", fnReleaseTensorTypeAndShapeInfo: "ReleaseTensorTypeAndShapeInfo",
 	} {
 		require.Less(t, int(f), len(entries), "%s: index %d past the table's %d entries", name, f, len(entries))
 		require.Equal(t, name, entries[f], "the entry at index %d", f)

@@ -547,8 +547,8 @@ func (a *ortAPI) describeValue(st *stage, v uintptr) (core.Desc, error) {
 	if err != nil {
 		return core.Desc{}, err
 	}
-	if nd > maxRank {
-		return core.Desc{}, fmt.Errorf("%w: onnxx: ORT reports rank %d", core.ErrNdim, nd)
+	if err := checkRank(nd); err != nil {
+		return core.Desc{}, err
 	}
 	var dims []int64
 	if nd > 0 {

@@ -403,6 +403,15 @@ func (a *ortAPI) describeType(ti uintptr, info *IOInfo) error {
 	return nil
 }
 
+// checkRank refuses a rank ORT reports past maxRank, before anything that size is allocated or
+// read.
+func checkRank(n uintptr) error {
+	if n > maxRank {
+		return fmt.Errorf("%w: onnxx: ORT reports rank %d", core.ErrNdim, n)
+	}
+	return nil
+}
+
 // shapeOf reads the dimensions (and with symbols set, their symbolic names) of an
 // OrtTensorTypeAndShapeInfo.
 func (a *ortAPI) shapeOf(tt uintptr, symbols bool) ([]int64, []string, error) {
@@ -410,8 +419,8 @@ func (a *ortAPI) shapeOf(tt uintptr, symbols bool) ([]int64, []string, error) {
 	if err := a.call("reading a rank", fnGetDimensionsCount, tt, uintptr(unsafe.Pointer(&n))); err != nil {
 		return nil, nil, err
 	}
-	if n > maxRank {
-		return nil, nil, fmt.Errorf("%w: onnxx: ORT reports rank %d", core.ErrNdim, n)
+	if err := checkRank(n); err != nil {
+		return nil, nil, err
 	}
 	dims := make([]int64, n+1)
 	if err := a.call("reading dimensions", fnGetDimensions, tt, uintptr(unsafe.Pointer(&dims[0])), n); err != nil {
