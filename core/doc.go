@@ -27,6 +27,8 @@
 //     cached for reuse once released (see Allocation; the copy kernels of package adapters and
 //     numpyx.ReadFile use it), or NewUninitParts, many tensors over one such block, made
 //     together (safetensorsx.ReadFile uses it);
+//   - lent out of a block of Go memory that a producer reuses for one result after another,
+//     given back when the result is released: a Lease (onnxx's outputs of fixed shape);
 //   - over foreign memory with a release function: Wrap, or ImportVersioned and ImportLegacy
 //     for DLPack managed tensors;
 //   - over memory another Go value owns: WrapKeep.
@@ -58,7 +60,10 @@
 // Go memory (FromSlice, New, and NewUninit below Allocation.MappedMin) is kept alive by the
 // tensors that point into it, like any slice. The mapped memory of a large NewUninit (or
 // NewUninitParts block) is foreign memory like any other, whose release puts the block back in
-// NewUninit's cache; the tensors of one NewUninitParts block share one owner.
+// NewUninit's cache; the tensors of one NewUninitParts block share one owner. A Lease's block is
+// Go memory too: its tensor keeps it alive, and the release of the tensor's last holder (an
+// explicit Release, or the collection of a view) gives it back to the lease instead of freeing
+// it; a lent tensor collected unreleased takes the block with it.
 //
 // Foreign memory has an owner: a release function (for an import, the producer's deleter) that
 // runs exactly once. Every tensor over that memory, every view of it, and every value an adapter

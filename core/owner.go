@@ -10,7 +10,14 @@ import (
 type owner struct {
 	refs     atomic.Int64
 	release  func()
-	releaser Releaser // instead of release (WrapExplicitWith)
+	releaser Releaser // instead of release (WrapExplicitWith, Lease)
+}
+
+// lent reports whether the owner's memory is Go memory a Lease lent out (its release gives the
+// block back): not foreign, and not counted by liveOwners.
+func (o *owner) lent() bool {
+	_, ok := o.releaser.(*giveBack)
+	return ok
 }
 
 // liveOwners counts owners whose release has not run yet.
@@ -44,7 +51,9 @@ func (o *owner) drop() {
 		} else if o.releaser != nil {
 			o.releaser.Release()
 		}
-		liveOwners.Add(-1)
+		if !o.lent() {
+			liveOwners.Add(-1)
+		}
 	case n < 0:
 		panic("core: owner released more often than retained")
 	}

@@ -98,7 +98,9 @@ type ownedHold struct {
 }
 
 func (oh *ownedHold) init() {
-	liveOwners.Add(1)
+	if !oh.o.lent() {
+		liveOwners.Add(1)
+	}
 	oh.o.retain()
 	oh.h.owner = &oh.o
 }
@@ -345,9 +347,9 @@ func (t *Tensor) Released() bool { return t.hold.dropped.Load() }
 // Foreign reports whether the memory has an owner whose release this tensor's holders share:
 // memory from Wrap or WrapExplicit with a release function, an import, NewUninit's mapped blocks
 // (and the memory maps and device buffers that readers and adapters wrap that way). Memory that
-// Go allocated, and memory wrapped without a release (Wrap with a nil release, WrapKeep), is not
-// foreign here, even where it lies outside Go's heap.
-func (t *Tensor) Foreign() bool { return t.hold.owner != nil }
+// Go allocated (a Lease's included), and memory wrapped without a release (Wrap with a nil
+// release, WrapKeep), is not foreign here, even where it lies outside Go's heap.
+func (t *Tensor) Foreign() bool { return t.hold.owner != nil && !t.hold.owner.lent() }
 
 // Release lets go of this tensor's hold on its memory. Foreign memory is freed (its producer's
 // release or deleter runs) once every holder, this tensor's views and attached values included,

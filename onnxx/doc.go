@@ -41,7 +41,7 @@
 //	input in C order (host; CUDA, see below)       shared: ORT reads the tensor's elements, 0-d included
 //	input in another layout (Fortran, steps, ...)  copied once into C order (adapters options decide)
 //	input of another element type                  refused (ErrDType), or cast (a copy) with CastInputs()
-//	output of a shape the model fixes              a Go tensor allocated before the run, ORT writes into it
+//	output of a shape the model fixes              a Go tensor the session lends (or allocates), ORT writes into it
 //	output of a dynamic shape                      a tensor over ORT's own buffer, owning it (no copy)
 //	destination given to RunWith or RunInto        ORT writes into it (C order, writable, exact dtype)
 //
@@ -74,7 +74,19 @@
 // An output over ORT's buffer is a core.Wrap tensor whose release function calls ORT's
 // ReleaseValue: the value is released exactly once, by the last Release of a tensor over it (views
 // included) or when the last one is collected. Such tensors are Foreign and count in
-// core.LiveForeign until then. Outputs in Go memory are ordinary tensors.
+// core.LiveForeign until then.
+//
+// An output of a shape the model fixes, up to 64 KiB, is lent from the session's own blocks
+// (core.Lease, up to four per output, each with an ORT value over it made once): its tensor is
+// over Go memory, not Foreign, and when it and every view of it have been released the block
+// serves a later run, with no allocation and no new ORT value (Release Run's outputs when done
+// with them: that is the fast path). A block is never lent while any holder of its tensor is
+// left, so an output that is kept keeps its values; one dropped unreleased is collected with its
+// block, and the session makes another. While all of an output's blocks are lent, and for larger
+// outputs, the run allocates the output (core.New). Elements read from an output (core.Elements)
+// must not be used after its Release: the block may hold a later run's result (an input made over
+// such elements, in a run that would lend that block, fails with ErrOverlap rather than be read
+// while ORT writes it).
 //
 // A Session keeps the ORT values it made over the tensors the caller passed (inputs and
 // destinations), with the tensor, its data address and its shape; when the next run gets the same

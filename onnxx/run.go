@@ -38,12 +38,14 @@ func Shareable(t *core.Tensor) (ok bool, why string) {
 }
 
 // Run runs the model on inputs (one tensor per input name) and returns every output by name.
-// Outputs whose shape the model fixes are core tensors in Go memory, allocated for this run, that
-// ORT wrote into; the others (dynamic shapes) are tensors over the memory ORT allocated, with no
-// copy: each owns its ORT value and releases it exactly once, on its last Release or when
-// collected (core.Wrap). opts are the adapters options: adapters.ZeroCopyOnly refuses inputs that
-// are not in C order, adapters.ReportCopy says whether some input was copied, CastInputs converts
-// inputs of another element type.
+// Outputs whose shape the model fixes are core tensors in Go memory that ORT wrote into: blocks
+// the session lends out, which serve a later run once the output is released (see the package
+// documentation, Ownership), or allocated for this run; the others (dynamic shapes) are tensors
+// over the memory ORT allocated, with no copy: each owns its ORT value and releases it exactly
+// once, on its last Release or when collected (core.Wrap). Release the outputs when done with
+// them; the next runs then allocate nothing for them. opts are the adapters options:
+// adapters.ZeroCopyOnly refuses inputs that are not in C order, adapters.ReportCopy says whether
+// some input was copied, CastInputs converts inputs of another element type.
 func (s *Session) Run(inputs map[string]*core.Tensor, opts ...adapters.Option) (map[string]*core.Tensor, error) {
 	return s.RunWith(inputs, nil, opts...)
 }
@@ -130,7 +132,7 @@ func Run(path string, inputs map[string]*core.Tensor, outputNames []string, opts
 // run fills it in. With fill unset every output must be a destination. It holds every tensor it
 // was given for the whole run.
 func (s *Session) run(ins, outs []*core.Tensor, fill bool, o adapters.Options) error {
-	if o.Policy != adapters.CopyAlways && !slices.Contains(outs, nil) {
+	if o.Policy != adapters.CopyAlways && (!slices.Contains(outs, nil) || fill && s.b.leasing()) {
 		if done, err := s.runKept(ins, outs); done {
 			if err == nil {
 				o.Report(false)
@@ -152,10 +154,11 @@ func (s *Session) run(ins, outs []*core.Tensor, fill bool, o adapters.Options) e
 }
 
 // runKept is the path of repeated inference: when every tensor of the run is one the session
-// kept a value over (see slot), in host memory, it checks that, holds the tensors and makes the
-// one ORT call, with none of the binding work of the general path. It reports done false, having
-// done nothing, when that is not so (the first run, new tensors, a run already using the
-// session's scratch): the general path runs then, and reports whatever was wrong.
+// kept a value over (see slot), in host memory, and every output without a destination has a
+// free lease (see lend), it checks that, holds the tensors and makes the one ORT call, with none
+// of the binding work of the general path. It reports done false, having done nothing, when that
+// is not so (the first run, new tensors, a run already using the session's scratch): the general
+// path runs then, and reports whatever was wrong.
 func (s *Session) runKept(ins, outs []*core.Tensor) (done bool, err error) {
 	hin, err := core.Hold(ins...)
 	if err != nil {
@@ -187,21 +190,51 @@ func (s *Session) runKeptHeld(ins, outs []*core.Tensor) (done bool, err error) {
 		}
 	}
 	for i, t := range outs {
-		if sl := &b.out[i]; !sl.matches(t) || !t.HostAccessible() {
+		if t == nil && b.leaseN[i] == 0 {
 			return false, nil
 		}
+		if sl := &b.out[i]; t != nil && (!sl.matches(t) || !t.HostAccessible()) {
+			return false, nil
+		}
+	}
+	for i, t := range outs {
+		if t != nil {
+			st.outVals[i], st.ours[i] = b.out[i].v, true
+			continue
+		}
+		lt, v, err := s.lend(st, i)
+		if err != nil || lt == nil { // the general path allocates the output (or reports err)
+			s.unlend(st, outs)
+			if err == nil {
+				b.allLent.Store(skipLeases)
+			}
+			return false, nil
+		}
+		st.outVals[i], st.ours[i], st.lent[i], outs[i] = v, true, true, lt
 	}
 	for i, t := range ins {
 		st.inVals[i], st.srcs[i] = b.in[i].v, t
 	}
-	for i := range outs {
-		st.outVals[i], st.ours[i] = b.out[i].v, true
-	}
 	st.dynamicDst = s.dynamicOut
-	if err := s.checkOverlap(st, outs); err != nil {
-		return true, err
+	err = s.checkOverlap(st, outs)
+	if err == nil {
+		err = s.invoke(st)
 	}
-	return true, s.invoke(st)
+	if err != nil {
+		s.unlend(st, outs)
+	}
+	return true, err
+}
+
+// unlend releases the tensors a run lent (giving their leases back) and takes them out of outs,
+// when the run does not return them.
+func (s *Session) unlend(st *stage, outs []*core.Tensor) {
+	for i, lent := range st.lent {
+		if lent {
+			outs[i].Release()
+			outs[i], st.lent[i], st.outVals[i], st.ours[i] = nil, false, 0, false
+		}
+	}
 }
 
 // runHeld is run once the tensors are held. (The run is split into functions so that the defers
@@ -238,18 +271,28 @@ func (s *Session) runStaged(st *stage, ins, outs []*core.Tensor, fill bool, o ad
 			return err
 		}
 	}
+	err := s.bindOutputs(st, outs, fill)
+	if err == nil {
+		err = s.checkOverlap(st, outs)
+	}
+	if err == nil {
+		err = s.invoke(st)
+	}
+	if err != nil {
+		s.unlend(st, outs) // the leases of a failed run are free again
+		return err
+	}
+	return s.collect(st, outs)
+}
+
+// bindOutputs binds every output (bindOutput).
+func (s *Session) bindOutputs(st *stage, outs []*core.Tensor, fill bool) error {
 	for i, t := range outs {
 		if err := s.bindOutput(st, i, t, outs, fill); err != nil {
 			return err
 		}
 	}
-	if err := s.checkOverlap(st, outs); err != nil {
-		return err
-	}
-	if err := s.invoke(st); err != nil {
-		return err
-	}
-	return s.collect(st, outs)
+	return nil
 }
 
 // bindInput puts the value of input i into the stage: the kept one if t is the tensor it was made
@@ -372,6 +415,18 @@ func (s *Session) allocateOutput(st *stage, i int, info *IOInfo, outs []*core.Te
 	}
 	if info.Dynamic() || st.device >= 0 {
 		return nil // ORT allocates it (on the inputs' device)
+	}
+	if st.cached && s.b.allLent.Load() > 0 {
+		s.b.allLent.Add(-1)
+	} else if st.cached {
+		t, v, err := s.lend(st, i)
+		if err != nil {
+			return fmt.Errorf("onnxx: output %q: %w", info.Name, err)
+		}
+		if t != nil {
+			st.outVals[i], st.ours[i], st.lent[i], outs[i] = v, true, true, t
+			return nil
+		}
 	}
 	t, err := core.New(info.DType, info.Shape...)
 	if err != nil {

@@ -199,7 +199,7 @@ func newSession(what string, inputNames, outputNames []string, opts *SessionOpti
 		s.h.release()
 		return nil, fmt.Errorf("onnxx: %s: %w", what, err)
 	}
-	s.b = newBindings(len(s.inputs), len(s.outputs))
+	s.b = newBindings(a, len(s.inputs), s.outputs)
 	s.dynamicOut = slices.ContainsFunc(s.outputs, IOInfo.Dynamic)
 	runtime.AddCleanup(s, (*bindings).drop, s.b)
 	return s, nil

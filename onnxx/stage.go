@@ -2,7 +2,9 @@ package onnxx
 
 import (
 	"runtime"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/core"
@@ -10,21 +12,32 @@ import (
 )
 
 // bindings are the ORT values a Session made over the caller's tensors, kept for the next run,
-// and the scratch of the run that holds mu (one at a time; a run that finds mu taken makes its own
-// stage and keeps nothing).
+// the output buffers it lends out (leases, per output), and the scratch of the run that holds mu
+// (one at a time; a run that finds mu taken makes its own stage and keeps nothing).
 type bindings struct {
 	mu      sync.Mutex
 	in, out []slot
+	leases  [][]*lease
+	leaseN  []int64      // the size of each output's leases, 0 for outputs lent none (see lend)
+	leased  bool         // every output takes leases (leaseN > 0)
+	allLent atomic.Int32 // runs left that skip the leases: see lend
+	api     *ortAPI
 	st      stage
 }
 
-func newBindings(nin, nout int) *bindings {
-	b := &bindings{in: make([]slot, nin), out: make([]slot, nout)}
+func newBindings(a *ortAPI, nin int, outputs []IOInfo) *bindings {
+	nout := len(outputs)
+	b := &bindings{in: make([]slot, nin), out: make([]slot, nout), leases: make([][]*lease, nout), api: a}
+	b.leaseN = make([]int64, nout)
+	for i := range outputs {
+		b.leaseN[i] = leaseSize(&outputs[i])
+	}
+	b.leased = !slices.Contains(b.leaseN, 0)
 	b.st.init(nin, nout)
 	return b
 }
 
-// drop releases every kept value.
+// drop releases every kept value, the leases' among them.
 func (b *bindings) drop() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -34,6 +47,7 @@ func (b *bindings) drop() {
 	for i := range b.out {
 		b.out[i].drop()
 	}
+	b.dropLeases()
 }
 
 // slot is one kept value: over t's memory at data, with t's shape. The value does not hold t's
@@ -89,6 +103,7 @@ type stage struct {
 	inVals     []uintptr // OrtValue* of each input (one spare entry: never empty)
 	outVals    []uintptr // OrtValue* of each output; 0: ORT allocates it
 	ours       []bool    // outVals[i] is a value over a tensor of ours or the caller's
+	lent       []bool    // outVals[i] is a lease's value (see lend)
 	srcs       []*core.Tensor
 	temps      []uintptr // values to release after the run
 	keepAlive  []*core.Tensor
@@ -111,7 +126,7 @@ type outScratch struct {
 
 func (st *stage) init(nin, nout int) {
 	st.inVals, st.outVals = make([]uintptr, nin+1), make([]uintptr, nout+1)
-	st.ours, st.srcs = make([]bool, nout), make([]*core.Tensor, nin)
+	st.ours, st.lent, st.srcs = make([]bool, nout), make([]bool, nout), make([]*core.Tensor, nin)
 	st.device = -1
 }
 
@@ -139,6 +154,7 @@ func (s *Session) unstage(st *stage) {
 	clear(st.inVals)
 	st.dropForeign(a, len(st.ours))
 	clear(st.ours)
+	clear(st.lent)
 	st.temps, st.keepAlive = st.temps[:0], st.keepAlive[:0]
 	st.copied, st.dynamicDst, st.device = false, false, -1
 	if st.cached {

@@ -1,6 +1,7 @@
 package ortgo_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/dlpack-go/dlpack/adapters"
@@ -106,16 +107,26 @@ func BenchmarkSmallModel(b *testing.B) {
 			}
 		}
 	})
-	b.Run("onnxx/Run", func(b *testing.B) {
-		s := session(b)
-		ins := map[string]*core.Tensor{"X": core.MustFromSlice(in, 1, 64)}
-		defer cpuPerOp(b)()
-		for b.Loop() {
-			if _, err := s.Run(ins); err != nil {
-				b.Fatal(err)
-			}
+	for _, release := range []bool{true, false} {
+		name := "onnxx/Run"
+		if !release {
+			name += "/collected"
 		}
-	})
+		b.Run(name, func(b *testing.B) {
+			s := session(b)
+			ins := map[string]*core.Tensor{"X": core.MustFromSlice(in, 1, 64)}
+			defer cpuPerOp(b)()
+			for b.Loop() {
+				out, err := s.Run(ins)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if release {
+					out["Y"].Release()
+				}
+			}
+		})
+	}
 	b.Run("onnxruntime_go/fresh", func(b *testing.B) {
 		s := plain(b)
 		defer cpuPerOp(b)()
@@ -135,6 +146,106 @@ func BenchmarkSmallModel(b *testing.B) {
 			y.Destroy()
 		}
 	})
+}
+
+// BenchmarkSmallModelRounds is BenchmarkSmallModel's paths interleaved: on a shared machine whose
+// speed drifts from one second to the next, paths timed one after another are compared across
+// that drift, so this benchmark runs each path for a round of 1000 runs in turn, 40 rounds, and
+// reports each path's median CPU time per run over the rounds (the process's, all threads: the
+// collector's work for a path's garbage included) and the median of its ratio to the same
+// round's onnxruntime_go line (tensors reused), as <path>-ns/op and <path>-ratio. Run with
+// -benchtime=1x: the rounds are the benchmark's own.
+func BenchmarkSmallModelRounds(b *testing.B) {
+	in, opts := smallSetup(b)
+	session := func() *onnxx.Session {
+		s, err := onnxx.NewSession(model("small"), nil, nil, &onnxx.SessionOptions{IntraOpThreads: 1, InterOpThreads: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Destroy() })
+		return s
+	}
+	s := session()
+	plain, err := ort.NewDynamicAdvancedSession(model("small"), []string{"X"}, []string{"Y"}, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer plain.Destroy()
+	x, err := ort.NewTensor(ort.NewShape(1, 64), in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Destroy()
+	y, err := ort.NewEmptyTensor[float32](ort.NewShape(1, 64))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer y.Destroy()
+	ins, outs := []*core.Tensor{core.MustFromSlice(in, 1, 64)}, []*core.Tensor{core.MustNew(core.Float32, 1, 64)}
+	insMap, outsMap := map[string]*core.Tensor{"X": ins[0]}, map[string]*core.Tensor{"Y": outs[0]}
+	run := func(release bool) func() error {
+		s := session() // its own: outputs dropped unreleased keep their session's leases until collected
+		return func() error {
+			out, err := s.Run(insMap)
+			if err == nil && release {
+				out["Y"].Release()
+			}
+			return err
+		}
+	}
+	paths := []struct {
+		name string
+		run  func() error
+	}{
+		{"onnxruntime_go", func() error { return plain.Run([]ort.Value{x}, []ort.Value{y}) }},
+		{"RunInto", func() error { return s.RunInto(ins, outs) }},
+		{"RunWith", func() error { _, err := s.RunWith(insMap, outsMap); return err }},
+		{"Run", run(true)},
+		{"Run-collected", run(false)},
+		{"onnxruntime_go-fresh", func() error {
+			x, err := ort.NewTensor(ort.NewShape(1, 64), in)
+			if err != nil {
+				return err
+			}
+			defer x.Destroy()
+			y, err := ort.NewEmptyTensor[float32](ort.NewShape(1, 64))
+			if err != nil {
+				return err
+			}
+			defer y.Destroy()
+			return plain.Run([]ort.Value{x}, []ort.Value{y})
+		}},
+	}
+	const rounds, perRound = 40, 1000
+	ns := make([][]float64, len(paths))
+	ratios := make([][]float64, len(paths))
+	for range b.N {
+		for range rounds {
+			for i, p := range paths {
+				t0 := cpuTime()
+				for range perRound {
+					if err := p.run(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				ns[i] = append(ns[i], float64(cpuTime()-t0)/perRound)
+				ratios[i] = append(ratios[i], ns[i][len(ns[i])-1]/ns[0][len(ns[0])-1])
+			}
+		}
+	}
+	b.ReportMetric(0, "ns/op")
+	for i, p := range paths {
+		b.ReportMetric(median(ns[i]), p.name+"-ns/op")
+		if i > 0 {
+			b.ReportMetric(median(ratios[i]), p.name+"-ratio")
+		}
+	}
+}
+
+// median returns the middle value of x (which it sorts).
+func median(x []float64) float64 {
+	slices.Sort(x)
+	return x[len(x)/2]
 }
 
 // BenchmarkSmallDynamicModel: the model of BenchmarkSmallModel exported with a dynamic batch

@@ -1,0 +1,88 @@
+package core
+
+import (
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+	"weak"
+)
+
+// A Lease is a block of Go memory for the elements of one C-order tensor, lent out as one tensor
+// at a time and taken back when that tensor and every holder made from it have been released: a
+// producer that returns one result after another of the same dtype and shape reuses the block,
+// and whatever it keeps over it (onnxx keeps an ORT value over each output's block), instead of
+// allocating both for every result. Lending allocates only the tensor.
+//
+// The lent tensor is over Go memory (Foreign reports false, LiveForeign does not count it) and
+// keeps the block alive, as a tensor from New does. Release gives the block back, to be lent
+// again: a slice taken from the tensor must not be used after its Release. A tensor that becomes
+// unreachable without Release never gives it back: the collector frees the block with it, and
+// the lease is lost (Lost), for the producer to drop. A Lease is safe for concurrent use.
+type Lease struct {
+	dtype          DLDataType
+	shape, strides []int64 // shared by the lent tensors (their metadata never changes)
+	off            int     // of the first element in mem, Alignment-aligned
+	seen           weak.Pointer[byte]
+	lent           atomic.Bool
+	mem            []byte // the block while the lease is free (nil while it is lent)
+}
+
+// NewLease allocates a block for a C-order tensor of dtype and shape, which must have elements.
+// It fails as New does on a bad dtype or shape, and with ErrInvalid for a shape without elements.
+func NewLease(dtype DLDataType, shape ...int64) (*Lease, error) {
+	if len(shape) > MaxNdim {
+		return nil, errNdim(len(shape))
+	}
+	n, err := newSize(dtype, shape)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("%w: a lease of %v %s has no elements", ErrInvalid, shape, dtype)
+	}
+	mem := make([]byte, n+Alignment-1)
+	base := unsafe.Pointer(unsafe.SliceData(mem))
+	l := &Lease{dtype: dtype, shape: append([]int64{}, shape...), strides: make([]int64, len(shape)),
+		off: int(uintptr(alignUp(base)) - uintptr(base)), seen: weak.Make(&mem[0]), mem: mem}
+	fillCStrides(l.strides, l.shape)
+	return l, nil
+}
+
+// Lend returns a writable tensor over the block, or nil while it is lent out (or lost). The
+// elements are what the last holder left (zero the first time).
+func (l *Lease) Lend() *Tensor {
+	if !l.lent.CompareAndSwap(false, true) {
+		return nil
+	}
+	x := &lentTensor{back: giveBack{l: l, mem: l.mem}}
+	l.mem = nil
+	x.oh.o.releaser = &x.back
+	x.oh.init()
+	t := &x.t
+	t.data, t.device, t.dtype = unsafe.Pointer(&x.back.mem[l.off]), CPUDevice, l.dtype
+	t.shape, t.strides, t.hold = l.shape, l.strides, &x.oh.h
+	return t
+}
+
+// Lost reports whether the block was lent out and its tensor collected unreleased: the block is
+// gone, and Lend returns nil from now on.
+func (l *Lease) Lost() bool { return l.lent.Load() && l.seen.Value() == nil }
+
+// lentTensor is what Lend allocates: the tensor, its owner and hold, and the owner's release.
+type lentTensor struct {
+	t    Tensor
+	oh   ownedHold
+	back giveBack
+}
+
+// giveBack hands a lent block back to its lease, once its last holder has let go.
+type giveBack struct {
+	l   *Lease
+	mem []byte
+}
+
+// Release writes the block back before the flag, which Lend reads first.
+func (g *giveBack) Release() {
+	g.l.mem = g.mem
+	g.l.lent.Store(false)
+}

@@ -1,0 +1,110 @@
+package onnxx
+
+import (
+	"github.com/dlpack-go/dlpack/core"
+)
+
+// A lease is an output block of the session's (core.Lease) with an ORT value over it, made once
+// and kept: a run that finds a free lease for an output of known shape returns the tensor the
+// lease lends, and gives ORT the kept value, so that it neither allocates the output nor makes
+// and releases a value for it (on the project's Zen 3 VM: Run of a small model from 1.5× of
+// onnxruntime_go with reused tensors to 1.3×; BENCHMARKS.md). The block is free again when the
+// caller has released the tensor and every view of it; a tensor dropped without Release is
+// collected with its block, and the session makes a new lease in place of the lost one. A session
+// keeps at most maxLeases leases per output, of outputs up to leaseMax bytes: while all are lent,
+// the run allocates the output as before (core.New).
+//
+// The value points into Go memory between runs, when ORT never touches it; during a run the run
+// holds the tensor, as it holds every tensor it hands to ORT, and Go's collector does not move
+// memory. A lost lease's value is released without being used again.
+type lease struct {
+	l *core.Lease
+	v uintptr // ORT value over the block, with the output's shape
+}
+
+// maxLeases is how many leases a session keeps per output; leaseMax is the largest output, in
+// bytes, it leases (beyond it the run itself dwarfs what a lease saves, and leases would keep
+// large blocks alive).
+const (
+	maxLeases = 4
+	leaseMax  = 64 << 10
+)
+
+// skipLeases is how many outputs the runs of a session allocate without looking at its leases
+// once it found every lease of an output lent (a caller that leaves its results to the collector):
+// a run that tries the leases first costs about 0.4 µs more (on the Zen 3 VM), and the leases of
+// dropped tensors come back only after a collection.
+const skipLeases = 64
+
+// leasing reports whether a run whose outputs have no destinations may take the kept path with
+// leases (runKept): every output takes them, and the last run did not find them all lent.
+func (b *bindings) leasing() bool { return b.leased && b.allLent.Load() == 0 }
+
+// leaseSize is the size in bytes of the leases of output info: 0 for an output lent none (of
+// dynamic shape, without elements, or larger than leaseMax).
+func leaseSize(info *IOInfo) int64 {
+	if info.Dynamic() {
+		return 0
+	}
+	n, err := core.AllocSize(info.DType, info.Shape...)
+	if err != nil || n > leaseMax {
+		return 0
+	}
+	return n
+}
+
+// lend returns the tensor of a free lease of output i, making a lease if the session has fewer
+// than maxLeases for it (or in place of a lost one), and the lease's value; nil if every lease is
+// lent or the output takes none. The caller holds the bindings' lock.
+func (s *Session) lend(st *stage, i int) (*core.Tensor, uintptr, error) {
+	if s.b.leaseN[i] == 0 {
+		return nil, 0, nil
+	}
+	ls := s.b.leases[i]
+	for k, x := range ls {
+		if t := x.l.Lend(); t != nil {
+			return t, x.v, nil
+		}
+		if x.l.Lost() { // dropped unreleased: its block is gone
+			s.api.do(fnReleaseValue, x.v)
+			ls = append(ls[:k], ls[k+1:]...)
+			s.b.leases[i] = ls
+			break
+		}
+	}
+	if len(ls) == maxLeases {
+		s.b.allLent.Store(skipLeases)
+		return nil, 0, nil
+	}
+	x, err := s.newLease(st, &s.outputs[i])
+	if err != nil {
+		return nil, 0, err
+	}
+	s.b.leases[i] = append(ls, x)
+	return x.l.Lend(), x.v, nil
+}
+
+// newLease allocates a block for output info and makes its value.
+func (s *Session) newLease(st *stage, info *IOInfo) (*lease, error) {
+	l, err := core.NewLease(info.DType, info.Shape...)
+	if err != nil {
+		return nil, err
+	}
+	t := l.Lend()
+	defer t.Release()
+	v, err := s.api.newValue(st, t, info.ElementType, s.api.cpuInfo)
+	if err != nil {
+		return nil, err
+	}
+	return &lease{l: l, v: v}, nil
+}
+
+// dropLeases releases the values of every lease; lent tensors stay valid (their memory is Go's).
+func (b *bindings) dropLeases() {
+	for i, ls := range b.leases {
+		for _, x := range ls {
+			b.api.do(fnReleaseValue, x.v)
+		}
+		b.leases[i] = nil
+	}
+}
