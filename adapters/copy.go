@@ -300,11 +300,12 @@ func copyWords[W word](p plan) {
 		p = tp
 	}
 	var w W
+	whole := int(p.dlen) // the destination of the whole copy, which decides its stores (useNT)
 	if parts, workers := splitPlan(p, tiled, int64(unsafe.Sizeof(w))); parts != nil {
-		shareOut(len(parts), workers, func(i int) { copyPlanWords[W](parts[i], tiled) })
+		shareOut(len(parts), workers, func(i int) { copyPlanWords[W](parts[i], tiled, whole) })
 		return
 	}
-	copyPlanWords[W](p, tiled)
+	copyPlanWords[W](p, tiled, whole)
 }
 
 // splitPlan cuts a large copy into pieces along its outermost dimension, for copyWords to share
@@ -407,15 +408,16 @@ func ntRows(p plan, size int64) bool {
 	return p.ds[last] == 1 && p.ss[last] == 1 && n >= 1<<20 && (!haveStrip32 || n > int64(cachedMax))
 }
 
-// copyPlanWords is copyWords on one goroutine, for a plan that tiledPlan has already seen.
-func copyPlanWords[W word](p plan, tiled bool) {
+// copyPlanWords is copyWords on one goroutine, for a plan that tiledPlan has already seen, a
+// piece of a copy whose destination spans whole bytes.
+func copyPlanWords[W word](p plan, tiled bool, whole int) {
 	dst, src, d0, s0 := spans[W](p)
 	if tiled {
 		a, b := len(p.shape)-2, len(p.shape)-1
 		rows, cols := p.shape[a], p.shape[b]
 		dr, dc, sr, sc := p.ds[a], p.ds[b], p.ss[a], p.ss[b]
 		forEachOuter(p, 2, d0, s0, func(d, s int64) {
-			transpose(dst, src, d, s, rows, cols, dr, dc, sr, sc)
+			transpose(dst, src, d, s, rows, cols, dr, dc, sr, sc, whole)
 		})
 		return
 	}
@@ -530,8 +532,8 @@ func tiledPlan(p plan) (plan, bool) {
 // transpose copies a rows×cols block, dst[d+i*dr+j*dc] = src[s+i*sr+j*sc], where tiledPlan
 // has made one tensor compact along i and the other along j: either dc and sr are 1, or dr and
 // sc are. Swapping the names of i and j turns the second form into the first, so one kernel,
-// transposeBlocks, does both.
-func transpose[W word](dst, src []W, d, s, rows, cols, dr, dc, sr, sc int64) {
+// transposeBlocks, does both. The block is part of a copy whose destination spans whole bytes.
+func transpose[W word](dst, src []W, d, s, rows, cols, dr, dc, sr, sc int64, whole int) {
 	if dc != 1 { // sc == 1 and dr == 1: name j the rows
 		rows, cols, dr, sc = cols, rows, dc, sr
 	}
@@ -540,7 +542,7 @@ func transpose[W word](dst, src []W, d, s, rows, cols, dr, dc, sr, sc int64) {
 	_, _ = dst[d+cols-1], dst[d+(rows-1)*dr]
 	_, _ = src[s+rows-1], src[s+(cols-1)*sc]
 	_, _ = dst[d+(rows-1)*dr+cols-1], src[s+rows-1+(cols-1)*sc]
-	transposeBlocks[W](unsafe.Pointer(&dst[d]), unsafe.Pointer(&src[s]), int(rows), int(cols), int(dr), int(sc))
+	transposeBlocks[W](unsafe.Pointer(&dst[d]), unsafe.Pointer(&src[s]), int(rows), int(cols), int(dr), int(sc), whole)
 }
 
 // transposeBlocks copies a rows×cols block of W words, dst[r*ldd+c] = src[r+c*lds] (indices
@@ -579,18 +581,25 @@ func transpose[W word](dst, src []W, d, s, rows, cols, dr, dc, sr, sc int64) {
 // (0.94-1.21×) walking down the source columns through a staging block, which that kind of CPU
 // now does (walkDown, transposeStaged). The permutation of
 // BenchmarkNumPyCopies (columns of 256 bytes) went from 0.47-0.67× of NumPy's time to 0.21-0.34×
-// (BENCHMARKS.md).
+// (BENCHMARKS.md). On the Zen 3 VM its 8 MiB float64 form, 16 blocks of 512 KiB, ran at
+// 0.40-0.51× of NumPy's time with its blocks written through the cache, and at 0.35-0.48× with
+// non-temporal stores chosen for the whole 8 MiB and the whole-line tiles (transposeTiles64L;
+// BENCHMARKS.md, eighth round).
+//
+// The block may be one of many of a copy (a permutation of more than two dimensions is a 2-D
+// transpose per block) whose destination spans whole bytes: the stores are chosen for the whole
+// destination (useNT), which is what stays in the cache or not.
 //
 // The pointer arithmetic has no bounds checks (the caller checks the block's corners), and no
 // pointer is ever formed outside the block: offsets advance as integers.
-func transposeBlocks[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds int) {
+func transposeBlocks[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds, whole int) {
 	var w W
 	size := int(unsafe.Sizeof(w))
 	// A big transpose is bound by the latency of its scattered source reads more than by memory
 	// bandwidth, so it is split by destination rows into pieces for the available processors,
 	// the caller's goroutine taking one (shareOut): the pieces write disjoint rows and read
 	// disjoint source words.
-	nt := useNT(dst, rows*cols*size, ldd*size)
+	nt := useNT(dst, max(whole, rows*cols*size), ldd*size)
 	workers := min(runtime.GOMAXPROCS(0), rows/64, rows*cols*size/parallelBytes)
 	if workers <= 1 {
 		transposeRange[W](dst, src, rows, cols, ldd, lds, nt)
@@ -607,7 +616,8 @@ func transposeBlocks[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds int) 
 	})
 }
 
-// useNT says whether a kernel writing n bytes at dst, in rows dRow bytes apart, should use
+// useNT says whether a kernel writing at dst, in rows dRow bytes apart, into a destination of n
+// bytes in all (the whole copy's, of which a block of a permutation is one part) should use
 // non-temporal stores: only with the assembly kernels, when the rows are 32-byte aligned (which
 // VMOVNTPS needs), and when the destination is too large to stay in the last-level cache anyway
 // (then skipping the read of each destination line before it is written saves a third of the
@@ -849,9 +859,12 @@ func transpose64(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 	dRow, sCol := ldd*8, lds*8
 	pf := prefetchOffset(rows*8, sCol)
 	tiles := transposeTiles64
+	lines := nt && uintptr(dst)%64 == 0 && dRow%64 == 0 // non-temporal stores of whole lines
 	switch {
-	case nt && haveAVX512 && uintptr(dst)%64 == 0 && dRow%64 == 0:
+	case lines && haveAVX512:
 		tiles = transposeTiles64ZNT
+	case lines:
+		tiles = transposeTiles64L
 	case nt:
 		tiles = transposeTiles64NT
 	case haveAVX512:

@@ -1020,3 +1020,73 @@ crntline:
 crntdone:
 	VZEROUPPER
 	RET
+
+// HALF64(S, A0, A1, A2, A3, T0, T1, T2, T3) transposes the 4×4 block of 8-byte words whose
+// source column k is the 4 words at S + k·sCol into A0..A3 (row j of the block in Aj), with
+// T0..T3 as scratch. Uses R9 = sCol, R11 = 3·sCol.
+#define HALF64(S, A0, A1, A2, A3, T0, T1, T2, T3) \
+	VMOVUPD (S), A0; \
+	VMOVUPD (S)(R9*1), A1; \
+	VMOVUPD (S)(R9*2), A2; \
+	VMOVUPD (S)(R11*1), A3; \
+	VUNPCKLPD A1, A0, T0; \
+	VUNPCKHPD A1, A0, T1; \
+	VUNPCKLPD A3, A2, T2; \
+	VUNPCKHPD A3, A2, T3; \
+	VPERM2F128 $0x20, T2, T0, A0; \
+	VPERM2F128 $0x20, T3, T1, A1; \
+	VPERM2F128 $0x31, T2, T0, A2; \
+	VPERM2F128 $0x31, T3, T1, A3
+
+// ROWS64(D, ST) stores four whole 64-byte destination lines, row j from Yj (its first half) and
+// Y(8+j) (its second), at D + j·dRow. Uses R8 = dRow, R10 = 3·dRow.
+#define ROWS64(D, ST) \
+	ST Y0, (D); \
+	ST Y8, 32(D); \
+	ST Y1, (D)(R8*1); \
+	ST Y9, 32(D)(R8*1); \
+	ST Y2, (D)(R8*2); \
+	ST Y10, 32(D)(R8*2); \
+	ST Y3, (D)(R10*1); \
+	ST Y11, 32(D)(R10*1)
+
+// func transposeTiles64L(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
+//
+// transposeTiles64 with each destination line written whole, its two halves back to back, with
+// non-temporal stores (dst and dRow multiples of 64): the 4×4 blocks of source columns 0..3 and
+// 4..7 of the same four destination rows are transposed into Y0..Y3 and Y8..Y11 before either is
+// stored, so that every line leaves the write-combining buffer complete.
+TEXT ·transposeTiles64L(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ tiles+16(FP), CX
+	MOVQ dRow+24(FP), R8
+	MOVQ sCol+32(FP), R9
+	MOVQ pf+40(FP), DX
+	LEAQ (R8)(R8*2), R10
+	LEAQ (R9)(R9*2), R11
+	TESTQ CX, CX
+	JLE t64ldone
+
+	PCALIGN $32
+
+t64lloop:
+	PREFETCH8(SI)
+	HALF64(SI, Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7)
+	LEAQ (SI)(R9*4), R12
+	HALF64(R12, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
+	ROWS64(DI, VMOVNTPD)
+	LEAQ 32(SI), R12
+	HALF64(R12, Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7)
+	LEAQ 32(SI)(R9*4), R12
+	HALF64(R12, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15)
+	LEAQ (DI)(R8*4), R13
+	ROWS64(R13, VMOVNTPD)
+	ADDQ $64, DI
+	LEAQ (SI)(R9*8), SI
+	DECQ CX
+	JNZ t64lloop
+
+t64ldone:
+	VZEROUPPER
+	RET

@@ -93,6 +93,62 @@ func testTransposeNT[W uint32 | uint64](t *testing.T) {
 	}
 }
 
+// TestPermutationNonTemporal copies permutations of more than two dimensions (a 2-D transpose
+// per block, as tiledPlan makes of them) whose blocks each fit under cachedMax but whose whole
+// destination does not: the blocks are written with non-temporal stores, chosen for the whole
+// destination (the whole-line tiles for 8-byte words on 64-byte aligned rows), in one piece and
+// split across goroutines, and compared element by element with the source. (The test sets
+// cachedMax to 1.5 blocks.)
+func TestPermutationNonTemporal(t *testing.T) {
+	savedMax, savedPar := cachedMax, parallelBytes
+	defer func() { cachedMax, parallelBytes = savedMax, savedPar }()
+	for _, par := range []int{savedPar, 1} {
+		parallelBytes = par
+		t.Run(fmt.Sprintf("split=%t/4", par == 1), func(t *testing.T) { testPermutationNT[uint32](t) })
+		t.Run(fmt.Sprintf("split=%t/8", par == 1), func(t *testing.T) { testPermutationNT[uint64](t) })
+	}
+}
+
+func testPermutationNT[W uint32 | uint64](t *testing.T) {
+	var w W
+	size := int64(unsafe.Sizeof(w))
+	// BenchmarkNumPyCopies' permutation, smaller: (rows, cols) as (4, rows/4, 32, cols/32),
+	// dimensions 0, 3, 1, 2; and one whose rows are not whole lines (cols/32 = 20 words)
+	for _, shape := range [][2]int64{{128, 512}, {256, 1024}, {64, 640}} {
+		rows, cols := shape[0], shape[1]
+		src := core.MustNew(core.DTypeOf[W](), rows, cols)
+		sv, err := core.Elements[W](src)
+		require.NoError(t, err)
+		r := rand.New(rand.NewPCG(uint64(rows), uint64(cols)))
+		for i := range sv {
+			sv[i] = W(r.Uint64())
+		}
+		r4, err := src.Reshape(4, rows/4, 32, cols/32)
+		require.NoError(t, err)
+		view, err := r4.Permute(0, 3, 1, 2)
+		require.NoError(t, err)
+		dst := core.MustNew(core.DTypeOf[W](), view.Shape()...)
+		p, tiled := tiledPlan(newPlan(dst, view))
+		require.True(t, tiled, "%d×%d", rows, cols)
+		a, b := len(p.shape)-2, len(p.shape)-1
+		require.Greater(t, len(p.shape), 2, "blocks")
+		cachedMax = int(p.shape[a] * p.shape[b] * size * 3 / 2) // each block under cachedMax
+		require.Greater(t, p.dlen, int64(cachedMax), "the whole destination past it")
+		require.NoError(t, Copy(dst, view))
+		dv, err := core.Elements[W](dst)
+		require.NoError(t, err)
+		k := 0
+		for idx := range core.Indices(view.Shape()) {
+			want, err := core.At[W](view, idx...)
+			require.NoError(t, err)
+			if dv[k] != want {
+				t.Fatalf("%d-byte words, %d×%d: at %v: %#x, want %#x", size, rows, cols, idx, dv[k], want)
+			}
+			k++
+		}
+	}
+}
+
 // TestFloat64Float32KernelsAgree compares the AVX conversions between float64 and float32 with
 // Go's on random bit patterns and the edges: NaNs with payloads, infinities, overflow, the
 // float32 subnormals, zeros and ties.

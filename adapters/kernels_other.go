@@ -45,6 +45,10 @@ func transposeTiles64NT(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int) {
 	panic("adapters: transposeTiles64NT without an assembly kernel")
 }
 
+func transposeTiles64L(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int) {
+	panic("adapters: transposeTiles64L without an assembly kernel")
+}
+
 func copyRowsNT(dst, src unsafe.Pointer, rows, n, dRow, sRow int) {
 	panic("adapters: copyRowsNT without an assembly kernel")
 }
