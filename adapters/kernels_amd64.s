@@ -129,22 +129,28 @@
 	PREFETCHT2 (R12)(R9*2); \
 	PREFETCHT2 (R12)(R11*1)
 
+// HALF64(S, A0, A1, A2, A3, T0, T1, T2, T3) transposes the 4×4 block of 8-byte words whose
+// source column k is the 4 words at S + k·sCol into A0..A3 (row j of the block in Aj), with
+// T0..T3 as scratch. Uses R9 = sCol, R11 = 3·sCol.
+#define HALF64(S, A0, A1, A2, A3, T0, T1, T2, T3) \
+	VMOVUPD (S), A0; \
+	VMOVUPD (S)(R9*1), A1; \
+	VMOVUPD (S)(R9*2), A2; \
+	VMOVUPD (S)(R11*1), A3; \
+	VUNPCKLPD A1, A0, T0; \
+	VUNPCKHPD A1, A0, T1; \
+	VUNPCKLPD A3, A2, T2; \
+	VUNPCKHPD A3, A2, T3; \
+	VPERM2F128 $0x20, T2, T0, A0; \
+	VPERM2F128 $0x20, T3, T1, A1; \
+	VPERM2F128 $0x31, T2, T0, A2; \
+	VPERM2F128 $0x31, T3, T1, A3
+
 // BLOCK64 transposes one 4×4 block of 8-byte words: source column k (k = 0..3) is the 4 words
 // at S + k·sCol, destination row j the 4 words at D + j·dRow. Uses R8 = dRow, R10 = 3·dRow,
 // R9 = sCol, R11 = 3·sCol and Y0..Y7.
 #define BLOCK64(S, D, ST) \
-	VMOVUPD (S), Y0; \
-	VMOVUPD (S)(R9*1), Y1; \
-	VMOVUPD (S)(R9*2), Y2; \
-	VMOVUPD (S)(R11*1), Y3; \
-	VUNPCKLPD Y1, Y0, Y4; \
-	VUNPCKHPD Y1, Y0, Y5; \
-	VUNPCKLPD Y3, Y2, Y6; \
-	VUNPCKHPD Y3, Y2, Y7; \
-	VPERM2F128 $0x20, Y6, Y4, Y0; \
-	VPERM2F128 $0x20, Y7, Y5, Y1; \
-	VPERM2F128 $0x31, Y6, Y4, Y2; \
-	VPERM2F128 $0x31, Y7, Y5, Y3; \
+	HALF64(S, Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7); \
 	ST Y0, (D); \
 	ST Y1, (D)(R8*1); \
 	ST Y2, (D)(R8*2); \
@@ -1020,23 +1026,6 @@ crntline:
 crntdone:
 	VZEROUPPER
 	RET
-
-// HALF64(S, A0, A1, A2, A3, T0, T1, T2, T3) transposes the 4×4 block of 8-byte words whose
-// source column k is the 4 words at S + k·sCol into A0..A3 (row j of the block in Aj), with
-// T0..T3 as scratch. Uses R9 = sCol, R11 = 3·sCol.
-#define HALF64(S, A0, A1, A2, A3, T0, T1, T2, T3) \
-	VMOVUPD (S), A0; \
-	VMOVUPD (S)(R9*1), A1; \
-	VMOVUPD (S)(R9*2), A2; \
-	VMOVUPD (S)(R11*1), A3; \
-	VUNPCKLPD A1, A0, T0; \
-	VUNPCKHPD A1, A0, T1; \
-	VUNPCKLPD A3, A2, T2; \
-	VUNPCKHPD A3, A2, T3; \
-	VPERM2F128 $0x20, T2, T0, A0; \
-	VPERM2F128 $0x20, T3, T1, A1; \
-	VPERM2F128 $0x31, T2, T0, A2; \
-	VPERM2F128 $0x31, T3, T1, A3
 
 // ROWS64(D, ST) stores four whole 64-byte destination lines, row j from Yj (its first half) and
 // Y(8+j) (its second), at D + j·dRow. Uses R8 = dRow, R10 = 3·dRow.

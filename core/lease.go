@@ -30,10 +30,7 @@ type Lease struct {
 // NewLease allocates a block for a C-order tensor of dtype and shape, which must have elements.
 // It fails as New does on a bad dtype or shape, and with ErrInvalid for a shape without elements.
 func NewLease(dtype DLDataType, shape ...int64) (*Lease, error) {
-	if len(shape) > MaxNdim {
-		return nil, errNdim(len(shape))
-	}
-	n, err := newSize(dtype, shape)
+	n, err := AllocSize(dtype, shape...)
 	if err != nil {
 		return nil, err
 	}

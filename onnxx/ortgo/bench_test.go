@@ -45,38 +45,15 @@ func BenchmarkToValue(b *testing.B) {
 //     output tensor made once and passed to every run (the baseline);
 //   - onnxx/RunInto: the same with core tensors, which the session makes ORT values of once;
 //   - onnxx/RunWith: the map API with a preallocated destination;
-//   - onnxx/Run: the convenience path, a new output tensor per run;
+//   - onnxx/Run: the convenience path, a new output tensor per run, released after it (its block
+//     lent again to the next run), and onnxx/Run/collected, left to the collector;
 //   - onnxruntime_go/fresh: onnxruntime_go making both values anew for every run, for reference.
 func BenchmarkSmallModel(b *testing.B) {
 	in, opts := smallSetup(b)
-	session := func(b *testing.B) *onnxx.Session {
-		s, err := onnxx.NewSession(model("small"), nil, nil, &onnxx.SessionOptions{IntraOpThreads: 1, InterOpThreads: 1})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { s.Destroy() })
-		return s
-	}
-	plain := func(b *testing.B) *ort.DynamicAdvancedSession {
-		s, err := ort.NewDynamicAdvancedSession(model("small"), []string{"X"}, []string{"Y"}, opts)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { s.Destroy() })
-		return s
-	}
+	session := func(b *testing.B) *onnxx.Session { return smallSession(b, "small") }
 	b.Run("onnxruntime_go", func(b *testing.B) {
-		s := plain(b)
-		x, err := ort.NewTensor(ort.NewShape(1, 64), in)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer x.Destroy()
-		y, err := ort.NewEmptyTensor[float32](ort.NewShape(1, 64))
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer y.Destroy()
+		s := smallPlain(b, "small", opts)
+		x, y := smallValues(b, in)
 		ins, outs := []ort.Value{x}, []ort.Value{y}
 		defer cpuPerOp(b)()
 		for b.Loop() {
@@ -107,28 +84,9 @@ func BenchmarkSmallModel(b *testing.B) {
 			}
 		}
 	})
-	for _, release := range []bool{true, false} {
-		name := "onnxx/Run"
-		if !release {
-			name += "/collected"
-		}
-		b.Run(name, func(b *testing.B) {
-			s := session(b)
-			ins := map[string]*core.Tensor{"X": core.MustFromSlice(in, 1, 64)}
-			defer cpuPerOp(b)()
-			for b.Loop() {
-				out, err := s.Run(ins)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if release {
-					out["Y"].Release()
-				}
-			}
-		})
-	}
+	benchSmallRun(b, "small", in)
 	b.Run("onnxruntime_go/fresh", func(b *testing.B) {
-		s := plain(b)
+		s := smallPlain(b, "small", opts)
 		defer cpuPerOp(b)()
 		for b.Loop() {
 			x, err := ort.NewTensor(ort.NewShape(1, 64), in)
@@ -157,34 +115,12 @@ func BenchmarkSmallModel(b *testing.B) {
 // -benchtime=1x: the rounds are the benchmark's own.
 func BenchmarkSmallModelRounds(b *testing.B) {
 	in, opts := smallSetup(b)
-	session := func() *onnxx.Session {
-		s, err := onnxx.NewSession(model("small"), nil, nil, &onnxx.SessionOptions{IntraOpThreads: 1, InterOpThreads: 1})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { s.Destroy() })
-		return s
-	}
-	s := session()
-	plain, err := ort.NewDynamicAdvancedSession(model("small"), []string{"X"}, []string{"Y"}, opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer plain.Destroy()
-	x, err := ort.NewTensor(ort.NewShape(1, 64), in)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer x.Destroy()
-	y, err := ort.NewEmptyTensor[float32](ort.NewShape(1, 64))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer y.Destroy()
+	s, plain := smallSession(b, "small"), smallPlain(b, "small", opts)
+	x, y := smallValues(b, in)
 	ins, outs := []*core.Tensor{core.MustFromSlice(in, 1, 64)}, []*core.Tensor{core.MustNew(core.Float32, 1, 64)}
 	insMap, outsMap := map[string]*core.Tensor{"X": ins[0]}, map[string]*core.Tensor{"Y": outs[0]}
 	run := func(release bool) func() error {
-		s := session() // its own: outputs dropped unreleased keep their session's leases until collected
+		s := smallSession(b, "small") // its own: outputs dropped unreleased keep their session's leases until collected
 		return func() error {
 			out, err := s.Run(insMap)
 			if err == nil && release {
@@ -259,16 +195,8 @@ func median(x []float64) float64 {
 func BenchmarkSmallDynamicModel(b *testing.B) {
 	in, opts := smallSetup(b)
 	b.Run("onnxruntime_go", func(b *testing.B) {
-		s, err := ort.NewDynamicAdvancedSession(model("small_dynamic"), []string{"X"}, []string{"Y"}, opts)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer s.Destroy()
-		x, err := ort.NewTensor(ort.NewShape(1, 64), in)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer x.Destroy()
+		s := smallPlain(b, "small_dynamic", opts)
+		x, _ := smallValues(b, in)
 		ins := []ort.Value{x}
 		defer cpuPerOp(b)()
 		for b.Loop() {
@@ -279,17 +207,19 @@ func BenchmarkSmallDynamicModel(b *testing.B) {
 			outs[0].Destroy()
 		}
 	})
+	benchSmallRun(b, "small_dynamic", in)
+}
+
+// benchSmallRun benchmarks Session.Run of the small model name as onnxx/Run, its output released
+// after each run, and as onnxx/Run/collected, left to the collector.
+func benchSmallRun(b *testing.B, name string, in []float32) {
 	for _, release := range []bool{true, false} {
-		name := "onnxx/Run"
+		sub := "onnxx/Run"
 		if !release {
-			name += "/collected"
+			sub += "/collected"
 		}
-		b.Run(name, func(b *testing.B) {
-			s, err := onnxx.NewSession(model("small_dynamic"), nil, nil, &onnxx.SessionOptions{IntraOpThreads: 1, InterOpThreads: 1})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Destroy()
+		b.Run(sub, func(b *testing.B) {
+			s := smallSession(b, name)
 			ins := map[string]*core.Tensor{"X": core.MustFromSlice(in, 1, 64)}
 			defer cpuPerOp(b)()
 			for b.Loop() {
@@ -303,6 +233,43 @@ func BenchmarkSmallDynamicModel(b *testing.B) {
 			}
 		})
 	}
+}
+
+// smallSession is an onnxx session of the small model name at one ORT thread, destroyed when b
+// ends.
+func smallSession(b *testing.B, name string) *onnxx.Session {
+	s, err := onnxx.NewSession(model(name), nil, nil, &onnxx.SessionOptions{IntraOpThreads: 1, InterOpThreads: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Destroy() })
+	return s
+}
+
+// smallPlain is the onnxruntime_go session of the small model name, destroyed when b ends.
+func smallPlain(b *testing.B, name string, opts *ort.SessionOptions) *ort.DynamicAdvancedSession {
+	s, err := ort.NewDynamicAdvancedSession(model(name), []string{"X"}, []string{"Y"}, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Destroy() })
+	return s
+}
+
+// smallValues makes onnxruntime_go's X (over in) and Y values of the small model, destroyed when b
+// ends.
+func smallValues(b *testing.B, in []float32) (x, y *ort.Tensor[float32]) {
+	x, err := ort.NewTensor(ort.NewShape(1, 64), in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { x.Destroy() })
+	y, err = ort.NewEmptyTensor[float32](ort.NewShape(1, 64))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { y.Destroy() })
+	return x, y
 }
 
 // smallSetup returns the input of the small models' benchmarks and onnxruntime_go session options
