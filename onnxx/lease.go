@@ -7,16 +7,17 @@ import (
 // A lease is an output block of the session's (core.Lease) with an ORT value over it, made once
 // and kept: a run that finds a free lease for an output of known shape returns the tensor the
 // lease lends, and gives ORT the kept value, so that it neither allocates the output nor makes
-// and releases a value for it (on the project's Zen 3 VM: Run of a small model from 1.5× of
-// onnxruntime_go with reused tensors to 1.3×; BENCHMARKS.md). The block is free again when the
+// and releases a value for it (on the project's Zen 3 VM: Run of a small model from 1.49-1.67×
+// of onnxruntime_go with reused tensors to 1.23-1.28×; BENCHMARKS.md). The block is free again when the
 // caller has released the tensor and every view of it; a tensor dropped without Release is
 // collected with its block, and the session makes a new lease in place of the lost one. A session
 // keeps at most maxLeases leases per output, of outputs up to leaseMax bytes: while all are lent,
 // the run allocates the output as before (core.New).
 //
-// The value points into Go memory between runs, when ORT never touches it; during a run the run
-// holds the tensor, as it holds every tensor it hands to ORT, and Go's collector does not move
-// memory. A lost lease's value is released without being used again.
+// The value points into Go memory between runs, when ORT never touches it; during a run the lent
+// tensor, new and not yet returned, is the run's alone (nobody else can release it), and it keeps
+// the block alive; Go's collector does not move memory. A lost lease's value is released without
+// being used again.
 type lease struct {
 	l *core.Lease
 	v uintptr // ORT value over the block, with the output's shape
