@@ -206,6 +206,15 @@ func newPlan(dst, src *core.Tensor) plan {
 	return p
 }
 
+// bytes is how many bytes the plan's copy writes, with elements of size bytes.
+func (p plan) bytes(size int64) int64 {
+	n := size
+	for _, d := range p.shape {
+		n *= d
+	}
+	return n
+}
+
 func byteSpan(shape, strides []int64, size int64) (lo, n int64) {
 	lo, hi := copyplan.Extent(shape, strides)
 	return lo * size, (hi - lo + 1) * size
@@ -300,8 +309,9 @@ func copyWords[W word](p plan) {
 		p = tp
 	}
 	var w W
-	whole := int(p.dlen) // the destination of the whole copy, which decides its stores (useNT)
-	if parts, workers := splitPlan(p, tiled, int64(unsafe.Sizeof(w))); parts != nil {
+	size := int64(unsafe.Sizeof(w))
+	whole := int(p.bytes(size)) // what the whole copy writes, which decides its stores (useNT)
+	if parts, workers := splitPlan(p, tiled, size); parts != nil {
 		shareOut(len(parts), workers, func(i int) { copyPlanWords[W](parts[i], tiled, whole) })
 		return
 	}
@@ -319,10 +329,7 @@ func copyWords[W word](p plan) {
 // line of a compact destination is written from two sides.
 func splitPlan(p plan, tiled bool, size int64) ([]plan, int) {
 	n0 := p.shape[0]
-	total := size
-	for _, d := range p.shape {
-		total *= d
-	}
+	total := p.bytes(size)
 	workers := int64(min(runtime.GOMAXPROCS(0), 8))
 	// transposes (as transposeBlocks splits them) and copies through the cache are cut from
 	// parallelBytes, finer; copies of rows written with non-temporal stores from splitBytes
@@ -409,7 +416,7 @@ func ntRows(p plan, size int64) bool {
 }
 
 // copyPlanWords is copyWords on one goroutine, for a plan that tiledPlan has already seen, a
-// piece of a copy whose destination spans whole bytes.
+// piece of a copy that writes whole bytes in all.
 func copyPlanWords[W word](p plan, tiled bool, whole int) {
 	dst, src, d0, s0 := spans[W](p)
 	if tiled {
@@ -532,7 +539,7 @@ func tiledPlan(p plan) (plan, bool) {
 // transpose copies a rows×cols block, dst[d+i*dr+j*dc] = src[s+i*sr+j*sc], where tiledPlan
 // has made one tensor compact along i and the other along j: either dc and sr are 1, or dr and
 // sc are. Swapping the names of i and j turns the second form into the first, so one kernel,
-// transposeBlocks, does both. The block is part of a copy whose destination spans whole bytes.
+// transposeBlocks, does both. The block is part of a copy that writes whole bytes in all.
 func transpose[W word](dst, src []W, d, s, rows, cols, dr, dc, sr, sc int64, whole int) {
 	if dc != 1 { // sc == 1 and dr == 1: name j the rows
 		rows, cols, dr, sc = cols, rows, dc, sr
@@ -587,7 +594,7 @@ func transpose[W word](dst, src []W, d, s, rows, cols, dr, dc, sr, sc int64, who
 // BENCHMARKS.md, eighth round).
 //
 // The block may be one of many of a copy (a permutation of more than two dimensions is a 2-D
-// transpose per block) whose destination spans whole bytes: the stores are chosen for the whole
+// transpose per block) that writes whole bytes in all: the stores are chosen for the whole
 // destination (useNT), which is what stays in the cache or not.
 //
 // The pointer arithmetic has no bounds checks (the caller checks the block's corners), and no
@@ -599,7 +606,7 @@ func transposeBlocks[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds, whol
 	// bandwidth, so it is split by destination rows into pieces for the available processors,
 	// the caller's goroutine taking one (shareOut): the pieces write disjoint rows and read
 	// disjoint source words.
-	nt := useNT(dst, max(whole, rows*cols*size), ldd*size)
+	nt := useNT(dst, whole, ldd*size)
 	workers := min(runtime.GOMAXPROCS(0), rows/64, rows*cols*size/parallelBytes)
 	if workers <= 1 {
 		transposeRange[W](dst, src, rows, cols, ldd, lds, nt)

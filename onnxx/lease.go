@@ -41,24 +41,21 @@ const skipLeases = 64
 // leases (runKept): every output takes them, and the last run did not find them all lent.
 func (b *bindings) leasing() bool { return b.leased && b.allLent.Load() == 0 }
 
-// leaseSize is the size in bytes of the leases of output info: 0 for an output lent none (of
-// dynamic shape, without elements, or larger than leaseMax).
-func leaseSize(info *IOInfo) int64 {
+// takesLeases reports whether output info is lent from leases: of fixed shape, with elements, and
+// up to leaseMax bytes.
+func takesLeases(info *IOInfo) bool {
 	if info.Dynamic() {
-		return 0
+		return false
 	}
 	n, err := core.AllocSize(info.DType, info.Shape...)
-	if err != nil || n > leaseMax {
-		return 0
-	}
-	return n
+	return err == nil && n > 0 && n <= leaseMax
 }
 
 // lend returns the tensor of a free lease of output i, making a lease if the session has fewer
 // than maxLeases for it (or in place of a lost one), and the lease's value; nil if every lease is
 // lent or the output takes none. The caller holds the bindings' lock.
 func (s *Session) lend(st *stage, i int) (*core.Tensor, uintptr, error) {
-	if s.b.leaseN[i] == 0 {
+	if !s.b.lends[i] {
 		return nil, 0, nil
 	}
 	ls := s.b.leases[i]
@@ -98,6 +95,12 @@ func (s *Session) newLease(st *stage, info *IOInfo) (*lease, error) {
 		return nil, err
 	}
 	return &lease{l: l, v: v}, nil
+}
+
+// putLent records the tensor t that output i was lent, over the lease's value v (unlend undoes
+// it).
+func (st *stage) putLent(i int, t *core.Tensor, v uintptr, outs []*core.Tensor) {
+	st.outVals[i], st.ours[i], st.lent[i], outs[i] = v, true, true, t
 }
 
 // dropLeases releases the values of every lease; lent tensors stay valid (their memory is Go's).

@@ -190,7 +190,7 @@ func (s *Session) runKeptHeld(ins, outs []*core.Tensor) (done bool, err error) {
 		}
 	}
 	for i, t := range outs {
-		if t == nil && b.leaseN[i] == 0 {
+		if t == nil && !b.lends[i] {
 			return false, nil
 		}
 		if sl := &b.out[i]; t != nil && (!sl.matches(t) || !t.HostAccessible()) {
@@ -205,12 +205,9 @@ func (s *Session) runKeptHeld(ins, outs []*core.Tensor) (done bool, err error) {
 		lt, v, err := s.lend(st, i)
 		if err != nil || lt == nil { // the general path allocates the output (or reports err)
 			s.unlend(st, outs)
-			if err == nil {
-				b.allLent.Store(skipLeases)
-			}
 			return false, nil
 		}
-		st.outVals[i], st.ours[i], st.lent[i], outs[i] = v, true, true, lt
+		st.putLent(i, lt, v, outs)
 	}
 	for i, t := range ins {
 		st.inVals[i], st.srcs[i] = b.in[i].v, t
@@ -424,7 +421,7 @@ func (s *Session) allocateOutput(st *stage, i int, info *IOInfo, outs []*core.Te
 			return fmt.Errorf("onnxx: output %q: %w", info.Name, err)
 		}
 		if t != nil {
-			st.outVals[i], st.ours[i], st.lent[i], outs[i] = v, true, true, t
+			st.putLent(i, t, v, outs)
 			return nil
 		}
 	}

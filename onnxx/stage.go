@@ -18,8 +18,8 @@ type bindings struct {
 	mu      sync.Mutex
 	in, out []slot
 	leases  [][]*lease
-	leaseN  []int64      // the size of each output's leases, 0 for outputs lent none (see lend)
-	leased  bool         // every output takes leases (leaseN > 0)
+	lends   []bool       // the output takes leases (see takesLeases)
+	leased  bool         // every output takes leases
 	allLent atomic.Int32 // runs left that skip the leases: see lend
 	api     *ortAPI
 	st      stage
@@ -28,11 +28,11 @@ type bindings struct {
 func newBindings(a *ortAPI, nin int, outputs []IOInfo) *bindings {
 	nout := len(outputs)
 	b := &bindings{in: make([]slot, nin), out: make([]slot, nout), leases: make([][]*lease, nout), api: a}
-	b.leaseN = make([]int64, nout)
+	b.lends = make([]bool, nout)
 	for i := range outputs {
-		b.leaseN[i] = leaseSize(&outputs[i])
+		b.lends[i] = takesLeases(&outputs[i])
 	}
-	b.leased = !slices.Contains(b.leaseN, 0)
+	b.leased = !slices.Contains(b.lends, false)
 	b.st.init(nin, nout)
 	return b
 }
