@@ -81,7 +81,8 @@ const (
 // DeviceType is DLDeviceType: the kind of device a tensor lives on.
 type DeviceType int32
 
-// The device types of dlpack.h v1.3.
+// The device types of dlpack.h v1.3, and those DLPack added after the v1.3 tag without changing
+// the ABI (the minor version is still 3): TPU, TPUHost and Ascend.
 const (
 	CPU         DeviceType = 1  // kDLCPU: host memory.
 	CUDA        DeviceType = 2  // kDLCUDA: CUDA device memory.
@@ -99,22 +100,26 @@ const (
 	Hexagon     DeviceType = 16 // kDLHexagon: Qualcomm Hexagon DSP memory.
 	MAIA        DeviceType = 17 // kDLMAIA: Microsoft MAIA device memory.
 	Trn         DeviceType = 18 // kDLTrn: AWS Trainium device memory.
+	TPU         DeviceType = 19 // kDLTPU: Google TPU device memory (after v1.3).
+	TPUHost     DeviceType = 20 // kDLTPUHost: pinned host memory of a TPU runtime, as JAX exports it (after v1.3).
+	Ascend      DeviceType = 21 // kDLAscend: Huawei Ascend NPU device memory (after v1.3).
 )
 
 var deviceNames = map[DeviceType]string{
 	CPU: "cpu", CUDA: "cuda", CUDAHost: "cuda_host", OpenCL: "opencl", Vulkan: "vulkan",
 	Metal: "metal", VPI: "vpi", ROCM: "rocm", ROCMHost: "rocm_host", ExtDev: "ext_dev",
 	CUDAManaged: "cuda_managed", OneAPI: "oneapi", WebGPU: "webgpu", Hexagon: "hexagon",
-	MAIA: "maia", Trn: "trn",
+	MAIA: "maia", Trn: "trn", TPU: "tpu", TPUHost: "tpu_host", Ascend: "ascend",
 }
 
-// DeviceTypes lists every device type dlpack.h v1.3 defines, in numeric order.
+// DeviceTypes lists every device type DLPack defines (dlpack.h v1.3 and the values added after
+// it: TPU, TPUHost, Ascend), in numeric order.
 func DeviceTypes() []DeviceType {
 	return []DeviceType{CPU, CUDA, CUDAHost, OpenCL, Vulkan, Metal, VPI, ROCM, ROCMHost, ExtDev,
-		CUDAManaged, OneAPI, WebGPU, Hexagon, MAIA, Trn}
+		CUDAManaged, OneAPI, WebGPU, Hexagon, MAIA, Trn, TPU, TPUHost, Ascend}
 }
 
-// Known reports whether d is one of the device types of dlpack.h v1.3.
+// Known reports whether d is one of the device types DLPack defines (see DeviceTypes).
 func (d DeviceType) Known() bool {
 	if d == CPU { // most tensors: no map lookup
 		return true
@@ -132,9 +137,9 @@ func (d DeviceType) String() string {
 }
 
 // HostAccessible reports whether the CPU can read and write memory of this device type directly
-// (host memory, pinned host memory and CUDA managed memory).
+// (host memory, pinned host memory of CUDA, ROCm and TPU runtimes, and CUDA managed memory).
 func (d DeviceType) HostAccessible() bool {
-	return d == CPU || d == CUDAHost || d == ROCMHost || d == CUDAManaged
+	return d == CPU || d == CUDAHost || d == ROCMHost || d == CUDAManaged || d == TPUHost
 }
 
 // addressable reports whether a tensor's Data on this device is a plain address into which
@@ -142,7 +147,7 @@ func (d DeviceType) HostAccessible() bool {
 // OpenCL or Vulkan buffers).
 func (d DeviceType) addressable() bool {
 	switch d {
-	case CPU, CUDA, CUDAHost, CUDAManaged, ROCM, ROCMHost, OneAPI:
+	case CPU, CUDA, CUDAHost, CUDAManaged, ROCM, ROCMHost, OneAPI, TPUHost:
 		return true
 	}
 	return false

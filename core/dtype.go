@@ -11,7 +11,8 @@ import (
 // DataTypeCode is DLDataTypeCode: the kind of number an element holds.
 type DataTypeCode uint8
 
-// The type codes of dlpack.h v1.3.
+// The type codes of dlpack.h v1.3, and CodeBcomplex, which DLPack added after the v1.3 tag
+// without changing the ABI (the minor version is still 3).
 const (
 	CodeInt               DataTypeCode = 0  // kDLInt: signed two's-complement integer.
 	CodeUInt              DataTypeCode = 1  // kDLUInt: unsigned integer.
@@ -31,6 +32,7 @@ const (
 	CodeFloat6E2M3FN      DataTypeCode = 15 // kDLFloat6_e2m3fn (6 bits).
 	CodeFloat6E3M2FN      DataTypeCode = 16 // kDLFloat6_e3m2fn (6 bits).
 	CodeFloat4E2M1FN      DataTypeCode = 17 // kDLFloat4_e2m1fn (4 bits).
+	CodeBcomplex          DataTypeCode = 18 // kDLBcomplex: two bfloat16 (real, imaginary); 32 bits (after v1.3).
 )
 
 var codeNames = [...]string{
@@ -41,10 +43,11 @@ var codeNames = [...]string{
 	CodeFloat8E4M3FNUZ: "float8_e4m3fnuz", CodeFloat8E5M2: "float8_e5m2",
 	CodeFloat8E5M2FNUZ: "float8_e5m2fnuz", CodeFloat8E8M0FNU: "float8_e8m0fnu",
 	CodeFloat6E2M3FN: "float6_e2m3fn", CodeFloat6E3M2FN: "float6_e3m2fn",
-	CodeFloat4E2M1FN: "float4_e2m1fn",
+	CodeFloat4E2M1FN: "float4_e2m1fn", CodeBcomplex: "bcomplex",
 }
 
-// DataTypeCodes lists every type code dlpack.h v1.3 defines, in numeric order.
+// DataTypeCodes lists every type code DLPack defines (dlpack.h v1.3 and CodeBcomplex, added
+// after it), in numeric order.
 func DataTypeCodes() []DataTypeCode {
 	out := make([]DataTypeCode, len(codeNames))
 	for i := range out {
@@ -53,7 +56,7 @@ func DataTypeCodes() []DataTypeCode {
 	return out
 }
 
-// Known reports whether c is one of the type codes of dlpack.h v1.3.
+// Known reports whether c is one of the type codes DLPack defines (see DataTypeCodes).
 func (c DataTypeCode) Known() bool { return int(c) < len(codeNames) }
 
 // String returns the code's name ("int", "float", "float8_e4m3fn", ...), or "code(N)".
@@ -79,12 +82,14 @@ var (
 	Float32    = DLDataType{CodeFloat, 32, 1}
 	Float64    = DLDataType{CodeFloat, 64, 1}
 	BFloat16   = DLDataType{CodeBfloat, 16, 1}
+	BComplex32 = DLDataType{CodeBcomplex, 32, 1} // a complex of two bfloat16 (kDLBcomplex)
 	Complex64  = DLDataType{CodeComplex, 64, 1}
 	Complex128 = DLDataType{CodeComplex, 128, 1}
 )
 
 // String names the type the way NumPy and PyTorch do ("float32", "bfloat16", "complex64",
-// "bool", "float8_e4m3fn"), with "xN" appended for N lanes.
+// "bool", "float8_e4m3fn"; "bcomplex32" for two bfloat16, which neither has), with "xN" appended
+// for N lanes.
 func (d DLDataType) String() string {
 	var s string
 	switch {
@@ -92,7 +97,7 @@ func (d DLDataType) String() string {
 		s = "bool"
 	case d.Code == CodeBfloat && d.Bits == 16:
 		s = "bfloat16"
-	case d.Code >= CodeFloat8E3M4 && d.Code.Known():
+	case d.Code >= CodeFloat8E3M4 && d.Code <= CodeFloat4E2M1FN:
 		s = d.Code.String()
 	default:
 		s = d.Code.String() + strconv.Itoa(int(d.Bits))
@@ -124,6 +129,8 @@ func (d DLDataType) Validate() error {
 		ok = d.Bits == 16
 	case CodeComplex:
 		ok = d.Bits == 32 || d.Bits == 64 || d.Bits == 128
+	case CodeBcomplex:
+		ok = d.Bits == 32
 	case CodeBool:
 		ok = d.Bits == 8
 	case CodeFloat6E2M3FN, CodeFloat6E3M2FN:

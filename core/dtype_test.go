@@ -40,6 +40,8 @@ func TestDTypeNamesAndValidate(t *testing.T) {
 		{core.DLDataType{Code: core.CodeFloat6E3M2FN, Bits: 6, Lanes: 1}, "float6_e3m2fn", 0, true},
 		{core.DLDataType{Code: core.CodeFloat4E2M1FN, Bits: 4, Lanes: 1}, "float4_e2m1fn", 0, true},
 		{core.DLDataType{Code: core.CodeFloat4E2M1FN, Bits: 4, Lanes: 2}, "float4_e2m1fnx2", 1, false},
+		{core.DLDataType{Code: core.CodeBcomplex, Bits: 32, Lanes: 1}, "bcomplex32", 4, false},
+		{core.DLDataType{Code: core.CodeBcomplex, Bits: 32, Lanes: 2}, "bcomplex32x2", 8, false},
 	}
 	seen := map[core.DataTypeCode]bool{}
 	for _, c := range cases {
@@ -54,13 +56,16 @@ func TestDTypeNamesAndValidate(t *testing.T) {
 		assert.True(t, code.Known())
 		assert.NotContains(t, code.String(), "code(")
 	}
-	assert.Len(t, core.DataTypeCodes(), 18)
+	assert.Len(t, core.DataTypeCodes(), 19)
+	assert.Equal(t, core.DLDataType{Code: 18, Bits: 32, Lanes: 1}, core.BComplex32, "kDLBcomplex = 18")
 
 	bad := []struct {
 		dt  core.DLDataType
 		msg string
 	}{
-		{core.DLDataType{Code: 18, Bits: 8, Lanes: 1}, "dtype.code = 18"},
+		{core.DLDataType{Code: 19, Bits: 8, Lanes: 1}, "dtype.code = 19"},
+		{core.DLDataType{Code: core.CodeBcomplex, Bits: 64, Lanes: 1}, "dtype.bits = 64 is not valid for bcomplex"},
+		{core.DLDataType{Code: core.CodeBcomplex, Bits: 16, Lanes: 1}, "dtype.bits = 16"},
 		{core.DLDataType{Code: 255, Bits: 8, Lanes: 1}, "dtype.code = 255"},
 		{core.DLDataType{Code: core.CodeFloat, Bits: 32, Lanes: 0}, "dtype.lanes = 0"},
 		{core.DLDataType{Code: core.CodeFloat, Bits: 8, Lanes: 1}, "dtype.bits = 8"},
@@ -97,23 +102,23 @@ func TestDeviceTypeNames(t *testing.T) {
 		core.Vulkan: "vulkan", core.Metal: "metal", core.VPI: "vpi", core.ROCM: "rocm",
 		core.ROCMHost: "rocm_host", core.ExtDev: "ext_dev", core.CUDAManaged: "cuda_managed",
 		core.OneAPI: "oneapi", core.WebGPU: "webgpu", core.Hexagon: "hexagon", core.MAIA: "maia",
-		core.Trn: "trn",
+		core.Trn: "trn", core.TPU: "tpu", core.TPUHost: "tpu_host", core.Ascend: "ascend",
 	}
-	require.Len(t, core.DeviceTypes(), 16)
+	require.Len(t, core.DeviceTypes(), 19)
 	for _, d := range core.DeviceTypes() {
 		assert.Equal(t, want[d], d.String(), "%d", int32(d))
 		assert.True(t, d.Known())
 	}
-	assert.Len(t, want, 16)
-	for _, d := range []core.DeviceType{0, 5, 6, 19, -1} {
+	assert.Len(t, want, 19)
+	for _, d := range []core.DeviceType{0, 5, 6, 22, -1} {
 		assert.False(t, d.Known())
 		assert.Contains(t, d.String(), "device(")
 	}
 	assert.Equal(t, "cuda:3", core.DLDevice{DeviceType: core.CUDA, DeviceID: 3}.String())
-	for _, d := range []core.DeviceType{core.CPU, core.CUDAHost, core.ROCMHost, core.CUDAManaged} {
+	for _, d := range []core.DeviceType{core.CPU, core.CUDAHost, core.ROCMHost, core.CUDAManaged, core.TPUHost} {
 		assert.True(t, d.HostAccessible(), "%s", d)
 	}
-	for _, d := range []core.DeviceType{core.CUDA, core.OpenCL, core.ROCM, core.Vulkan} {
+	for _, d := range []core.DeviceType{core.CUDA, core.OpenCL, core.ROCM, core.Vulkan, core.TPU, core.Ascend} {
 		assert.False(t, d.HostAccessible(), "%s", d)
 	}
 }

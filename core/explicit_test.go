@@ -92,7 +92,7 @@ func TestDeviceTypeKnown(t *testing.T) {
 	for _, d := range core.DeviceTypes() {
 		assert.True(t, d.Known(), "%v", d)
 	}
-	for _, d := range []core.DeviceType{0, 5, 6, 19, -1, 1000} {
+	for _, d := range []core.DeviceType{0, 5, 6, 22, -1, 1000} {
 		assert.False(t, d.Known(), "%d", d)
 	}
 }

@@ -1,6 +1,8 @@
 /*
  * dlpack_abi.h: the DLPack v1.3 structures and enumerations, declared for this project from the
- * DLPack specification (dlpack.h v1.3). Only what the Go bridge and its tests need is declared.
+ * DLPack specification (dlpack.h v1.3, and the enumeration values DLPack added after the v1.3 tag
+ * without changing the ABI: kDLTPU, kDLTPUHost, kDLAscend, kDLBcomplex). Only what the Go bridge
+ * and its tests need is declared.
  */
 #ifndef DLPACKGO_DLPACK_ABI_H
 #define DLPACKGO_DLPACK_ABI_H
@@ -28,7 +30,10 @@ typedef enum {
 	dlpg_kDLWebGPU = 15,
 	dlpg_kDLHexagon = 16,
 	dlpg_kDLMAIA = 17,
-	dlpg_kDLTrn = 18
+	dlpg_kDLTrn = 18,
+	dlpg_kDLTPU = 19,
+	dlpg_kDLTPUHost = 20,
+	dlpg_kDLAscend = 21
 } dlpg_device_type;
 
 typedef struct {
@@ -54,7 +59,8 @@ typedef enum {
 	dlpg_kDLFloat8_e8m0fnu = 14,
 	dlpg_kDLFloat6_e2m3fn = 15,
 	dlpg_kDLFloat6_e3m2fn = 16,
-	dlpg_kDLFloat4_e2m1fn = 17
+	dlpg_kDLFloat4_e2m1fn = 17,
+	dlpg_kDLBcomplex = 18
 } dlpg_dtype_code;
 
 typedef struct {

@@ -327,3 +327,49 @@ func TestRoundTrip(t *testing.T) {
 	yl.Release()
 	assert.Equal(t, base, cdlpack.LiveExports())
 }
+
+// TestImportPostV13Codes imports, from a C producer, the enumeration values DLPack added after
+// the v1.3 tag (ABI and minor version unchanged): TPU pinned host memory is read on the CPU, TPU
+// and Ascend memory is described and never read, and a bcomplex32 tensor (two bfloat16 per
+// element) keeps its dtype and size; each goes back out through ExportVersioned unchanged.
+func TestImportPostV13Codes(t *testing.T) {
+	cases := []struct {
+		name   string
+		device core.DeviceType
+		dtype  core.DLDataType
+		host   bool
+		want   string
+	}{
+		{"kDLTPUHost", 20, core.Float64, true, "tpu_host:0"},
+		{"kDLTPU", 19, core.Float64, false, "tpu:0"},
+		{"kDLAscend", 21, core.Float64, false, "ascend:0"},
+		{"kDLBcomplex", core.CPU, core.DLDataType{Code: 18, Bits: 32, Lanes: 1}, true, "cpu:0"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := ctest.NewCounter()
+			m := ctest.ProduceVersioned(c, 0, 2, 3)
+			m.DLTensor.Device.DeviceType = tc.device
+			m.DLTensor.Dtype = tc.dtype // bcomplex32: 24 of the 48 bytes the producer holds
+			x, err := cdlpack.ImportVersioned(m)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, x.Device().String())
+			assert.Equal(t, tc.dtype, x.DType())
+			assert.Equal(t, tc.host, x.HostAccessible())
+			b, err := x.ReadOnlyBytes()
+			if tc.host {
+				require.NoError(t, err)
+				assert.Len(t, b, 6*tc.dtype.Size())
+			} else {
+				assert.ErrorIs(t, err, core.ErrNotHost)
+			}
+			out, err := cdlpack.ExportVersioned(x)
+			require.NoError(t, err)
+			assert.Equal(t, tc.device, out.DLTensor.Device.DeviceType)
+			assert.Equal(t, tc.dtype, out.DLTensor.Dtype)
+			cdlpack.DeleteVersioned(out)
+			x.Release()
+			assert.Equal(t, int64(1), c.Calls())
+		})
+	}
+}

@@ -72,7 +72,7 @@ func TestLayoutMatchesC(t *testing.T) {
 func TestEnumsMatchC(t *testing.T) {
 	goDevices := core.DeviceTypes()
 	cDevices := ctest.CDeviceTypes()
-	require.Len(t, cDevices, 16)
+	require.Len(t, cDevices, 19)
 	require.Len(t, goDevices, len(cDevices))
 	for i, d := range goDevices {
 		assert.Equal(t, cDevices[i], int64(d), "device type %s", d)
@@ -80,7 +80,7 @@ func TestEnumsMatchC(t *testing.T) {
 
 	goCodes := core.DataTypeCodes()
 	cCodes := ctest.CDataTypeCodes()
-	require.Len(t, cCodes, 18)
+	require.Len(t, cCodes, 19)
 	require.Len(t, goCodes, len(cCodes))
 	for i, c := range goCodes {
 		assert.Equal(t, cCodes[i], int64(c), "type code %s", c)
@@ -89,13 +89,13 @@ func TestEnumsMatchC(t *testing.T) {
 		core.CodeBfloat, core.CodeComplex, core.CodeBool, core.CodeFloat8E3M4, core.CodeFloat8E4M3,
 		core.CodeFloat8E4M3B11FNUZ, core.CodeFloat8E4M3FN, core.CodeFloat8E4M3FNUZ, core.CodeFloat8E5M2,
 		core.CodeFloat8E5M2FNUZ, core.CodeFloat8E8M0FNU, core.CodeFloat6E2M3FN, core.CodeFloat6E3M2FN,
-		core.CodeFloat4E2M1FN}
+		core.CodeFloat4E2M1FN, core.CodeBcomplex}
 	for i, c := range named {
 		assert.Equal(t, cCodes[i], int64(c), "type code constant %s", c)
 	}
 	namedDev := []core.DeviceType{core.CPU, core.CUDA, core.CUDAHost, core.OpenCL, core.Vulkan, core.Metal,
 		core.VPI, core.ROCM, core.ROCMHost, core.ExtDev, core.CUDAManaged, core.OneAPI, core.WebGPU,
-		core.Hexagon, core.MAIA, core.Trn}
+		core.Hexagon, core.MAIA, core.Trn, core.TPU, core.TPUHost, core.Ascend}
 	for i, d := range namedDev {
 		assert.Equal(t, cDevices[i], int64(d), "device constant %s", d)
 	}

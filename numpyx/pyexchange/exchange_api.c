@@ -299,7 +299,7 @@ static int x_allocator(dlpg_tensor *proto, dlpg_managed_versioned **out, void *c
 		return alloc_fail(ctx, set_error, "ValueError", msg);
 	}
 	dlpg_dtype dt = proto->dtype;
-	if (dt.code > dlpg_kDLFloat4_e2m1fn || dt.bits == 0 || dt.lanes == 0) {
+	if (dt.code > dlpg_kDLBcomplex || dt.bits == 0 || dt.lanes == 0) {
 		snprintf(msg, sizeof msg, "dlpackgo: allocator: dtype (code %u, bits %u, lanes %u) is invalid",
 			dt.code, dt.bits, dt.lanes);
 		return alloc_fail(ctx, set_error, "ValueError", msg);

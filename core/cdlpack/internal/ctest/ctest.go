@@ -52,6 +52,7 @@ static const int64_t ctest_device_types[] = {
 	dlpg_kDLCPU, dlpg_kDLCUDA, dlpg_kDLCUDAHost, dlpg_kDLOpenCL, dlpg_kDLVulkan, dlpg_kDLMetal,
 	dlpg_kDLVPI, dlpg_kDLROCM, dlpg_kDLROCMHost, dlpg_kDLExtDev, dlpg_kDLCUDAManaged,
 	dlpg_kDLOneAPI, dlpg_kDLWebGPU, dlpg_kDLHexagon, dlpg_kDLMAIA, dlpg_kDLTrn,
+	dlpg_kDLTPU, dlpg_kDLTPUHost, dlpg_kDLAscend,
 };
 
 static const int64_t ctest_dtype_codes[] = {
@@ -59,7 +60,7 @@ static const int64_t ctest_dtype_codes[] = {
 	dlpg_kDLComplex, dlpg_kDLBool, dlpg_kDLFloat8_e3m4, dlpg_kDLFloat8_e4m3,
 	dlpg_kDLFloat8_e4m3b11fnuz, dlpg_kDLFloat8_e4m3fn, dlpg_kDLFloat8_e4m3fnuz,
 	dlpg_kDLFloat8_e5m2, dlpg_kDLFloat8_e5m2fnuz, dlpg_kDLFloat8_e8m0fnu,
-	dlpg_kDLFloat6_e2m3fn, dlpg_kDLFloat6_e3m2fn, dlpg_kDLFloat4_e2m1fn,
+	dlpg_kDLFloat6_e2m3fn, dlpg_kDLFloat6_e3m2fn, dlpg_kDLFloat4_e2m1fn, dlpg_kDLBcomplex,
 };
 
 static const uint64_t ctest_flags[] = {
@@ -292,7 +293,7 @@ func CLayout() Layout {
 }
 
 // CDeviceTypes returns the values of the C enum of device types, in declaration order (kDLCPU
-// first, kDLTrn last).
+// first, kDLAscend last).
 func CDeviceTypes() []int64 {
 	out := make([]int64, int(C.ctest_num_device_types()))
 	for i := range out {
@@ -302,7 +303,7 @@ func CDeviceTypes() []int64 {
 }
 
 // CDataTypeCodes returns the values of the C enum of type codes, in declaration order (kDLInt
-// first, kDLFloat4_e2m1fn last).
+// first, kDLBcomplex last).
 func CDataTypeCodes() []int64 {
 	out := make([]int64, int(C.ctest_num_dtype_codes()))
 	for i := range out {
