@@ -48,9 +48,10 @@ type Options struct {
 	// Copied, if not nil, is set to whether the conversion copied, by a conversion that
 	// succeeds; one that fails leaves it as it was.
 	Copied *bool
-	// Cast lets a conversion whose target has a fixed element type (a model's input) convert
-	// elements of another dtype with Cast, a copy. Off by default: a narrowing such as float64 to
-	// float32 is never silent.
+	// Cast lets a conversion whose target has a fixed element type (a *mat.Dense, a model's
+	// input) convert elements of another dtype with Cast, a copy, even when the cast can change
+	// values. Off by default: only casts that keep every value (Preserves) happen without it,
+	// and a narrowing such as float64 to float32 is never silent (see CheckCast).
 	Cast bool
 
 	// extra holds settings that one adapter defines and the others ignore (arrowx's fill value
@@ -74,8 +75,9 @@ func AlwaysCopy() Option { return WithCopy(CopyAlways) }
 // conversion that fails does not touch *copied: it keeps whatever the caller put there.
 func ReportCopy(copied *bool) Option { return func(o *Options) { o.Copied = copied } }
 
-// AllowCast lets a conversion convert elements to the element type its target needs (a copy
-// with Cast, reported like any copy) instead of failing because the dtypes differ.
+// AllowCast lets a conversion convert elements to the element type its target needs even when
+// the cast can change values (a copy with Cast, reported like any copy), instead of failing
+// with ErrCast. Casts that keep every value (Preserves) need no option.
 func AllowCast() Option { return func(o *Options) { o.Cast = true } }
 
 // WithExtra sets a setting that only one adapter understands, under a key of a type private to

@@ -51,6 +51,22 @@
 // what copies), from.go and to.go (or one file per value type), and a test file that runs the
 // kit; see CONTRIBUTING.md.
 //
+// # Casts: never a guess
+//
+// One rule holds in every adapter whose target holds one element type (a *mat.Dense holds
+// float64, a model's input its declared type, a Go function's parameter its own): a cast that
+// keeps every value (Preserves has the table: float32 to float64, int32 to float64, bool to
+// any number, ...) happens by default, as a copy that ReportCopy reports and that is flagged
+// core.FlagIsCopied; any other cast (narrowing floats, complex to real, float to integer,
+// int64 to float64, signed to unsigned, anything to bool) happens only with AllowCast, and
+// without it the conversion fails with a *CastError wrapping ErrCast that names both dtypes
+// and the option. Options.CheckCast applies the rule. Under AllowCast the elements are
+// converted as Cast converts them: float to integer truncates toward zero, maps NaN to 0 and
+// saturates at the integer's limits; complex to real keeps the real part; integers wrap as Go
+// converts them; floats round to nearest, ties to even. Cast and Copy themselves are explicit
+// requests and convert whatever they are given. The conformance kit checks the rule for every
+// adapter that declares such conversions (adaptertest.Adapter.Casts).
+//
 // # Copies
 //
 // Copy writes one tensor's elements into another of the same shape, converting the dtype when

@@ -41,8 +41,11 @@
 //   - complex128 2-D → *mat.CDense; float32 2-D → *blas32.General.
 //
 // Anything else (another dtype, negative or zero strides, a read-only tensor, device memory)
-// needs a copy. The adapters options choose what happens: by default the adapter copies
-// (casting the dtype if needed) into fresh Go memory; adapters.ZeroCopyOnly() refuses with an
+// needs a copy. The adapters options choose what happens: by default the adapter copies into
+// fresh Go memory, casting the dtype when the cast keeps every value (float32, float16, integers
+// of up to 32 bits; adapters.Preserves) and refusing any other cast (complex128 to a real matrix
+// would drop the imaginary parts, int64 would round above 2^53) with an error wrapping
+// adapters.ErrCast unless adapters.AllowCast() is given; adapters.ZeroCopyOnly() refuses with an
 // error wrapping adapters.ErrCopyRequired; adapters.AlwaysCopy() copies even when it could share;
 // adapters.ReportCopy(&copied) tells the caller which happened. Device memory cannot be copied
 // by the CPU and is refused (core.ErrNotHost). Shareable reports in advance whether a tensor

@@ -1,6 +1,7 @@
 package gonumx_test
 
 import (
+	"errors"
 	"fmt"
 
 	"gonum.org/v1/gonum/mat"
@@ -55,4 +56,17 @@ func ExampleToDense() {
 	// mat.Transpose ⎡-1  4⎤
 	// ⎢ 2  5⎥
 	// ⎣ 3  6⎦
+}
+
+// A conversion never guesses: a complex tensor does not become a real matrix unless asked.
+func ExampleToDense_cast() {
+	z := core.MustFromSlice([]complex128{1 + 2i, 3}, 1, 2)
+	if _, err := gonumx.ToDense(z); errors.Is(err, adapters.ErrCast) {
+		fmt.Println(err)
+	}
+	m, _ := gonumx.ToDense(z, adapters.AllowCast()) // the real parts
+	fmt.Println(m.RawMatrix().Data)
+	// Output:
+	// gonumx: tensor is complex128, *mat.Dense holds float64: casting would drop the imaginary part (pass adapters.AllowCast() to cast)
+	// [1 3]
 }

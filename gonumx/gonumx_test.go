@@ -404,9 +404,13 @@ func TestToVectorsAndOthers(t *testing.T) {
 	v32, err := gonumx.ToVector32(core.MustFromSlice([]float32{1, 2}), adapters.ZeroCopyOnly())
 	require.NoError(t, err)
 	assert.Equal(t, 2, v32.N)
-	// A float64 tensor rounds to float32 in a copy.
+	// A float64 tensor rounds to float32 in a copy, when asked to.
 	var copied bool
-	g64, err := gonumx.ToGeneral32(core.MustFromSlice([]float64{0.5, 1.5}, 1, 2), adapters.ReportCopy(&copied))
+	_, err = gonumx.ToGeneral32(core.MustFromSlice([]float64{0.5, 1.5}, 1, 2), adapters.ReportCopy(&copied))
+	require.ErrorIs(t, err, adapters.ErrCast)
+	assert.False(t, copied)
+	g64, err := gonumx.ToGeneral32(core.MustFromSlice([]float64{0.5, 1.5}, 1, 2), adapters.ReportCopy(&copied),
+		adapters.AllowCast())
 	require.NoError(t, err)
 	assert.True(t, copied)
 	assert.Equal(t, []float32{0.5, 1.5}, g64.Data)
@@ -611,6 +615,36 @@ func TestConformance(t *testing.T) {
 		MaxNdim:   2,
 		RoundTrip: roundTrip,
 		Shareable: gonumx.Shareable,
+		Casts: []adaptertest.Cast{
+			{To: core.Float64, RoundTrip: func(x *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+				m, err := gonumx.ToDense(x, opts...)
+				if err != nil {
+					return nil, err
+				}
+				return gonumx.FromDense(m)
+			}},
+			{To: core.Float64, RoundTrip: func(x *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+				m, err := gonumx.ToMatrix(x, opts...)
+				if err != nil {
+					return nil, err
+				}
+				return gonumx.FromMatrix(m)
+			}},
+			{To: core.Complex128, RoundTrip: func(x *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+				m, err := gonumx.ToCDense(x, opts...)
+				if err != nil {
+					return nil, err
+				}
+				return gonumx.FromCDense(m)
+			}},
+			{To: core.Float32, RoundTrip: func(x *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+				g, err := gonumx.ToGeneral32(x, opts...)
+				if err != nil {
+					return nil, err
+				}
+				return gonumx.FromGeneral32(g)
+			}},
+		},
 	})
 }
 
@@ -624,3 +658,33 @@ func must(t *core.Tensor, err error) *core.Tensor {
 
 // first is the verdict of a Shareable.
 func first(ok bool, _ string) bool { return ok }
+
+// TestNeverGuesses: a cast that keeps every value is a reported copy; any other needs
+// adapters.AllowCast.
+func TestNeverGuesses(t *testing.T) {
+	z := core.MustFromSlice([]complex128{1 + 2i, 3, 4i, 5}, 2, 2)
+	_, err := gonumx.ToDense(z)
+	require.ErrorIs(t, err, adapters.ErrCast)
+	assert.EqualError(t, err, "gonumx: tensor is complex128, *mat.Dense holds float64: casting would drop the "+
+		"imaginary part (pass adapters.AllowCast() to cast)")
+	m, err := gonumx.ToDense(z, adapters.AllowCast())
+	require.NoError(t, err)
+	assert.Equal(t, []float64{1, 3, 0, 5}, m.RawMatrix().Data, "AllowCast takes the real part")
+
+	big := core.MustFromSlice([]int64{1<<53 + 1, 2}, 1, 2)
+	_, err = gonumx.ToDense(big)
+	require.ErrorIs(t, err, adapters.ErrCast)
+	assert.ErrorContains(t, err, "int64")
+	m, err = gonumx.ToDense(big, adapters.AllowCast())
+	require.NoError(t, err)
+	assert.Equal(t, []float64{1 << 53, 2}, m.RawMatrix().Data)
+
+	var copied bool
+	m, err = gonumx.ToDense(core.MustFromSlice([]int32{-7, 1 << 30}, 1, 2), adapters.ReportCopy(&copied))
+	require.NoError(t, err, "int32 → float64 keeps every value")
+	assert.True(t, copied)
+	assert.Equal(t, []float64{-7, 1 << 30}, m.RawMatrix().Data)
+
+	_, err = gonumx.ToDense(core.MustFromSlice([]float32{0.5, 1}, 1, 2), adapters.ZeroCopyOnly())
+	require.ErrorIs(t, err, adapters.ErrCopyRequired, "a cast is a copy")
+}

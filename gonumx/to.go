@@ -96,6 +96,9 @@ func prepare[T element](t *core.Tensor, rank int, o adapters.Options, target str
 		return p, fmt.Errorf("%w: gonumx: %s needs %d dimensions, the tensor has shape %v",
 			adapters.ErrUnsupported, target, rank, t.Shape())
 	}
+	if err := o.CheckCast(t.DType(), dt, target); err != nil {
+		return p, fmt.Errorf("gonumx: %w", err)
+	}
 	fits := matrixFits(t)
 	if rank == 1 {
 		fits = vectorFits(t)
@@ -165,8 +168,10 @@ func done[V any, T element](v *V, p prepared[T]) (*V, error) {
 // ToDense returns a *mat.Dense over t's memory when t is a writable float64 2-D host tensor with
 // unit column stride and row stride ≥ columns (a sliced matrix included): writes through either
 // are seen by the other, and the Dense keeps t's memory alive (foreign memory included) while
-// it is reachable. Otherwise it copies into a new Dense, casting the dtype when it differs
-// (see package adapters for the rules), or refuses: with adapters.ZeroCopyOnly() it returns an
+// it is reachable. Otherwise it copies into a new Dense, casting the dtype when it differs and
+// the cast keeps every value (adapters.Preserves: float32, integers up to 32 bits), or refuses:
+// a cast that can change values (complex128, int64, ...) only with adapters.AllowCast(), else
+// an error wrapping adapters.ErrCast; with adapters.ZeroCopyOnly() it returns an
 // error wrapping adapters.ErrCopyRequired, and device memory is refused (core.ErrNotHost).
 // adapters.AlwaysCopy() forces a copy and adapters.ReportCopy(&b) reports whether one was
 // made. A tensor that is not 2-D is refused with adapters.ErrUnsupported; a Fortran-order
@@ -180,7 +185,7 @@ func done[V any, T element](v *V, p prepared[T]) (*V, error) {
 // the Dense (or the tensor) reachable while you use them (runtime.KeepAlive after the last use),
 // or copy what must outlive it (mat.DenseCopyOf).
 func ToDense(t *core.Tensor, opts ...adapters.Option) (*mat.Dense, error) {
-	p, err := prepare[float64](t, 2, adapters.Apply(opts...), "mat.Dense")
+	p, err := prepare[float64](t, 2, adapters.Apply(opts...), "*mat.Dense")
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +211,7 @@ func ToMatrix(t *core.Tensor, opts ...adapters.Option) (mat.Matrix, error) {
 	o := adapters.Apply(opts...)
 	if t != nil && t.Ndim() == 2 && !matrixFits(t) && o.Policy != adapters.CopyAlways {
 		if tr, err := t.Transpose(); err == nil && matrixFits(tr) {
-			p, err := prepare[float64](tr, 2, o, "mat.Dense")
+			p, err := prepare[float64](tr, 2, o, "*mat.Dense")
 			if err != nil {
 				return nil, err
 			}
@@ -223,7 +228,7 @@ func ToMatrix(t *core.Tensor, opts ...adapters.Option) (mat.Matrix, error) {
 // ToVecDense returns a *mat.VecDense over t's memory when t is a writable float64 1-D host
 // tensor with a positive stride, and otherwise copies or refuses exactly as ToDense does.
 func ToVecDense(t *core.Tensor, opts ...adapters.Option) (*mat.VecDense, error) {
-	p, err := prepare[float64](t, 1, adapters.Apply(opts...), "mat.VecDense")
+	p, err := prepare[float64](t, 1, adapters.Apply(opts...), "*mat.VecDense")
 	if err != nil {
 		return nil, err
 	}
@@ -237,7 +242,7 @@ func ToVecDense(t *core.Tensor, opts ...adapters.Option) (*mat.VecDense, error) 
 // tensor with unit column stride and row stride ≥ columns, and otherwise copies or refuses
 // exactly as ToDense does.
 func ToCDense(t *core.Tensor, opts ...adapters.Option) (*mat.CDense, error) {
-	p, err := prepare[complex128](t, 2, adapters.Apply(opts...), "mat.CDense")
+	p, err := prepare[complex128](t, 2, adapters.Apply(opts...), "*mat.CDense")
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +260,7 @@ func ToCDense(t *core.Tensor, opts ...adapters.Option) (*mat.CDense, error) {
 // tensor with a positive stride, and otherwise copies or refuses exactly as ToDense does. The
 // returned pointer keeps t's memory alive; its Data alone does not.
 func ToCVector(t *core.Tensor, opts ...adapters.Option) (*cblas128.Vector, error) {
-	p, err := prepare[complex128](t, 1, adapters.Apply(opts...), "cblas128.Vector")
+	p, err := prepare[complex128](t, 1, adapters.Apply(opts...), "*cblas128.Vector")
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +275,7 @@ func ToCVector(t *core.Tensor, opts ...adapters.Option) (*cblas128.Vector, error
 // storage, used by its blas32 routines (blas32.Gemm, ...). The returned pointer keeps t's memory
 // alive; its Data alone does not.
 func ToGeneral32(t *core.Tensor, opts ...adapters.Option) (*blas32.General, error) {
-	p, err := prepare[float32](t, 2, adapters.Apply(opts...), "blas32.General")
+	p, err := prepare[float32](t, 2, adapters.Apply(opts...), "*blas32.General")
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +288,7 @@ func ToGeneral32(t *core.Tensor, opts ...adapters.Option) (*blas32.General, erro
 // tensor with a positive stride, and otherwise copies or refuses exactly as ToDense does. The
 // returned pointer keeps t's memory alive; its Data alone does not.
 func ToVector32(t *core.Tensor, opts ...adapters.Option) (*blas32.Vector, error) {
-	p, err := prepare[float32](t, 1, adapters.Apply(opts...), "blas32.Vector")
+	p, err := prepare[float32](t, 1, adapters.Apply(opts...), "*blas32.Vector")
 	if err != nil {
 		return nil, err
 	}

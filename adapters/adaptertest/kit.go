@@ -52,6 +52,10 @@
 //     reads or writes the memory without holding it for the whole time faults however briefly
 //     it does so; one that holds it returns the right values, or an error wrapping
 //     core.ErrReleased when the release came before its hold.
+//   - cast (once per source dtype and Adapter.Casts entry): the cast rule of package adapters:
+//     a cast that keeps every value (adapters.Preserves) happens by default, as a reported
+//     copy with adapters.Cast's values; any other fails with adapters.ErrCast, naming both
+//     dtypes and adapters.AllowCast, and succeeds with adapters.AllowCast().
 //   - lifetime (foreign memory): releasing the input and collecting garbage several times does
 //     not run the case's release function while a result that shares the memory is reachable,
 //     and the result still reads the right values; once the result is dropped, the release
@@ -71,6 +75,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -99,6 +104,29 @@ type Adapter struct {
 	// under ZeroCopyOnly), and if not, why. When it returns false the adapter must copy. Nil
 	// means the adapter never shares memory.
 	Shareable func(t *core.Tensor) (ok bool, why string)
+	// Casts are the adapter's conversions into a value of one fixed element type (a *mat.Dense
+	// holds float64, a model's input its declared type), on which the kit checks the cast rule
+	// of package adapters for every source dtype: see Cast.
+	Casts []Cast
+}
+
+// Cast is a conversion whose target holds one element type, To.
+type Cast struct {
+	// To is the element type the target holds.
+	To core.DLDataType
+	// RoundTrip converts t (of any dtype) to the target and back to a tensor of dtype To,
+	// passing opts to the conversion. The kit checks, for every dtype From of CastDTypes: when
+	// adapters.Preserves(From, To), the default options succeed, report a copy and give exactly
+	// adapters.Cast's values; otherwise they fail with an error wrapping adapters.ErrCast that
+	// names both dtypes and adapters.AllowCast, leave ReportCopy's flag as it was, and
+	// adapters.AllowCast() makes the conversion succeed with adapters.Cast's values.
+	RoundTrip func(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error)
+}
+
+// CastDTypes are the source dtypes the cast check converts from.
+var CastDTypes = []core.DLDataType{
+	core.Bool, core.Int8, core.Int16, core.Int32, core.Int64, core.Uint8, core.Uint16, core.Uint32,
+	core.Uint64, core.Float16, core.BFloat16, core.Float32, core.Float64, core.Complex64, core.Complex128,
 }
 
 func (a Adapter) zeroCopy(t *core.Tensor) bool {
@@ -151,6 +179,15 @@ func Run(t *testing.T, a Adapter) {
 				})
 			}
 		})
+	}
+	for _, c := range a.Casts {
+		for _, from := range CastDTypes {
+			t.Run(fmt.Sprintf("cast/%s→%s", from, c.To), func(t *testing.T) {
+				if err := checkCast(c, from); err != nil {
+					t.Errorf("%s: %v", a.Name, err)
+				}
+			})
+		}
 	}
 	t.Run("only-holder", func(t *testing.T) {
 		if err := checkOnlyHolder(a); err != nil {
@@ -680,4 +717,68 @@ func twin(t *core.Tensor) *core.Tensor {
 		panic(fmt.Sprintf("adaptertest: %v", err))
 	}
 	return m.Tensor
+}
+
+// castShape is the shape of the cast check's inputs: 2-D, which every fixed-type target takes
+// as a matrix or reshapes.
+var castShape = []int64{2, 3}
+
+// checkCast checks the cast rule of one source dtype on one fixed-type conversion.
+func checkCast(c Cast, from core.DLDataType) error {
+	if c.To == from {
+		return nil
+	}
+	in, err := filled(from, castShape)
+	if err != nil {
+		return err
+	}
+	defer in.Release()
+	want, err := adapters.Cast(in, c.To)
+	if err != nil {
+		return fmt.Errorf("adapters.Cast of %s to %s: %w", from, c.To, err)
+	}
+	wantBytes, err := contiguousBytes(want)
+	if err != nil {
+		return err
+	}
+	cast := func(opts ...adapters.Option) (copied bool, err error) {
+		copied = false
+		back, err := c.RoundTrip(in, append(opts, adapters.ReportCopy(&copied))...)
+		if err != nil {
+			return copied, err
+		}
+		defer back.Release()
+		if err := sameElements(want, wantBytes, back); err != nil {
+			return copied, fmt.Errorf("%s → %s: %w", from, c.To, err)
+		}
+		if !copied {
+			return copied, fmt.Errorf("%s → %s: a cast is a copy, and ReportCopy said copied=false", from, c.To)
+		}
+		return copied, nil
+	}
+	if adapters.Preserves(from, c.To) {
+		if _, err := cast(); err != nil {
+			return fmt.Errorf("%s → %s keeps every value and must cast by default: %w", from, c.To, err)
+		}
+		return nil
+	}
+	copied, err := cast()
+	switch {
+	case err == nil:
+		return fmt.Errorf("%s → %s can change values, and the conversion cast without adapters.AllowCast()", from, c.To)
+	case !errors.Is(err, adapters.ErrCast):
+		return fmt.Errorf("%s → %s without adapters.AllowCast(): the error does not wrap adapters.ErrCast: %w", from, c.To, err)
+	case copied:
+		return fmt.Errorf("%s → %s failed, and ReportCopy's flag changed", from, c.To)
+	}
+	msg := err.Error()
+	for _, part := range []string{from.String(), c.To.String(), "adapters.AllowCast()"} {
+		if !strings.Contains(msg, part) {
+			return fmt.Errorf("%s → %s: the error does not name %s: %q", from, c.To, part, msg)
+		}
+	}
+	if _, err := cast(adapters.AllowCast()); err != nil {
+		return fmt.Errorf("%s → %s with adapters.AllowCast(): %w", from, c.To, err)
+	}
+	return nil
 }

@@ -331,3 +331,49 @@ func TestKitCatchesUnheldReads(t *testing.T) {
 	require.Error(t, err, "the kit passed an adapter that reads memory it does not hold:\n%s", out)
 	assert.Contains(t, string(out), "unexpected fault address")
 }
+
+// castTo is a fixed-type conversion: an honest one checks the cast rule (CheckCast) before it
+// casts; a guessing one casts whatever it is given.
+func castTo(to core.DLDataType, honest bool) func(*core.Tensor, ...adapters.Option) (*core.Tensor, error) {
+	return func(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+		o := adapters.Apply(opts...)
+		if err := o.CheckCast(t.DType(), to, "the target"); err != nil && honest {
+			return nil, err
+		}
+		out, err := adapters.Cast(t, to)
+		if err != nil {
+			return nil, err
+		}
+		o.Report(true)
+		return out, nil
+	}
+}
+
+func TestCastCheck(t *testing.T) {
+	for _, to := range []core.DLDataType{core.Float64, core.Float32, core.Int32, core.Complex128} {
+		honest := Cast{To: to, RoundTrip: castTo(to, true)}
+		for _, from := range CastDTypes {
+			require.NoError(t, checkCast(honest, from), "%s → %s", from, to)
+			err := checkCast(Cast{To: to, RoundTrip: castTo(to, false)}, from)
+			if adapters.Preserves(from, to) {
+				assert.NoError(t, err, "%s → %s", from, to)
+			} else {
+				assert.ErrorContains(t, err, "cast without adapters.AllowCast()", "%s → %s", from, to)
+			}
+		}
+	}
+	// an adapter that refuses even the casts that keep every value
+	strict := Cast{To: core.Float64, RoundTrip: func(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+		if t.DType() != core.Float64 {
+			return nil, fmt.Errorf("%w: only float64", adapters.ErrUnsupported)
+		}
+		return t.View()
+	}}
+	assert.ErrorContains(t, checkCast(strict, core.Float32), "must cast by default")
+	assert.ErrorContains(t, checkCast(strict, core.Complex128), "does not wrap adapters.ErrCast")
+	// one that casts without reporting the copy
+	silent := Cast{To: core.Float64, RoundTrip: func(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+		return adapters.Cast(t, core.Float64)
+	}}
+	assert.ErrorContains(t, checkCast(silent, core.Float32), "ReportCopy said copied=false")
+}
