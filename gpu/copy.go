@@ -45,7 +45,10 @@ func (s side) kind() cuda.Kind {
 // strides (offsets, Fortran order, permutations, negative and zero strides in src); shapes must
 // match and dst must be writable and must not overlap itself (ErrOverlap). dst and src may
 // overlap: src is then read whole into Go memory before dst is written. Different dtypes are
-// converted as adapters.Copy converts them, on the host.
+// converted as adapters.Copy converts them, on the host, under package adapters' cast rule:
+// a cast that keeps every value (adapters.Preserves) by default, any other only with
+// adapters.AllowCast() among opts (otherwise an error wrapping adapters.ErrCast). No other
+// option applies to a copy into a given destination.
 //
 // How the elements travel (the copy is correct for every layout; these are the fast paths):
 //   - same dtype and layouts that line up as rectangles (both compact in the same order, or
@@ -63,7 +66,9 @@ func (s side) kind() cuda.Kind {
 //
 // Pageable host memory is copied with the synchronous driver calls, which the driver stages
 // through its own pinned buffers; pinned memory (AllocPinned) is copied directly and fastest.
-func Copy(dst, src *core.Tensor) error { return copyTensors(dst, src, Stream{}, false) }
+func Copy(dst, src *core.Tensor, opts ...adapters.Option) error {
+	return copyTensors(dst, src, Stream{}, false, opts)
+}
 
 // CopyOn is Copy ordered on stream s: the copy starts after the work queued on s so far and,
 // when it only involves device and pinned memory along a fast path, it is queued on s and
@@ -71,15 +76,15 @@ func Copy(dst, src *core.Tensor) error { return copyTensors(dst, src, Stream{}, 
 // s, or hand s to the consumer). Both tensors must stay reachable (and unreleased) until then.
 // A copy that involves pageable host memory, a staging buffer or a dtype conversion first
 // waits for s, then completes before CopyOn returns. NoSync and a closed stream are refused
-// (ErrStream).
-func CopyOn(dst, src *core.Tensor, s Stream) error {
+// (ErrStream). opts are Copy's.
+func CopyOn(dst, src *core.Tensor, s Stream, opts ...adapters.Option) error {
 	if s.noSync {
 		return fmt.Errorf("%w: copy on the no-sync stream", ErrStream)
 	}
 	if err := s.usable(); err != nil {
 		return fmt.Errorf("gpu: copy: %w", err)
 	}
-	return copyTensors(dst, src, s, true)
+	return copyTensors(dst, src, s, true, opts)
 }
 
 // spanSlack is how many bytes beyond twice the elements' own a device source's span may have
@@ -127,9 +132,12 @@ func (m *mover) run(p rectPlan, dst uintptr, dk cuda.Kind, src uintptr, sk cuda.
 	})
 }
 
-func copyTensors(dst, src *core.Tensor, s Stream, async bool) error {
+func copyTensors(dst, src *core.Tensor, s Stream, async bool, opts []adapters.Option) error {
 	if dst == nil || src == nil {
 		return fmt.Errorf("gpu: copy: %w", core.ErrNil)
+	}
+	if err := adapters.Apply(opts...).CheckCast(src.DType(), dst.DType(), "the destination"); err != nil {
+		return fmt.Errorf("gpu: copy: %w", err)
 	}
 	if err := copyChecked(dst, src, s, async); err != nil {
 		return fmt.Errorf("gpu: copy %s to %s: %w", src.Device(), dst.Device(), err)

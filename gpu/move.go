@@ -57,7 +57,7 @@ func to(t *core.Tensor, dev core.DLDevice, s Stream, async bool) (*core.Tensor, 
 	if err != nil {
 		return nil, fmt.Errorf("gpu: to %s: %w", dev, err)
 	}
-	if err := copyTensors(out, t, s, async); err != nil {
+	if err := copyTensors(out, t, s, async, nil); err != nil {
 		out.Release()
 		return nil, err
 	}

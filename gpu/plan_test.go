@@ -489,3 +489,26 @@ func TestCopySelfOverlappingSparseSource(t *testing.T) {
 		assert.Equal(t, want, dbuf)
 	})
 }
+
+// TestCopyNeverGuesses: a copy between dtypes follows package adapters' cast rule.
+func TestCopyNeverGuesses(t *testing.T) {
+	src := core.MustFromSlice([]float64{0.1, 2})
+	dst := core.MustNew(core.Float32, 2)
+	err := Copy(dst, src)
+	require.ErrorIs(t, err, adapters.ErrCast)
+	assert.ErrorContains(t, err, "float64")
+	assert.Equal(t, []float32{0, 0}, elems[float32](t, dst), "nothing written")
+	require.NoError(t, Copy(dst, src, adapters.AllowCast()))
+	assert.Equal(t, []float32{0.1, 2}, elems[float32](t, dst))
+
+	wide := core.MustNew(core.Float64, 2)
+	require.NoError(t, Copy(wide, core.MustFromSlice([]float32{0.5, -3})), "float32 → float64 keeps every value")
+	assert.Equal(t, []float64{0.5, -3}, elems[float64](t, wide))
+}
+
+func elems[T core.Element](t *testing.T, x *core.Tensor) []T {
+	t.Helper()
+	e, err := core.Elements[T](x)
+	require.NoError(t, err)
+	return e
+}

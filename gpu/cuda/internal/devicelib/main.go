@@ -30,7 +30,7 @@ func init() {
 		{"device_name", func() (string, error) { return cuda.DeviceName(0) }, "device_name()\n\nThe name of device 0."},
 		{"new", newTensor, "new(kind, rows, cols)\n\nA zeroed float32 tensor: kind 0 on CUDA device 0, 1 in pinned host memory, 2 in Go memory."},
 		{"bytes", newBytes, "bytes(kind, n)\n\nA zeroed tensor of n bytes, kinds as new's (for the bandwidth check)."},
-		{"copy", gpu.Copy, "copy(dst, src)\n\nCopies src into dst (same shape and dtype, any devices and layouts), synchronously."},
+		{"copy", func(dst, src *core.Tensor) error { return gpu.Copy(dst, src) }, "copy(dst, src)\n\nCopies src into dst (same shape and dtype, any devices and layouts), synchronously."},
 		{"fill_async", fillAsync, "fill_async(t, start)\n\nFills CUDA tensor t with start, start+1, ... on Go's own non-blocking stream, asynchronously."},
 		{"producer_sync", producerSync, "producer_sync()\n\nWaits for Go's stream and frees the pinned buffers fill_async used."},
 	} {
