@@ -4,6 +4,10 @@
 // hand: an ONNX file is one serialized onnx.ModelProto, and a model of a few nodes needs only a
 // handful of its fields, each listed below with its field number in onnx/onnx.proto.
 //
+// ReadGraph reads back what a model declares of its main graph (inputs and outputs with their
+// types, a missing shape told from a scalar's, initializer names, nodes), skipping the weights
+// by their lengths; package onnxx reads there what ONNX Runtime's C API does not say.
+//
 // It is not an ONNX library: it writes what Dense and Model describe and checks nothing that
 // ONNX Runtime checks when it loads the model.
 package tinyonnx
