@@ -3,8 +3,10 @@ package arrowx_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -681,4 +683,53 @@ func TestErrorsMatchSentinels(t *testing.T) {
 	x.Release()
 	_, err = arrowx.ToArray(x)
 	assert.ErrorIs(t, err, core.ErrReleased)
+}
+
+// TestFillNeverGuesses: a fill value the dtype does not hold exactly needs adapters.AllowCast.
+func TestFillNeverGuesses(t *testing.T) {
+	mem := checked(t)
+	withNull := func(dt arrow.DataType) arrow.Array {
+		b := array.NewBuilder(mem, dt)
+		defer b.Release()
+		b.AppendNull()
+		require.NoError(t, b.AppendValueFromString("1"))
+		return b.NewArray()
+	}
+	for _, tc := range []struct {
+		dt    arrow.DataType
+		fill  float64
+		ok    bool
+		allow string // the filled element under AllowCast
+	}{
+		{arrow.PrimitiveTypes.Int32, 1.5, false, "(1+0i)"},
+		{arrow.PrimitiveTypes.Int32, -7, true, "(-7+0i)"},
+		{arrow.PrimitiveTypes.Uint8, -1, false, "(0+0i)"},
+		{arrow.PrimitiveTypes.Uint8, 255, true, "(255+0i)"},
+		{arrow.PrimitiveTypes.Int64, 0x1p63, false, "(9.223372036854776e+18+0i)"},
+		{arrow.PrimitiveTypes.Int64, -0x1p63, true, "(-9.223372036854776e+18+0i)"},
+		{arrow.FixedWidthTypes.Boolean, 2, false, "(1+0i)"},
+		{arrow.FixedWidthTypes.Boolean, 1, true, "(1+0i)"},
+		{arrow.FixedWidthTypes.Float16, 0.1, false, "(0.0999755859375+0i)"},
+		{arrow.PrimitiveTypes.Float32, math.NaN(), true, "(NaN+0i)"},
+		{arrow.PrimitiveTypes.Float32, 1e300, false, "(+Inf+0i)"},
+	} {
+		name := fmt.Sprintf("%s/%v", tc.dt, tc.fill)
+		arr := withNull(tc.dt)
+		out, err := arrowx.FromArray(arr, arrowx.FillNulls(tc.fill))
+		if tc.ok {
+			require.NoError(t, err, name)
+			out.Release()
+		} else {
+			require.ErrorIs(t, err, adapters.ErrCast, name)
+			assert.ErrorContains(t, err, "adapters.AllowCast()", name)
+			assert.True(t, strings.HasPrefix(err.Error(), "arrowx: fill value"), "%s: %v", name, err)
+		}
+		out, err = arrowx.FromArray(arr, arrowx.FillNulls(tc.fill), adapters.AllowCast())
+		require.NoError(t, err, name)
+		v, err := adapters.At(out, 0)
+		require.NoError(t, err)
+		assert.Equal(t, tc.allow, fmt.Sprint(v), name)
+		out.Release()
+		arr.Release()
+	}
 }

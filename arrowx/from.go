@@ -187,6 +187,11 @@ func fromData(d arrow.ArrayData, opts ...adapters.Option) (*core.Tensor, error) 
 		return nil, fmt.Errorf("%w: %s of shape %v (give arrowx.FillNulls to copy with a fill value)",
 			ErrNulls, d.DataType(), l.shape)
 	}
+	if nulls {
+		if err := checkFill(fill, l.dtype, o); err != nil {
+			return nil, err
+		}
+	}
 	share, why := true, ""
 	switch {
 	case l.dtype == core.Bool:

@@ -277,6 +277,11 @@ func FromRecord(rec arrow.RecordBatch, opts ...adapters.Option) (*core.Tensor, e
 		lays[j] = l
 	}
 	dt := lays[0].dtype
+	if nulls {
+		if err := checkFill(fill, dt, o); err != nil {
+			return nil, err
+		}
+	}
 	colStride, spaced := spacing(lays, rows)
 	share, why := true, ""
 	switch {
