@@ -50,12 +50,17 @@ func dlpackgo_call_init(api *C.uintptr_t, n C.int) C.int { return C.pxg_call_att
 
 // dlpackgo_functions returns the registered functions as JSON (a C string the caller frees with
 // dlpackgo_free): a list of {"name", "doc", "params": [{"name", "kind", "type"}], "results":
-// [{"kind", "type"}]}, in the order of registration (a function's id is its index).
+// [{"kind", "type"}]}, in the order of registration (a function's id is its index); [] when
+// the library registered none.
 //
 //export dlpackgo_functions
 func dlpackgo_functions() *C.char {
 	registry.RLock()
-	b, err := json.Marshal(registry.funcs)
+	funcs := registry.funcs
+	if funcs == nil {
+		funcs = []*function{} // [], not null: a library that registers nothing
+	}
+	b, err := json.Marshal(funcs)
 	registry.RUnlock()
 	if err != nil {
 		b = []byte("[]")

@@ -25,6 +25,10 @@ var (
 	libDir  string
 	libPath string
 	libErr  error
+
+	emptyOnce sync.Once
+	emptyPath string
+	emptyErr  error
 )
 
 func TestMain(m *testing.M) {
@@ -74,6 +78,23 @@ func testLib(t testing.TB) string {
 	return libPath
 }
 
+// emptyLib builds internal/emptylib (a c-shared library that registers no function) next to the
+// test library, once per test binary, and returns its path.
+func emptyLib(t testing.TB) string {
+	t.Helper()
+	testLib(t)
+	emptyOnce.Do(func() {
+		emptyPath = filepath.Join(libDir, "libdlpackgo_empty.so")
+		cmd := exec.Command(goTool(), "build", "-buildmode=c-shared", "-o", emptyPath, "./internal/emptylib")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			emptyErr = fmt.Errorf("building the empty library: %w\n%s", err, out)
+		}
+	})
+	require.NoError(t, emptyErr)
+	return emptyPath
+}
+
 // runPython runs a script (or -m module) of ../python against the test library and returns its
 // combined output; it fails the test, with the output, if the script fails.
 func runPython(t testing.TB, args ...string) string {
@@ -118,6 +139,15 @@ func TestPython(t *testing.T) {
 // arguments and results) and the Tensor's Python face.
 func TestPythonFunctions(t *testing.T) {
 	runUnittest(t, "test_functions")
+}
+
+// TestPythonLibrary runs test_library.py, each case in a Python process of its own: a library
+// that registers no function opens (with no functions), a bare file name resolves against the
+// current directory (and an unknown one says where it looked), and a second Go library in one
+// process raises an OSError that names glibc's static TLS limit and what to do.
+func TestPythonLibrary(t *testing.T) {
+	t.Setenv("DLPACKGO_EMPTYLIB", emptyLib(t))
+	runUnittest(t, "test_library")
 }
 
 // TestPythonMemoryFlat runs 100 000 round trips Go -> NumPy, NumPy -> Go, Go -> PyTorch -> Go and

@@ -30,4 +30,7 @@ from ._functions import (Array, GoBufferError, GoError, GoMemoryError, GoPanic, 
 __all__ = ["Library", "Tensor", "Array", "GoError", "GoValueError", "GoTypeError", "GoBufferError",
            "GoMemoryError", "GoPanic", "dtype_name", "DLPACK_VERSION", "CPU", "FLAG_READ_ONLY",
            "FLAG_IS_COPIED"]
-__version__ = "0.1.0"
+# The version is the Go module's (core.ModuleVersion, core/version.go); pyproject.toml reads it
+# from here, and TestPythonPackageVersion (numpyx/pyexchange) fails when the two disagree.
+__version__ = "0.4.8"
+__license__ = "Apache-2.0"

@@ -83,6 +83,7 @@ One Go c-shared library per process: Go does not support two Go runtimes in one 
 
 import atexit
 import ctypes
+import os
 import sys
 import threading
 from ctypes import POINTER, c_char_p, c_int, c_int64, c_size_t, c_void_p, py_object
@@ -133,10 +134,45 @@ def _api_address(name):
     return ctypes.cast(getattr(_api, name), c_void_p).value
 
 
+_STATIC_TLS = "cannot allocate memory in static TLS block"
+
+
+def _open(path):
+    """ctypes.CDLL of path, a bare file name resolved against the current directory first, with
+    errors that say what to do."""
+    name = os.fspath(path)
+    here = None
+    if isinstance(name, str) and os.sep not in name and (os.altsep is None or os.altsep not in name):
+        here = os.path.abspath(name)
+        if os.path.exists(here):
+            name = here  # dlopen would search only the linker's path for a bare name
+    try:
+        return ctypes.CDLL(name)
+    except OSError as e:
+        msg = str(e)
+        if _STATIC_TLS in msg:
+            raise OSError(
+                f"dlpackgo: cannot load {name}: {msg}. glibc refuses a second Go c-shared "
+                "library in this process: each takes a block of static TLS, and the reserve "
+                "left after the first is too small for another. Load one Go library per process "
+                "(register all your Go functions in one library), or, at your own risk (Go does "
+                "not support two Go runtimes in one process), raise glibc's reserve before the "
+                "interpreter starts: GLIBC_TUNABLES=glibc.rtld.optional_static_tls=16384 "
+                "python3 ...") from e
+        if here is not None and name != here:
+            raise OSError(f"dlpackgo: cannot load {name!r}: not in the current directory "
+                          f"({os.getcwd()}) and the dynamic linker says: {msg}. Pass a path "
+                          f"(\"./{name}\" or an absolute one).") from e
+        raise
+
+
 class Library:
     """A Go c-shared library that exports the pyexchange C functions.
 
-    ``path`` is the shared object's path (or an already loaded ``ctypes.CDLL``). The Go
+    ``path`` is the shared object's path (or an already loaded ``ctypes.CDLL``); a bare file
+    name such as ``"libme.so"`` is looked for in the current directory first, as a path, and
+    only then on the dynamic linker's search path (``LD_LIBRARY_PATH``, ...). One Go library per
+    process: a second one raises ``OSError`` saying so (see ``_open``). The Go
     functions the library registered (``pyexchange.Register``) are attributes of it
     (``lib.scale(a, 2.0)``; ``dir(lib)``, ``help(lib.scale)``, and all of them in the dict
     ``functions``); their tensor results come back as ``returns`` says: "numpy" (the default),
@@ -147,7 +183,7 @@ class Library:
     """
 
     def __init__(self, path, *, returns="numpy"):
-        cdll = path if isinstance(path, ctypes.CDLL) else ctypes.CDLL(path)
+        cdll = path if isinstance(path, ctypes.CDLL) else _open(path)
         self.cdll = cdll
         abi = getattr(cdll, "dlpackgo_abi", None)
         if abi is not None:

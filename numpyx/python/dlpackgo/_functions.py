@@ -139,7 +139,8 @@ def attach(lib, returns):
     free.argtypes, free.restype = [c_void_p], None
     p = listing()
     try:
-        specs = json.loads(ctypes.string_at(p).decode())
+        # a library that registers nothing lists null (older libraries) or []
+        specs = json.loads(ctypes.string_at(p).decode()) or []
     finally:
         free(p)
     caller = ctypes.PYFUNCTYPE(py_object, c_int)(("dlpackgo_caller", cdll))
