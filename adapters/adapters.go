@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // CopyPolicy says whether a conversion may copy elements.
@@ -121,9 +122,10 @@ func (o Options) Decide(shareable bool, why string) (copy bool, err error) {
 }
 
 // Choose tells an adapter whether to copy, without recording it. shareable reports whether the
-// conversion could share memory; when it cannot, why says what stops it and becomes part of
-// ErrCopyRequired's message under CopyNever. The adapter makes the conversion, and calls Report
-// with the decision once it has succeeded, so that a failure leaves Copied as it was.
+// conversion could share memory; when it cannot, why says what stops it and leads the message
+// of the error (wrapping ErrCopyRequired) returned under CopyNever. The adapter makes the
+// conversion, and calls Report with the decision once it has succeeded, so that a failure
+// leaves Copied as it was.
 func (o Options) Choose(shareable bool, why string) (copy bool, err error) {
 	switch {
 	case o.Policy == CopyAlways:
@@ -131,7 +133,7 @@ func (o Options) Choose(shareable bool, why string) (copy bool, err error) {
 	case shareable:
 		return false, nil
 	case o.Policy == CopyNever:
-		return false, fmt.Errorf("%w: %s", ErrCopyRequired, why)
+		return false, errs.Errorf(ErrCopyRequired, "%s: the conversion needs a copy, and adapters.ZeroCopyOnly() forbids one", why)
 	}
 	return true, nil
 }

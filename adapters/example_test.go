@@ -25,7 +25,7 @@ func ExampleOptions_Decide() {
 	// copy-if-needed shareable=true  copy=false copied=false err=<nil>
 	// copy-if-needed shareable=false copy=true  copied=true  err=<nil>
 	// copy-always    shareable=true  copy=true  copied=true  err=<nil>
-	// copy-never     shareable=false copy=false copied=false err=adapters: conversion needs a copy, and copying was not allowed: negative strides
+	// copy-never     shareable=false copy=false copied=false err=negative strides: the conversion needs a copy, and adapters.ZeroCopyOnly() forbids one
 }
 
 // An adapter decides with Choose, makes the conversion, and reports the decision only once the

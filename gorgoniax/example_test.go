@@ -49,5 +49,5 @@ func ExampleToDense() {
 	fmt.Println(err)
 	// Output:
 	// int64 (3, 2) [1 3] true copied: false
-	// adapters: conversion needs a copy, and copying was not allowed: gorgoniax: strides [3 -1] for shape [2 3]: Gorgonia has no negative or zero strides
+	// gorgoniax: strides [3 -1] for shape [2 3]: Gorgonia has no negative or zero strides: the conversion needs a copy, and adapters.ZeroCopyOnly() forbids one
 }
