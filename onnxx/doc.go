@@ -42,8 +42,18 @@
 //	input in another layout (Fortran, steps, ...)  copied once into C order (adapters options decide)
 //	input of another element type                  refused (ErrDType), or cast (a copy) with CastInputs()
 //	output of a shape the model fixes              a Go tensor the session lends (or allocates), ORT writes into it
-//	output of a dynamic shape                      a tensor over ORT's own buffer, owning it (no copy)
+//	output of a dynamic shape (or unknown rank)    a tensor over ORT's own buffer, owning it (no copy)
+//	output of a fixed shape past MaxOutputAlloc    the same: ORT allocates what the run computes
 //	destination given to RunWith or RunInto        ORT writes into it (C order, writable, exact dtype)
+//	output that is an input (echo, see below)      a copy of the input (core.FlagIsCopied), or written
+//	                                               into its destination
+//
+// An echo output is a graph output that is one of the graph's inputs (outputs: [X]), or an
+// Identity chain of one: for those ORT hands back the input's own value instead of writing the
+// buffer it is given. Such outputs are never given a buffer; after every run, each output ORT
+// returns is checked against the memory of the inputs (the caller's tensors, and this package's
+// C-order copies of them, which the run frees) and of the other outputs, and one that shares it is
+// copied. An output is never a tensor over an input's memory.
 //
 // Every run takes adapters options: adapters.ZeroCopyOnly refuses inputs that would be copied
 // (adapters.ErrCopyRequired), adapters.AlwaysCopy copies them, adapters.ReportCopy says whether

@@ -132,7 +132,7 @@ func Run(path string, inputs map[string]*core.Tensor, outputNames []string, opts
 // run fills it in. With fill unset every output must be a destination. It holds every tensor it
 // was given for the whole run.
 func (s *Session) run(ins, outs []*core.Tensor, fill bool, o adapters.Options) error {
-	if o.Policy != adapters.CopyAlways && (!slices.Contains(outs, nil) || fill && s.b.leasing()) {
+	if o.Policy != adapters.CopyAlways && !s.anyEcho && (!slices.Contains(outs, nil) || fill && s.b.leasing()) {
 		if done, err := s.runKept(ins, outs); done {
 			if err == nil {
 				o.Report(false)
@@ -365,8 +365,12 @@ func (s *Session) castInput(st *stage, info *IOInfo, t *core.Tensor, o adapters.
 	return c, nil
 }
 
-// fitsShape checks t's rank and fixed dimensions against the model's.
+// fitsShape checks t's rank and fixed dimensions against the model's, as ORT does: any shape
+// for a value of unknown rank, and a [1] tensor for a declared scalar.
 func fitsShape(kind string, info *IOInfo, t *core.Tensor) error {
+	if info.UnknownRank || len(info.Shape) == 0 && t.Ndim() == 1 && t.Dim(0) == 1 {
+		return nil
+	}
 	ok := t.Ndim() == len(info.Shape)
 	for i := 0; ok && i < len(info.Shape); i++ {
 		ok = info.Shape[i] < 0 || info.Shape[i] == t.Dim(i)
@@ -385,6 +389,10 @@ func (s *Session) bindOutput(st *stage, i int, t *core.Tensor, outs []*core.Tens
 		return s.allocateOutput(st, i, info, outs, fill)
 	}
 	st.dynamicDst = st.dynamicDst || info.Dynamic()
+	if s.echo[i] { // ORT gets no buffer; collect writes t
+		st.dsts[i] = t
+		return s.checkDestination(st, info, t)
+	}
 	if sl := &s.b.out[i]; st.cached && sl.matches(t) { // checked when its value was made
 		st.outVals[i], st.ours[i] = sl.v, true
 		return st.noteDevice(s, "output", info.Name, t)
@@ -405,12 +413,12 @@ func (s *Session) bindOutput(st *stage, i int, t *core.Tensor, outs []*core.Tens
 	return nil
 }
 
-// allocateOutput makes a Go tensor for an output of known shape; others ORT allocates.
+// allocateOutput makes a Go tensor for an output of known shape (prealloc); others ORT allocates.
 func (s *Session) allocateOutput(st *stage, i int, info *IOInfo, outs []*core.Tensor, fill bool) error {
 	if !fill {
 		return fmt.Errorf("%w: RunInto needs a destination for output %q", ErrModel, info.Name)
 	}
-	if info.Dynamic() || st.device >= 0 {
+	if !s.prealloc[i] || st.device >= 0 {
 		return nil // ORT allocates it (on the inputs' device)
 	}
 	if st.cached && s.b.allLent.Load() > 0 {
@@ -504,7 +512,8 @@ func (s *Session) invoke(st *stage) error {
 	return nil
 }
 
-// collect makes tensors of the outputs ORT allocated: over ORT's memory, each owning its value.
+// collect makes tensors of the outputs ORT allocated: over ORT's memory, each owning its value,
+// unless ORT handed back memory that is not the output's own (see settle).
 func (s *Session) collect(st *stage, outs []*core.Tensor) error {
 	var first error
 	for i := range outs {
@@ -514,6 +523,9 @@ func (s *Session) collect(st *stage, outs []*core.Tensor) error {
 		v := st.outVals[i]
 		st.outVals[i] = 0
 		t, err := s.api.wrapValue(st, v)
+		if err == nil {
+			t, err = s.settle(st, i, t, outs)
+		}
 		if err != nil {
 			if first == nil {
 				first = fmt.Errorf("onnxx: output %q: %w", s.outputs[i].Name, err)
@@ -524,12 +536,45 @@ func (s *Session) collect(st *stage, outs []*core.Tensor) error {
 	}
 	if first != nil {
 		for i, t := range outs {
-			if !st.ours[i] && t != nil {
+			if !st.ours[i] && st.dsts[i] == nil && t != nil {
 				t.Release()
+				outs[i] = nil
 			}
 		}
 	}
 	return first
+}
+
+// settle checks output i, a tensor t over the value ORT returned, and returns the output. ORT
+// does not always compute an output into memory of its own: for a graph output that is a graph
+// input (or what ORT folds into one) it hands back the input's value, which is the caller's
+// tensor, or this package's C-order copy of it that the run frees. When t shares memory with an
+// input or with another output, the output is a copy of t (flagged core.FlagIsCopied); for an
+// echo output with a destination, t is copied into the destination. t is released either way.
+// The run holds the inputs and destinations, so the memory read is valid.
+func (s *Session) settle(st *stage, i int, t *core.Tensor, outs []*core.Tensor) (*core.Tensor, error) {
+	if d := st.dsts[i]; d != nil {
+		defer t.Release()
+		if !slices.Equal(d.Shape(), t.Shape()) {
+			return nil, fmt.Errorf("%w: the output has shape %v, its destination %v", ErrModel, t.Shape(), d.Shape())
+		}
+		if err := adapters.Copy(d, t); err != nil {
+			return nil, err
+		}
+		return d, nil
+	}
+	shared := false
+	for _, x := range st.srcs[:len(s.inputs)] {
+		shared = shared || x != nil && core.MayShareMemory(t, x)
+	}
+	for k, x := range outs {
+		shared = shared || k != i && x != nil && core.MayShareMemory(t, x)
+	}
+	if !shared {
+		return t, nil
+	}
+	defer t.Release()
+	return adapters.Contiguous(t)
 }
 
 // dummy stands for the data of tensors without elements, which ORT never reads or writes.

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/onnxx/tinyonnx"
 )
 
 // SessionOptions configure a Session. The zero value (or a nil pointer) is ORT's defaults, with
@@ -29,7 +30,16 @@ type SessionOptions struct {
 	LogLevel LogLevel
 	// Providers are execution providers to add, in order of preference (CPU is always last).
 	Providers []Provider
+	// MaxOutputAlloc bounds what a model's declarations make this package allocate before a
+	// run: an output whose declared fixed shape takes more bytes is left to ORT, which allocates
+	// what the run computes (the output comes back over ORT's buffer, as a dynamic one does), so
+	// a model that declares a huge output cannot make every run allocate it. 0 means
+	// DefaultMaxOutputAlloc; a negative value leaves every output without a destination to ORT.
+	MaxOutputAlloc int64
 }
+
+// DefaultMaxOutputAlloc is the default of SessionOptions.MaxOutputAlloc: 64 MiB.
+const DefaultMaxOutputAlloc = 64 << 20
 
 // GraphOptimization is ORT's GraphOptimizationLevel.
 type GraphOptimization int
@@ -79,17 +89,26 @@ type IOInfo struct {
 	DType core.DLDataType
 	// ElementType is its ONNX element type.
 	ElementType ElementType
-	// Shape has one entry per dimension: the size, or -1 for a dynamic dimension.
+	// Shape has one entry per dimension: the size, or -1 for a dynamic dimension. It is empty
+	// both for a scalar and for a value of unknown rank (UnknownRank).
 	Shape []int64
 	// Symbols has one entry per dimension: the symbolic name of a dynamic dimension ("batch"),
 	// "" for fixed and unnamed ones.
 	Symbols []string
+	// UnknownRank is set when the model does not state the rank (its type has no shape): such
+	// an input takes a tensor of any shape, and such an output comes back in the shape the run
+	// computes. It is not a scalar, whose Shape is empty too with UnknownRank unset.
+	UnknownRank bool
 
 	err error // why this package cannot pass it (refused when a session is asked to use it)
 }
 
-// Dynamic reports whether some dimension is dynamic (-1).
+// Dynamic reports whether the shape is not known before a run: the rank is unknown, or some
+// dimension is dynamic (-1).
 func (i IOInfo) Dynamic() bool {
+	if i.UnknownRank {
+		return true
+	}
 	for _, d := range i.Shape {
 		if d < 0 {
 			return true
@@ -121,7 +140,16 @@ type Session struct {
 	names           [][]byte // the NUL-terminated names the pointers point into
 	cuda            bool     // the CUDA execution provider was added
 	dynamicOut      bool     // some output has a dynamic shape
-	b               *bindings
+	// prealloc[i]: output i, without a destination, is allocated (or lent) here before the run:
+	// its shape is known, it is at most SessionOptions.MaxOutputAlloc bytes, and it is not an
+	// echo. Other outputs ORT allocates.
+	prealloc []bool
+	// echo[i]: output i may be handed back by ORT as an input's own value (it is a graph
+	// input, or an Identity chain of one), in place of the buffer it would be given: it is
+	// never given one, and what ORT returns is checked against the inputs (see collect).
+	echo    []bool
+	anyEcho bool
+	b       *bindings
 }
 
 // handle is the OrtSession, released once by Destroy or by the cleanup of an unreachable Session.
@@ -152,7 +180,7 @@ func NewSession(path string, inputNames, outputNames []string, opts *SessionOpti
 		return nil, fmt.Errorf("%w: onnxx: model %s: %w", ErrModel, path, err)
 	}
 	p := cstr(path)
-	return newSession("model "+path, inputNames, outputNames, opts, func(a *ortAPI, so uintptr, out *uintptr) error {
+	return newSession("model "+path, readGraphFile(path), inputNames, outputNames, opts, func(a *ortAPI, so uintptr, out *uintptr) error {
 		return a.call("loading model "+path, fnCreateSession, a.env, ptr(p), so, uintptr(unsafe.Pointer(out)))
 	})
 }
@@ -163,15 +191,33 @@ func NewSessionFromBytes(model []byte, inputNames, outputNames []string, opts *S
 	if len(model) == 0 {
 		return nil, fmt.Errorf("%w: onnxx: empty model bytes", ErrModel)
 	}
-	return newSession(fmt.Sprintf("model of %d bytes", len(model)), inputNames, outputNames, opts, func(a *ortAPI, so uintptr, out *uintptr) error {
+	g, _ := tinyonnx.ReadGraphBytes(model) // nil for what it cannot read (see readGraphFile)
+	return newSession(fmt.Sprintf("model of %d bytes", len(model)), g, inputNames, outputNames, opts, func(a *ortAPI, so uintptr, out *uintptr) error {
 		return a.call("loading a model from bytes", fnCreateSessionFromArray, a.env, ptr(model), uintptr(len(model)), so,
 			uintptr(unsafe.Pointer(out)))
 	})
 }
 
+// readGraphFile reads the graph declarations of the model file at path, or returns nil if it
+// cannot (a model in ORT's own format, which ORT reads): the session then knows only what ORT's
+// C API says (a value of unknown rank reads as a scalar, and echo outputs by name only).
+func readGraphFile(path string) *tinyonnx.Graph {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	g, _ := tinyonnx.ReadGraph(f, st.Size())
+	return g
+}
+
 // newSession makes the session options, calls create, and describes the session's inputs and
-// outputs.
-func newSession(what string, inputNames, outputNames []string, opts *SessionOptions,
+// outputs, with what g (nil: nothing) declares.
+func newSession(what string, g *tinyonnx.Graph, inputNames, outputNames []string, opts *SessionOptions,
 	create func(a *ortAPI, so uintptr, out *uintptr) error) (*Session, error) {
 	a, err := loaded()
 	if err != nil {
@@ -195,11 +241,12 @@ func newSession(what string, inputNames, outputNames []string, opts *SessionOpti
 		s.cuda = s.cuda || p.cuda()
 	}
 	runtime.AddCleanup(s, (*handle).release, s.h)
-	if err := s.describe(inputNames, outputNames); err != nil {
+	if err := s.describe(g, inputNames, outputNames); err != nil {
 		s.h.release()
 		return nil, fmt.Errorf("onnxx: %s: %w", what, err)
 	}
-	s.b = newBindings(a, len(s.inputs), s.outputs)
+	s.plan(opts.MaxOutputAlloc)
+	s.b = newBindings(a, len(s.inputs), s.outputs, s.prealloc)
 	s.dynamicOut = slices.ContainsFunc(s.outputs, IOInfo.Dynamic)
 	runtime.AddCleanup(s, (*bindings).drop, s.b)
 	return s, nil
@@ -294,8 +341,9 @@ func (a *ortAPI) appendCUDA(so uintptr, kp, vp []uintptr, n int) error {
 	return a.call("adding the CUDA execution provider", fnAppendExecutionProviderCUDAV2, so, opts)
 }
 
-// describe reads the model's inputs and outputs and keeps those asked for.
-func (s *Session) describe(inputNames, outputNames []string) error {
+// describe reads the model's inputs and outputs, completes them with what g declares, finds the
+// echo outputs and keeps those asked for.
+func (s *Session) describe(g *tinyonnx.Graph, inputNames, outputNames []string) error {
 	ins, err := s.infos("input", fnSessionGetInputCount, fnSessionGetInputName, fnSessionGetInputTypeInfo)
 	if err != nil {
 		return err
@@ -304,6 +352,11 @@ func (s *Session) describe(inputNames, outputNames []string) error {
 	if err != nil {
 		return err
 	}
+	if g != nil {
+		declare(ins, g.Inputs)
+		declare(outs, g.Outputs)
+	}
+	echoes := echoes(g, ins)
 	if s.inputs, err = pick("input", ins, inputNames); err != nil {
 		return err
 	}
@@ -321,7 +374,74 @@ func (s *Session) describe(inputNames, outputNames []string) error {
 		}
 	}
 	s.inNames, s.outNames = s.cnames(s.inputs), s.cnames(s.outputs)
+	s.echo = make([]bool, len(s.outputs))
+	for i, o := range s.outputs {
+		s.echo[i] = echoes[o.Name]
+		s.anyEcho = s.anyEcho || s.echo[i]
+	}
 	return nil
+}
+
+// declare marks the infos whose value the model declares as a tensor without a shape: ORT's C
+// API reports zero dimensions for them, as for a scalar.
+func declare(infos []IOInfo, decl []tinyonnx.ValueInfo) {
+	for i := range infos {
+		for _, d := range decl {
+			if d.Name == infos[i].Name && d.Tensor && !d.HasShape && len(infos[i].Shape) == 0 {
+				infos[i].UnknownRank, infos[i].Shape, infos[i].Symbols = true, nil, nil
+			}
+		}
+	}
+}
+
+// echoes names the values that ORT may hand back as one of the inputs' own values: the graph
+// inputs, and what Identity nodes make of them (g nil: the inputs only).
+func echoes(g *tinyonnx.Graph, ins []IOInfo) map[string]bool {
+	e := make(map[string]bool, len(ins))
+	for _, in := range ins {
+		e[in.Name] = true
+	}
+	if g == nil {
+		return e
+	}
+	next := map[string][]string{} // Identity's input -> its outputs
+	for _, n := range g.Nodes {
+		if n.Op == "Identity" && len(n.Inputs) == 1 && len(n.Outputs) == 1 {
+			next[n.Inputs[0]] = append(next[n.Inputs[0]], n.Outputs[0])
+		}
+	}
+	work := make([]string, 0, len(ins))
+	for name := range e {
+		work = append(work, name)
+	}
+	for len(work) > 0 {
+		name := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, o := range next[name] {
+			if !e[o] {
+				e[o] = true
+				work = append(work, o)
+			}
+		}
+	}
+	return e
+}
+
+// plan decides which outputs are allocated here before a run (prealloc): of known shape, not
+// echoes, and at most max bytes (0: DefaultMaxOutputAlloc; negative: none).
+func (s *Session) plan(max int64) {
+	if max == 0 {
+		max = DefaultMaxOutputAlloc
+	}
+	s.prealloc = make([]bool, len(s.outputs))
+	for i := range s.outputs {
+		info := &s.outputs[i]
+		if info.Dynamic() || s.echo[i] {
+			continue
+		}
+		n, err := core.AllocSize(info.DType, info.Shape...)
+		s.prealloc[i] = err == nil && n <= max
+	}
 }
 
 // cnames makes the NUL-terminated names ORT's Run takes and returns pointers to them.

@@ -25,12 +25,12 @@ type bindings struct {
 	st      stage
 }
 
-func newBindings(a *ortAPI, nin int, outputs []IOInfo) *bindings {
+func newBindings(a *ortAPI, nin int, outputs []IOInfo, prealloc []bool) *bindings {
 	nout := len(outputs)
 	b := &bindings{in: make([]slot, nin), out: make([]slot, nout), leases: make([][]*lease, nout), api: a}
 	b.lends = make([]bool, nout)
 	for i := range outputs {
-		b.lends[i] = takesLeases(&outputs[i])
+		b.lends[i] = prealloc[i] && takesLeases(&outputs[i])
 	}
 	b.leased = !slices.Contains(b.lends, false)
 	b.st.init(nin, nout)
@@ -105,7 +105,8 @@ type stage struct {
 	ours       []bool    // outVals[i] is a value over a tensor of ours or the caller's
 	lent       []bool    // outVals[i] is a lease's value (see lend)
 	srcs       []*core.Tensor
-	temps      []uintptr // values to release after the run
+	dsts       []*core.Tensor // destinations of echo outputs, written after the run (see collect)
+	temps      []uintptr      // values to release after the run
 	keepAlive  []*core.Tensor
 	pin        runtime.Pinner
 	copied     bool  // some input was copied
@@ -127,6 +128,7 @@ type outScratch struct {
 func (st *stage) init(nin, nout int) {
 	st.inVals, st.outVals = make([]uintptr, nin+1), make([]uintptr, nout+1)
 	st.ours, st.lent, st.srcs = make([]bool, nout), make([]bool, nout), make([]*core.Tensor, nin)
+	st.dsts = make([]*core.Tensor, nout)
 	st.device = -1
 }
 
@@ -151,6 +153,7 @@ func (s *Session) unstage(st *stage) {
 	clear(st.temps)
 	clear(st.keepAlive)
 	clear(st.srcs)
+	clear(st.dsts)
 	clear(st.inVals)
 	st.dropForeign(a, len(st.ours))
 	clear(st.ours)

@@ -26,10 +26,13 @@ ONNX = {
 }
 
 
-def save(graph, name):
+def save(graph, name, check=True):
+    """Writes graph as OUTDIR/name.onnx. check=False skips onnx's checker, which (in onnx 1.12)
+    refuses graph inputs and outputs without a shape, which ONNX Runtime runs."""
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="onnxx-test")
     model.ir_version = 8
-    onnx.checker.check_model(model)
+    if check:
+        onnx.checker.check_model(model)
     path = os.path.join(out, name + ".onnx")
     onnx.save(model, path)
     return path
@@ -239,6 +242,28 @@ save(helper.make_graph([helper.make_node("Cast", ["X"], ["S"], to=TensorProto.ST
                        [helper.make_tensor_value_info("S", TensorProto.STRING, [2]),
                         helper.make_tensor_sequence_value_info("Q", TensorProto.FLOAT, [2]),
                         helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])]), name)
+
+# 12. Outputs ORT does not compute into the buffer it is given (issue 39): a graph output that is
+#     a graph input (fixed and dynamic shape), one behind an Identity, initializers and a Constant
+#     node as outputs (fixed, dynamic and unknown shape), beside an output that is computed.
+f32 = TensorProto.FLOAT
+vi = helper.make_tensor_value_info
+wc = np.arange(6, dtype=np.float32).reshape(2, 3) + 1
+winit = helper.make_tensor("W", f32, [2, 3], wc.flatten().tolist())
+save(helper.make_graph([helper.make_node("Relu", ["X"], ["R"])], "passthrough",
+                       [vi("X", f32, [2, 3])], [vi("X", f32, [2, 3]), vi("R", f32, [2, 3])]), "passthrough")
+save(helper.make_graph([helper.make_node("Relu", ["X"], ["R"])], "passthrough_dynamic",
+                       [vi("X", f32, ["n", 3])], [vi("X", f32, ["n", 3]), vi("R", f32, ["n", 3])]), "passthrough_dynamic")
+save(helper.make_graph([helper.make_node("Identity", ["X"], ["I"]), helper.make_node("Identity", ["I"], ["J"])],
+                       "identity_chain", [vi("X", f32, ["n", 3])], [vi("J", f32, ["n", 3])]), "identity_chain")
+save(helper.make_graph([helper.make_node("Relu", ["X"], ["R"]),
+                        helper.make_node("Constant", [], ["C"], value=helper.make_tensor("c", f32, [2, 3], (wc * 10).flatten().tolist()))],
+                       "constants", [vi("X", f32, [2, 3])],
+                       [vi("W", f32, [2, 3]), vi("C", f32, [2, 3]), vi("R", f32, [2, 3])], initializer=[winit]), "constants")
+save(helper.make_graph([helper.make_node("Relu", ["X"], ["R"])], "constants_dynamic", [vi("X", f32, [2, 3])],
+                       [vi("W", f32, ["a", "b"]), helper.make_tensor_value_info("W2", f32, None), vi("R", f32, [2, 3])],
+                       initializer=[winit, helper.make_tensor("W2", f32, [2, 3], (wc * 2).flatten().tolist())]), "constants_dynamic",
+     check=False)
 
 with open(os.path.join(out, "manifest.json"), "w") as f:
     json.dump({"cases": cases}, f, indent=1)
