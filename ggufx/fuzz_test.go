@@ -2,8 +2,10 @@ package ggufx_test
 
 import (
 	"errors"
+	"os"
 	"testing"
 
+	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/ggufx"
 )
 
@@ -62,4 +64,76 @@ func FuzzParseHeader(f *testing.F) {
 		}
 		checkHeader(t, h, len(b))
 	})
+}
+
+// FuzzOpen opens what parses as a file and takes every tensor every way: the views, the blocks,
+// and the dequantized elements; none may fault, and their sizes are what the header says.
+func FuzzOpen(f *testing.F) {
+	for _, s := range headerSeeds() {
+		f.Add(s)
+	}
+	f.Add(plainFile())
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		path := dir + "/f.gguf"
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		file, err := ggufx.Open(path)
+		checkErr(t, err)
+		if err != nil {
+			return
+		}
+		defer file.Close()
+		checkHeader(t, file.Header(), len(b))
+		for _, ti := range file.Tensors() {
+			x, err := file.Tensor(ti.Name)
+			if ti.Type.Quantized() {
+				if !errors.Is(err, ggufx.ErrQuantized) {
+					t.Fatalf("%q: %v", ti.Name, err)
+				}
+			} else if err != nil {
+				t.Fatalf("%q: %v", ti.Name, err)
+			} else {
+				if x.NumBytes() != ti.Size {
+					t.Fatalf("%q: %d bytes, header says %d", ti.Name, x.NumBytes(), ti.Size)
+				}
+				touch(t, x)
+				x.Release()
+			}
+			blk, _, err := file.Blocks(ti.Name)
+			if err != nil {
+				t.Fatalf("%q: %v", ti.Name, err)
+			}
+			touch(t, blk)
+			blk.Release()
+			d, err := file.Dequantize(ti.Name, core.Float32)
+			if !ggufx.Dequantizable(ti.Type) {
+				if !errors.Is(err, ggufx.ErrType) {
+					t.Fatalf("%q: %v", ti.Name, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%q: %v", ti.Name, err)
+			}
+			if d.Len() != ti.Len() {
+				t.Fatalf("%q: %d elements, header says %d", ti.Name, d.Len(), ti.Len())
+			}
+			d.Release()
+		}
+	})
+}
+
+// touch reads every byte of x.
+func touch(t *testing.T, x *core.Tensor) {
+	b, err := x.ReadOnlyBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := byte(0)
+	for _, v := range b {
+		s += v
+	}
+	_ = s
 }

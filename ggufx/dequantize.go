@@ -1,0 +1,119 @@
+package ggufx
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"unsafe"
+
+	"github.com/x448/float16"
+
+	"github.com/dlpack-go/dlpack/core"
+)
+
+// parallelMin is the elements from which Dequantize splits the work between goroutines: each
+// takes at least this many.
+const parallelMin = 1 << 18
+
+// Dequantizable reports whether Dequantize converts tensors of type t: Q4_0, Q4_1, Q5_0, Q5_1,
+// Q8_0, Q8_1, the K-quants Q2_K to Q6_K and Q8_K, and the float types F32, F16 and BF16.
+func Dequantizable(t Type) bool { _, ok := dequantizers[t]; return ok }
+
+// DequantizableTypes lists the types Dequantize converts, in ggml's order.
+func DequantizableTypes() []Type {
+	var out []Type
+	for t := range dequantizers {
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Dequantize converts the tensor called name into a new C-order tensor of dtype (core.Float32
+// or core.Float16) with the tensor's logical shape (TensorInfo.Shape), computing each element
+// exactly as ggml's reference dequantization (dequantize_row_* of ggml-quants.c) does in
+// float32; float16 results are those float32 values rounded to the nearest half (ties to even).
+// It converts the types Dequantizable reports (the float types too, F32 to float32 being a
+// copy); the others (the IQ and TQ families, MXFP4) are refused with ErrType, naming the type.
+//
+// The result is in memory of its own, from core's large-allocation path (core.NewUninitParts:
+// mapped memory from 4 MiB up), writable and flagged core.FlagIsCopied; the mapping is held only
+// while it is read. Tensors of 2^18 elements and more are converted on up to GOMAXPROCS
+// goroutines.
+func (f *File) Dequantize(name string, dtype core.DLDataType) (*core.Tensor, error) {
+	ti, err := f.h.Info(name)
+	if err != nil {
+		return nil, err
+	}
+	if dtype != core.Float32 && dtype != core.Float16 {
+		return nil, fmt.Errorf("%w: tensor %q: Dequantize makes float32 or float16, not %s", ErrType, name, dtype)
+	}
+	dq, ok := dequantizers[ti.Type]
+	if !ok {
+		return nil, fmt.Errorf("%w: tensor %q is %s, which Dequantize does not convert (it converts %v); File.Blocks shares its blocks", ErrType, name, ti.Type, DequantizableTypes())
+	}
+	if f.st.closed.Load() {
+		return nil, fmt.Errorf("%w: %s", ErrClosed, f.path)
+	}
+	shape := ti.Shape()
+	if ti.Size == 0 {
+		return core.New(dtype, shape...)
+	}
+	block, t, b, err := newOut(dtype, shape)
+	if err != nil {
+		return nil, fmt.Errorf("ggufx: tensor %q: %w", name, err)
+	}
+	defer block.release()
+	err = f.withData(ti, func(src []byte) error {
+		dequantize(dq, ti.Type, b, dtype, src, ti.Len())
+		return nil
+	})
+	if err != nil {
+		t.Release()
+		return nil, err
+	}
+	return t, nil
+}
+
+// dequantize converts n elements of type typ from src into dst, whose elements are dtype.
+func dequantize(dq dequantizer, typ Type, dst []byte, dtype core.DLDataType, src []byte, n int64) {
+	bs, bb := int64(typ.BlockSize()), int64(typ.BlockBytes())
+	blocks := n / bs
+	workers := min(int64(runtime.GOMAXPROCS(0)), max(n/parallelMin, 1))
+	per := (blocks + workers - 1) / workers
+	var wg sync.WaitGroup
+	for w := int64(0); w < workers; w++ {
+		lo, hi := w*per, min((w+1)*per, blocks)
+		if lo >= hi {
+			break
+		}
+		run := func() { convert(dq, bs, bb, dst, dtype, src, lo, hi) }
+		if w == workers-1 || hi == blocks {
+			run()
+			continue
+		}
+		wg.Go(run)
+	}
+	wg.Wait()
+}
+
+// convert dequantizes blocks [lo, hi).
+func convert(dq dequantizer, bs, bb int64, dst []byte, dtype core.DLDataType, src []byte, lo, hi int64) {
+	in := src[lo*bb : hi*bb]
+	if dtype == core.Float32 {
+		out := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(dst))), len(dst)/4)[lo*bs : hi*bs]
+		dq(out, in)
+		return
+	}
+	out := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(dst))), len(dst)/2)[lo*bs : hi*bs]
+	var buf [4096]float32
+	per := int64(len(buf)) / bs * bs
+	for i := int64(0); i < int64(len(out)); i += per {
+		k := min(per, int64(len(out))-i)
+		dq(buf[:k], in[i/bs*bb:])
+		for j, v := range buf[:k] {
+			out[i+int64(j)] = float16.Fromfloat32(v).Bits()
+		}
+	}
+}

@@ -1,0 +1,365 @@
+package ggufx
+
+import (
+	"encoding/binary"
+	"math"
+	"sync"
+
+	"github.com/x448/float16"
+)
+
+// The dequantization kernels: each turns whole blocks of src into len(dst) float32 elements,
+// exactly as ggml's reference dequantize_row_* (ggml-quants.c) computes them, in float32 with
+// every product rounded before a sum (no fused multiply-add, as the reference's scalar code).
+
+// dequantizer dequantizes len(dst)/BlockSize blocks of src into dst.
+type dequantizer func(dst []float32, src []byte)
+
+var dequantizers = map[Type]dequantizer{
+	F32:  dqF32,
+	F16:  dqF16,
+	BF16: dqBF16,
+	Q4_0: dqQ4_0,
+	Q4_1: dqQ4_1,
+	Q5_0: dqQ5_0,
+	Q5_1: dqQ5_1,
+	Q8_0: dqQ8_0,
+	Q8_1: dqQ8_1,
+	Q2_K: dqQ2_K,
+	Q3_K: dqQ3_K,
+	Q4_K: dqQ4_K,
+	Q5_K: dqQ5_K,
+	Q6_K: dqQ6_K,
+	Q8_K: dqQ8_K,
+}
+
+// f16 is ggml's GGML_FP16_TO_FP32 (exact), through a table of all 65536 halves.
+var f16Table = sync.OnceValue(func() *[1 << 16]float32 {
+	var t [1 << 16]float32
+	for i := range t {
+		t[i] = float16.Frombits(uint16(i)).Float32()
+	}
+	return &t
+})
+
+func half(tab *[1 << 16]float32, b []byte) float32 {
+	return tab[binary.LittleEndian.Uint16(b)]
+}
+
+func dqF32(y []float32, x []byte) {
+	for i := range y {
+		y[i] = math.Float32frombits(binary.LittleEndian.Uint32(x[4*i:]))
+	}
+}
+
+func dqF16(y []float32, x []byte) {
+	tab := f16Table()
+	for i := range y {
+		y[i] = half(tab, x[2*i:])
+	}
+}
+
+func dqBF16(y []float32, x []byte) {
+	for i := range y {
+		y[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(x[2*i:])) << 16)
+	}
+}
+
+// block_q4_0: fp16 d, qs[16]; element j in the low nibble of qs[j], j+16 in its high nibble;
+// value (q - 8)·d.
+func dqQ4_0(y []float32, x []byte) {
+	tab := f16Table()
+	for len(y) >= 32 {
+		b := x[:18:18]
+		d := half(tab, b)
+		qs := b[2:18]
+		o := y[:32:32]
+		for j, q := range qs {
+			o[j] = float32(int32(q&0x0f)-8) * d
+			o[j+16] = float32(int32(q>>4)-8) * d
+		}
+		x, y = x[18:], y[32:]
+	}
+}
+
+// block_q4_1: fp16 d, fp16 m, qs[16]; value q·d + m.
+func dqQ4_1(y []float32, x []byte) {
+	tab := f16Table()
+	for len(y) >= 32 {
+		b := x[:20:20]
+		d, m := half(tab, b), half(tab, b[2:])
+		qs := b[4:20]
+		o := y[:32:32]
+		for j, q := range qs {
+			o[j] = float32(float32(q&0x0f)*d) + m
+			o[j+16] = float32(float32(q>>4)*d) + m
+		}
+		x, y = x[20:], y[32:]
+	}
+}
+
+// block_q5_0: fp16 d, qh (32 bits, little-endian: bit j is the fifth bit of element j), qs[16];
+// value (q - 16)·d.
+func dqQ5_0(y []float32, x []byte) {
+	tab := f16Table()
+	for len(y) >= 32 {
+		b := x[:22:22]
+		d := half(tab, b)
+		qh := binary.LittleEndian.Uint32(b[2:])
+		qs := b[6:22]
+		o := y[:32:32]
+		for j, q := range qs {
+			h0 := ((qh >> uint(j)) << 4) & 0x10
+			h1 := (qh >> uint(j+12)) & 0x10
+			o[j] = float32(int32(uint32(q&0x0f)|h0)-16) * d
+			o[j+16] = float32(int32(uint32(q>>4)|h1)-16) * d
+		}
+		x, y = x[22:], y[32:]
+	}
+}
+
+// block_q5_1: fp16 d, fp16 m, qh (32 bits), qs[16]; value q·d + m.
+func dqQ5_1(y []float32, x []byte) {
+	tab := f16Table()
+	for len(y) >= 32 {
+		b := x[:24:24]
+		d, m := half(tab, b), half(tab, b[2:])
+		qh := binary.LittleEndian.Uint32(b[4:])
+		qs := b[8:24]
+		o := y[:32:32]
+		for j, q := range qs {
+			h0 := ((qh >> uint(j)) << 4) & 0x10
+			h1 := (qh >> uint(j+12)) & 0x10
+			o[j] = float32(float32(uint32(q&0x0f)|h0)*d) + m
+			o[j+16] = float32(float32(uint32(q>>4)|h1)*d) + m
+		}
+		x, y = x[24:], y[32:]
+	}
+}
+
+// block_q8_0: fp16 d, int8 qs[32]; value q·d.
+func dqQ8_0(y []float32, x []byte) {
+	tab := f16Table()
+	for len(y) >= 32 {
+		b := x[:34:34]
+		d := half(tab, b)
+		qs := b[2:34]
+		o := y[:32:32]
+		for j, q := range qs {
+			o[j] = float32(int8(q)) * d
+		}
+		x, y = x[34:], y[32:]
+	}
+}
+
+// block_q8_1: fp16 d, fp16 s (d times the sum of qs, unused here), int8 qs[32]; value q·d.
+func dqQ8_1(y []float32, x []byte) {
+	tab := f16Table()
+	for len(y) >= 32 {
+		b := x[:36:36]
+		d := half(tab, b)
+		qs := b[4:36]
+		o := y[:32:32]
+		for j, q := range qs {
+			o[j] = float32(int8(q)) * d
+		}
+		x, y = x[36:], y[32:]
+	}
+}
+
+// block_q8_K: float32 d, int8 qs[256], int16 bsums[16] (unused here); value q·d.
+func dqQ8_K(y []float32, x []byte) {
+	for len(y) >= 256 {
+		b := x[:292:292]
+		d := math.Float32frombits(binary.LittleEndian.Uint32(b))
+		qs := b[4:260]
+		o := y[:256:256]
+		for j, q := range qs {
+			o[j] = float32(int8(q)) * d
+		}
+		x, y = x[292:], y[256:]
+	}
+}
+
+// block_q2_K: scales[16] (low nibble: scale, high nibble: min, of each 16 elements), qs[64]
+// (2 bits an element), fp16 d, fp16 dmin; value d·scale·q - dmin·min.
+func dqQ2_K(y []float32, x []byte) {
+	tab := f16Table()
+	for len(y) >= 256 {
+		b := x[:84:84]
+		scales := b[:16]
+		d, dmin := half(tab, b[80:]), half(tab, b[82:])
+		out := y[:256:256]
+		is := 0
+		for n := 0; n < 2; n++ {
+			q := b[16+32*n : 16+32*n+32]
+			for shift := uint(0); shift < 8; shift += 2 {
+				for half := 0; half < 2; half++ {
+					sc := scales[is]
+					is++
+					dl := d * float32(sc&0x0f)
+					ml := dmin * float32(sc>>4)
+					qq := q[16*half : 16*half+16]
+					o := out[:16:16]
+					for l, v := range qq {
+						o[l] = float32(dl*float32((v>>shift)&3)) - ml
+					}
+					out = out[16:]
+				}
+			}
+		}
+		x, y = x[84:], y[256:]
+	}
+}
+
+// block_q3_K: hmask[32] (the third bit, cleared meaning -4), qs[64] (low 2 bits), scales[12]
+// (16 6-bit scales, offset by 32), fp16 d; value d·(scale-32)·(q - 4·!hbit).
+func dqQ3_K(y []float32, x []byte) {
+	tab := f16Table()
+	const kmask1, kmask2 = 0x03030303, 0x0f0f0f0f
+	var scales [16]int8
+	for len(y) >= 256 {
+		b := x[:110:110]
+		hm := b[:32]
+		d := half(tab, b[108:])
+		var aux [4]uint32
+		aux[0] = binary.LittleEndian.Uint32(b[96:])
+		aux[1] = binary.LittleEndian.Uint32(b[100:])
+		tmp := binary.LittleEndian.Uint32(b[104:])
+		aux[2] = ((aux[0] >> 4) & kmask2) | (((tmp >> 4) & kmask1) << 4)
+		aux[3] = ((aux[1] >> 4) & kmask2) | (((tmp >> 6) & kmask1) << 4)
+		aux[0] = (aux[0] & kmask2) | (((tmp >> 0) & kmask1) << 4)
+		aux[1] = (aux[1] & kmask2) | (((tmp >> 2) & kmask1) << 4)
+		for k, a := range aux {
+			for i := range 4 {
+				scales[4*k+i] = int8(a >> (8 * i))
+			}
+		}
+		out := y[:256:256]
+		is := 0
+		m := uint8(1)
+		for n := 0; n < 2; n++ {
+			q := b[32+32*n : 32+32*n+32]
+			for shift := uint(0); shift < 8; shift += 2 {
+				for half := 0; half < 2; half++ {
+					dl := d * float32(int32(scales[is])-32)
+					is++
+					qq := q[16*half : 16*half+16]
+					hh := hm[16*half : 16*half+16]
+					o := out[:16:16]
+					for l, v := range qq {
+						v := int32((v >> shift) & 3)
+						if hh[l]&m == 0 {
+							v -= 4
+						}
+						o[l] = dl * float32(v)
+					}
+					out = out[16:]
+				}
+				m <<= 1
+			}
+		}
+		x, y = x[110:], y[256:]
+	}
+}
+
+// scaleMinK4 is ggml's get_scale_min_k4: the 6-bit scale and min j of the 12 packed bytes q.
+func scaleMinK4(j int, q []byte) (sc, m uint8) {
+	if j < 4 {
+		return q[j] & 63, q[j+4] & 63
+	}
+	return (q[j+4] & 0x0f) | ((q[j-4] >> 6) << 4), (q[j+4] >> 4) | ((q[j] >> 6) << 4)
+}
+
+// block_q4_K: fp16 d, fp16 dmin, scales[12] (8 6-bit scales and mins), qs[128]; each 64
+// elements are 32 low nibbles then 32 high nibbles; value d·sc·q - dmin·m.
+func dqQ4_K(y []float32, x []byte) {
+	tab := f16Table()
+	for len(y) >= 256 {
+		b := x[:144:144]
+		d, dmin := half(tab, b), half(tab, b[2:])
+		scales := b[4:16]
+		out := y[:256:256]
+		for k := 0; k < 4; k++ {
+			q := b[16+32*k : 16+32*k+32]
+			sc, m := scaleMinK4(2*k, scales)
+			d1, m1 := d*float32(sc), dmin*float32(m)
+			sc, m = scaleMinK4(2*k+1, scales)
+			d2, m2 := d*float32(sc), dmin*float32(m)
+			lo, hi := out[:32:32], out[32:64:64]
+			for l, v := range q {
+				lo[l] = float32(d1*float32(v&0x0f)) - m1
+				hi[l] = float32(d2*float32(v>>4)) - m2
+			}
+			out = out[64:]
+		}
+		x, y = x[144:], y[256:]
+	}
+}
+
+// block_q5_K: fp16 d, fp16 dmin, scales[12], qh[32] (the fifth bits), qs[128]; value
+// d·sc·q - dmin·m.
+func dqQ5_K(y []float32, x []byte) {
+	tab := f16Table()
+	for len(y) >= 256 {
+		b := x[:176:176]
+		d, dmin := half(tab, b), half(tab, b[2:])
+		scales := b[4:16]
+		qh := b[16:48]
+		out := y[:256:256]
+		u1, u2 := uint8(1), uint8(2)
+		for k := 0; k < 4; k++ {
+			ql := b[48+32*k : 48+32*k+32]
+			sc, m := scaleMinK4(2*k, scales)
+			d1, m1 := d*float32(sc), dmin*float32(m)
+			sc, m = scaleMinK4(2*k+1, scales)
+			d2, m2 := d*float32(sc), dmin*float32(m)
+			lo, hi := out[:32:32], out[32:64:64]
+			for l, v := range ql {
+				q1, q2 := uint32(v&0x0f), uint32(v>>4)
+				if qh[l]&u1 != 0 {
+					q1 += 16
+				}
+				if qh[l]&u2 != 0 {
+					q2 += 16
+				}
+				lo[l] = float32(d1*float32(q1)) - m1
+				hi[l] = float32(d2*float32(q2)) - m2
+			}
+			out = out[64:]
+			u1 <<= 2
+			u2 <<= 2
+		}
+		x, y = x[176:], y[256:]
+	}
+}
+
+// block_q6_K: ql[128] (low 4 bits), qh[64] (high 2 bits), int8 scales[16], fp16 d; value
+// d·scale·(q - 32).
+func dqQ6_K(y []float32, x []byte) {
+	tab := f16Table()
+	for len(y) >= 256 {
+		b := x[:210:210]
+		d := half(tab, b[208:])
+		out := y[:256:256]
+		for n := 0; n < 2; n++ {
+			ql := b[64*n : 64*n+64]
+			qh := b[128+32*n : 128+32*n+32]
+			sc := b[192+8*n : 192+8*n+8]
+			o := out[:128:128]
+			for l := 0; l < 32; l++ {
+				is := l / 16
+				q1 := int32((ql[l]&0x0f)|((qh[l]>>0)&3)<<4) - 32
+				q2 := int32((ql[l+32]&0x0f)|((qh[l]>>2)&3)<<4) - 32
+				q3 := int32((ql[l]>>4)|((qh[l]>>4)&3)<<4) - 32
+				q4 := int32((ql[l+32]>>4)|((qh[l]>>6)&3)<<4) - 32
+				o[l] = float32(d*float32(int8(sc[is]))) * float32(q1)
+				o[l+32] = float32(d*float32(int8(sc[is+2]))) * float32(q2)
+				o[l+64] = float32(d*float32(int8(sc[is+4]))) * float32(q3)
+				o[l+96] = float32(d*float32(int8(sc[is+6]))) * float32(q4)
+			}
+			out = out[128:]
+		}
+		x, y = x[210:], y[256:]
+	}
+}
