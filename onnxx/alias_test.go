@@ -199,3 +199,38 @@ func TestOutputIsConstant(t *testing.T) {
 		})
 	}
 }
+
+// TestMaxOutputAlloc: a model that declares a 256 MiB output and computes two elements makes a
+// run allocate no more than what it computes (ORT allocates the output), and the option moves
+// smaller outputs to ORT too. (Go's TotalAlloc counts core.New's memory, Go's own here.)
+func TestMaxOutputAlloc(t *testing.T) {
+	s, err := onnxx.NewSession(model("huge_declared"), nil, nil, nil)
+	require.NoError(t, err)
+	defer s.Destroy()
+	assert.Equal(t, []int64{1 << 26}, s.Outputs()[0].Shape, "what the model declares")
+	x := core.MustFromSlice([]float32{-1, 2}, 2)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	out, err := s.Run(map[string]*core.Tensor{"X": x, "S": core.MustFromSlice([]int64{2}, 1)})
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "bytes allocated by one run")
+	assert.Equal(t, []int64{2}, out["Y"].Shape())
+	assert.Equal(t, []float32{-1, 2}, f32(t, out["Y"]))
+	assert.True(t, out["Y"].Foreign(), "over ORT's buffer")
+	out["Y"].Release()
+
+	for _, tc := range []struct {
+		max     int64
+		foreign bool
+	}{{0, false}, {24, false}, {23, true}, {-1, true}} {
+		s, err := onnxx.NewSession(model("passthrough"), nil, []string{"R"}, &onnxx.SessionOptions{MaxOutputAlloc: tc.max})
+		require.NoError(t, err)
+		out, err := s.Run(map[string]*core.Tensor{"X": core.MustFromSlice(seq(-3, 6), 2, 3)})
+		require.NoError(t, err)
+		assert.Equal(t, relu(seq(-3, 6)), f32(t, out["R"]), "MaxOutputAlloc %d", tc.max)
+		assert.Equal(t, tc.foreign, out["R"].Foreign(), "MaxOutputAlloc %d: a 24-byte output over ORT's buffer", tc.max)
+		out["R"].Release()
+		s.Destroy()
+	}
+}

@@ -265,5 +265,12 @@ save(helper.make_graph([helper.make_node("Relu", ["X"], ["R"])], "constants_dyna
                        initializer=[winit, helper.make_tensor("W2", f32, [2, 3], (wc * 2).flatten().tolist())]), "constants_dynamic",
      check=False)
 
+# 13. A model that declares an output far larger than what it computes (issue 39): Y = Relu(X)
+#     with X [2] and Y declared [1 << 26] float32 (256 MiB):
+#     Y = Reshape(X, S) with the shape S an input, so that ORT cannot infer Y's shape and keeps
+#     the declared one.
+save(helper.make_graph([helper.make_node("Reshape", ["X", "S"], ["Y"])], "huge_declared",
+                       [vi("X", f32, [2]), vi("S", TensorProto.INT64, [1])], [vi("Y", f32, [1 << 26])]), "huge_declared")
+
 with open(os.path.join(out, "manifest.json"), "w") as f:
     json.dump({"cases": cases}, f, indent=1)
