@@ -110,8 +110,8 @@ enum {
 void pxg_release_with_gil(void (*fn)(void *), void *arg);
 
 /* numpy.c: NumPy arrays read in C. pxg_numpy_attach takes PXG_NP_COUNT entries: the Python C API
- * functions and objects below, then numpy.ndarray (0: the reader stays off), sizeof(PyObject), and
- * PXG_NP_DTYPES DLPack dtypes by NumPy type number (code | bits << 8 | lanes << 16, 0 for none). */
+ * functions and objects below, then numpy.ndarray (0: the reader stays off), sizeof(PyObject),
+ * numpy.memmap, and PXG_NP_DTYPES DLPack dtypes by NumPy type number (code | bits << 8 | lanes << 16, 0 for none). */
 enum {
 	PXG_NP_INCREF,
 	PXG_NP_DECREF,
@@ -133,6 +133,7 @@ enum {
 	PXG_NP_BUFFER_ERROR,
 	PXG_NP_NDARRAY,
 	PXG_NP_HEADER,
+	PXG_NP_MEMMAP,
 	PXG_NP_DTYPE_TABLE,
 	PXG_NP_DTYPES = 32,
 	PXG_NP_COUNT = PXG_NP_DTYPE_TABLE + PXG_NP_DTYPES
@@ -177,7 +178,7 @@ void pxg_numpy_drop(void *obj);
  * capsule) owning it; a refused m, or one out of memory, has its deleter run and gets NULL with
  * an exception set (BufferError naming the rule). The GIL is held. */
 void *pxg_pending_take(void *m, int legacy);
-/* pxg_numpy_builtin returns a new reference to builtin 0 pend, 1 adopt or 2 describe. */
+/* pxg_numpy_builtin returns a new reference to builtin 0 pend, 1 adopt, 2 describe or 3 readonly. */
 void *pxg_numpy_builtin(int which);
 
 int pxg_call_attach(const uintptr_t *api, int n);

@@ -10,10 +10,14 @@
  * own over the memory, holding a reference to the array; its deleter drops that reference with
  * the GIL held (pxg_release_with_gil), from wherever Go lets go.
  *
- * It takes only what NumPy's own __dlpack__ would give: aligned, writable, native-byte-order
- * arrays of a dtype in the table the Python module built from numpy.dtype(...).num, whose
- * strides are whole elements. Anything else is declined (no error), and the caller asks
- * __dlpack__, which exports it or says why not. The Python module checks at load time that this
+ * It takes what NumPy's own __dlpack__ would give, and read-only arrays too: aligned,
+ * native-byte-order arrays of exactly numpy.ndarray or numpy.memmap (np.load(..., mmap_mode=...)
+ * and np.memmap: the same C layout; other subclasses, such as masked arrays, carry meaning the
+ * fields do not say) with a dtype in the table the Python module built from numpy.dtype(...).num,
+ * whose strides are whole elements. A read-only array (flags.writeable False, a memmap opened
+ * "r") becomes a tensor flagged DLPack READ_ONLY, which Go refuses to write (core.ErrReadOnly),
+ * where NumPy's __dlpack__ refuses to export it at all. Anything else is declined (no error), and
+ * the caller asks __dlpack__, which exports it or says why not. The Python module checks at load time that this
  * reader and NumPy agree on a few probe arrays, and leaves the reader off if they do not (a
  * NumPy or CPython build with another layout).
  *
@@ -51,6 +55,7 @@ static struct {
 	void *none_obj, *value_error, *buffer_error;
 	void *ndarray;    /* numpy.ndarray, or 0: the reader is off */
 	uintptr_t header; /* sizeof(PyObject): where an ndarray's own fields start */
+	void *memmap;     /* numpy.memmap, read as an ndarray */
 	uint32_t dtypes[PXG_NP_DTYPES]; /* by type_num: code | bits << 8 | lanes << 16; 0 declined */
 } np;
 static volatile int np_on;
@@ -98,7 +103,7 @@ int pxg_numpy_is(void *obj) {
 	if (!__atomic_load_n(&np_on, __ATOMIC_RELAXED) || obj == NULL) return 0;
 	void *type;
 	memcpy(&type, (char *)obj + np.header - sizeof(void *), sizeof type); /* ob_type */
-	return type == np.ndarray;
+	return type == np.ndarray || type == np.memmap;
 }
 
 /* One allocation: the managed tensor, then its shape and strides. */
@@ -116,13 +121,15 @@ static void np_release(void *p) {
 static void np_deleter(pxg_managed_versioned *m) { pxg_release_with_gil(np_release, m); }
 
 /* np_read checks ndarray obj for the reader (see the top of the file) and returns its number of
- * dimensions, its DLPack dtype in *dt and its element size in *size; -1 when declined. */
-static int np_read(void *obj, uint32_t *dt, int64_t *size) {
+ * dimensions, its DLPack dtype in *dt, its element size in *size and its DLPack flags in *flags
+ * (READ_ONLY for an array NumPy does not let anyone write); -1 when declined. */
+static int np_read(void *obj, uint32_t *dt, int64_t *size, uint64_t *flags) {
 	if (!pxg_numpy_is(obj)) return -1;
 	const np_array *a = (const np_array *)((char *)obj + np.header);
 	const np_descr *d = (const np_descr *)((char *)a->descr + np.header);
 	if (a->nd < 0 || a->nd > PXG_NP_MAX_NDIM) return -1;
-	if ((a->flags & (NPY_ALIGNED | NPY_WRITEABLE)) != (NPY_ALIGNED | NPY_WRITEABLE)) return -1;
+	if (!(a->flags & NPY_ALIGNED)) return -1;
+	*flags = (a->flags & NPY_WRITEABLE) ? 0 : DLPG_FLAG_READ_ONLY;
 	if (d->byteorder == '>' || d->type_num < 0 || d->type_num >= PXG_NP_DTYPES) return -1;
 	*dt = np.dtypes[d->type_num];
 	if (*dt == 0) return -1;
@@ -132,16 +139,16 @@ static int np_read(void *obj, uint32_t *dt, int64_t *size) {
 	return a->nd;
 }
 
-/* np_fill makes m a managed tensor over ndarray obj's memory (np_read said yes: nd, dt, size),
- * with shape and strides in dims (2 * nd entries), and takes a reference to obj. */
-static void np_fill(void *obj, int nd, uint32_t dt, int64_t size, pxg_managed_versioned *m, int64_t *dims,
-	void (*deleter)(pxg_managed_versioned *)) {
+/* np_fill makes m a managed tensor over ndarray obj's memory (np_read said yes: nd, dt, size,
+ * flags), with shape and strides in dims (2 * nd entries), and takes a reference to obj. */
+static void np_fill(void *obj, int nd, uint32_t dt, int64_t size, uint64_t flags, pxg_managed_versioned *m,
+	int64_t *dims, void (*deleter)(pxg_managed_versioned *)) {
 	const np_array *a = (const np_array *)((char *)obj + np.header);
 	m->version.major = 1;
 	m->version.minor = 3;
 	m->manager_ctx = obj;
 	m->deleter = deleter;
-	m->flags = 0;
+	m->flags = flags;
 	pxg_tensor *t = &m->dl_tensor;
 	t->data = a->data;
 	t->device.device_type = dlpg_kDLCPU;
@@ -165,7 +172,8 @@ pxg_managed_versioned *pxg_numpy_managed(void *obj, int *status) {
 	*status = 0;
 	uint32_t dt;
 	int64_t size;
-	int nd = np_read(obj, &dt, &size);
+	uint64_t flags;
+	int nd = np_read(obj, &dt, &size, &flags);
 	if (nd < 0) return NULL;
 	np_managed *nm = malloc(sizeof *nm + 2 * (size_t)nd * sizeof(int64_t));
 	if (nm == NULL) {
@@ -173,7 +181,7 @@ pxg_managed_versioned *pxg_numpy_managed(void *obj, int *status) {
 		*status = -1;
 		return NULL;
 	}
-	np_fill(obj, nd, dt, size, &nm->m, nm->dims, np_deleter);
+	np_fill(obj, nd, dt, size, flags, &nm->m, nm->dims, np_deleter);
 	*status = 1;
 	return &nm->m;
 }
@@ -181,7 +189,8 @@ pxg_managed_versioned *pxg_numpy_managed(void *obj, int *status) {
 int pxg_numpy_arg(void *obj, pxg_np_arg *arg) {
 	uint32_t dt;
 	int64_t size;
-	int nd = np_read(obj, &dt, &size);
+	uint64_t flags;
+	int nd = np_read(obj, &dt, &size, &flags);
 	if (nd < 0) return 0;
 	int64_t *dims = arg->dims;
 	arg->heap = NULL;
@@ -191,7 +200,7 @@ int pxg_numpy_arg(void *obj, pxg_np_arg *arg) {
 			return -1;
 		}
 	}
-	np_fill(obj, nd, dt, size, &arg->m, dims, NULL);
+	np_fill(obj, nd, dt, size, flags, &arg->m, dims, NULL);
 	return 1;
 }
 
@@ -347,6 +356,69 @@ static void *describe(void *self, void *capsule) {
 	return r;
 }
 
+/* -- read-only capsules ------------------------------------------------------------------------
+ *
+ * readonly(capsule) uses up an unused DLPack capsule and returns a new "dltensor_versioned" one
+ * over the same tensor, flagged READ_ONLY: what dlpackgo passes Go for a torch tensor that may not
+ * be written (one that requires grad, detached first, or an inference tensor outside inference
+ * mode), whose own capsule, legacy in PyTorch 1.13, cannot say so. The new managed tensor's
+ * deleter frees it and runs the original's. */
+
+typedef struct {
+	pxg_managed_versioned m;
+	void *orig;
+	int legacy;
+} ro_managed;
+
+static void ro_deleter(pxg_managed_versioned *self) {
+	ro_managed *r = (ro_managed *)self;
+	void *orig = r->orig;
+	int legacy = r->legacy;
+	free(r);
+	pxg_delete(orig, legacy);
+}
+
+static void *readonly(void *self, void *capsule) {
+	(void)self;
+	const char *vn = pxg_name(PXG_NAME_VERSIONED), *ln = pxg_name(PXG_NAME_LEGACY);
+	int legacy;
+	if (np.capsule_is_valid(capsule, vn))
+		legacy = 0;
+	else if (np.capsule_is_valid(capsule, ln))
+		legacy = 1;
+	else {
+		np.err_set_string(np.value_error, "dlpackgo: readonly() wants an unused DLPack capsule");
+		return NULL;
+	}
+	void *m = np.capsule_get_pointer(capsule, legacy ? ln : vn);
+	if (m == NULL) return NULL;
+	if (!legacy && ((pxg_managed_versioned *)m)->version.major != 1) {
+		np.err_set_string(np.buffer_error, "dlpackgo: the producer's tensor has another DLPack major version than 1");
+		return NULL; /* not consumed: the capsule's destructor lets go */
+	}
+	ro_managed *r = malloc(sizeof *r);
+	if (r == NULL) return np.err_no_memory();
+	if (legacy) {
+		memset(&r->m, 0, sizeof r->m);
+		r->m.dl_tensor = ((pxg_managed *)m)->dl_tensor;
+	} else {
+		r->m = *(pxg_managed_versioned *)m;
+	}
+	r->m.version.major = 1;
+	r->m.version.minor = 3;
+	r->m.flags |= DLPG_FLAG_READ_ONLY;
+	r->m.manager_ctx = r;
+	r->m.deleter = ro_deleter;
+	r->orig = m;
+	r->legacy = legacy;
+	if (np.capsule_set_name(capsule, pxg_name(legacy ? PXG_NAME_USED_LEGACY : PXG_NAME_USED_VERSIONED)) != 0) {
+		free(r);
+		return NULL;
+	}
+	void *c = np.capsule_new(&r->m, vn, (void (*)(void *))pxg_capsule_destructor_addr());
+	if (c == NULL) ro_deleter(&r->m);
+	return c;
+}
 
 static method_def defs[] = {
 	{"pend", (void *)pend, METH_O,
@@ -355,6 +427,9 @@ static method_def defs[] = {
 	{"describe", (void *)describe, METH_O,
 		"describe(pending) -> ((ndim, code, bits, lanes, device type, device id, flags, data), "
 		"shape, strides) of a pending import."},
+	{"readonly", (void *)readonly, METH_O,
+		"readonly(capsule) -> a new unused versioned capsule of the same tensor, flagged READ_ONLY (the "
+		"capsule is used up)."},
 };
 
 void *pxg_numpy_builtin(int which) {

@@ -25,7 +25,7 @@ func dlpackgo_numpy_init(cfg *C.uintptr_t, n C.int) C.int { return C.pxg_numpy_a
 func dlpackgo_numpy_off() { C.pxg_numpy_off() }
 
 // dlpackgo_numpy_builtin returns a new reference to numpy.c's builtin which (0 pend, 1 adopt,
-// 2 describe), or NULL. The caller holds the GIL.
+// 2 describe, 3 readonly), or NULL. The caller holds the GIL.
 //
 //export dlpackgo_numpy_builtin
 func dlpackgo_numpy_builtin(which C.int) unsafe.Pointer { return C.pxg_numpy_builtin(which) }

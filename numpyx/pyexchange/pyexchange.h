@@ -62,8 +62,9 @@ enum {
 };
 
 /* The version of the protocol between the library and the dlpackgo package (numpyx/python/dlpackgo/_exchange.py) (dlpackgo_abi). */
-#define PXG_ABI 6 /* 4: registered functions (call.h); 5: the NumPy reader, __dlpack__ in C;
-                   6: registered functions called from C (dlpackgo_function) */
+#define PXG_ABI 7 /* 4: registered functions (call.h); 5: the NumPy reader, __dlpack__ in C;
+                   6: registered functions called from C (dlpackgo_function); 7: read-only
+                   and memory-mapped arrays, readonly() */
 
 /* pxg_attach takes n API addresses in the order above. It returns 0, or -1 if n is not
  * PXG_API_COUNT or a required address is 0. */

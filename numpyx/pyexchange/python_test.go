@@ -141,6 +141,15 @@ func TestPythonFunctions(t *testing.T) {
 	runUnittest(t, "test_functions")
 }
 
+// TestPythonReadOnly runs test_readonly.py: read-only and memory-mapped NumPy arrays (C,
+// Fortran, strided, 0-d, empty) read in C as READ_ONLY tensors, into functions that read them
+// (exact values, memory shared) and functions that write them (GoValueError naming read-only, the
+// array and its file unchanged); torch tensors that may not be written (requires_grad, inference
+// tensors) likewise.
+func TestPythonReadOnly(t *testing.T) {
+	runUnittest(t, "test_readonly")
+}
+
 // TestPythonLibrary runs test_library.py, each case in a Python process of its own: a library
 // that registers no function opens (with no functions), a bare file name resolves against the
 // current directory (and an unknown one says where it looked), and a second Go library in one

@@ -693,9 +693,11 @@ class NumPyToGo(Base):
             g.release()
         ro = np.arange(3.0)
         ro.setflags(write=False)
-        if NP_VERSION < (2, 1):
-            with self.assertRaises(BufferError):
-                LIB.from_dlpack(ro)
+        g = LIB.from_dlpack(ro)  # read in C: a read-only tensor, whatever __dlpack__ says
+        self.assertTrue(g.readonly)
+        self.assertEqual(g.data_ptr, ro.ctypes.data)
+        self.assertFalse(go_set(g, 1, 0), "Go refuses to write read-only memory")
+        g.release()
         try:
             g = LIB.from_dlpack(np.broadcast_to(np.arange(3.0), (2, 3)))
         except BufferError:

@@ -114,8 +114,8 @@ _API = ("PyCapsule_IsValid", "PyCapsule_GetPointer", "PyErr_Fetch", "PyErr_Resto
         "PyCapsule_New", "PyCFunction_NewEx", "Py_IncRef", "Py_DecRef", "PyErr_NoMemory",
         "PyCapsule_SetName", "PyLong_FromVoidPtr", "PyErr_SetString",
         True, None, TypeError, ValueError, BufferError)
-_ABI = 6  # the protocol version of this module and the library (dlpackgo_abi); 5: numpy.c;
-# 6: registered functions called from C (GoFunction)
+_ABI = 7  # the protocol version of this module and the library (dlpackgo_abi); 5: numpy.c;
+# 6: registered functions called from C (GoFunction); 7: read-only arrays, readonly()
 
 
 def _api_address(name):
@@ -265,7 +265,7 @@ class Library:
         ``via``, ``copy`` and ``device`` None) is read in C instead and handed to Go the first
         time Go needs it; until then the Tensor holds a reference to the array.
         """
-        if type(x) is self._ndarray and via is None and copy is None and device is None:
+        if type(x) in self._ndarrays and via is None and copy is None and device is None:
             p = self._pend(x)  # a NumPy array read in C (_numpy.py); Go adopts it on first use
             if p is not None:
                 return Tensor(self, 0, p)

@@ -169,6 +169,17 @@ def _capsule(x, fn, i, name, legacy):
     t = type(x)
     if t is Tensor:  # Go has it: its handle is enough (ValueError once released)
         return x.handle
+    readonly = False
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        # torch has no read-only flag, but two kinds of tensor must not be written: one that
+        # requires grad (its __dlpack__ refuses it) and an inference tensor outside inference
+        # mode. Go gets them as read-only tensors (a Go function that writes fails with
+        # core.ErrReadOnly); the first detached, which shares its memory.
+        if x.requires_grad:
+            x, readonly = x.detach(), True
+        elif x.is_inference() and not torch.is_inference_mode_enabled():
+            readonly = True
     capsule = None
     if t in legacy:
         try:
@@ -188,6 +199,8 @@ def _capsule(x, fn, i, name, legacy):
     if type(capsule) is not _CapsuleType:  # call.c would take an int for a Go handle
         raise TypeError(f"{fn}() argument {i} ({name}): {t.__name__}.__dlpack__ returned "
                         f"{type(capsule).__name__}, not a DLPack capsule")
+    if readonly:
+        capsule = _numpy.readonly(capsule)
     return capsule
 
 
@@ -321,7 +334,7 @@ def _make(lib, spec, call):
         if p["kind"] == "tensor":  # a live dlpackgo.Tensor goes by its handle, a NumPy array as it
             # is (the library reads it in C), anything else as a capsule; all inline
             args.append(f"({n}._handle if type({n}) is _Tensor and {n}._handle else {n} if "
-                        f"type({n}) is _nd else _cap({n}, {name!r}, {i + 1}, {n!r}, _legacy))")
+                        f"type({n}) in _nd else _cap({n}, {name!r}, {i + 1}, {n!r}, _legacy))")
         else:
             args.append(n)
     tensors = [i for i, r in enumerate(results) if r["kind"] == "tensor"]
@@ -341,7 +354,7 @@ def _make(lib, spec, call):
                      for i in range(len(results))]
             body += f"    return ({', '.join(items)},)\n"
     src = f"def {name}({sig}):\n{body}"
-    env = {"_call": call, "_cap": _capsule, "_Tensor": Tensor, "_nd": _numpy.ndarray, "_legacy": lib._legacy_types, "_lib": lib,
+    env = {"_call": call, "_cap": _capsule, "_Tensor": Tensor, "_nd": _numpy.ndarrays, "_legacy": lib._legacy_types, "_lib": lib,
            "_convert": _convert, "_check": _check_returns}
     exec(compile(src, f"<dlpackgo {name}>", "exec"), env)
     f = env[name]

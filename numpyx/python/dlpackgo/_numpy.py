@@ -4,14 +4,17 @@ For an argument of exactly ``numpy.ndarray``, a registered function's call and
 ``Library.from_dlpack`` read the array's public C fields (data, dimensions, strides, dtype number,
 flags) in the library's C code and make a DLPack managed tensor of their own that holds a
 reference to the array: no Python method call, no capsule. The reader takes what NumPy's own
-``__dlpack__`` would export (aligned, writable, native byte order, a dtype in the table below,
-strides of whole elements); anything else goes through ``__dlpack__``, which exports it or says
-why not. ``from_dlpack`` of such an array does not even enter Go: the Tensor holds a pending
+``__dlpack__`` would export (aligned, native byte order, a dtype in the table below, strides of
+whole elements), of exactly ``numpy.ndarray`` or ``numpy.memmap``, and read-only arrays too
+(``flags.writeable`` False, ``np.load(..., mmap_mode="r")``), which Go gets as tensors flagged
+READ_ONLY (a Go function that writes one fails with core.ErrReadOnly, raised as
+``GoValueError``); anything else goes through ``__dlpack__``, which exports it or says why not. ``from_dlpack`` of such an array does not even enter Go: the Tensor holds a pending
 import, which Go adopts the first time it needs the tensor (a call, an export, ``handle``).
 
 ``attach`` checks that the reader and NumPy agree on probe arrays before turning it on; where they
 do not (a NumPy or CPython build with another layout) the reader stays off and everything takes
-``__dlpack__`` as before. ``ndarray`` is the type the generated functions test arguments against.
+``__dlpack__`` as before. ``ndarrays`` are the types the generated functions test arguments
+against (``type(x) in ndarrays``).
 """
 
 import ctypes
@@ -24,7 +27,8 @@ class _Never:
     """Stands for numpy.ndarray while the reader is off: no argument is of this type."""
 
 
-ndarray = _Never
+ndarrays = (_Never,)
+readonly = None  # readonly(capsule): the library's builtin (numpy.c), once attached
 
 # call.h's PXG_NP_* table: the Python C API, then objects
 _CAPI = ("Py_IncRef", "Py_DecRef", "PyCapsule_New", "PyCapsule_IsValid", "PyCapsule_GetPointer",
@@ -55,9 +59,9 @@ def attach(lib):
     """Give lib the builtins of pending imports (``_pend``, ``_adopt``, ``_describe_pending``),
     and turn the NumPy reader on if NumPy is importable and agrees with it (see the module
     docstring)."""
-    global ndarray
+    global ndarrays
     cdll = lib.cdll
-    lib._ndarray = _Never  # the type from_dlpack reads in C: numpy.ndarray once the reader is on
+    lib._ndarrays = (_Never,)  # the types from_dlpack reads in C: ndarray and memmap once on
     try:
         import numpy as np
     except ImportError:
@@ -65,21 +69,22 @@ def attach(lib):
     api = ctypes.pythonapi
     addrs = [ctypes.cast(getattr(api, n), c_void_p).value for n in _CAPI]
     addrs += [id(None), id(ValueError), id(BufferError), id(np.ndarray) if np else 0,
-              object.__basicsize__]
+              object.__basicsize__, id(np.memmap) if np else 0]
     addrs += _dtype_table(np) if np else [0] * _DTYPES
     init = cdll.dlpackgo_numpy_init
     init.argtypes, init.restype = [POINTER(c_void_p), c_int], c_int
     if init((c_void_p * len(addrs))(*addrs), len(addrs)) != 0:
         raise RuntimeError("dlpackgo: the library refused the NumPy reader's table")
     builtin = ctypes.PYFUNCTYPE(py_object, c_int)(("dlpackgo_numpy_builtin", cdll))
-    lib._pend, lib._adopt, lib._describe_pending = (builtin(i) for i in range(3))
+    global readonly
+    lib._pend, lib._adopt, lib._describe_pending, readonly = (builtin(i) for i in range(4))
     reads = cdll.dlpackgo_numpy_reads
     reads.argtypes, reads.restype = [], ctypes.c_int64
     lib._numpy_reads = reads
     if np is None:
         return
     if _agrees(np, lib._pend, lib._describe_pending):
-        ndarray = lib._ndarray = np.ndarray
+        ndarrays = lib._ndarrays = (np.ndarray, np.memmap)
     else:
         off = cdll.dlpackgo_numpy_off
         off.argtypes, off.restype = [], None
@@ -91,18 +96,21 @@ def _agrees(np, pend, describe):
     base = np.arange(2 * 3 * 4, dtype=np.float64).reshape(2, 3, 4)
     probes = [base, base.transpose(2, 0, 1)[::-1, :, ::2], np.zeros((), np.int16),
               np.ones((5, 0), np.complex64), np.arange(7, dtype=np.uint8)[1:]]
+    readonly = np.arange(3.0)
+    readonly.flags.writeable = False
+    probes.append(readonly)
     for x in probes:
         p = pend(x)
         if p is None:
             return False
         header, shape, strides = describe(p)
         size = x.dtype.itemsize
-        want = ((x.ndim, _KIND_CODE[x.dtype.kind], size * 8, 1, CPU, 0, 0, x.ctypes.data),
+        flags = 0 if x.flags.writeable else 1  # DLPack READ_ONLY
+        want = ((x.ndim, _KIND_CODE[x.dtype.kind], size * 8, 1, CPU, 0, flags, x.ctypes.data),
                 x.shape, tuple(s // size for s in x.strides))
         if (header, shape, strides) != want:
             return False
-    readonly = np.arange(3.0)
-    readonly.flags.writeable = False
     swapped = np.arange(3, dtype=">i4")
     unaligned = np.frombuffer(bytearray(17), dtype=np.uint8)[1:].view(np.int64)
-    return all(pend(x) is None for x in (readonly, swapped, unaligned, np.zeros(2, "U3")))
+    masked = np.ma.masked_array(np.arange(3.0), mask=[0, 1, 0])
+    return all(pend(x) is None for x in (swapped, unaligned, np.zeros(2, "U3"), masked))
