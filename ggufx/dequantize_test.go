@@ -228,7 +228,15 @@ func TestDequantizeByHand(t *testing.T) {
 		{ggufx.Q3_K, func(b []byte) { b[0] = 1; b[32] = 2; put(b, 108, one) },
 			// all scales 0 (-32); e0: high bit set, q 2: -64; e1: high bit clear, q 0-4: 128
 			[]check{{0, -64}, {1, 128}}},
-		{ggufx.Q4_K, func(b []byte) { put(b, 0, one); put(b, 2, one); b[4] = 5 | 0x40; b[8] = 3; b[12] = 0x21; b[16] = 2; b[16+64] = 1 },
+		{ggufx.Q4_K, func(b []byte) {
+			put(b, 0, one)
+			put(b, 2, one)
+			b[4] = 5 | 0x40
+			b[8] = 3
+			b[12] = 0x21
+			b[16] = 2
+			b[16+64] = 1
+		},
 			// e0: scale 5, min 3, q 2: 7; e128: sub-block 4, scale 1|1<<4 = 17, min 2, q 1: 15
 			[]check{{0, 7}, {128, 15}}},
 		{ggufx.Q5_K, func(b []byte) { put(b, 0, one); b[4] = 1; b[16] = 1; b[48] = 3 }, // (3+16)·1

@@ -1,6 +1,7 @@
 package ggufx_test
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"testing"
@@ -63,6 +64,21 @@ func FuzzParseHeader(f *testing.F) {
 			return
 		}
 		checkHeader(t, h, len(b))
+		// the metadata writes back to a file that parses to the same metadata (the same bytes)
+		var w1, w2 bytes.Buffer
+		if err := ggufx.Write(&w1, h.Metadata, nil); err != nil {
+			t.Fatal(err)
+		}
+		h2, err := ggufx.ParseHeader(w1.Bytes())
+		if err != nil {
+			t.Fatalf("rewritten: %v", err)
+		}
+		if err := ggufx.Write(&w2, h2.Metadata, nil); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(w1.Bytes(), w2.Bytes()) || h2.Metadata.Len() != h.Metadata.Len() {
+			t.Fatal("the metadata does not survive a round trip")
+		}
 	})
 }
 
