@@ -18,12 +18,20 @@ import (
 // again: a slice taken from the tensor must not be used after its Release. A tensor that becomes
 // unreachable without Release never gives it back: the collector frees the block with it, and
 // the lease is lost (Lost), for the producer to drop. A Lease is safe for concurrent use.
+//
+// A lent tensor attached to a value of another library (Attach: a *mat.Dense, a Gorgonia
+// tensor, ...) forfeits the block: values derived from that one (a Gonum RowView, a slice of the
+// Dense's data) read the memory without any holder this package can count, so the block is
+// never lent again. The Go collector keeps it alive as long as anything points into it, and the
+// lease is lost (Lost) at once, for the producer to replace; a result attached to a Gonum matrix
+// costs the producer one new block.
 type Lease struct {
 	dtype          DLDataType
 	shape, strides []int64 // shared by the lent tensors (their metadata never changes)
 	off            int     // of the first element in mem, Alignment-aligned
 	seen           weak.Pointer[byte]
 	lent           atomic.Bool
+	forfeited      atomic.Bool // the block escaped to a holder Attach cannot count (see forfeit)
 	mem            []byte // the block while the lease is free (nil while it is lent)
 }
 
@@ -63,7 +71,20 @@ func (l *Lease) Lend() *Tensor {
 
 // Lost reports whether the block was lent out and its tensor collected unreleased: the block is
 // gone, and Lend returns nil from now on.
-func (l *Lease) Lost() bool { return l.lent.Load() && l.seen.Value() == nil }
+//
+// A block forfeited by Attach is lost too: it stays lent out for good.
+func (l *Lease) Lost() bool {
+	return l.lent.Load() && (l.forfeited.Load() || l.seen.Value() == nil)
+}
+
+// forfeit gives up the block of a lent tensor whose owner is o, if o is a lease's: Attach calls
+// it, as the value it attaches (and whatever is derived from it) may read the memory past the
+// tensor's last Release. The Go memory stays valid as long as anything points into it.
+func (o *owner) forfeit() {
+	if g, ok := o.releaser.(*giveBack); ok {
+		g.l.forfeited.Store(true)
+	}
+}
 
 // lentTensor is what Lend allocates: the tensor, its owner and hold, and the owner's release.
 type lentTensor struct {
@@ -78,8 +99,12 @@ type giveBack struct {
 	mem []byte
 }
 
-// Release writes the block back before the flag, which Lend reads first.
+// Release writes the block back before the flag, which Lend reads first; a forfeited block is
+// never given back.
 func (g *giveBack) Release() {
+	if g.l.forfeited.Load() {
+		return
+	}
 	g.l.mem = g.mem
 	g.l.lent.Store(false)
 }

@@ -95,7 +95,8 @@ func (h *hold) let() bool {
 // *tensor.Dense, an ORT value), so that a value in another library keeps foreign memory alive,
 // and so does whatever value t itself was built over (see WrapKeep). For tensors over plain Go
 // memory it does nothing: the garbage collector already sees obj's pointer into that memory.
-// Attach to a released tensor returns ErrReleased.
+// A tensor a Lease lent is over Go memory too: Attach forfeits its block, which the lease then
+// never lends again (see Lease). Attach to a released tensor returns ErrReleased.
 func Attach[T any](obj *T, t *Tensor) error {
 	if t.hold.dropped.Load() {
 		return ErrReleased
@@ -108,6 +109,7 @@ func Attach[T any](obj *T, t *Tensor) error {
 			return ErrReleased
 		}
 		a.hold = &hold{owner: o}
+		o.forfeit() // a lent block is never lent again (see Lease)
 	}
 	if a.hold == nil && a.keep == nil {
 		return nil
