@@ -96,7 +96,15 @@
 // outputs, the run allocates the output (core.New). Elements read from an output (core.Elements)
 // must not be used after its Release: the block may hold a later run's result (an input made over
 // such elements, in a run that would lend that block, fails with ErrOverlap rather than be read
-// while ORT writes it).
+// while ORT writes it). A lent output wrapped by another library's value (gonumx.ToDense,
+// gorgoniax, ...: anything that calls core.Attach) forfeits its block: what is derived from that
+// value (a Gonum RowView or Slice) reads the block with no holder this package can count, so the
+// session never lends it again and makes another; the Go collector keeps the old block while
+// anything points into it.
+//
+// An output over ORT's buffer wrapped by another library's value is held by that value (the
+// *mat.Dense), not by what is derived from it: keep the Dense reachable while its views are used
+// (gonumx's rule), or the last Release lets ORT free the memory they read.
 //
 // A Session keeps the ORT values it made over the tensors the caller passed (inputs and
 // destinations), with the tensor, its data address and its shape; when the next run gets the same

@@ -43,7 +43,10 @@ func Shareable(t *core.Tensor) (ok bool, why string) {
 // documentation, Ownership), or allocated for this run; the others (dynamic shapes) are tensors
 // over the memory ORT allocated, with no copy: each owns its ORT value and releases it exactly
 // once, on its last Release or when collected (core.Wrap). Release the outputs when done with
-// them; the next runs then allocate nothing for them. opts are the adapters options:
+// them; the next runs then allocate nothing for them. A lent output handed to another library
+// (gonumx.ToDense: core.Attach) is never lent again; one over ORT's buffer is held by the
+// library's value, not by views derived from it (see the package documentation, Ownership).
+// An output that is one of the inputs comes back as a copy of it. opts are the adapters options:
 // adapters.ZeroCopyOnly refuses inputs that are not in C order, adapters.ReportCopy says whether
 // some input was copied, CastInputs converts inputs of another element type.
 func (s *Session) Run(inputs map[string]*core.Tensor, opts ...adapters.Option) (map[string]*core.Tensor, error) {
