@@ -32,7 +32,7 @@ type Lease struct {
 	seen           weak.Pointer[byte]
 	lent           atomic.Bool
 	forfeited      atomic.Bool // the block escaped to a holder Attach cannot count (see forfeit)
-	mem            []byte // the block while the lease is free (nil while it is lent)
+	mem            []byte      // the block while the lease is free (nil while it is lent)
 }
 
 // NewLease allocates a block for a C-order tensor of dtype and shape, which must have elements.
