@@ -56,6 +56,11 @@
 //     a cast that keeps every value (adapters.Preserves) happens by default, as a reported
 //     copy with adapters.Cast's values; any other fails with adapters.ErrCast, naming both
 //     dtypes and adapters.AllowCast, and succeeds with adapters.AllowCast().
+//   - released (once per adapter): a released input is refused with an error wrapping
+//     core.ErrReleased.
+//   - messages: every error the kit expects (ZeroCopyOnly's, a refused cast's, a released
+//     input's) leads with its cause: no sentinel's generic text first, no package prefix twice
+//     (the sentinels are those of core, adapters and Adapter.Sentinels).
 //   - lifetime (foreign memory): releasing the input and collecting garbage several times does
 //     not run the case's release function while a result that shares the memory is reachable,
 //     and the result still reads the right values; once the result is dropped, the release
@@ -83,6 +88,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 	"github.com/dlpack-go/dlpack/internal/foreignmem"
 	"github.com/dlpack-go/dlpack/internal/leakcheck"
 )
@@ -108,6 +114,30 @@ type Adapter struct {
 	// holds float64, a model's input its declared type), on which the kit checks the cast rule
 	// of package adapters for every source dtype: see Cast.
 	Casts []Cast
+	// Sentinels are the adapter's own sentinel errors. The kit holds every error it sees to the
+	// module's rule for messages (they lead with the cause: no sentinel's generic text first,
+	// no package prefix twice), with these and the sentinels of core and adapters.
+	Sentinels []error
+}
+
+// generic are the sentinels of core and adapters, whose text must not lead a message.
+var generic = []error{
+	adapters.ErrCopyRequired, adapters.ErrUnsupported, adapters.ErrCast,
+	core.ErrInvalid, core.ErrNdim, core.ErrShape, core.ErrStrides, core.ErrOverflow, core.ErrNullData,
+	core.ErrDType, core.ErrDevice, core.ErrVersion, core.ErrBounds, core.ErrNil, core.ErrReadOnly,
+	core.ErrNotContiguous, core.ErrNotHost, core.ErrReleased, core.ErrNotViewable, core.ErrTypeMismatch,
+	core.ErrSubByte, core.ErrImported, core.ErrArgument, core.ErrTooLarge,
+}
+
+// message holds an error the adapter returned to the rule for messages.
+func (a Adapter) message(err error) error {
+	if err == nil {
+		return nil
+	}
+	if bad := errs.Check(err.Error(), append(slices.Clip(generic), a.Sentinels...)...); bad != nil {
+		return fmt.Errorf("an error's message does not lead with its cause: %w", bad)
+	}
+	return nil
 }
 
 // Cast is a conversion whose target holds one element type, To.
@@ -183,12 +213,17 @@ func Run(t *testing.T, a Adapter) {
 	for _, c := range a.Casts {
 		for _, from := range CastDTypes {
 			t.Run(fmt.Sprintf("cast/%s→%s", from, c.To), func(t *testing.T) {
-				if err := checkCast(c, from); err != nil {
+				if err := checkCast(a, c, from); err != nil {
 					t.Errorf("%s: %v", a.Name, err)
 				}
 			})
 		}
 	}
+	t.Run("released", func(t *testing.T) {
+		if err := checkReleased(a); err != nil {
+			t.Errorf("%s: %v", a.Name, err)
+		}
+	})
 	t.Run("only-holder", func(t *testing.T) {
 		if err := checkOnlyHolder(a); err != nil {
 			t.Errorf("%s: %v", a.Name, err)
@@ -330,6 +365,8 @@ func checkZeroCopy(a Adapter, s spec) error {
 	if !a.zeroCopy(in) {
 		if _, err := roundTrip(a, in, adapters.ZeroCopyOnly()); !errors.Is(err, adapters.ErrCopyRequired) {
 			return fmt.Errorf("Shareable says %s must be copied, yet RoundTrip with ZeroCopyOnly returned %v, not ErrCopyRequired", in, err)
+		} else if err := a.message(err); err != nil {
+			return err
 		}
 		back, err := roundTrip(a, in)
 		if err != nil {
@@ -724,7 +761,7 @@ func twin(t *core.Tensor) *core.Tensor {
 var castShape = []int64{2, 3}
 
 // checkCast checks the cast rule of one source dtype on one fixed-type conversion.
-func checkCast(c Cast, from core.DLDataType) error {
+func checkCast(a Adapter, c Cast, from core.DLDataType) error {
 	if c.To == from {
 		return nil
 	}
@@ -771,6 +808,9 @@ func checkCast(c Cast, from core.DLDataType) error {
 	case copied:
 		return fmt.Errorf("%s → %s failed, and ReportCopy's flag changed", from, c.To)
 	}
+	if err := a.message(err); err != nil {
+		return err
+	}
 	msg := err.Error()
 	for _, part := range []string{from.String(), c.To.String(), "adapters.AllowCast()"} {
 		if !strings.Contains(msg, part) {
@@ -781,4 +821,20 @@ func checkCast(c Cast, from core.DLDataType) error {
 		return fmt.Errorf("%s → %s with adapters.AllowCast(): %w", from, c.To, err)
 	}
 	return nil
+}
+
+// checkReleased converts a released tensor: the adapter refuses it with an error wrapping
+// core.ErrReleased whose message leads with the cause.
+func checkReleased(a Adapter) error {
+	c := specs(a.DTypes[:1], a.MinNdim, a.MaxNdim)[0].build()
+	c.Tensor.Release()
+	back, err := roundTrip(a, c.Tensor)
+	if err == nil {
+		back.Release()
+		return fmt.Errorf("RoundTrip of a released tensor succeeded")
+	}
+	if !errors.Is(err, core.ErrReleased) {
+		return fmt.Errorf("RoundTrip of a released tensor: %w, which does not wrap core.ErrReleased", err)
+	}
+	return a.message(err)
 }

@@ -353,8 +353,8 @@ func TestCastCheck(t *testing.T) {
 	for _, to := range []core.DLDataType{core.Float64, core.Float32, core.Int32, core.Complex128} {
 		honest := Cast{To: to, RoundTrip: castTo(to, true)}
 		for _, from := range CastDTypes {
-			require.NoError(t, checkCast(honest, from), "%s → %s", from, to)
-			err := checkCast(Cast{To: to, RoundTrip: castTo(to, false)}, from)
+			require.NoError(t, checkCast(Adapter{}, honest, from), "%s → %s", from, to)
+			err := checkCast(Adapter{}, Cast{To: to, RoundTrip: castTo(to, false)}, from)
 			if adapters.Preserves(from, to) {
 				assert.NoError(t, err, "%s → %s", from, to)
 			} else {
@@ -369,11 +369,37 @@ func TestCastCheck(t *testing.T) {
 		}
 		return t.View()
 	}}
-	assert.ErrorContains(t, checkCast(strict, core.Float32), "must cast by default")
-	assert.ErrorContains(t, checkCast(strict, core.Complex128), "does not wrap adapters.ErrCast")
+	assert.ErrorContains(t, checkCast(Adapter{}, strict, core.Float32), "must cast by default")
+	assert.ErrorContains(t, checkCast(Adapter{}, strict, core.Complex128), "does not wrap adapters.ErrCast")
 	// one that casts without reporting the copy
 	silent := Cast{To: core.Float64, RoundTrip: func(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
 		return adapters.Cast(t, core.Float64)
 	}}
-	assert.ErrorContains(t, checkCast(silent, core.Float32), "ReportCopy said copied=false")
+	assert.ErrorContains(t, checkCast(Adapter{}, silent, core.Float32), "ReportCopy said copied=false")
+}
+
+func TestKitHoldsMessagesToTheRule(t *testing.T) {
+	errMine := fmt.Errorf("mine: malformed")
+	a := Adapter{Name: "chatty", DTypes: []core.DLDataType{core.Float32}, Sentinels: []error{errMine},
+		RoundTrip: func(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+			if t.Released() {
+				return nil, fmt.Errorf("%w: mine: input: %w", adapters.ErrUnsupported, core.ErrReleased)
+			}
+			return t.View()
+		}}
+	assert.ErrorContains(t, checkReleased(a), "leads with the generic")
+	a.RoundTrip = func(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+		return nil, fmt.Errorf("mine: input: %w", core.ErrReleased)
+	}
+	assert.NoError(t, checkReleased(a))
+	a.RoundTrip = func(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+		return nil, fmt.Errorf("%w: mine: input: %w", errMine, core.ErrReleased)
+	}
+	assert.ErrorContains(t, checkReleased(a), "leads with the generic")
+	a.RoundTrip = func(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
+		return nil, fmt.Errorf("gonumx: input: gonumx: %w", core.ErrReleased)
+	}
+	assert.ErrorContains(t, checkReleased(a), `"gonumx:" appears twice`)
+	a.RoundTrip = func(*core.Tensor, ...adapters.Option) (*core.Tensor, error) { return core.New(core.Float32, 1) }
+	assert.ErrorContains(t, checkReleased(a), "succeeded")
 }
