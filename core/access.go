@@ -1,8 +1,9 @@
 package core
 
 import (
-	"fmt"
 	"unsafe"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // check verifies that T matches the tensor's dtype and that the CPU may touch its memory.
@@ -11,10 +12,10 @@ func check[T Element](t *Tensor, write bool) error {
 	case t.Released():
 		return ErrReleased
 	case !t.HostAccessible():
-		return fmt.Errorf("%w: %s", ErrNotHost, t.device)
+		return errs.Errorf(ErrNotHost, "core: the memory of a tensor on %s is not host-accessible", t.device)
 	case DTypeOf[T]() != t.dtype:
 		var z T
-		return fmt.Errorf("%w: %T cannot view %s", ErrTypeMismatch, z, t.dtype)
+		return errs.Errorf(ErrTypeMismatch, "core: %T cannot view %s", z, t.dtype)
 	case write && t.ReadOnly():
 		return ErrReadOnly
 	}
@@ -39,7 +40,7 @@ func data[T Element](t *Tensor, write bool) ([]T, error) {
 		return nil, err
 	}
 	if !t.IsContiguous() {
-		return nil, fmt.Errorf("%w: strides %v for shape %v", ErrNotContiguous, t.strides, t.shape)
+		return nil, errs.Errorf(ErrNotContiguous, "core: strides %v for shape %v are not C-contiguous", t.strides, t.shape)
 	}
 	n := t.Len()
 	if n == 0 {
@@ -77,12 +78,12 @@ func spanOf[T Element](t *Tensor, write bool) ([]T, int64, error) {
 // index idx, checking every index against the shape.
 func (t *Tensor) Offset(idx ...int64) (int64, error) {
 	if len(idx) != len(t.shape) {
-		return 0, fmt.Errorf("%w: %d indices for ndim = %d", ErrArgument, len(idx), len(t.shape))
+		return 0, errs.Errorf(ErrArgument, "core: %d indices for ndim = %d", len(idx), len(t.shape))
 	}
 	var off int64
 	for i, x := range idx {
 		if x < 0 || x >= t.shape[i] {
-			return 0, fmt.Errorf("%w: index %d out of range [0, %d) in dimension %d", ErrArgument, x, t.shape[i], i)
+			return 0, errs.Errorf(ErrArgument, "core: index %d out of range [0, %d) in dimension %d", x, t.shape[i], i)
 		}
 		off += x * t.strides[i]
 	}
@@ -139,11 +140,11 @@ func (t *Tensor) bytes(write bool) ([]byte, error) {
 	case t.Released():
 		return nil, ErrReleased
 	case !t.HostAccessible():
-		return nil, fmt.Errorf("%w: %s", ErrNotHost, t.device)
+		return nil, errs.Errorf(ErrNotHost, "core: the memory of a tensor on %s is not host-accessible", t.device)
 	case write && t.ReadOnly():
 		return nil, ErrReadOnly
 	case !t.IsContiguous():
-		return nil, fmt.Errorf("%w: strides %v for shape %v", ErrNotContiguous, t.strides, t.shape)
+		return nil, errs.Errorf(ErrNotContiguous, "core: strides %v for shape %v are not C-contiguous", t.strides, t.shape)
 	}
 	n := t.NumBytes()
 	if n == 0 {

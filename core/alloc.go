@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // Allocation says where NewUninit puts the memory of a new tensor. Tensors smaller than
@@ -113,11 +115,11 @@ func allocSize(dtype DLDataType, shape []int64) (int64, error) {
 	}
 	nbits, ok := mul(n, int64(dtype.Bits)*int64(dtype.Lanes))
 	if !ok || nbits > 1<<62 {
-		return 0, fmt.Errorf("%w: %d elements of %s", ErrOverflow, n, dtype)
+		return 0, errs.Errorf(ErrOverflow, "core: the bits of %d elements of %s overflow int64", n, dtype)
 	}
 	nbytes := bitsToBytes(nbits)
 	if nbytes > maxAlloc {
-		return 0, fmt.Errorf("%w: %d bytes for %d elements of %s exceed what Go can allocate", ErrOverflow, nbytes, n, dtype)
+		return 0, errs.Errorf(ErrOverflow, "core: %d bytes for %d elements of %s exceed what Go can allocate", nbytes, n, dtype)
 	}
 	return nbytes, nil
 }
@@ -138,7 +140,7 @@ func newSize(dtype DLDataType, shape []int64) (int64, error) {
 // its memory and swap together, or than the control group's limit (ErrTooLarge).
 func fitsMemory(n int64) error {
 	if m := machineMemory(); n > m {
-		return fmt.Errorf("%w: %d bytes asked for, the process may have %d bytes of memory and swap", ErrTooLarge, n, m)
+		return errs.Errorf(ErrTooLarge, "core: %d bytes asked for, the process may have %d bytes of memory and swap", n, m)
 	}
 	return nil
 }

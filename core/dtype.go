@@ -1,11 +1,12 @@
 package core
 
 import (
-	"fmt"
 	"math"
 	"strconv"
 
 	"github.com/x448/float16"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // DataTypeCode is DLDataTypeCode: the kind of number an element holds.
@@ -112,10 +113,10 @@ func (d DLDataType) String() string {
 // a bit width that code allows.
 func (d DLDataType) Validate() error {
 	if !d.Code.Known() {
-		return fmt.Errorf("%w: dtype.code = %d is not a DLPack type code", ErrDType, d.Code)
+		return errs.Errorf(ErrDType, "core: dtype.code = %d is not a DLPack type code", d.Code)
 	}
 	if d.Lanes == 0 {
-		return fmt.Errorf("%w: dtype.lanes = 0 in %s", ErrDType, d.Code)
+		return errs.Errorf(ErrDType, "core: dtype.lanes = 0 in %s", d.Code)
 	}
 	ok := false
 	switch d.Code {
@@ -141,7 +142,7 @@ func (d DLDataType) Validate() error {
 		ok = d.Bits == 8
 	}
 	if !ok {
-		return fmt.Errorf("%w: dtype.bits = %d is not valid for %s", ErrDType, d.Bits, d.Code)
+		return errs.Errorf(ErrDType, "core: dtype.bits = %d is not valid for %s", d.Bits, d.Code)
 	}
 	return nil
 }

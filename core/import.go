@@ -1,9 +1,10 @@
 package core
 
 import (
-	"fmt"
 	"sync"
 	"unsafe"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // ValidateDLTensor reads a DLTensor that came from elsewhere, treating every field as untrusted:
@@ -33,15 +34,15 @@ func DescOf(dl *DLTensor) (Desc, error) {
 // descOf is DescOf into *d, which it sets only on success.
 func descOf(dl *DLTensor, d *Desc) error {
 	if dl == nil {
-		return fmt.Errorf("%w: DLTensor", ErrNil)
+		return errs.Errorf(ErrNil, "core: the DLTensor is nil")
 	}
 	if dl.Ndim < 0 || dl.Ndim > MaxNdim {
-		return fmt.Errorf("%w: ndim = %d is outside [0, %d]", ErrNdim, dl.Ndim, MaxNdim)
+		return errs.Errorf(ErrNdim, "core: ndim = %d is outside [0, %d]", dl.Ndim, MaxNdim)
 	}
 	shape, strides := []int64{}, []int64(nil)
 	if n := int(dl.Ndim); n > 0 {
 		if dl.Shape == nil {
-			return fmt.Errorf("%w: shape is NULL for ndim = %d", ErrShape, n)
+			return errs.Errorf(ErrShape, "core: shape is NULL for ndim = %d", n)
 		}
 		shape = unsafe.Slice(dl.Shape, n)
 		if dl.Strides != nil {
@@ -63,7 +64,7 @@ func descOf(dl *DLTensor, d *Desc) error {
 // (ErrVersion) after reading nothing but the version. FlagReadOnly makes the tensor read-only.
 func ImportVersioned(m *DLManagedTensorVersioned, deleter func()) (*Tensor, error) {
 	if m == nil {
-		return nil, fmt.Errorf("%w: DLManagedTensorVersioned", ErrNil)
+		return nil, errs.Errorf(ErrNil, "core: the DLManagedTensorVersioned is nil")
 	}
 	deleter, err := claim(unsafe.Pointer(m), deleter)
 	if err != nil {
@@ -74,7 +75,7 @@ func ImportVersioned(m *DLManagedTensorVersioned, deleter func()) (*Tensor, erro
 		if deleter != nil {
 			deleter()
 		}
-		return nil, fmt.Errorf("%w: version %d.%d, this package speaks %d.x", ErrVersion,
+		return nil, errs.Errorf(ErrVersion, "core: DLPack version %d.%d is unsupported, this package speaks %d.x",
 			v.Major, v.Minor, Version.Major)
 	}
 	return importDL(&m.DLTensor, m.Flags, deleter)
@@ -84,7 +85,7 @@ func ImportVersioned(m *DLManagedTensorVersioned, deleter func()) (*Tensor, erro
 // NumPy < 2.1 and PyTorch < 2.9 produce). It carries no flags, so the tensor is writable.
 func ImportLegacy(m *DLManagedTensor, deleter func()) (*Tensor, error) {
 	if m == nil {
-		return nil, fmt.Errorf("%w: DLManagedTensor", ErrNil)
+		return nil, errs.Errorf(ErrNil, "core: the DLManagedTensor is nil")
 	}
 	deleter, err := claim(unsafe.Pointer(m), deleter)
 	if err != nil {
@@ -104,7 +105,7 @@ var imported sync.Map // unsafe.Pointer → struct{}
 // the address.
 func claim(m unsafe.Pointer, deleter func()) (func(), error) {
 	if _, dup := imported.LoadOrStore(m, struct{}{}); dup {
-		return nil, fmt.Errorf("%w: managed tensor %p", ErrImported, m)
+		return nil, errs.Errorf(ErrImported, "core: managed tensor %p is already imported (release the earlier import first)", m)
 	}
 	return func() {
 		imported.Delete(m)

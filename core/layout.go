@@ -1,9 +1,10 @@
 package core
 
 import (
-	"fmt"
 	"math/bits"
 	"slices"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // MaxNdim is the most dimensions a tensor may have (NumPy's limit). Foreign descriptors with more
@@ -44,7 +45,7 @@ func numElements(shape []int64) (int64, error) {
 	n, all := int64(1), int64(1)
 	for i, d := range shape {
 		if d < 0 {
-			return 0, fmt.Errorf("%w: shape[%d] = %d is negative", ErrShape, i, d)
+			return 0, errs.Errorf(ErrShape, "core: shape[%d] = %d is negative", i, d)
 		}
 		// all is the product with zeros counted as ones: the strides of an empty tensor are
 		// still computed from the other dimensions, and every one of them must fit an int64
@@ -52,7 +53,7 @@ func numElements(shape []int64) (int64, error) {
 		if all, ok = mul(all, max(d, 1)); !ok {
 			// (a copy in the message, so that shape does not escape: New's variadic shape stays
 			// on the caller's stack)
-			return 0, fmt.Errorf("%w: the product of shape %v (dimensions of size 0 counted as 1)", ErrOverflow, slices.Clone(shape))
+			return 0, errs.Errorf(ErrOverflow, "core: the product of shape %v overflows int64 (dimensions of size 0 counted as 1)", slices.Clone(shape))
 		}
 		n *= d
 	}
@@ -99,7 +100,7 @@ func extent(shape, strides []int64) (lo, hi int64, err error) {
 		}
 		span, ok := mul(d-1, strides[i])
 		if !ok {
-			return 0, 0, fmt.Errorf("%w: (shape[%d]-1)*strides[%d] = (%d-1)*%d", ErrOverflow, i, i, d, strides[i])
+			return 0, 0, errs.Errorf(ErrOverflow, "core: (shape[%d]-1)*strides[%d] = (%d-1)*%d overflows int64", i, i, d, strides[i])
 		}
 		if span < 0 {
 			lo, ok = add(lo, span)
@@ -107,7 +108,7 @@ func extent(shape, strides []int64) (lo, hi int64, err error) {
 			hi, ok = add(hi, span)
 		}
 		if !ok {
-			return 0, 0, fmt.Errorf("%w: element offsets of shape %v, strides %v", ErrOverflow, slices.Clone(shape), slices.Clone(strides))
+			return 0, 0, errs.Errorf(ErrOverflow, "core: the element offsets of shape %v, strides %v overflow int64", slices.Clone(shape), slices.Clone(strides))
 		}
 	}
 	return lo, hi, nil

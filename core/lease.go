@@ -1,10 +1,11 @@
 package core
 
 import (
-	"fmt"
 	"sync/atomic"
 	"unsafe"
 	"weak"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // A Lease is a block of Go memory for the elements of one C-order tensor, lent out as one tensor
@@ -43,7 +44,7 @@ func NewLease(dtype DLDataType, shape ...int64) (*Lease, error) {
 		return nil, err
 	}
 	if n == 0 {
-		return nil, fmt.Errorf("%w: a lease of %v %s has no elements", ErrInvalid, shape, dtype)
+		return nil, errs.Errorf(ErrInvalid, "core: a lease of %v %s has no elements", shape, dtype)
 	}
 	mem := make([]byte, n+Alignment-1)
 	base := unsafe.Pointer(unsafe.SliceData(mem))

@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"slices"
 	"unsafe"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // Part is one tensor of a block that NewUninitParts allocates: its element type, its C-order
@@ -46,22 +48,22 @@ const partsChunk = 1024
 // block) before anything is allocated; a bad part fails with an error that names its index.
 func NewUninitParts(size int64, parts []Part) (*Tensor, []*Tensor, error) {
 	if size < 0 || size > maxAlloc {
-		return nil, nil, fmt.Errorf("%w: block of %d bytes (at most %d)", ErrOverflow, size, int64(maxAlloc))
+		return nil, nil, errs.Errorf(ErrOverflow, "core: a block of %d bytes is outside [0, %d]", size, int64(maxAlloc))
 	}
 	if err := fitsMemory(size); err != nil {
-		return nil, nil, fmt.Errorf("block: %w", err)
+		return nil, nil, fmt.Errorf("%w (a block for %d parts)", err, len(parts))
 	}
 	ndims := 0
 	for i, p := range parts {
 		if len(p.Shape) > MaxNdim {
-			return nil, nil, fmt.Errorf("part %d: %w: ndim = %d exceeds %d", i, ErrNdim, len(p.Shape), MaxNdim)
+			return nil, nil, errs.Errorf(ErrNdim, "core: part %d has ndim = %d, more than %d", i, len(p.Shape), MaxNdim)
 		}
 		n, err := allocSize(p.DType, p.Shape)
 		if err != nil {
-			return nil, nil, fmt.Errorf("part %d: %w", i, err)
+			return nil, nil, fmt.Errorf("%w, in part %d", err, i)
 		}
 		if p.Offset < 0 || p.Offset > size-n {
-			return nil, nil, fmt.Errorf("%w: part %d: %d bytes at offset %d of a block of %d", ErrBounds, i, n, p.Offset, size)
+			return nil, nil, errs.Errorf(ErrBounds, "core: part %d's %d bytes at offset %d fall outside a block of %d bytes", i, n, p.Offset, size)
 		}
 		ndims += len(p.Shape)
 	}

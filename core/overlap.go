@@ -2,8 +2,9 @@ package core
 
 import (
 	"errors"
-	"fmt"
 	"slices"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // ErrOverlap: an operation that writes a tensor was given one whose elements alias each other
@@ -83,8 +84,7 @@ func (t *Tensor) CheckNoSelfOverlap() error {
 		}
 		st := t.strides[i]
 		if st == 0 {
-			return fmt.Errorf("%w: dimension %d has stride 0 over %d elements (a broadcast: make it read-only or copy it)",
-				ErrOverlap, i, n)
+			return errs.Errorf(ErrOverlap, "core: dimension %d has stride 0 over %d elements (a broadcast: make it read-only or copy it)", i, n)
 		}
 		axes = append(axes, ax{i, n, max(st, -st)})
 	}
@@ -111,8 +111,7 @@ const maxOverlapScan = 1 << 22
 func (t *Tensor) checkOverlapByElement() error {
 	lo, hi, _ := extent(t.shape, t.strides)
 	if t.Len() > maxOverlapScan || hi-lo+1 > 8*maxOverlapScan {
-		return fmt.Errorf("%w: strides %v for shape %v may make two indices meet (too large to check exactly)",
-			ErrOverlap, t.strides, t.shape)
+		return errs.Errorf(ErrOverlap, "core: strides %v for shape %v may make two indices meet (too large to check exactly)", t.strides, t.shape)
 	}
 	seen := make([]uint64, (hi-lo+64)/64)
 	var err error
@@ -122,8 +121,7 @@ func (t *Tensor) checkOverlapByElement() error {
 			off += x * t.strides[i]
 		}
 		if seen[off/64]&(1<<(off%64)) != 0 {
-			err = fmt.Errorf("%w: strides %v for shape %v address element offset %d twice (index %v)",
-				ErrOverlap, t.strides, t.shape, off+lo, idx)
+			err = errs.Errorf(ErrOverlap, "core: strides %v for shape %v address element offset %d twice (index %v)", t.strides, t.shape, off+lo, idx)
 			return false
 		}
 		seen[off/64] |= 1 << (off % 64)

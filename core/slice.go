@@ -1,8 +1,9 @@
 package core
 
 import (
-	"fmt"
 	"unsafe"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // FromSlice makes a C-order tensor over data, without copying: writes through either are seen by
@@ -39,7 +40,7 @@ func FromSliceStrided[T Element](data []T, offset int64, shape, strides []int64)
 		return nil, err
 	}
 	if strides != nil && len(strides) != len(shape) {
-		return nil, fmt.Errorf("%w: %d strides for ndim = %d", ErrStrides, len(strides), len(shape))
+		return nil, errs.Errorf(ErrStrides, "core: %d strides for ndim = %d", len(strides), len(shape))
 	}
 	if len(shape) > MaxNdim {
 		return nil, errNdim(len(shape))
@@ -57,8 +58,7 @@ func FromSliceStrided[T Element](data []T, offset int64, shape, strides []int64)
 			return nil, err
 		}
 		if offset < 0 || offset+lo < 0 || offset > int64(len(data))-1 || hi > int64(len(data))-1-offset {
-			return nil, fmt.Errorf("%w: offset %d with shape %v, strides %v reaches [%d, %d] of a slice of %d",
-				ErrBounds, offset, s, st, offset+lo, offset+hi, len(data))
+			return nil, errs.Errorf(ErrBounds, "core: offset %d with shape %v, strides %v reaches [%d, %d] of a slice of %d", offset, s, st, offset+lo, offset+hi, len(data))
 		}
 		t.data = unsafe.Pointer(&data[offset])
 	} else if len(data) > 0 {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"runtime"
 	"unsafe"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // Tensor is an n-dimensional array described the way DLPack describes one: the address of its
@@ -156,7 +158,7 @@ func (t *Tensor) set(d *Desc, h *hold) {
 	t.shape, t.strides, t.flags, t.hold = d.Shape, d.Strides, d.Flags, h
 }
 
-func errNdim(nd int) error { return fmt.Errorf("%w: ndim = %d exceeds %d", ErrNdim, nd, MaxNdim) }
+func errNdim(nd int) error { return errs.Errorf(ErrNdim, "core: ndim = %d exceeds %d", nd, MaxNdim) }
 
 // ValidateDesc checks a description of memory as untrusted input and returns it normalised:
 // strides filled in (C order when nil), ByteOffset folded into Data on devices whose Data is an
@@ -180,20 +182,20 @@ func validateDesc(d *Desc, buf []int64) error {
 		return err
 	}
 	if d.Flags&FlagIsSubbyteTypePadded != 0 && d.DType.SubByte() {
-		return fmt.Errorf("%w: %s elements padded to a byte each (FlagIsSubbyteTypePadded); only packed ones are read", ErrSubByte, d.DType)
+		return errs.Errorf(ErrSubByte, "core: %s elements padded to a byte each (FlagIsSubbyteTypePadded); only packed ones are read", d.DType)
 	}
 	if !d.Device.DeviceType.Known() {
-		return fmt.Errorf("%w: device_type = %d is not a DLPack device", ErrDevice, d.Device.DeviceType)
+		return errs.Errorf(ErrDevice, "core: device_type = %d is not a DLPack device", d.Device.DeviceType)
 	}
 	if d.Device.DeviceID < 0 {
-		return fmt.Errorf("%w: device_id = %d is negative", ErrDevice, d.Device.DeviceID)
+		return errs.Errorf(ErrDevice, "core: device_id = %d is negative", d.Device.DeviceID)
 	}
 	n, err := numElements(d.Shape)
 	if err != nil {
 		return err
 	}
 	if d.Strides != nil && len(d.Strides) != len(d.Shape) {
-		return fmt.Errorf("%w: %d strides for ndim = %d", ErrStrides, len(d.Strides), len(d.Shape))
+		return errs.Errorf(ErrStrides, "core: %d strides for ndim = %d", len(d.Strides), len(d.Shape))
 	}
 	nd := len(d.Shape)
 	if buf == nil || len(buf) < 2*nd {
@@ -216,16 +218,16 @@ func validateDesc(d *Desc, buf []int64) error {
 		return nil
 	}
 	if d.Data == nil {
-		return fmt.Errorf("%w: data is NULL for %d elements", ErrNullData, n)
+		return errs.Errorf(ErrNullData, "core: data is NULL for %d elements", n)
 	}
 	var blo, bhi int64 // the bytes the elements span, relative to the first element: [blo, bhi)
 	if d.DType.SubByte() {
 		if !contiguous(shape, strides, false) {
-			return fmt.Errorf("%w: sub-byte dtype %s needs compact C-order strides, got %v", ErrStrides, d.DType, strides)
+			return errs.Errorf(ErrStrides, "core: sub-byte dtype %s needs compact C-order strides, got %v", d.DType, strides)
 		}
 		nbits, ok := mul(n, int64(d.DType.Bits)*int64(d.DType.Lanes))
 		if !ok {
-			return fmt.Errorf("%w: %d elements of %s", ErrOverflow, n, d.DType)
+			return errs.Errorf(ErrOverflow, "core: the bits of %d elements of %s overflow int64", n, d.DType)
 		}
 		bhi = bitsToBytes(nbits)
 	} else {
@@ -239,7 +241,7 @@ func validateDesc(d *Desc, buf []int64) error {
 		bhi, ok2 = mul(hi, size)
 		bhi, ok3 = add(bhi, size)
 		if !ok1 || !ok2 || !ok3 {
-			return fmt.Errorf("%w: byte extent of shape %v, strides %v, itemsize %d", ErrOverflow, shape, strides, size)
+			return errs.Errorf(ErrOverflow, "core: the byte extent of shape %v, strides %v, itemsize %d overflows int64", shape, strides, size)
 		}
 	}
 	// the first element, as an address (or, for an opaque handle, as an offset into its buffer),
@@ -251,11 +253,9 @@ func validateDesc(d *Desc, buf []int64) error {
 	}
 	if first < base || (blo < 0 && uint64(-blo) > first) || first+uint64(bhi) < first {
 		if !d.Device.DeviceType.addressable() {
-			return fmt.Errorf("%w: byte_offset %d with byte extent [%d, %d) reaches outside [0, 2^64) of the buffer %#x",
-				ErrBounds, d.ByteOffset, blo, bhi, uintptr(d.Data))
+			return errs.Errorf(ErrBounds, "core: byte_offset %d with byte extent [%d, %d) reaches outside [0, 2^64) of the buffer %#x", d.ByteOffset, blo, bhi, uintptr(d.Data))
 		}
-		return fmt.Errorf("%w: data %#x + byte_offset %d with byte extent [%d, %d) wraps around the address space",
-			ErrBounds, base, d.ByteOffset, blo, bhi)
+		return errs.Errorf(ErrBounds, "core: data %#x + byte_offset %d with byte extent [%d, %d) wraps around the address space", base, d.ByteOffset, blo, bhi)
 	}
 	if d.Device.DeviceType.addressable() && d.ByteOffset != 0 {
 		d.Data = unsafe.Add(d.Data, d.ByteOffset)

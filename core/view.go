@@ -1,11 +1,12 @@
 package core
 
 import (
-	"fmt"
 	"math"
 	"runtime"
 	"slices"
 	"unsafe"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // view returns a tensor over t's memory, its first element off elements from t's first, with a
@@ -24,8 +25,7 @@ func (t *Tensor) viewWith(off int64, shape, strides []int64, cleanup bool) (*Ten
 		// packed elements have no byte address of their own: a sub-byte tensor is compact in C
 		// order (as validation demands of foreign ones, and ByteRange, CheckNoSelfOverlap and
 		// export count on)
-		return nil, fmt.Errorf("%w: a view with strides %v for shape %v (sub-byte tensors are compact in C order)",
-			ErrSubByte, slices.Clone(strides), slices.Clone(shape))
+		return nil, errs.Errorf(ErrSubByte, "core: a view with strides %v for shape %v (sub-byte tensors are compact in C order)", slices.Clone(strides), slices.Clone(shape))
 	}
 	v, s, st := newMeta(len(shape))
 	copy(s, shape)
@@ -33,7 +33,7 @@ func (t *Tensor) viewWith(off int64, shape, strides []int64, cleanup bool) (*Ten
 	v.data, v.byteOffset, v.device, v.dtype, v.flags, v.keep = t.data, t.byteOffset, t.device, t.dtype, t.flags, t.keep
 	if off != 0 && v.Len() > 0 {
 		if t.dtype.SubByte() {
-			return nil, fmt.Errorf("%w: a view that moves the first element", ErrSubByte)
+			return nil, errs.Errorf(ErrSubByte, "core: a view of a sub-byte tensor cannot move its first element")
 		}
 		b := off * int64(t.dtype.Size())
 		if t.device.DeviceType.addressable() {
@@ -63,13 +63,13 @@ func (t *Tensor) viewWith(off int64, shape, strides []int64, cleanup bool) (*Ten
 // of 0..Ndim-1.
 func (t *Tensor) Permute(axes ...int) (*Tensor, error) {
 	if len(axes) != len(t.shape) {
-		return nil, fmt.Errorf("%w: %d axes to permute %d dimensions", ErrArgument, len(axes), len(t.shape))
+		return nil, errs.Errorf(ErrArgument, "core: %d axes to permute %d dimensions", len(axes), len(t.shape))
 	}
 	var seen uint64 // len(axes) ≤ MaxNdim = 64
 	var shape, strides [MaxNdim]int64
 	for i, a := range axes {
 		if a < 0 || a >= len(axes) || seen&(1<<a) != 0 {
-			return nil, fmt.Errorf("%w: axes %v is not a permutation of 0..%d", ErrArgument, slices.Clone(axes), len(axes)-1)
+			return nil, errs.Errorf(ErrArgument, "core: axes %v is not a permutation of 0..%d", slices.Clone(axes), len(axes)-1)
 		}
 		seen |= 1 << a
 		shape[i], strides[i] = t.shape[a], t.strides[a]
@@ -100,10 +100,10 @@ const (
 // negative but not zero. The other dimensions are kept whole.
 func (t *Tensor) Slice(axis int, start, stop, step int64) (*Tensor, error) {
 	if axis < 0 || axis >= len(t.shape) {
-		return nil, fmt.Errorf("%w: axis %d for ndim = %d", ErrArgument, axis, len(t.shape))
+		return nil, errs.Errorf(ErrArgument, "core: axis %d is out of range for ndim = %d", axis, len(t.shape))
 	}
 	if step == 0 || step == math.MinInt64 {
-		return nil, fmt.Errorf("%w: slice step %d", ErrArgument, step)
+		return nil, errs.Errorf(ErrArgument, "core: slice step %d is not allowed (0 or MinInt64)", step)
 	}
 	n := t.shape[axis]
 	clamp := func(i int64) int64 {
@@ -154,14 +154,14 @@ func (t *Tensor) Reverse(axis int) (*Tensor, error) { return t.Slice(axis, End, 
 // A negative i counts from the end.
 func (t *Tensor) Index(axis int, i int64) (*Tensor, error) {
 	if axis < 0 || axis >= len(t.shape) {
-		return nil, fmt.Errorf("%w: axis %d for ndim = %d", ErrArgument, axis, len(t.shape))
+		return nil, errs.Errorf(ErrArgument, "core: axis %d is out of range for ndim = %d", axis, len(t.shape))
 	}
 	n := t.shape[axis]
 	if i < 0 {
 		i += n
 	}
 	if i < 0 || i >= n {
-		return nil, fmt.Errorf("%w: index %d out of range for dimension %d of size %d", ErrArgument, i, axis, n)
+		return nil, errs.Errorf(ErrArgument, "core: index %d out of range for dimension %d of size %d", i, axis, n)
 	}
 	var sbuf, stbuf [MaxNdim]int64
 	shape := append(append(sbuf[:0], t.shape[:axis]...), t.shape[axis+1:]...)
@@ -185,30 +185,30 @@ func (t *Tensor) Reshape(shape ...int64) (*Tensor, error) {
 		case d == -1 && infer < 0:
 			infer = i
 		case d < 0:
-			return nil, fmt.Errorf("%w: shape[%d] = %d in reshape", ErrShape, i, d)
+			return nil, errs.Errorf(ErrShape, "core: shape[%d] = %d in reshape is negative (only -1 is inferred)", i, d)
 		default:
 			var ok bool
 			if known, ok = mul(known, d); !ok {
-				return nil, fmt.Errorf("%w: reshape to %v", ErrOverflow, shape)
+				return nil, errs.Errorf(ErrOverflow, "core: reshape to %v: its size overflows int64", shape)
 			}
 		}
 	}
 	if infer >= 0 {
 		if known == 0 || n%known != 0 {
-			return nil, fmt.Errorf("%w: cannot reshape %d elements into %v", ErrShape, n, shape)
+			return nil, errs.Errorf(ErrShape, "core: cannot reshape %d elements into %v", n, shape)
 		}
 		shape[infer] = n / known
 		known = n
 	}
 	if known != n {
-		return nil, fmt.Errorf("%w: cannot reshape %d elements into %v", ErrShape, n, shape)
+		return nil, errs.Errorf(ErrShape, "core: cannot reshape %d elements into %v", n, shape)
 	}
 	if _, err := numElements(shape); err != nil { // an empty shape's other dimensions too
 		return nil, err
 	}
 	strides, ok := reshapeStrides(t.shape, t.strides, shape)
 	if !ok {
-		return nil, fmt.Errorf("%w: shape %v with strides %v cannot be viewed as %v", ErrNotViewable, t.shape, t.strides, shape)
+		return nil, errs.Errorf(ErrNotViewable, "core: shape %v with strides %v cannot be viewed as %v", t.shape, t.strides, shape)
 	}
 	return t.view(0, shape, strides)
 }
@@ -277,7 +277,7 @@ func reshapeStrides(shape, strides, newShape []int64) ([]int64, bool) {
 // read-only, since its elements alias each other.
 func (t *Tensor) BroadcastTo(shape ...int64) (*Tensor, error) {
 	if len(shape) < len(t.shape) || len(shape) > MaxNdim {
-		return nil, fmt.Errorf("%w: cannot broadcast %v to %v", ErrShape, t.shape, shape)
+		return nil, errs.Errorf(ErrShape, "core: cannot broadcast %v to %v", t.shape, shape)
 	}
 	if _, err := numElements(shape); err != nil {
 		return nil, err
@@ -295,7 +295,7 @@ func (t *Tensor) BroadcastTo(shape ...int64) (*Tensor, error) {
 		case d == 1:
 			strides[i] = 0
 		default:
-			return nil, fmt.Errorf("%w: cannot broadcast %v to %v", ErrShape, t.shape, shape)
+			return nil, errs.Errorf(ErrShape, "core: cannot broadcast %v to %v", t.shape, shape)
 		}
 	}
 	v, err := t.view(0, shape, strides)
@@ -314,7 +314,7 @@ func (t *Tensor) AsReadOnly() (*Tensor, error) { return t.WithFlags(FlagReadOnly
 // sub-byte dtypes are packed: FlagIsSubbyteTypePadded on one fails with ErrSubByte.
 func (t *Tensor) WithFlags(set Flags) (*Tensor, error) {
 	if set&FlagIsSubbyteTypePadded != 0 && t.dtype.SubByte() {
-		return nil, fmt.Errorf("%w: %s is packed, FlagIsSubbyteTypePadded would say its elements take a byte each", ErrSubByte, t)
+		return nil, errs.Errorf(ErrSubByte, "core: %s is packed, FlagIsSubbyteTypePadded would say its elements take a byte each", t)
 	}
 	v, err := t.view(0, t.shape, t.strides)
 	if err != nil {

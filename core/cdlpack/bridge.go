@@ -57,6 +57,7 @@ import (
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // export is the Go side of one exported tensor, reached from C through the cgo.Handle in
@@ -97,10 +98,10 @@ func dlpgReleaseExport(handle C.uintptr_t) {
 // of managed struct, then ndim shape and ndim stride entries. It fills the DLTensor at dl.
 func prepare(t *core.Tensor, head uintptr) (*export, error) {
 	if t == nil {
-		return nil, fmt.Errorf("cdlpack: export: %w", core.ErrNil)
+		return nil, errs.Errorf(core.ErrNil, "cdlpack: cannot export a nil tensor")
 	}
 	if t.Released() {
-		return nil, fmt.Errorf("cdlpack: export: %w", core.ErrReleased)
+		return nil, errs.Errorf(core.ErrReleased, "cdlpack: cannot export a released tensor")
 	}
 	v, err := t.View()
 	if err != nil {
@@ -111,7 +112,7 @@ func prepare(t *core.Tensor, head uintptr) (*export, error) {
 	mem := C.calloc(1, C.size_t(size))
 	if mem == nil {
 		v.Release()
-		return nil, fmt.Errorf("cdlpack: export: out of C memory for %d bytes", size)
+		return nil, fmt.Errorf("cdlpack: out of C memory for the %d bytes of an export", size)
 	}
 	e := &export{view: v, mem: mem}
 	if v.Device().DeviceType == core.CPU && v.Data() != nil {
@@ -193,7 +194,7 @@ func ExportLegacy(t *core.Tensor) (*core.DLManagedTensor, error) {
 // tensor of another major version included). A NULL deleter is allowed (nothing to free).
 func ImportVersioned(m *core.DLManagedTensorVersioned) (*core.Tensor, error) {
 	if m == nil {
-		return nil, fmt.Errorf("cdlpack: import: %w: DLManagedTensorVersioned", core.ErrNil)
+		return nil, errs.Errorf(core.ErrNil, "cdlpack: cannot import a nil DLManagedTensorVersioned")
 	}
 	var deleter func()
 	if fn := m.Deleter; fn != 0 {
@@ -210,7 +211,7 @@ func ImportVersioned(m *core.DLManagedTensorVersioned) (*core.Tensor, error) {
 // tensor is writable (legacy tensors carry no flags).
 func ImportLegacy(m *core.DLManagedTensor) (*core.Tensor, error) {
 	if m == nil {
-		return nil, fmt.Errorf("cdlpack: import: %w: DLManagedTensor", core.ErrNil)
+		return nil, errs.Errorf(core.ErrNil, "cdlpack: cannot import a nil DLManagedTensor")
 	}
 	var deleter func()
 	if fn := m.Deleter; fn != 0 {
