@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -227,7 +228,8 @@ func unwrapStatus(err error) error {
 }
 
 // transportErr wraps an error of a call: ErrNotFound for NotFound, ErrProtocol for
-// InvalidArgument (the server refused what it got), ErrTooLarge for ResourceExhausted, else
+// InvalidArgument (the server refused what it got), ErrBusy or ErrTooLarge for
+// ResourceExhausted (by what the server said), ErrIdle for a server's idle timeout, else
 // ErrTransport; the gRPC status stays inside.
 func transportErr(err error) error {
 	st, _ := status.FromError(unwrapStatus(err))
@@ -237,7 +239,14 @@ func transportErr(err error) error {
 	case codes.InvalidArgument:
 		return fmt.Errorf("%w (server): %w", ErrProtocol, err)
 	case codes.ResourceExhausted:
+		if strings.Contains(st.Message(), ErrBusy.Error()) {
+			return fmt.Errorf("%w: %w", ErrBusy, err)
+		}
 		return fmt.Errorf("%w: %w", ErrTooLarge, err)
+	case codes.DeadlineExceeded:
+		if strings.Contains(st.Message(), ErrIdle.Error()) {
+			return fmt.Errorf("%w: %w", ErrIdle, err)
+		}
 	}
 	return fmt.Errorf("%w: %w", ErrTransport, err)
 }

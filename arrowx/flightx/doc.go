@@ -27,8 +27,22 @@
 // The batches are consecutive runs of elements, each at most the sender's chunk size
 // (WithChunkBytes, default 1 MiB); their lengths add up to the shape's product, and they have
 // no nulls. A receiver refuses anything else with ErrProtocol: every header is checked before
-// arrow-go reads it, the metadata is parsed as untrusted input, and nothing is allocated beyond
-// what the stream announced and the receiver's limit (WithMaxBytes, default 1 GiB) allows.
+// arrow-go reads it, the metadata is parsed as untrusted input, and a stream announcing more
+// than the receiver's limit (WithMaxBytes, default 1 GiB) is refused with ErrTooLarge. Bool
+// bytes other than 0 and 1 are normalised to 1 (a Go bool must hold 0 or 1), as numpyx does
+// with the bool data of files; a batch holding such bytes is copied rather than viewed.
+//
+// # Memory a sender can make a server hold
+//
+// A receiver allocates as batches come, never what a stream announces: until half the tensor
+// has come it keeps the batches (large ones as views of their messages, small ones copied into
+// staging that grows with what came), then allocates the whole tensor. A stream thus holds at
+// most about twice what it sent, and one and a half times the tensor while it is put together;
+// a batch whose message carries much more than its values is copied out rather than kept as a
+// view of it all. A server bounds the memory its DoPut streams hold together (WithMaxInFlight,
+// default 2 GiB: a stream that would pass it is refused with ErrBusy) and ends a stream that
+// sends nothing for its idle timeout (WithIdleTimeout, default 30 s: ErrIdle), releasing what
+// it held. Server.InFlight tells the memory held now.
 //
 // # What is zero-copy
 //
@@ -43,7 +57,10 @@
 //	receive a larger tensor whole (Get, DoPut)              each batch once, into one C-order tensor
 //	                                                         (flagged core.FlagIsCopied): gRPC gives
 //	                                                         every message its own buffer, so one
-//	                                                         contiguous tensor needs the copy
+//	                                                         contiguous tensor needs the copy;
+//	                                                         batches under 64 KiB of the first half
+//	                                                         twice (staged until the tensor is
+//	                                                         allocated)
 //	receive chunk by chunk (Stream)                         none: each chunk is a view of its message
 //
 // A batch whose values a sender put at an address misaligned for their dtype (IPC aligns every
@@ -53,7 +70,7 @@
 // (Below this package, gRPC copies the body into its frame when sending and protobuf copies it
 // out of the frame when receiving: that is the network read and write.) Memory stays bounded:
 // a sender holds the tensor and one batch in flight; a receiver of Stream one batch; a receiver
-// of Get the tensor and one batch.
+// of Get or DoPut at most one and a half times the tensor, and one batch.
 //
 // # Ownership
 //
@@ -73,6 +90,7 @@
 // # Errors
 //
 // ErrNotFound (no such tensor), ErrProtocol (a malformed stream, on either side), ErrTooLarge
-// (over the receiver's limit), ErrTransport (the network or the peer failed: a server that died,
+// (over the receiver's limit), ErrBusy (the server's memory in flight at its limit), ErrIdle
+// (a stream the server's idle timeout ended), ErrTransport (the network or the peer failed: a server that died,
 // a cancelled call), ErrName; the gRPC status stays wrapped inside (status.Code reads it).
 package flightx

@@ -25,6 +25,12 @@ var (
 	ErrProtocol = errors.New("flightx: malformed tensor stream")
 	// ErrTooLarge: a tensor is larger than the receiver's limit (WithMaxBytes).
 	ErrTooLarge = errors.New("flightx: tensor exceeds the size limit")
+	// ErrBusy: the server has as much memory in flight as it allows (WithMaxInFlight): it
+	// refused the stream; try again later.
+	ErrBusy = errors.New("flightx: server memory in flight at its limit")
+	// ErrIdle: a stream went without a message for longer than the server's idle timeout
+	// (WithIdleTimeout), and the server ended it.
+	ErrIdle = errors.New("flightx: stream idle past the timeout")
 	// ErrTransport: the call failed in gRPC or at the peer.
 	ErrTransport = errors.New("flightx: transfer failed")
 	// ErrMismatch: GetInto's destination does not match the tensor (dtype, size, layout).

@@ -7,6 +7,7 @@ import (
 	"net"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -25,6 +26,13 @@ const (
 	DefaultChunkBytes = 1 << 20
 	// DefaultMaxBytes is the largest tensor a receiver accepts: 1 GiB.
 	DefaultMaxBytes = 1 << 30
+	// DefaultMaxInFlight bounds the memory a server's DoPut streams under way hold together:
+	// 2 GiB, room for one tensor of DefaultMaxBytes (which takes 1.5 times its size for a
+	// moment while it is assembled) and more.
+	DefaultMaxInFlight = 2 << 30
+	// DefaultIdleTimeout is how long a server's DoPut stream may go without a message before
+	// the server ends it: 30 s.
+	DefaultIdleTimeout = 30 * time.Second
 	// maxMessage is the gRPC message size limit that the server and Dial set: room for a
 	// 15 MiB chunk and its header.
 	maxMessage = 16 << 20
@@ -32,13 +40,17 @@ const (
 
 // config holds the options of a Server or Client.
 type config struct {
-	chunkBytes int
-	maxBytes   int64
-	mem        memory.Allocator
+	chunkBytes  int
+	maxBytes    int64
+	mem         memory.Allocator
+	maxInFlight int64         // a server's WithMaxInFlight
+	idle        time.Duration // a server's WithIdleTimeout
+	inFlight    *budget       // the server's memory in flight; nil in a client
 }
 
 func newConfig(opts []Option) config {
-	c := config{chunkBytes: DefaultChunkBytes, maxBytes: DefaultMaxBytes, mem: memory.DefaultAllocator}
+	c := config{chunkBytes: DefaultChunkBytes, maxBytes: DefaultMaxBytes, mem: memory.DefaultAllocator,
+		maxInFlight: DefaultMaxInFlight, idle: DefaultIdleTimeout}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
@@ -59,6 +71,25 @@ func WithChunkBytes(n int) Option {
 // WithMaxBytes sets the largest tensor the receiver accepts (default DefaultMaxBytes): a
 // stream announcing more fails with ErrTooLarge before anything is allocated.
 func WithMaxBytes(n int64) Option { return func(c *config) { c.maxBytes = n } }
+
+// WithMaxInFlight bounds the memory that a Server's DoPut streams under way hold together
+// (default DefaultMaxInFlight): the batches received and the tensors being assembled, until
+// each is stored. A receiver takes memory as batches come, never what a stream merely
+// announces: at most about twice what has arrived, and, while the whole tensor is put together,
+// one and a half times its size. A stream whose next batch would take the total over n is
+// refused with ErrBusy (gRPC status ResourceExhausted), which a Client's Put returns: try again
+// later. Give at least 1.5 times WithMaxBytes for a tensor of the largest size to come in at
+// all. Stored tensors do not count; neither does gRPC's buffer of the message being read (up
+// to 16 MiB a stream). A Client ignores this option.
+func WithMaxInFlight(n int64) Option { return func(c *config) { c.maxInFlight = n } }
+
+// WithIdleTimeout sets how long a Server's DoPut stream may go without a message, from its
+// start to its last batch, before the server ends it (default DefaultIdleTimeout; zero or
+// negative: never), releasing what it held: the client gets ErrIdle (gRPC status
+// DeadlineExceeded). A stalled client thus holds memory for a bounded time. A slow sender is not
+// cut off as long as each batch comes within d of the last. A Client ignores this option (give
+// its calls a context with a deadline).
+func WithIdleTimeout(d time.Duration) Option { return func(c *config) { c.idle = d } }
 
 // WithAllocator sets the Arrow allocator of the IPC readers and writers (for tests, a
 // memory.CheckedAllocator).
@@ -84,8 +115,14 @@ type Server struct {
 
 // NewServer makes a server with no tensors.
 func NewServer(opts ...Option) *Server {
-	return &Server{cfg: newConfig(opts), tensors: map[string]entry{}}
+	cfg := newConfig(opts)
+	cfg.inFlight = &budget{limit: cfg.maxInFlight}
+	return &Server{cfg: cfg, tensors: map[string]entry{}}
 }
+
+// InFlight returns the bytes that the server's DoPut streams under way hold now: what
+// WithMaxInFlight bounds.
+func (s *Server) InFlight() int64 { return s.cfg.inFlight.used.Load() }
 
 // Put stores t under name with its metadata (keys must not start with "dlpack."), replacing
 // what was there. The server keeps a view of a C-contiguous t (t.View), so t's memory stays
@@ -309,18 +346,31 @@ func (s *Server) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServe
 }
 
 // DoPut receives a tensor (descriptor PATH [name] on the first message) and stores it. The
-// stored tensor is a view of the received message when it came in one batch.
+// stored tensor is a view of the received message when it came in one batch. A stream that
+// goes quiet for the idle timeout (WithIdleTimeout) is ended with DeadlineExceeded, one whose
+// memory would pass the server's limit (WithMaxInFlight) with ResourceExhausted.
 func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
-	info, t, err := readStream(stream, s.cfg, func(d *flight.FlightDescriptor, info *Info) error {
+	var src flight.DataStreamReader = stream
+	if s.cfg.idle > 0 {
+		r := newIdleReader(stream, s.cfg.idle)
+		defer r.stop()
+		src = r
+	}
+	info, t, err := readStream(src, s.cfg, func(d *flight.FlightDescriptor, info *Info) error {
 		if d == nil || len(d.Path) != 1 {
 			return fmt.Errorf("%w: DoPut needs a descriptor PATH [name]", ErrProtocol)
 		}
 		info.Name = d.Path[0]
 		return checkName(info.Name)
 	}, nil, nil)
+	if err != nil && info.Name != "" {
+		err = fmt.Errorf("%w (DoPut %q)", err, info.Name)
+	}
 	switch {
 	case err == nil:
-	case errors.Is(err, ErrTooLarge):
+	case errors.Is(err, ErrIdle):
+		return status.Error(codes.DeadlineExceeded, err.Error())
+	case errors.Is(err, ErrTooLarge), errors.Is(err, ErrBusy):
 		return status.Error(codes.ResourceExhausted, err.Error())
 	case isStatus(err):
 		return unwrapStatus(err)

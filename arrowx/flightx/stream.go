@@ -119,13 +119,43 @@ func sendTensor(send func(*flight.FlightData) error, desc *flight.FlightDescript
 	return w.Close()
 }
 
-// receiver assembles a tensor from the batches of a stream.
+// Sizes that decide how a receiver keeps the batches of a tensor that is not yet assembled.
+const (
+	// minStage is the smallest staging buffer a receiver takes for batches it copies.
+	minStage = 64 << 10
+	// minView is the smallest batch kept as a view of its message until the tensor is
+	// assembled: smaller ones are copied into staging, so that a stream of tiny batches costs
+	// its bytes and not a tensor header per batch.
+	minView = 64 << 10
+	// looseSlack is how many bytes a message body may carry beyond its values and still be
+	// kept as a view (IPC pads each buffer to 8 or 64 bytes; a validity bitmap of no nulls
+	// takes none): a view holds the whole body.
+	looseSlack = 4 << 10
+)
+
+// receiver assembles a tensor from the batches of a stream. It takes memory as batches come,
+// never what the stream announces: until half the tensor has come it keeps the batches (large
+// ones as views of their messages, small ones copied into staging buffers that grow with what
+// came), then allocates the whole tensor and copies them in. So it holds at most about twice
+// what arrived, and one and a half times the tensor's size while assembling it. Every byte it
+// holds is taken from the server's budget (nil in a client) and given back at release.
 type receiver struct {
-	info     Info
-	maxBytes int64
-	got      int64        // elements received
-	single   *core.Tensor // the first chunk, while it is the only one
-	dst      *core.Tensor // the assembled tensor, once a second chunk came
+	info   Info
+	got    int64 // elements received
+	budget *budget
+	held   int64        // bytes taken from budget
+	body   *int         // the length of the message body of the batch being added
+	single *core.Tensor // the first chunk, while it is the whole tensor
+	parts  []part       // the batches so far, until half the tensor came
+	dst    *core.Tensor // the assembled tensor (or GetInto's destination), once half came
+}
+
+// part is batches kept before the tensor is assembled: a view of one message's values, or a
+// staging buffer of copied values with room for more.
+type part struct {
+	b    []byte
+	buf  *memory.Buffer // the message buffer b is a view of; nil for staging
+	cost int64          // bytes taken from the budget for it
 }
 
 func (r *receiver) release() {
@@ -137,99 +167,224 @@ func (r *receiver) release() {
 		r.dst.Release()
 		r.dst = nil
 	}
+	r.dropParts()
+	r.budget.give(r.held)
+	r.held = 0
 }
 
-// chunkOf makes a 1-D tensor over the values of a batch's column, holding its buffer, after
-// checking the batch against the schema and the elements still expected; values misaligned for
-// their dtype are copied instead.
-func chunkOf(rec arrow.RecordBatch, info Info, want int64) (*core.Tensor, error) {
+func (r *receiver) dropParts() {
+	for _, p := range r.parts {
+		if p.buf != nil {
+			p.buf.Release()
+		}
+		r.budget.give(p.cost)
+		r.held -= p.cost
+	}
+	r.parts = nil
+}
+
+// take reserves n bytes of the budget for this receiver.
+func (r *receiver) take(n int64) error {
+	if err := r.budget.take(n); err != nil {
+		return fmt.Errorf("%w, receiving %s %v", err, r.info.DType, r.info.Shape)
+	}
+	r.held += n
+	return nil
+}
+
+// batchValues checks a batch against the schema and the elements still expected and returns
+// the bytes of its values and the buffer that holds them.
+func batchValues(rec arrow.RecordBatch, info Info, want int64) ([]byte, *memory.Buffer, error) {
 	if rec.NumCols() != 1 {
-		return nil, fmt.Errorf("%w: batch of %d columns", ErrProtocol, rec.NumCols())
+		return nil, nil, fmt.Errorf("%w: batch of %d columns", ErrProtocol, rec.NumCols())
 	}
 	d := rec.Column(0).Data()
 	n, off := int64(d.Len()), int64(d.Offset())
 	if n <= 0 || n > want {
-		return nil, fmt.Errorf("%w: batch of %d elements when %d remain", ErrProtocol, n, want)
+		return nil, nil, fmt.Errorf("%w: batch of %d elements when %d remain", ErrProtocol, n, want)
 	}
 	if d.NullN() != 0 {
-		return nil, fmt.Errorf("%w: batch with %d nulls", ErrProtocol, d.NullN())
+		return nil, nil, fmt.Errorf("%w: batch with %d nulls", ErrProtocol, d.NullN())
 	}
 	bs := d.Buffers()
 	size := int64(info.DType.Size())
 	if len(bs) < 2 || bs[1] == nil || off < 0 || int64(bs[1].Len())/size < off+n {
-		return nil, fmt.Errorf("%w: values buffer too short for %d elements", ErrProtocol, n)
+		return nil, nil, fmt.Errorf("%w: values buffer too short for %d elements", ErrProtocol, n)
 	}
-	buf := bs[1]
-	b := buf.Bytes()
-	vals := b[off*size : (off+n)*size]
-	if uintptr(unsafe.Pointer(&vals[0]))%uintptr(min(size, 8)) != 0 {
-		// IPC aligns every buffer to 8 bytes; values a sender put elsewhere would be read
-		// through misaligned pointers, so they are copied into a tensor of their own
-		t, err := core.New(info.DType, n)
+	return bs[1].Bytes()[off*size : (off+n)*size], bs[1], nil
+}
+
+// viewable reports whether values may be handed out where they lie: aligned for their dtype
+// (IPC aligns every buffer to 8 bytes; values a sender put elsewhere would be read through
+// misaligned pointers) and, for bools, every byte 0 or 1 (a Go bool holding anything else makes
+// x && !x true).
+func viewable(vals []byte, dt core.DLDataType) bool {
+	if uintptr(unsafe.Pointer(&vals[0]))%uintptr(min(dt.Size(), 8)) != 0 {
+		return false
+	}
+	if dt.Code == core.CodeBool {
+		for _, v := range vals {
+			if v > 1 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// normalise makes every byte of bool values 0 or 1 (nonzero becomes 1), as numpyx does with
+// the bool data of files; other dtypes are left alone.
+func normalise(b []byte, dt core.DLDataType) {
+	if dt.Code != core.CodeBool {
+		return
+	}
+	for i, v := range b {
+		if v > 1 {
+			b[i] = 1
+		}
+	}
+}
+
+// chunkOf makes a 1-D tensor over the values of a batch's column, holding its buffer, after
+// checking the batch against the schema and the elements still expected; values that are not
+// viewable are copied (and bools normalised) instead.
+func chunkOf(rec arrow.RecordBatch, info Info, want int64) (*core.Tensor, error) {
+	vals, buf, err := batchValues(rec, info, want)
+	if err != nil {
+		return nil, err
+	}
+	return chunkFrom(vals, buf, info.DType, true)
+}
+
+// chunkFrom makes a 1-D tensor of vals: a read-only view holding buf when view is true and
+// vals are viewable, else a copy of its own (flagged core.FlagIsCopied).
+func chunkFrom(vals []byte, buf *memory.Buffer, dt core.DLDataType, view bool) (*core.Tensor, error) {
+	n := int64(len(vals) / dt.Size())
+	if !view || !viewable(vals, dt) {
+		t, err := core.New(dt, n)
 		if err != nil {
 			return nil, err
 		}
-		copy(unsafe.Slice((*byte)(t.Data()), len(vals)), vals)
+		b := unsafe.Slice((*byte)(t.Data()), len(vals))
+		copy(b, vals)
+		normalise(b, dt)
 		return t.WithFlags(core.FlagIsCopied)
 	}
 	buf.Retain()
-	return core.Wrap(core.Desc{Data: unsafe.Pointer(&vals[0]), Device: core.CPUDevice, DType: info.DType,
+	return core.Wrap(core.Desc{Data: unsafe.Pointer(&vals[0]), Device: core.CPUDevice, DType: dt,
 		Shape: []int64{n}, Flags: core.FlagReadOnly}, buf.Release)
+}
+
+// bodyLen is the length of the message body of the batch being added (what a view of its
+// values holds).
+func (r *receiver) bodyLen(vals []byte) int64 {
+	if r.body == nil {
+		return int64(len(vals))
+	}
+	return int64(*r.body)
 }
 
 // add takes one batch.
 func (r *receiver) add(rec arrow.RecordBatch) error {
-	total := r.info.Len()
-	chunk, err := chunkOf(rec, r.info, total-r.got)
+	total, size := r.info.Len(), int64(r.info.DType.Size())
+	vals, buf, err := batchValues(rec, r.info, total-r.got)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if chunk != nil {
-			chunk.Release()
+	n := int64(len(vals)) / size
+	body := r.bodyLen(vals)
+	switch {
+	case r.dst != nil:
+		err = r.place(vals, r.got*size)
+	case r.got == 0 && n == total:
+		// the whole tensor in one batch: a view of the message, unless the message carries
+		// much more than the values (a view would hold it all) or they are not viewable
+		view, cost := body <= int64(len(vals))+looseSlack, body
+		if !view {
+			cost = int64(len(vals))
 		}
-	}()
-	n := chunk.Len()
-	if r.dst == nil && r.got == 0 && n == total {
-		r.single, chunk = chunk, nil
-		r.got = n
-		return nil
-	}
-	if r.dst == nil {
-		if r.dst, err = core.New(r.info.DType, total); err != nil {
+		if err := r.take(cost); err != nil {
 			return err
 		}
-		if r.single != nil {
-			if err := r.place(r.single, 0); err != nil {
-				return err
-			}
-			r.single.Release()
-			r.single = nil
-		}
+		r.single, err = chunkFrom(vals, buf, r.info.DType, view)
+	case 2*(r.got+n) >= total:
+		err = r.assemble(vals)
+	default:
+		err = r.keep(vals, buf, body)
 	}
-	if err := r.place(chunk, r.got); err != nil {
+	if err != nil {
 		return err
 	}
 	r.got += n
 	return nil
 }
 
-// place copies a chunk into dst at element off.
-func (r *receiver) place(chunk *core.Tensor, off int64) error {
-	h, err := core.Hold(chunk, r.dst)
+// keep holds a batch until the tensor is assembled: a large one whose message is little more
+// than its values as a view, any other copied into staging.
+func (r *receiver) keep(vals []byte, buf *memory.Buffer, body int64) error {
+	if len(vals) >= minView && body <= int64(len(vals))+looseSlack && viewable(vals, r.info.DType) {
+		if err := r.take(body); err != nil {
+			return err
+		}
+		buf.Retain()
+		r.parts = append(r.parts, part{b: vals, buf: buf, cost: body})
+		return nil
+	}
+	if k := len(r.parts) - 1; k >= 0 && r.parts[k].buf == nil && cap(r.parts[k].b)-len(r.parts[k].b) >= len(vals) {
+		p := &r.parts[k]
+		at := len(p.b)
+		p.b = append(p.b, vals...)
+		normalise(p.b[at:], r.info.DType)
+		return nil
+	}
+	// a new staging buffer: as large as what came so far (so they double), within what is left
+	size := int64(r.info.DType.Size())
+	c := min((r.info.Len()-r.got)*size, max(minStage, r.got*size, int64(len(vals))))
+	if err := r.take(c); err != nil {
+		return err
+	}
+	b := append(make([]byte, 0, c), vals...)
+	normalise(b, r.info.DType)
+	r.parts = append(r.parts, part{b: b, cost: c})
+	return nil
+}
+
+// assemble allocates the whole tensor once half of it came, copies what was kept and this
+// batch's values into it, and lets the kept batches go.
+func (r *receiver) assemble(vals []byte) error {
+	if err := r.take(r.info.Bytes()); err != nil {
+		return err
+	}
+	dst, err := core.New(r.info.DType, r.info.Len())
+	if err != nil {
+		return err
+	}
+	r.dst = dst
+	off := int64(0)
+	for _, p := range r.parts {
+		if err := r.place(p.b, off); err != nil {
+			return err
+		}
+		off += int64(len(p.b))
+	}
+	r.dropParts()
+	return r.place(vals, off)
+}
+
+// place copies values into dst at byte off, normalising bools.
+func (r *receiver) place(vals []byte, off int64) error {
+	h, err := core.Hold(r.dst)
 	if err != nil {
 		return err
 	}
 	defer h.Release()
-	src, err := chunk.ReadOnlyBytes()
-	if err != nil {
-		return err
-	}
 	dst, err := r.dst.Bytes()
 	if err != nil {
 		return err
 	}
-	copy(dst[off*int64(r.info.DType.Size()):], src)
+	b := dst[off : off+int64(len(vals))]
+	copy(b, vals)
+	normalise(b, r.info.DType)
 	return nil
 }
 
@@ -259,11 +414,12 @@ func (r *receiver) finish() (*core.Tensor, error) {
 // receive reads a whole tensor from rd, whose schema was decoded into info, into a new tensor,
 // or into into's memory (a writable C-contiguous tensor of info's dtype and shape), or chunk by
 // chunk into each.
-func receive(rd *flight.Reader, info Info, maxBytes int64, into *core.Tensor, each func(chunk *core.Tensor, off int64) error) (*core.Tensor, error) {
-	if info.Bytes() > maxBytes {
-		return nil, fmt.Errorf("%w: %s %v is %d bytes, the limit %d", ErrTooLarge, info.DType, info.Shape, info.Bytes(), maxBytes)
+// body points at the length of the message body of the batch rd read last.
+func receive(rd *flight.Reader, info Info, cfg config, body *int, into *core.Tensor, each func(chunk *core.Tensor, off int64) error) (*core.Tensor, error) {
+	if info.Bytes() > cfg.maxBytes {
+		return nil, fmt.Errorf("%w: %s %v is %d bytes, the limit %d", ErrTooLarge, info.DType, info.Shape, info.Bytes(), cfg.maxBytes)
 	}
-	r := &receiver{info: info, maxBytes: maxBytes}
+	r := &receiver{info: info, budget: cfg.inFlight, body: body}
 	if into != nil {
 		if into.DType() != info.DType || into.Len() != info.Len() || !into.IsContiguous() || into.ReadOnly() || !into.HostAccessible() {
 			return nil, fmt.Errorf("%w: the stream holds %s %v, the destination is %s", ErrMismatch, info.DType, info.Shape, into)
@@ -308,6 +464,9 @@ func receive(rd *flight.Reader, info Info, maxBytes int64, into *core.Tensor, ea
 // readErr classifies an error of the IPC reader: a gRPC status is the transport's, anything
 // else is a malformed stream.
 func readErr(err error) error {
+	if errors.Is(err, ErrIdle) {
+		return err
+	}
 	if isStatus(err) {
 		return transportErr(err)
 	}
@@ -332,7 +491,8 @@ func readStream(src flight.DataStreamReader, cfg config, before func(*flight.Fli
 			t, err = nil, fmt.Errorf("%w: unreadable stream: %v", ErrProtocol, r)
 		}
 	}()
-	rd, err := flight.NewRecordReader(verified{src}, ipc.WithAllocator(cfg.mem))
+	v := &verified{src: src}
+	rd, err := flight.NewRecordReader(v, ipc.WithAllocator(cfg.mem))
 	if err != nil {
 		return info, nil, readErr(err)
 	}
@@ -354,6 +514,6 @@ func readStream(src flight.DataStreamReader, cfg config, before func(*flight.Fli
 			return err
 		}
 	}
-	t, err = receive(rd, info, cfg.maxBytes, into, inner)
+	t, err = receive(rd, info, cfg, &v.body, into, inner)
 	return info, t, err
 }

@@ -276,14 +276,19 @@ func verifyField(f table, depth int, count *int) error {
 	return nil
 }
 
-// verified passes on the messages of a stream whose headers verifyHeader accepts.
-type verified struct{ src flight.DataStreamReader }
+// verified passes on the messages of a stream whose headers verifyHeader accepts, and keeps
+// the length of the last one's body.
+type verified struct {
+	src  flight.DataStreamReader
+	body int
+}
 
-func (v verified) Recv() (*flight.FlightData, error) {
+func (v *verified) Recv() (*flight.FlightData, error) {
 	fd, err := v.src.Recv()
 	if err != nil {
 		return nil, err
 	}
+	v.body = len(fd.GetDataBody())
 	if err := verifyHeader(fd.GetDataHeader(), len(fd.GetDataBody())); err != nil {
 		return nil, err
 	}
