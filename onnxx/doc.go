@@ -61,6 +61,13 @@
 // is not the model's. Without CastInputs such an input fails with ErrDType, naming both types: a
 // float64 → float32 narrowing is never silent. Shareable is the zero-copy predicate.
 //
+// Shapes are checked as ORT checks them: an input of unknown rank (a type without a shape in the
+// model, IOInfo.UnknownRank, read from the model itself where ORT's C API reports no dimensions
+// as for a scalar) takes any shape, an input declared a scalar also takes a [1] tensor (the
+// outputs of that run are then ORT's, in the shapes it computes), and a model without inputs
+// runs. Outputs whose shape is not known before the run (unknown rank, a dynamic dimension, a
+// shape the values decide) come back over ORT's buffer; only outputs of a known shape are lent.
+//
 // Element types: float32, float64, float16, bfloat16, int8 to int64, uint8 to uint64 and bool
 // (ToDType, FromDType). Inputs and outputs of other types (strings, complex, float8, 4-bit) and
 // values that are not tensors (sequences, maps) are refused when the session is made (ErrValue,

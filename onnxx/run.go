@@ -188,7 +188,7 @@ func (s *Session) runKeptHeld(ins, outs []*core.Tensor) (done bool, err error) {
 	st.cached = true
 	defer s.unstage(st)
 	for i, t := range ins {
-		if sl := &b.in[i]; !sl.matches(t) || !t.HostAccessible() {
+		if sl := &b.in[i]; !sl.matches(t) || !t.HostAccessible() || loose(&s.inputs[i], t) {
 			return false, nil
 		}
 	}
@@ -301,6 +301,7 @@ func (s *Session) bindInput(st *stage, i int, t *core.Tensor, o adapters.Options
 	info := &s.inputs[i]
 	if sl := &s.b.in[i]; st.cached && o.Policy != adapters.CopyAlways && sl.matches(t) {
 		st.inVals[i], st.srcs[i] = sl.v, t
+		st.loose = st.loose || loose(info, t)
 		return st.noteDevice(s, "input", info.Name, t)
 	}
 	if t == nil {
@@ -332,6 +333,7 @@ func (s *Session) inputSource(st *stage, info *IOInfo, t *core.Tensor, o adapter
 	if err := fitsShape("input", info, t); err != nil {
 		return nil, err
 	}
+	st.loose = st.loose || loose(info, t)
 	if t.DType() != info.DType {
 		return s.castInput(st, info, t, o)
 	}
@@ -368,10 +370,16 @@ func (s *Session) castInput(st *stage, info *IOInfo, t *core.Tensor, o adapters.
 	return c, nil
 }
 
+// loose reports whether t is a [1] tensor for input info, declared a scalar: ORT takes it, and
+// the outputs computed from it may not have their declared shapes.
+func loose(info *IOInfo, t *core.Tensor) bool {
+	return !info.UnknownRank && len(info.Shape) == 0 && t.Ndim() == 1
+}
+
 // fitsShape checks t's rank and fixed dimensions against the model's, as ORT does: any shape
-// for a value of unknown rank, and a [1] tensor for a declared scalar.
+// for a value of unknown rank, and a [1] tensor for an input declared a scalar.
 func fitsShape(kind string, info *IOInfo, t *core.Tensor) error {
-	if info.UnknownRank || len(info.Shape) == 0 && t.Ndim() == 1 && t.Dim(0) == 1 {
+	if info.UnknownRank || kind == "input" && len(info.Shape) == 0 && t.Ndim() == 1 && t.Dim(0) == 1 {
 		return nil
 	}
 	ok := t.Ndim() == len(info.Shape)
@@ -421,7 +429,7 @@ func (s *Session) allocateOutput(st *stage, i int, info *IOInfo, outs []*core.Te
 	if !fill {
 		return fmt.Errorf("%w: RunInto needs a destination for output %q", ErrModel, info.Name)
 	}
-	if !s.prealloc[i] || st.device >= 0 {
+	if !s.prealloc[i] || st.device >= 0 || st.loose {
 		return nil // ORT allocates it (on the inputs' device)
 	}
 	if st.cached && s.b.allLent.Load() > 0 {

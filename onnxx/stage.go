@@ -110,6 +110,7 @@ type stage struct {
 	keepAlive  []*core.Tensor
 	pin        runtime.Pinner
 	copied     bool  // some input was copied
+	loose      bool  // some input is a [1] tensor for a declared scalar: ORT allocates the outputs
 	dynamicDst bool  // some destination is for an output of dynamic shape
 	device     int32 // the CUDA device of device tensors, -1 if none
 
@@ -159,7 +160,7 @@ func (s *Session) unstage(st *stage) {
 	clear(st.ours)
 	clear(st.lent)
 	st.temps, st.keepAlive = st.temps[:0], st.keepAlive[:0]
-	st.copied, st.dynamicDst, st.device = false, false, -1
+	st.copied, st.dynamicDst, st.loose, st.device = false, false, false, -1
 	if st.cached {
 		st.cached = false
 		s.b.mu.Unlock()

@@ -272,5 +272,54 @@ save(helper.make_graph([helper.make_node("Relu", ["X"], ["R"])], "constants_dyna
 save(helper.make_graph([helper.make_node("Reshape", ["X", "S"], ["Y"])], "huge_declared",
                        [vi("X", f32, [2]), vi("S", TensorProto.INT64, [1])], [vi("Y", f32, [1 << 26])]), "huge_declared")
 
+# 14. What ORT runs without full shape information (issue 32), each a case with NumPy's results:
+#     an input and output of unknown rank (no shape field), a partial shape, outputs whose rank
+#     or size depends on the values (ConstantOfShape, NonZero, a Loop's scan output), and a graph
+#     without inputs.
+def unshaped(n, t):
+    return helper.make_tensor_value_info(n, t, None)
+
+
+def case(name, graph, inputs, outputs, tol=0):
+    path = save(graph, name, check=False)
+    cases.append({"name": name, "model": path, "tol": tol,
+                  "inputs": [write(name, n, str(a.dtype), a) for n, a in inputs],
+                  "outputs": [write(name, n, str(a.dtype), a) for n, a in outputs]})
+
+
+x23 = sample("float32", (2, 3))
+case("unknown_rank", helper.make_graph([helper.make_node("Relu", ["X"], ["Y"])], "unknown_rank",
+                                       [unshaped("X", f32)], [unshaped("Y", f32)]),
+     [("X", x23)], [("Y", np.maximum(x23, 0))])
+x4 = sample("float32", (4, 2, 5))
+case("unknown_rank_4d", helper.make_graph([helper.make_node("Relu", ["X"], ["Y"])], "unknown_rank_4d",
+                                          [unshaped("X", f32)], [unshaped("Y", f32)]),
+     [("X", x4)], [("Y", np.maximum(x4, 0))])
+case("partial_shape", helper.make_graph([helper.make_node("Relu", ["X"], ["Y"])], "partial_shape",
+                                        [vi("X", f32, [None, 3])], [vi("Y", f32, [None, None])]),
+     [("X", x23)], [("Y", np.maximum(x23, 0))])
+case("constant_of_shape", helper.make_graph(
+    [helper.make_node("ConstantOfShape", ["S"], ["Y"], value=helper.make_tensor("v", f32, [1], [1.5]))],
+    "constant_of_shape", [vi("S", TensorProto.INT64, [2])], [unshaped("Y", f32)]),
+    [("S", np.array([2, 3], dtype=np.int64))], [("Y", np.full((2, 3), 1.5, dtype=np.float32))])
+xnz = np.array([[0, 1.5, 0], [2, 0, -1]], dtype=np.float32)
+case("nonzero", helper.make_graph([helper.make_node("NonZero", ["X"], ["Y"])], "nonzero",
+                                  [vi("X", f32, [2, 3])], [unshaped("Y", TensorProto.INT64)]),
+     [("X", xnz)], [("Y", np.array(np.nonzero(xnz), dtype=np.int64))])
+body = helper.make_graph(
+    [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+     helper.make_node("Cast", ["i"], ["f"], to=f32),
+     helper.make_node("Mul", ["f", "K"], ["s"])], "body",
+    [vi("i", TensorProto.INT64, []), vi("cond_in", TensorProto.BOOL, [])],
+    [vi("cond_out", TensorProto.BOOL, []), unshaped("s", f32)])
+case("loop", helper.make_graph(
+    [helper.make_node("Loop", ["M", "C"], ["Y"], body=body)], "loop",
+    [vi("M", TensorProto.INT64, []), vi("C", TensorProto.BOOL, []), vi("K", f32, [2])], [unshaped("Y", f32)]),
+    [("M", np.array(4, dtype=np.int64)), ("C", np.array(True)), ("K", np.array([1, -2], dtype=np.float32))],
+    [("Y", np.arange(4, dtype=np.float32)[:, None] * np.array([1, -2], dtype=np.float32))])
+case("no_inputs", helper.make_graph(
+    [helper.make_node("Constant", [], ["Y"], value=helper.make_tensor("v", f32, [2], [3, 4]))], "no_inputs",
+    [], [vi("Y", f32, [2])]), [], [("Y", np.array([3, 4], dtype=np.float32))])
+
 with open(os.path.join(out, "manifest.json"), "w") as f:
     json.dump({"cases": cases}, f, indent=1)
