@@ -70,6 +70,17 @@ const (
 	fnReleaseCUDAProviderOptions                fn = 208
 	fnSessionOptionsAppendProvider              fn = 216
 	fnUpdateEnvWithCustomLogLevel               fn = 226
+	fnEnableMemPattern                          fn = 16
+	fnDisableMemPattern                         fn = 17
+	fnEnableCpuMemArena                         fn = 18
+	fnDisableCpuMemArena                        fn = 19
+	fnCreateRunOptions                          fn = 39
+	fnRunOptionsSetRunLogSeverityLevel          fn = 41
+	fnRunOptionsSetRunTag                       fn = 42
+	fnRunOptionsSetTerminate                    fn = 46
+	fnReleaseRunOptions                         fn = 97
+	fnAddSessionConfigEntry                     fn = 130
+	fnAddRunConfigEntry                         fn = 165
 	fnGetTensorElementTypeAndShapeDataReference fn = 414 // the last entry of APIVersion 24
 )
 

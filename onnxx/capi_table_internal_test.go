@@ -54,6 +54,12 @@ func TestTableIndices(t *testing.T) {
 		fnReleaseCUDAProviderOptions: "ReleaseCUDAProviderOptions", fnSessionOptionsAppendProvider: "SessionOptionsAppendExecutionProvider",
 		fnUpdateEnvWithCustomLogLevel:               "UpdateEnvWithCustomLogLevel",
 		fnGetTensorElementTypeAndShapeDataReference: "GetTensorElementTypeAndShapeDataReference",
+		fnEnableMemPattern:                          "EnableMemPattern", fnDisableMemPattern: "DisableMemPattern",
+		fnEnableCpuMemArena: "EnableCpuMemArena", fnDisableCpuMemArena: "DisableCpuMemArena",
+		fnCreateRunOptions: "CreateRunOptions", fnRunOptionsSetRunLogSeverityLevel: "RunOptionsSetRunLogSeverityLevel",
+		fnRunOptionsSetRunTag: "RunOptionsSetRunTag", fnRunOptionsSetTerminate: "RunOptionsSetTerminate",
+		fnReleaseRunOptions: "ReleaseRunOptions", fnAddSessionConfigEntry: "AddSessionConfigEntry",
+		fnAddRunConfigEntry: "AddRunConfigEntry",
 		// describeValueByInfo's, the reference path of BenchmarkDescribeValue
 		fnGetTensorTypeAndShape: "GetTensorTypeAndShape", fnReleaseTensorTypeAndShapeInfo: "ReleaseTensorTypeAndShapeInfo",
 	} {

@@ -38,7 +38,7 @@ func TestRunKept(t *testing.T) {
 		return e
 	}
 
-	done, err := s.runKept(ins, outs)
+	done, err := s.runKept(ins, outs, 0)
 	require.NoError(t, err)
 	assert.False(t, done, "nothing is kept before the first run")
 	require.NoError(t, s.RunInto(ins, outs)) // the general path keeps the values
@@ -46,14 +46,14 @@ func TestRunKept(t *testing.T) {
 	assert.Equal(t, want(), first)
 
 	clear(got())
-	done, err = s.runKept(ins, outs)
+	done, err = s.runKept(ins, outs, 0)
 	require.NoError(t, err)
 	require.True(t, done, "the same tensors: the kept values")
 	assert.Equal(t, first, got())
 	assert.NotZero(t, got()[0]+got()[1]+got()[63], "ORT wrote the output")
 
 	xs[0], xs[63] = 10, -10 // ORT reads the input's current elements
-	done, err = s.runKept(ins, outs)
+	done, err = s.runKept(ins, outs, 0)
 	require.NoError(t, err)
 	require.True(t, done)
 	assert.Equal(t, want(), got())
@@ -61,16 +61,16 @@ func TestRunKept(t *testing.T) {
 
 	// another output tensor, another input tensor over the same memory: not kept
 	y2 := core.MustNew(core.Float32, 1, 64)
-	done, _ = s.runKept(ins, []*core.Tensor{y2})
+	done, _ = s.runKept(ins, []*core.Tensor{y2}, 0)
 	assert.False(t, done)
 	view, err := x.Reshape(1, 64)
 	require.NoError(t, err)
-	done, _ = s.runKept([]*core.Tensor{view}, outs)
+	done, _ = s.runKept([]*core.Tensor{view}, outs, 0)
 	assert.False(t, done)
 
 	// the session's scratch taken by another run: RunInto runs on a stage of its own
 	s.b.mu.Lock()
-	done, _ = s.runKept(ins, outs)
+	done, _ = s.runKept(ins, outs, 0)
 	assert.False(t, done)
 	clear(got())
 	require.NoError(t, s.RunInto(ins, outs))
@@ -87,13 +87,13 @@ func TestRunKept(t *testing.T) {
 
 	// a released output and a destroyed session: not kept; the general path reports them
 	y.Release()
-	done, _ = s.runKept(ins, outs)
+	done, _ = s.runKept(ins, outs, 0)
 	assert.False(t, done)
 	require.ErrorIs(t, s.RunInto(ins, outs), core.ErrReleased)
 	y3 := core.MustNew(core.Float32, 1, 64)
 	require.NoError(t, s.RunInto(ins, []*core.Tensor{y3}))
 	require.NoError(t, s.Destroy())
-	done, _ = s.runKept(ins, []*core.Tensor{y3})
+	done, _ = s.runKept(ins, []*core.Tensor{y3}, 0)
 	assert.False(t, done)
 	require.ErrorIs(t, s.RunInto(ins, []*core.Tensor{y3}), ErrModel)
 }

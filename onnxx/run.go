@@ -59,6 +59,11 @@ func (s *Session) Run(inputs map[string]*core.Tensor, opts ...adapters.Option) (
 // holds every output, the given tensors among them. For repeated inference into the same
 // destinations, RunInto does the same without the maps.
 func (s *Session) RunWith(inputs, outputs map[string]*core.Tensor, opts ...adapters.Option) (map[string]*core.Tensor, error) {
+	return s.runWith(inputs, outputs, 0, opts)
+}
+
+// runWith is RunWith with ORT run options ro (0: none).
+func (s *Session) runWith(inputs, outputs map[string]*core.Tensor, ro uintptr, opts []adapters.Option) (map[string]*core.Tensor, error) {
 	var inBuf, outBuf [4]*core.Tensor // most models have few inputs and outputs: no allocation
 	ins, err := gather("input", s.inputs, inputs, inBuf[:0])
 	if err != nil {
@@ -72,7 +77,7 @@ func (s *Session) RunWith(inputs, outputs map[string]*core.Tensor, opts ...adapt
 	if len(opts) > 0 {
 		o = adapters.Apply(opts...)
 	}
-	if err := s.run(ins, outs, true, o); err != nil {
+	if err := s.run(ins, outs, true, o, ro); err != nil {
 		return nil, err
 	}
 	result := make(map[string]*core.Tensor, len(s.outputs))
@@ -109,6 +114,11 @@ func gather(kind string, infos []IOInfo, m map[string]*core.Tensor, buf []*core.
 // tensors, memory and shapes), the ORT values made for that run are used again, and RunInto makes
 // one ORT call and allocates nothing.
 func (s *Session) RunInto(inputs, outputs []*core.Tensor, opts ...adapters.Option) error {
+	return s.runInto(inputs, outputs, 0, opts)
+}
+
+// runInto is RunInto with ORT run options ro (0: none).
+func (s *Session) runInto(inputs, outputs []*core.Tensor, ro uintptr, opts []adapters.Option) error {
 	var o adapters.Options // adapters.Apply allocates its result; runs without options need none
 	if len(opts) > 0 {
 		o = adapters.Apply(opts...)
@@ -117,7 +127,7 @@ func (s *Session) RunInto(inputs, outputs []*core.Tensor, opts ...adapters.Optio
 		return fmt.Errorf("%w: RunInto got %d inputs and %d outputs, the session takes %d (%s) and gives %d (%s)",
 			ErrModel, len(inputs), len(outputs), len(s.inputs), quoted(s.inputs), len(s.outputs), quoted(s.outputs))
 	}
-	return s.run(inputs, outputs, false, o) // which refuses nil outputs, as fill is unset
+	return s.run(inputs, outputs, false, o, ro) // which refuses nil outputs, as fill is unset
 }
 
 // Run loads the model at path, runs it once on inputs and returns the named outputs (nil: all),
@@ -131,12 +141,12 @@ func Run(path string, inputs map[string]*core.Tensor, outputNames []string, opts
 	return s.Run(inputs, opts...)
 }
 
-// run runs the model. outs[i] nil means the output is allocated here (known shape) or by ORT;
-// run fills it in. With fill unset every output must be a destination. It holds every tensor it
-// was given for the whole run.
-func (s *Session) run(ins, outs []*core.Tensor, fill bool, o adapters.Options) error {
+// run runs the model, with ORT run options ro (0: none). outs[i] nil means the output is
+// allocated here (known shape) or by ORT; run fills it in. With fill unset every output must be
+// a destination. It holds every tensor it was given for the whole run.
+func (s *Session) run(ins, outs []*core.Tensor, fill bool, o adapters.Options, ro uintptr) error {
 	if o.Policy != adapters.CopyAlways && !s.anyEcho && (!slices.Contains(outs, nil) || fill && s.b.leasing()) {
-		if done, err := s.runKept(ins, outs); done {
+		if done, err := s.runKept(ins, outs, ro); done {
 			if err == nil {
 				o.Report(false)
 			}
@@ -153,7 +163,7 @@ func (s *Session) run(ins, outs []*core.Tensor, fill bool, o adapters.Options) e
 		return fmt.Errorf("onnxx: the destination of output %s: %w", releasedName(outs, s.outputs), err)
 	}
 	defer hout.Release()
-	return s.runHeld(ins, outs, fill, o)
+	return s.runHeld(ins, outs, fill, o, ro)
 }
 
 // runKept is the path of repeated inference: when every tensor of the run is one the session
@@ -162,7 +172,7 @@ func (s *Session) run(ins, outs []*core.Tensor, fill bool, o adapters.Options) e
 // of the binding work of the general path. It reports done false, having done nothing, when that
 // is not so (the first run, new tensors, a run already using the session's scratch): the general
 // path runs then, and reports whatever was wrong.
-func (s *Session) runKept(ins, outs []*core.Tensor) (done bool, err error) {
+func (s *Session) runKept(ins, outs []*core.Tensor, ro uintptr) (done bool, err error) {
 	hin, err := core.Hold(ins...)
 	if err != nil {
 		return false, nil
@@ -173,11 +183,11 @@ func (s *Session) runKept(ins, outs []*core.Tensor) (done bool, err error) {
 		return false, nil
 	}
 	defer hout.Release()
-	return s.runKeptHeld(ins, outs)
+	return s.runKeptHeld(ins, outs, ro)
 }
 
 // runKeptHeld is runKept once the tensors are held.
-func (s *Session) runKeptHeld(ins, outs []*core.Tensor) (done bool, err error) {
+func (s *Session) runKeptHeld(ins, outs []*core.Tensor, ro uintptr) (done bool, err error) {
 	s.h.mu.RLock()
 	defer s.h.mu.RUnlock()
 	b := s.b
@@ -185,7 +195,7 @@ func (s *Session) runKeptHeld(ins, outs []*core.Tensor) (done bool, err error) {
 		return false, nil
 	}
 	st := &b.st
-	st.cached = true
+	st.cached, st.runOpts = true, ro
 	defer s.unstage(st)
 	for i, t := range ins {
 		if sl := &b.in[i]; !sl.matches(t) || !t.HostAccessible() || loose(&s.inputs[i], t) {
@@ -239,13 +249,14 @@ func (s *Session) unlend(st *stage, outs []*core.Tensor) {
 
 // runHeld is run once the tensors are held. (The run is split into functions so that the defers
 // of each are open-coded, which the compiler does only for few defers times returns.)
-func (s *Session) runHeld(ins, outs []*core.Tensor, fill bool, o adapters.Options) error {
+func (s *Session) runHeld(ins, outs []*core.Tensor, fill bool, o adapters.Options, ro uintptr) error {
 	s.h.mu.RLock()
 	defer s.h.mu.RUnlock()
 	if s.h.session == 0 {
 		return errDestroyed
 	}
 	st := s.stage()
+	st.runOpts = ro
 	defer s.unstage(st)
 	if err := s.runStaged(st, ins, outs, fill, o); err != nil {
 		return err
@@ -508,7 +519,7 @@ func (s *Session) invoke(st *stage) error {
 	}
 	a := s.api
 	// every pointer is into memory the session or the stage keeps on the heap
-	status := ccall.Call8(a.f(fnRun), s.h.session, 0,
+	status := ccall.Call8(a.f(fnRun), s.h.session, st.runOpts,
 		uintptr(unsafe.Pointer(unsafe.SliceData(s.inNames))), uintptr(unsafe.Pointer(&st.inVals[0])), uintptr(len(s.inputs)),
 		uintptr(unsafe.Pointer(unsafe.SliceData(s.outNames))), uintptr(len(s.outputs)), uintptr(unsafe.Pointer(&st.outVals[0])))
 	runtime.KeepAlive(s)

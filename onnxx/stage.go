@@ -100,6 +100,7 @@ func (sl *slot) drop() {
 // value reads, and the values made for this run only.
 type stage struct {
 	cached     bool      // the run holds bindings.mu: it may use and replace the slots
+	runOpts    uintptr   // the run's OrtRunOptions* (0: none)
 	inVals     []uintptr // OrtValue* of each input (one spare entry: never empty)
 	outVals    []uintptr // OrtValue* of each output; 0: ORT allocates it
 	ours       []bool    // outVals[i] is a value over a tensor of ours or the caller's
@@ -160,7 +161,7 @@ func (s *Session) unstage(st *stage) {
 	clear(st.ours)
 	clear(st.lent)
 	st.temps, st.keepAlive = st.temps[:0], st.keepAlive[:0]
-	st.copied, st.dynamicDst, st.loose, st.device = false, false, false, -1
+	st.copied, st.dynamicDst, st.loose, st.device, st.runOpts = false, false, false, -1, 0
 	if st.cached {
 		st.cached = false
 		s.b.mu.Unlock()
@@ -268,7 +269,7 @@ func (s *Session) invokeBound(st *stage) error {
 			return err
 		}
 	}
-	if err := a.call("running the model with I/O binding", fnRunWithBinding, s.h.session, 0, b); err != nil {
+	if err := a.call("running the model with I/O binding", fnRunWithBinding, s.h.session, st.runOpts, b); err != nil {
 		return err
 	}
 	var arr, n uintptr

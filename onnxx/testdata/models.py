@@ -321,5 +321,16 @@ case("no_inputs", helper.make_graph(
     [helper.make_node("Constant", [], ["Y"], value=helper.make_tensor("v", f32, [2], [3, 4]))], "no_inputs",
     [], [vi("Y", f32, [2])]), [], [("Y", np.array([3, 4], dtype=np.float32))])
 
+# 15. A run that lasts until it is stopped (cancellation tests): V = Loop(M, C, V0) adding 1 to
+#     V each iteration, M iterations (M = 2^62 does not end).
+spin_body = helper.make_graph(
+    [helper.make_node("Identity", ["cond_in"], ["cond_out"]), helper.make_node("Add", ["v_in", "one"], ["v_out"])],
+    "spin_body", [vi("i", TensorProto.INT64, []), vi("cond_in", TensorProto.BOOL, []), vi("v_in", f32, [1])],
+    [vi("cond_out", TensorProto.BOOL, []), vi("v_out", f32, [1])],
+    initializer=[helper.make_tensor("one", f32, [1], [1.0])])
+save(helper.make_graph([helper.make_node("Loop", ["M", "C", "V0"], ["V"], body=spin_body)], "spin",
+                       [vi("M", TensorProto.INT64, []), vi("C", TensorProto.BOOL, []), vi("V0", f32, [1])],
+                       [vi("V", f32, [1])]), "spin")
+
 with open(os.path.join(out, "manifest.json"), "w") as f:
     json.dump({"cases": cases}, f, indent=1)

@@ -1,0 +1,124 @@
+package onnxx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sort"
+	"unsafe"
+
+	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
+)
+
+// RunOptions are the settings of one run (ORT's OrtRunOptions), for RunContext and
+// RunIntoContext. The zero value (or nil) is ORT's defaults.
+type RunOptions struct {
+	// Tag names the run in ORT's log lines.
+	Tag string
+	// LogLevel is what ORT logs for this run; LogSilent, the zero value, leaves the session's.
+	LogLevel LogLevel
+	// Config are run configuration entries (OrtApi AddRunConfigEntry), such as
+	// "memory.enable_memory_arena_shrinkage": "cpu:0", which gives the CPU arena's unused memory
+	// back to the system at the end of the run. ORT refuses keys it does not know only where it
+	// reads them.
+	Config map[string]string
+}
+
+// RunContext is Run with a context and per-run options (ro may be nil): when ctx is cancelled or
+// its deadline passes during the run, ORT is told to stop (RunOptionsSetTerminate, which it
+// checks between operators) and the run fails with an error that wraps ctx.Err()
+// (context.Canceled or context.DeadlineExceeded) and ErrRuntime. A ctx already done fails before
+// anything runs. A run that ends before ORT sees the flag returns its results.
+func (s *Session) RunContext(ctx context.Context, inputs map[string]*core.Tensor, ro *RunOptions, opts ...adapters.Option) (map[string]*core.Tensor, error) {
+	var res map[string]*core.Tensor
+	err := s.withRunOptions(ctx, ro, func(h uintptr) error {
+		var err error
+		res, err = s.runWith(inputs, nil, h, opts)
+		return err
+	})
+	return res, err
+}
+
+// RunIntoContext is RunInto with a context and per-run options (see RunContext).
+func (s *Session) RunIntoContext(ctx context.Context, inputs, outputs []*core.Tensor, ro *RunOptions, opts ...adapters.Option) error {
+	return s.withRunOptions(ctx, ro, func(h uintptr) error { return s.runInto(inputs, outputs, h, opts) })
+}
+
+// withRunOptions makes ORT run options of ro, has ctx set their terminate flag when it is done,
+// calls run with them and releases them once nothing can set the flag any more.
+func (s *Session) withRunOptions(ctx context.Context, ro *RunOptions, run func(h uintptr) error) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("onnxx: the run did not start: %w", err)
+	}
+	a := s.api
+	h, err := a.runOptions(ro)
+	if err != nil {
+		return err
+	}
+	defer a.do(fnReleaseRunOptions, h)
+	flagged := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(flagged)
+		a.do(fnRunOptionsSetTerminate, h)
+	})
+	err = run(h)
+	if !stop() { // the flag is being set, or was: wait, so that h outlives the call
+		<-flagged
+	}
+	if err != nil && ctx.Err() != nil {
+		var re *RuntimeError
+		if errors.As(err, &re) {
+			return errs.Errorf(re, "onnxx: the run stopped: %w (ORT: %s)", ctx.Err(), re.Message)
+		}
+	}
+	return err
+}
+
+// runOptions makes an OrtRunOptions of ro; the caller releases it.
+func (a *ortAPI) runOptions(ro *RunOptions) (uintptr, error) {
+	var h uintptr
+	if err := a.call("creating run options", fnCreateRunOptions, uintptr(unsafe.Pointer(&h))); err != nil {
+		return 0, err
+	}
+	if ro == nil {
+		return h, nil
+	}
+	err := func() error {
+		if ro.Tag != "" {
+			tag := cstr(ro.Tag)
+			err := a.call("setting the run tag", fnRunOptionsSetRunTag, h, ptr(tag))
+			runtime.KeepAlive(tag)
+			if err != nil {
+				return err
+			}
+		}
+		if ro.LogLevel != LogSilent {
+			if err := a.call("setting the run log level", fnRunOptionsSetRunLogSeverityLevel, h, uintptr(ro.LogLevel.severity())); err != nil {
+				return err
+			}
+		}
+		keys := make([]string, 0, len(ro.Config))
+		for k := range ro.Config {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			kb, vb := cstr(k), cstr(ro.Config[k])
+			err := a.call("adding run config entry "+k, fnAddRunConfigEntry, h, ptr(kb), ptr(vb))
+			runtime.KeepAlive(kb)
+			runtime.KeepAlive(vb)
+			if err != nil {
+				return fmt.Errorf("%w: run option %q = %q: %w", core.ErrArgument, k, ro.Config[k], err)
+			}
+		}
+		return nil
+	}()
+	if err != nil {
+		a.do(fnReleaseRunOptions, h)
+		return 0, err
+	}
+	return h, nil
+}
