@@ -123,6 +123,19 @@
 // overlaps, and calls ORT (the general path, which binds and makes values, runs otherwise). Destroy frees the session and its values; a Session that
 // becomes unreachable is freed by the collector. A Session is safe for concurrent use.
 //
+// # Concurrency
+//
+// Run, RunWith, RunInto, RunContext and RunIntoContext may be called from many goroutines on
+// one Session at once: ORT runs them in parallel (its Run is thread-safe), each run holds what it
+// reads and writes, and each gets its own outputs (a lease is never lent to two runs; a lent
+// output's block serves another run only after its release). One run at a time uses the
+// session's kept values and scratch (the fast path of repeated inference); runs that find them
+// taken make their own, and keep nothing. Inputs, Outputs and Destroy are safe at any time:
+// Destroy waits for the runs in flight, and runs after it fail with ErrModel. What is not safe is
+// what would race on the tensors' memory in any Go program: the same destination given to two
+// runs at once (both write it), or writing an input's elements while a run reads them. The
+// outputs are the caller's, to read, keep and release from any goroutine.
+//
 // # Device memory
 //
 // With the CUDA execution provider (SessionOptions.Providers: {Name: "CUDA"}), inputs and
