@@ -120,8 +120,9 @@
 // and the session then refuses the released tensor. RunInto on the same tensors makes one call of
 // ORT's C API and allocates nothing: when every tensor of a run is one the session kept a value
 // over, in host memory, the run holds the tensors, checks each against its value and for
-// overlaps, and calls ORT (the general path, which binds and makes values, runs otherwise). Destroy frees the session and its values; a Session that
-// becomes unreachable is freed by the collector. A Session is safe for concurrent use.
+// overlaps, and calls ORT (the general path, which binds and makes values, runs otherwise).
+// Destroy frees the session and its values; a Session that becomes unreachable is freed by the
+// collector. A Session is safe for concurrent use (see Concurrency).
 //
 // # Concurrency
 //
