@@ -3,6 +3,7 @@ package onnxx
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"runtime"
 	"slices"
@@ -36,6 +37,60 @@ type SessionOptions struct {
 	// a model that declares a huge output cannot make every run allocate it. 0 means
 	// DefaultMaxOutputAlloc; a negative value leaves every output without a destination to ORT.
 	MaxOutputAlloc int64
+
+	// CPUArena turns ORT's CPU memory arena on or off (Default: on). The arena keeps the blocks
+	// of intermediate values (and of outputs ORT allocates) between runs and grows to the
+	// largest run's need, never giving memory back by itself: runs allocate little, and a
+	// process that ran one large input keeps that much. Off, each value is a plain allocation
+	// freed after use: memory follows the current run, at the cost of an allocation per value.
+	// (RunOptions.Config "memory.enable_memory_arena_shrinkage": "cpu:0" shrinks an arena that is
+	// on, at the end of one run.)
+	CPUArena Setting
+	// MemoryPattern turns ORT's memory pattern on or off (Default: on): ORT records the
+	// allocations of a run at a given input shape and makes them as one block the next time.
+	// It speeds up repeated runs of one shape; off, models fed ever-changing shapes do not keep
+	// a pattern (and its block) per shape. ORT turns it off itself for parallel execution.
+	MemoryPattern Setting
+	// ArenaExtendStrategy is how an arena grows when it runs out: ArenaNextPowerOfTwo (ORT's
+	// default) rounds each extension up, for fewer extensions and more memory held;
+	// ArenaSameAsRequested extends by what was asked, for the least memory. It is given to the
+	// CUDA execution provider (its "arena_extend_strategy" option, unless Provider.Options sets
+	// it); ORT's C API has no per-session setting of the CPU arena's strategy, so with no CUDA
+	// provider it changes nothing (turn the CPU arena off instead).
+	ArenaExtendStrategy ArenaExtend
+}
+
+// Setting is an on/off session option that defaults to ORT's own choice.
+type Setting int8
+
+// The values of a Setting.
+const (
+	Default  Setting = iota // ORT's default
+	Enabled                 // on
+	Disabled                // off
+)
+
+// ArenaExtend is an arena's extend strategy (SessionOptions.ArenaExtendStrategy).
+type ArenaExtend int8
+
+// The arena extend strategies.
+const (
+	ArenaDefault         ArenaExtend = iota // ORT's default: kNextPowerOfTwo
+	ArenaNextPowerOfTwo                     // kNextPowerOfTwo
+	ArenaSameAsRequested                    // kSameAsRequested
+)
+
+// ortName is ORT's name of the strategy, "" for ORT's default.
+func (e ArenaExtend) ortName() (string, error) {
+	switch e {
+	case ArenaDefault:
+		return "", nil
+	case ArenaNextPowerOfTwo:
+		return "kNextPowerOfTwo", nil
+	case ArenaSameAsRequested:
+		return "kSameAsRequested", nil
+	}
+	return "", fmt.Errorf("%w: onnxx: ArenaExtend(%d) is not a strategy", core.ErrArgument, int(e))
 }
 
 // DefaultMaxOutputAlloc is the default of SessionOptions.MaxOutputAlloc: 64 MiB.
@@ -291,8 +346,49 @@ func (a *ortAPI) setOptions(so uintptr, opts *SessionOptions) error {
 			return err
 		}
 	}
+	if err := a.setMemory(so, opts); err != nil {
+		return err
+	}
+	strategy, err := opts.ArenaExtendStrategy.ortName()
+	if err != nil {
+		return err
+	}
 	for _, p := range opts.Providers {
+		if _, set := p.Options["arena_extend_strategy"]; p.cuda() && strategy != "" && !set {
+			p.Options = maps.Clone(p.Options)
+			if p.Options == nil {
+				p.Options = map[string]string{}
+			}
+			p.Options["arena_extend_strategy"] = strategy
+		}
 		if err := a.appendProvider(so, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setMemory applies the memory settings of opts (CPUArena, MemoryPattern).
+func (a *ortAPI) setMemory(so uintptr, opts *SessionOptions) error {
+	for _, set := range []struct {
+		what    string
+		v       Setting
+		on, off fn
+	}{
+		{"the CPU memory arena", opts.CPUArena, fnEnableCpuMemArena, fnDisableCpuMemArena},
+		{"the memory pattern", opts.MemoryPattern, fnEnableMemPattern, fnDisableMemPattern},
+	} {
+		f := set.on
+		switch set.v {
+		case Default:
+			continue
+		case Disabled:
+			f = set.off
+		case Enabled:
+		default:
+			return fmt.Errorf("%w: onnxx: Setting(%d) for %s is not Default, Enabled or Disabled", core.ErrArgument, int(set.v), set.what)
+		}
+		if err := a.call("setting "+set.what, f, so); err != nil {
 			return err
 		}
 	}

@@ -108,3 +108,38 @@ func TestNoInputs(t *testing.T) {
 		assert.Equal(t, []float32{3, 4}, f32(t, dst))
 	}
 }
+
+// TestMemoryOptions: sessions with the CPU arena and the memory pattern on and off, and each
+// extend strategy, run the dynamic model at several batch sizes and give NumPy's results; values
+// out of range are refused with core.ErrArgument.
+func TestMemoryOptions(t *testing.T) {
+	cases, err := manifest()
+	require.NoError(t, err)
+	for _, opts := range []onnxx.SessionOptions{
+		{CPUArena: onnxx.Disabled}, {CPUArena: onnxx.Enabled}, {MemoryPattern: onnxx.Disabled},
+		{MemoryPattern: onnxx.Enabled, CPUArena: onnxx.Disabled}, {ArenaExtendStrategy: onnxx.ArenaSameAsRequested},
+		{ArenaExtendStrategy: onnxx.ArenaNextPowerOfTwo},
+	} {
+		s, err := onnxx.NewSession(model("dynamic_float32"), nil, nil, &opts)
+		require.NoError(t, err, "%+v", opts)
+		ran := 0
+		for _, c := range cases {
+			if c.Model != model("dynamic_float32") {
+				continue
+			}
+			ran++
+			out, err := s.Run(map[string]*core.Tensor{"X": load(t, c.Inputs[0])})
+			require.NoError(t, err, "%+v", opts)
+			for _, f := range c.Outputs {
+				equal(t, load(t, f), out[f.Name], c.Tol)
+				out[f.Name].Release()
+			}
+		}
+		assert.Equal(t, 3, ran)
+		s.Destroy()
+	}
+	for _, opts := range []onnxx.SessionOptions{{CPUArena: 3}, {MemoryPattern: -1}, {ArenaExtendStrategy: 7}} {
+		_, err := onnxx.NewSession(model("dynamic_float32"), nil, nil, &opts)
+		assert.ErrorIs(t, err, core.ErrArgument, "%+v", opts)
+	}
+}
