@@ -33,6 +33,14 @@ var dequantizers = map[Type]dequantizer{
 	Q8_K: dqQ8_K,
 }
 
+// int8Float holds float32(int8(b)) for every byte b: a load instead of a conversion.
+var int8Float = func() (t [256]float32) {
+	for i := range t {
+		t[i] = float32(int8(i))
+	}
+	return t
+}()
+
 // f16 is ggml's GGML_FP16_TO_FP32 (exact), through a table of all 65536 halves.
 var f16Table = sync.OnceValue(func() *[1 << 16]float32 {
 	var t [1 << 16]float32
@@ -72,11 +80,17 @@ func dqQ4_0(y []float32, x []byte) {
 	for len(y) >= 32 {
 		b := x[:18:18]
 		d := half(tab, b)
-		qs := b[2:18]
+		var v [16]float32 // the 16 values a nibble can stand for: the same products, made once
+		for q := range v {
+			v[q] = float32(int32(q)-8) * d
+		}
 		o := y[:32:32]
-		for j, q := range qs {
-			o[j] = float32(int32(q&0x0f)-8) * d
-			o[j+16] = float32(int32(q>>4)-8) * d
+		lo, hi := binary.LittleEndian.Uint64(b[2:]), binary.LittleEndian.Uint64(b[10:])
+		for j := range 8 {
+			o[j] = v[lo>>(8*j)&15]
+			o[j+16] = v[lo>>(8*j+4)&15]
+			o[j+8] = v[hi>>(8*j)&15]
+			o[j+24] = v[hi>>(8*j+4)&15]
 		}
 		x, y = x[18:], y[32:]
 	}
@@ -88,11 +102,15 @@ func dqQ4_1(y []float32, x []byte) {
 	for len(y) >= 32 {
 		b := x[:20:20]
 		d, m := half(tab, b), half(tab, b[2:])
+		var v [16]float32
+		for q := range v {
+			v[q] = float32(float32(q)*d) + m
+		}
 		qs := b[4:20]
 		o := y[:32:32]
 		for j, q := range qs {
-			o[j] = float32(float32(q&0x0f)*d) + m
-			o[j+16] = float32(float32(q>>4)*d) + m
+			o[j] = v[q&0x0f]
+			o[j+16] = v[q>>4]
 		}
 		x, y = x[20:], y[32:]
 	}
@@ -146,7 +164,7 @@ func dqQ8_0(y []float32, x []byte) {
 		qs := b[2:34]
 		o := y[:32:32]
 		for j, q := range qs {
-			o[j] = float32(int8(q)) * d
+			o[j] = int8Float[q] * d
 		}
 		x, y = x[34:], y[32:]
 	}
@@ -286,10 +304,15 @@ func dqQ4_K(y []float32, x []byte) {
 			d1, m1 := d*float32(sc), dmin*float32(m)
 			sc, m = scaleMinK4(2*k+1, scales)
 			d2, m2 := d*float32(sc), dmin*float32(m)
+			var v1, v2 [16]float32 // the values a nibble stands for in each half
+			for q := range v1 {
+				v1[q] = float32(d1*float32(q)) - m1
+				v2[q] = float32(d2*float32(q)) - m2
+			}
 			lo, hi := out[:32:32], out[32:64:64]
 			for l, v := range q {
-				lo[l] = float32(d1*float32(v&0x0f)) - m1
-				hi[l] = float32(d2*float32(v>>4)) - m2
+				lo[l] = v1[v&0x0f]
+				hi[l] = v2[v>>4]
 			}
 			out = out[64:]
 		}
@@ -341,11 +364,15 @@ func dqQ6_K(y []float32, x []byte) {
 	for len(y) >= 256 {
 		b := x[:210:210]
 		d := half(tab, b[208:])
+		var ds [16]float32 // d·scale of each 16 elements, as the reference computes it first
+		for i, s := range b[192:208] {
+			ds[i] = d * float32(int8(s))
+		}
 		out := y[:256:256]
 		for n := 0; n < 2; n++ {
 			ql := b[64*n : 64*n+64]
 			qh := b[128+32*n : 128+32*n+32]
-			sc := b[192+8*n : 192+8*n+8]
+			sc := ds[8*n : 8*n+8]
 			o := out[:128:128]
 			for l := 0; l < 32; l++ {
 				is := l / 16
@@ -353,10 +380,10 @@ func dqQ6_K(y []float32, x []byte) {
 				q2 := int32((ql[l+32]&0x0f)|((qh[l]>>2)&3)<<4) - 32
 				q3 := int32((ql[l]>>4)|((qh[l]>>4)&3)<<4) - 32
 				q4 := int32((ql[l+32]>>4)|((qh[l]>>6)&3)<<4) - 32
-				o[l] = float32(d*float32(int8(sc[is]))) * float32(q1)
-				o[l+32] = float32(d*float32(int8(sc[is+2]))) * float32(q2)
-				o[l+64] = float32(d*float32(int8(sc[is+4]))) * float32(q3)
-				o[l+96] = float32(d*float32(int8(sc[is+6]))) * float32(q4)
+				o[l] = sc[is] * int8Float[uint8(q1)]
+				o[l+32] = sc[is+2] * int8Float[uint8(q2)]
+				o[l+64] = sc[is+4] * int8Float[uint8(q3)]
+				o[l+96] = sc[is+6] * int8Float[uint8(q4)]
 			}
 			out = out[128:]
 		}
