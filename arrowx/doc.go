@@ -18,6 +18,8 @@
 //	ToArray: tensor → primitive / nested FixedSizeList C-contiguous, Arrow dtype, not bool   copied once into C order (bool: bit-packed)
 //	FromTensor: arrow-go tensor → tensor               always (strides, row or column major) refused if malformed
 //	ToTensor: tensor → arrow-go tensor                 strides ≥ 0, dtype in arrow/tensor     copied into C order
+//	FromArray: arrow.fixed_shape_tensor → [N, S...]    no nulls (a permutation is strides)   as above
+//	ToFixedShapeTensor: [N, S...] → fixed_shape_tensor C order of S in any order, not bool  copied once into C order
 //	FromRecord: record batch → [rows, cols] tensor     columns equally spaced in one buffer  copied once into C order
 //	ToRecord: [rows, cols] tensor → record batch       each column compact (Fortran order)   copied once into Fortran order
 //
@@ -32,6 +34,17 @@
 // them as fixed-size binary). arrow-go's tensor package has no float16 or bool. A 0-d tensor
 // has no array form (an array has a length); an N-D tensor with an empty inner dimension
 // ([3 0]) has none either, because arrow-go cannot make a FixedSizeList of size 0.
+//
+// # Arrow's canonical tensor type
+//
+// Importing this package registers arrow.fixed_shape_tensor, one of Arrow's canonical
+// extension types, with arrow-go (FixedShapeTensorType): an array of N tensors of one shape S,
+// stored as FixedSizeList<T>[prod(S)] with S (and optional dimension names and permutation)
+// as JSON in the field's ARROW:extension:metadata. pyarrow (FixedShapeTensorArray), Ray Data,
+// Lance and Daft read and write it, and readers that do not know it still see the
+// FixedSizeList and the metadata. FromArray gives the [N, S...] tensor over the array's memory,
+// ToFixedShapeTensor makes such an array of a tensor; element i of the array is Index(0, i) of
+// the tensor, and a single tensor of shape S is the array of t reshaped to [1, S...].
 //
 // # Ownership
 //

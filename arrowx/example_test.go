@@ -72,3 +72,18 @@ func ExampleFillNulls() {
 	// arrowx: array has nulls: int32 of shape [3] (give arrowx.FillNulls to copy with a fill value)
 	// [1 -1 3] true true
 }
+
+// A batch of tensors travels as Arrow's canonical arrow.fixed_shape_tensor, which pyarrow and
+// other Arrow readers understand, without a copy.
+func ExampleToFixedShapeTensor() {
+	batch := core.MustFromSlice([]float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, 2, 2, 3) // two 2×3 tensors
+	arr, _ := arrowx.ToFixedShapeTensor(batch)
+	defer arr.Release()
+	fmt.Println(arr.DataType().(*arrowx.FixedShapeTensorType).Serialize(), arr.Len())
+
+	back, _ := arrowx.FromArray(arr)
+	fmt.Println(back.Shape(), back.Data() == batch.Data())
+	// Output:
+	// {"shape":[2,3]} 2
+	// [2 2 3] true
+}

@@ -173,6 +173,9 @@ func fromData(d arrow.ArrayData, opts ...adapters.Option) (*core.Tensor, error) 
 	if d == nil {
 		return nil, fmt.Errorf("%w: array without data", ErrNil)
 	}
+	if ft, ok := d.DataType().(*FixedShapeTensorType); ok {
+		return fromFixedShape(ft, d, opts)
+	}
 	o := adapters.Apply(opts...)
 	l, err := layoutOf(d)
 	if err != nil {
