@@ -1,13 +1,14 @@
 package adapters
 
 import (
-	"fmt"
 	"math"
 	"math/bits"
 	"unsafe"
 
-	"github.com/dlpack-go/dlpack/core"
 	"github.com/x448/float16"
+
+	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // number is every element type that Go converts with a plain conversion.
@@ -354,7 +355,7 @@ func castInto(p plan, dst, src core.DLDataType) error {
 	load, ok1 := loaders[src]
 	store, ok2 := storers[dst]
 	if !ok1 || !ok2 {
-		return fmt.Errorf("%w: cast from %s to %s", ErrUnsupported, src, dst)
+		return errs.Errorf(ErrUnsupported, "adapters: no cast from %s to %s", src, dst)
 	}
 	ssize, dsize := int64(src.Size()), int64(dst.Size())
 	dspan := unsafe.Slice((*byte)(unsafe.Add(p.dst, p.dlo)), p.dlen)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/copyplan"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // Order is the memory order of a tensor that Clone or Cast makes.
@@ -87,14 +88,14 @@ func CastOrder(t *core.Tensor, dtype core.DLDataType, order Order) (*core.Tensor
 // toward zero, except where Go leaves the result to the hardware: NaN becomes 0, and values
 // beyond the integer's range (±Inf included) saturate at its minimum or maximum.
 func Copy(dst, src *core.Tensor) error {
-	if err := usable(src, false); err != nil {
-		return fmt.Errorf("adapters: copy source: %w", err)
+	if err := usable(src, "source", false); err != nil {
+		return err
 	}
-	if err := usable(dst, true); err != nil {
-		return fmt.Errorf("adapters: copy destination: %w", err)
+	if err := usable(dst, "destination", true); err != nil {
+		return err
 	}
 	if !slices.Equal(dst.Shape(), src.Shape()) {
-		return fmt.Errorf("adapters: copy of shape %v into shape %v: %w", src.Shape(), dst.Shape(), core.ErrShape)
+		return errs.Errorf(core.ErrShape, "adapters: cannot copy shape %v into shape %v", src.Shape(), dst.Shape())
 	}
 	if src.Len() == 0 {
 		return nil
@@ -153,16 +154,17 @@ func sameElements(dst, src *core.Tensor) bool {
 	return true
 }
 
-func usable(t *core.Tensor, write bool) error {
+// usable refuses a copy operand (role: "source" or "destination") that Copy cannot use.
+func usable(t *core.Tensor, role string, write bool) error {
 	switch {
 	case t.Released():
-		return core.ErrReleased
+		return errs.Errorf(core.ErrReleased, "adapters: the copy's %s was released", role)
 	case !t.HostAccessible():
-		return fmt.Errorf("%w: %s", core.ErrNotHost, t.Device())
+		return errs.Errorf(core.ErrNotHost, "adapters: the copy's %s is on %s, not in host memory", role, t.Device())
 	case write && t.ReadOnly():
-		return core.ErrReadOnly
+		return errs.Errorf(core.ErrReadOnly, "adapters: the copy's %s is read-only", role)
 	case t.DType().SubByte() || t.DType().Code == core.CodeOpaqueHandle:
-		return fmt.Errorf("%w: %s", ErrUnsupported, t.DType())
+		return errs.Errorf(ErrUnsupported, "adapters: Copy does not convert %s elements (the %s)", t.DType(), role)
 	}
 	return nil
 }

@@ -29,8 +29,10 @@
 //     message starts with the package name ("numpyx: malformed file"); one that refines another
 //     wraps it (fmt.Errorf("%w: bad .npy header", ErrFormat)), and conditions core or this
 //     package already names wrap those (core.ErrReleased, core.ErrNotHost, ErrCopyRequired,
-//     ErrUnsupported) instead of a new sentinel. Messages say what was wrong and the values
-//     at fault.
+//     ErrUnsupported) instead of a new sentinel. Messages lead with what was wrong and the
+//     values at fault, then the context ("gonumx: *mat.Dense needs 2 dimensions, the tensor
+//     has shape [2 2 2]"), without the sentinel's generic text in front and without one
+//     package's prefix twice; the sentinel is matched by errors.Is, not printed first.
 //   - Memory: a tensor over an ecosystem value's memory holds that value (core.WrapKeep); a value
 //     built over a tensor's memory holds the tensor's memory (core.Attach); foreign memory an
 //     adapter maps or receives is wrapped with its release (core.Wrap), which runs exactly once.

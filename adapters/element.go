@@ -1,9 +1,8 @@
 package adapters
 
 import (
-	"fmt"
-
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // At returns the element of the host tensor t at idx, whatever t's dtype, converted to
@@ -38,7 +37,7 @@ func SetAt(t *core.Tensor, v complex128, idx ...int64) error {
 // element returns the 0-d view of t at idx.
 func element(t *core.Tensor, idx []int64) (*core.Tensor, error) {
 	if len(idx) != t.Ndim() {
-		return nil, fmt.Errorf("%w: %d indices for ndim = %d", core.ErrArgument, len(idx), t.Ndim())
+		return nil, errs.Errorf(core.ErrArgument, "adapters: %d indices for ndim = %d", len(idx), t.Ndim())
 	}
 	e := t
 	for _, i := range idx {

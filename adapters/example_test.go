@@ -58,7 +58,7 @@ func ExampleOptions_Choose() {
 	}
 	// Output:
 	// copied=true err=<nil>
-	// copied=false err=adapters: copy source: core: tensor was released
+	// copied=false err=adapters: the copy's source was released
 }
 
 // Under ZeroCopyOnly an adapter fails with an error matching ErrCopyRequired.
