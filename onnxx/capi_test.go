@@ -168,6 +168,9 @@ func TestErrors(t *testing.T) {
 	mm, err := onnxx.NewSession(model("matmul_float32"), nil, nil, nil)
 	require.NoError(t, err)
 	defer mm.Destroy()
+	mm64, err := onnxx.NewSession(model("matmul_float64"), nil, nil, nil)
+	require.NoError(t, err)
+	defer mm64.Destroy()
 	x := core.MustFromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3)
 	a, b := core.MustNew(core.Float32, 8, 16), core.MustNew(core.Float32, 16, 4)
 	tr := must(core.MustNew(core.Float32, 3, 2).Transpose())
@@ -197,7 +200,17 @@ func TestErrors(t *testing.T) {
 		{"cast is a copy", func() error {
 			_, err := s.Run(in(core.MustNew(core.Float64, 2, 3)), onnxx.CastInputs(), adapters.ZeroCopyOnly())
 			return err
-		}, []error{adapters.ErrCopyRequired}, "casting float64 to float32 copies"},
+		}, []error{adapters.ErrCopyRequired}, `input "X" is float64, the model wants float32: casting copies`},
+		{"value-preserving cast is a copy", func() error {
+			_, err := mm64.Run(map[string]*core.Tensor{"A": core.MustNew(core.Float32, 8, 16), "B": core.MustNew(core.Float64, 16, 4)},
+				adapters.ZeroCopyOnly())
+			return err
+		}, []error{adapters.ErrCopyRequired}, `input "A" is float32, the model wants float64: casting copies`},
+		{"cast that changes values", func() error {
+			_, err := mm64.Run(map[string]*core.Tensor{"A": core.MustNew(core.Int64, 8, 16), "B": core.MustNew(core.Float64, 16, 4)})
+			return err
+		}, []error{adapters.ErrCast, onnxx.ErrDType, onnxx.ErrModel, adapters.ErrUnsupported},
+			`onnxx: input "A" is int64, the model wants float64: pass onnxx.CastInputs() to convert`},
 		{"shape", func() error { _, err := s.Run(in(core.MustNew(core.Float32, 2, 4))); return err },
 			[]error{onnxx.ErrModel}, `input "X" has shape [2 4], the model wants [-1 3]`},
 		{"strided input, zero-copy only", func() error { _, err := s.Run(in(tr), adapters.ZeroCopyOnly()); return err },
@@ -317,6 +330,59 @@ func TestCastInputs(t *testing.T) {
 	assert.True(t, copied)
 	y, _ = core.ReadOnlyElements[float32](out["Y"])
 	assert.Equal(t, []float32{3, 7, 11, 5, 9, 13}, y)
+}
+
+// TestCastRule: an input of another element type is cast by default when the cast keeps every
+// value (float32 and int32 for a float64 model: a reported copy), and otherwise only with
+// CastInputs or adapters.AllowCast (int64 and float64 for float32).
+func TestCastRule(t *testing.T) {
+	s, err := onnxx.NewSession(model("matmul_float64"), nil, nil, nil)
+	require.NoError(t, err)
+	defer s.Destroy()
+	b := core.MustNew(core.Float64, 16, 4)
+	bd, _ := core.Elements[float64](b)
+	for i := range bd {
+		bd[i] = 1
+	}
+	for _, tc := range []struct {
+		name string
+		a    *core.Tensor
+		opts []adapters.Option
+		err  error
+	}{
+		{"float32, by default", twos[float32](), nil, nil},
+		{"int32, by default", twos[int32](), nil, nil},
+		{"int64, refused", twos[int64](), nil, adapters.ErrCast},
+		{"int64 with CastInputs", twos[int64](), []adapters.Option{onnxx.CastInputs()}, nil},
+		{"int64 with AllowCast", twos[int64](), []adapters.Option{adapters.AllowCast()}, nil},
+		{"complex128, refused", twos[complex128](), nil, adapters.ErrCast},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var copied bool
+			out, err := s.Run(map[string]*core.Tensor{"A": tc.a, "B": b}, append(tc.opts, adapters.ReportCopy(&copied))...)
+			if tc.err != nil {
+				require.ErrorIs(t, err, tc.err)
+				assert.ErrorIs(t, err, onnxx.ErrDType)
+				assert.False(t, copied)
+				return
+			}
+			require.NoError(t, err)
+			assert.True(t, copied, "a cast is a copy")
+			c, _ := core.ReadOnlyElements[float64](out["C"])
+			for _, v := range c {
+				require.Equal(t, 32.0, v)
+			}
+		})
+	}
+}
+
+// twos is an [8, 16] tensor of 2s.
+func twos[T float32 | int32 | int64 | complex128]() *core.Tensor {
+	d := make([]T, 8*16)
+	for i := range d {
+		d[i] = 2
+	}
+	return core.MustFromSlice(d, 8, 16)
 }
 
 // TestFailedRunLeavesReport: a run that copies its input and then fails (a destination of the

@@ -40,7 +40,8 @@
 //	what                                           memory
 //	input in C order (host; CUDA, see below)       shared: ORT reads the tensor's elements, 0-d included
 //	input in another layout (Fortran, steps, ...)  copied once into C order (adapters options decide)
-//	input of another element type                  refused (ErrDType), or cast (a copy) with CastInputs()
+//	input of another element type                  cast (a copy) if the cast keeps every value, else
+//	                                               refused (ErrDType) unless CastInputs() is given
 //	output of a shape the model fixes              a Go tensor the session lends (or allocates), ORT writes into it
 //	output of a dynamic shape (or unknown rank)    a tensor over ORT's own buffer, owning it (no copy)
 //	output of a fixed shape past MaxOutputAlloc    the same: ORT allocates what the run computes
@@ -58,8 +59,12 @@
 // Every run takes adapters options: adapters.ZeroCopyOnly refuses inputs that would be copied
 // (adapters.ErrCopyRequired), adapters.AlwaysCopy copies them, adapters.ReportCopy says whether
 // some input was copied, and CastInputs (adapters.AllowCast) converts an input whose element type
-// is not the model's. Without CastInputs such an input fails with ErrDType, naming both types: a
-// float64 → float32 narrowing is never silent. Shareable is the zero-copy predicate.
+// is not the model's. An input of another element type follows the module's cast rule
+// (adapters.CheckCast): a cast that keeps every value (float32 or int32 for a float64 model,
+// adapters.Preserves) happens by default, as a reported copy; any other (float64 → float32,
+// int64 → float32) fails without CastInputs, with an error naming both types that matches
+// ErrDType and adapters.ErrCast: a narrowing is never silent. Shareable is the zero-copy
+// predicate.
 //
 // Shapes are checked as ORT checks them: an input of unknown rank (a type without a shape in the
 // model, IOInfo.UnknownRank, read from the model itself where ORT's C API reports no dimensions

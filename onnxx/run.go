@@ -1,6 +1,7 @@
 package onnxx
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -10,12 +11,14 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/ccall"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // CastInputs is the option that lets a run convert an input whose element type is not the
 // model's (a float64 Gonum matrix for a float32 model) with adapters.Cast: a copy, reported by
-// adapters.ReportCopy and refused by adapters.ZeroCopyOnly. Without it such an input fails with
-// ErrDType. It is adapters.AllowCast.
+// adapters.ReportCopy and refused by adapters.ZeroCopyOnly. Without it an input whose cast can
+// change values fails with ErrDType (and adapters.ErrCast); one whose cast keeps every value
+// (adapters.Preserves: float32 for a float64 model) is cast anyway. It is adapters.AllowCast.
 func CastInputs() adapters.Option { return adapters.AllowCast() }
 
 // Shareable reports whether ORT can read t in place (ok), or says what prevents it: t must be in C
@@ -364,18 +367,27 @@ func (s *Session) inputSource(st *stage, info *IOInfo, t *core.Tensor, o adapter
 	return c, nil
 }
 
-// castInput converts an input of another element type, if the options allow it.
+// castInput converts an input of another element type as the cast rule says
+// (adapters.CheckCast): by default when the cast keeps every value (float32 for a float64 model),
+// and otherwise only with CastInputs (adapters.AllowCast). A cast is a copy, reported and refused
+// by adapters.ZeroCopyOnly.
 func (s *Session) castInput(st *stage, info *IOInfo, t *core.Tensor, o adapters.Options) (*core.Tensor, error) {
-	if !o.Cast {
-		return nil, fmt.Errorf("%w: %w: input %q is %s, the model wants %s: pass onnxx.CastInputs() to convert it (a copy), or convert it first with adapters.Cast",
-			ErrDType, ErrModel, info.Name, t.DType(), info.DType)
+	from, to := t.DType(), info.DType
+	if err := o.CheckCast(from, to, fmt.Sprintf("the model's input %q", info.Name)); err != nil {
+		var ce *adapters.CastError
+		if errors.As(err, &ce) {
+			ce.Also = ErrDType
+		}
+		return nil, errorf([]error{err, ErrDType, ErrModel},
+			"onnxx: input %q is %s, the model wants %s: pass onnxx.CastInputs() to convert (a copy; casting would %s), or convert it first with adapters.Cast",
+			info.Name, from, to, adapters.CastLoss(from, to))
 	}
 	if o.Policy == adapters.CopyNever {
-		return nil, fmt.Errorf("%w: onnxx: input %q: casting %s to %s copies", adapters.ErrCopyRequired, info.Name, t.DType(), info.DType)
+		return nil, errs.Errorf(adapters.ErrCopyRequired, "onnxx: input %q is %s, the model wants %s: casting copies", info.Name, from, to)
 	}
-	c, err := adapters.Cast(t, info.DType)
+	c, err := adapters.Cast(t, to)
 	if err != nil {
-		return nil, fmt.Errorf("onnxx: input %q: casting %s to %s: %w", info.Name, t.DType(), info.DType, err)
+		return nil, fmt.Errorf("onnxx: input %q: casting %s to %s: %w", info.Name, from, to, err)
 	}
 	st.copied = true
 	return c, nil
