@@ -49,20 +49,30 @@ func rawConn(t *testing.T, addr string) flight.FlightServiceClient {
 }
 
 // startRawPut opens a DoPut of name and sends a schema announcing dtype (a column of typ) and
-// shape; ctx bounds the stream.
+// shape; ctx bounds the stream, and the test's end cancels it.
 func startRawPut(t *testing.T, ctx context.Context, fc flight.FlightServiceClient, name string, typ arrow.DataType,
 	dtype, shape string) *rawPut {
 	t.Helper()
+	p, err := openRawPut(ctx, fc, name, typ, dtype, shape)
+	require.NoError(t, err)
+	t.Cleanup(p.close)
+	return p
+}
+
+// openRawPut is startRawPut for any goroutine: the caller closes the stream.
+func openRawPut(ctx context.Context, fc flight.FlightServiceClient, name string, typ arrow.DataType,
+	dtype, shape string) (*rawPut, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	stream, err := fc.DoPut(ctx)
-	require.NoError(t, err)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
 	md := arrow.MetadataFrom(map[string]string{flightx.KeyDType: dtype, flightx.KeyShape: shape, flightx.KeyOrder: "C"})
 	s := arrow.NewSchema([]arrow.Field{{Name: "data", Type: typ}}, &md)
 	w := flight.NewRecordWriter(stream, ipc.WithSchema(s))
 	w.SetFlightDescriptor(&flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{name}})
-	p := &rawPut{stream: stream, w: w, schema: s, mem: memory.DefaultAllocator, cancel: cancel}
-	t.Cleanup(p.close)
-	return p
+	return &rawPut{stream: stream, w: w, schema: s, mem: memory.DefaultAllocator, cancel: cancel}, nil
 }
 
 // send writes one batch whose column holds the bytes of vals (len a multiple of the width).
@@ -235,33 +245,7 @@ func TestLooseBodyIsNotKept(t *testing.T) {
 	fc := rawConn(t, addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	stream, err := fc.DoPut(ctx)
-	require.NoError(t, err)
-	md := arrow.MetadataFrom(map[string]string{flightx.KeyDType: "int64", flightx.KeyShape: "1", flightx.KeyOrder: "C"})
-	s := arrow.NewSchema([]arrow.Field{{Name: "data", Type: arrow.PrimitiveTypes.Int64}}, &md)
-	var fds []*flight.FlightData
-	capture := &capturer{fds: &fds}
-	w := flight.NewRecordWriter(capture, ipc.WithSchema(s))
-	b := array.NewInt64Builder(memory.DefaultAllocator)
-	b.Append(42)
-	col := b.NewArray()
-	b.Release()
-	rec := array.NewRecordBatch(s, []arrow.Array{col}, 1)
-	col.Release()
-	require.NoError(t, w.Write(rec))
-	rec.Release()
-	require.NoError(t, w.Close())
-	require.Len(t, fds, 2)
-	fds[0].FlightDescriptor = &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{"loose"}}
-	fds[1].DataBody = append(fds[1].DataBody, make([]byte, 8<<20)...)
-	for _, fd := range fds {
-		require.NoError(t, stream.Send(fd))
-	}
-	require.NoError(t, stream.CloseSend())
-	for err == nil {
-		_, err = stream.Recv()
-	}
-	require.ErrorIs(t, err, io.EOF, "the server took the tensor")
+	require.NoError(t, sendRaw(ctx, fc, looseMessages(t, "loose", 8<<20)))
 	x, _, err := srv.Get("loose")
 	require.NoError(t, err)
 	defer x.Release()
@@ -269,6 +253,57 @@ func TestLooseBodyIsNotKept(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int64{42}, v)
 	assert.NotZero(t, x.Flags()&core.FlagIsCopied, "a one-element tensor kept as a view of an 8 MiB message")
+}
+
+// looseMessages is a DoPut stream of an int64 tensor of one element, 42, whose batch's message
+// body carries pad bytes more than the value.
+func looseMessages(t *testing.T, name string, pad int) []*flight.FlightData {
+	md := arrow.MetadataFrom(map[string]string{flightx.KeyDType: "int64", flightx.KeyShape: "1", flightx.KeyOrder: "C"})
+	s := arrow.NewSchema([]arrow.Field{{Name: "data", Type: arrow.PrimitiveTypes.Int64}}, &md)
+	var fds []*flight.FlightData
+	w := flight.NewRecordWriter(&capturer{fds: &fds}, ipc.WithSchema(s))
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	b.Append(42)
+	col := b.NewArray()
+	b.Release()
+	rec := array.NewRecordBatch(s, []arrow.Array{col}, 1)
+	col.Release()
+	if err := w.Write(rec); err != nil {
+		t.Error(err)
+	}
+	rec.Release()
+	if err := w.Close(); err != nil || len(fds) != 2 {
+		t.Errorf("%d messages, %v", len(fds), err)
+		return nil
+	}
+	fds[0].FlightDescriptor = &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{name}}
+	fds[1].DataBody = append(fds[1].DataBody, make([]byte, pad)...)
+	return fds
+}
+
+// sendRaw sends the messages of a DoPut and returns the server's verdict: nil when it took the
+// tensor.
+func sendRaw(ctx context.Context, fc flight.FlightServiceClient, fds []*flight.FlightData) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := fc.DoPut(ctx)
+	if err != nil {
+		return err
+	}
+	for _, fd := range fds {
+		if stream.Send(fd) != nil {
+			break // the server ended the call: Recv says why
+		}
+	}
+	_ = stream.CloseSend()
+	for {
+		if _, err := stream.Recv(); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
 }
 
 // capturer collects the FlightData a writer sends.
