@@ -4,8 +4,9 @@
 // typed metadata.
 //
 // It is not a model loader: it knows nothing of architectures, tokenizers or the meaning of
-// metadata keys beyond general.alignment, and it does not run ggml's kernels. Split models
-// (split.count, split.no) are files of their own here: open each shard.
+// metadata keys beyond general.alignment and the split.* keys, and it does not run ggml's
+// kernels. OpenSplit opens a model split into shards by llama.cpp's gguf-split
+// (PREFIX-00001-of-NNNNN.gguf) as one index of tensors.
 //
 // # Format
 //

@@ -211,3 +211,30 @@ func ExampleParseHeader() {
 	// Output:
 	// ggufx: malformed file: unsupported version: GGUF version 1 (32-bit counts, before August 2023) is not read; convert the file with a current llama.cpp
 }
+
+// OpenSplit opens every shard of a split model from the first one's name.
+func ExampleOpenSplit() {
+	dir, err := os.MkdirTemp("", "ggufx-split")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	prefix := filepath.Join(dir, "model")
+	for no := range 2 {
+		md := &ggufx.Metadata{}
+		md.Set(ggufx.SplitNoKey, uint16(no))
+		md.Set(ggufx.SplitCountKey, uint16(2))
+		x := core.MustFromSlice([]float32{float32(no)})
+		if err := ggufx.WriteFile(ggufx.SplitPath(prefix, no, 2), md, []ggufx.Entry{ggufx.Plain(fmt.Sprint("blk.", no), x)}); err != nil {
+			log.Fatal(err)
+		}
+	}
+	s, err := ggufx.OpenSplit(ggufx.SplitPath(prefix, 0, 2))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+	fmt.Println(filepath.Base(ggufx.SplitPath(prefix, 0, 2)), len(s.Files()), s.Names())
+	// Output:
+	// model-00001-of-00002.gguf 2 [blk.0 blk.1]
+}

@@ -18,7 +18,8 @@ import (
 // File is a GGUF file opened by Open: its header, read and checked, and its bytes, mapped
 // read-only into memory. Tensors taken from it are views of the mapping (File.Tensor,
 // File.Blocks) or new tensors (File.Dequantize, and copies under adapters.AlwaysCopy). Its
-// methods may be called from several goroutines at once.
+// methods may be called from several goroutines at once (an adapters.ReportCopy given to Open
+// is then set by each call, racing: give it only where calls are sequential).
 type File struct {
 	h    *Header
 	path string

@@ -190,7 +190,7 @@ func (p *parser) str() (string, error) {
 		return "", err
 	}
 	if err := p.need(n); err != nil {
-		return "", fmt.Errorf("string of %d bytes: %w", n, err)
+		return "", fmt.Errorf("%w (a string of %d bytes)", err, n)
 	}
 	b := make([]byte, n)
 	if err := p.read(b); err != nil {
@@ -258,7 +258,7 @@ func (p *parser) header() (*Header, error) {
 		}
 		val, err := p.value(ValueType(t), 1)
 		if err != nil {
-			return nil, fmt.Errorf("metadata %q: %w", key, err)
+			return nil, fmt.Errorf("%w (in metadata %q)", err, key)
 		}
 		h.Metadata.set(key, val)
 	}

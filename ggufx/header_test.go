@@ -74,7 +74,7 @@ func TestParseHeaderHostile(t *testing.T) {
 		{"big-endian", start(3<<24, 0, 0).b, ggufx.ErrVersion, "big-endian"},
 		{"kv count", start(3, 0, big).b, ggufx.ErrHeader, "4611686018427387904 metadata pairs"},
 		{"tensor count", start(3, big, 0).b, ggufx.ErrHeader, "4611686018427387904 tensors"},
-		{"key length", start(3, 0, 1).u64(big).bytes(make([]byte, 16)...).b, ggufx.ErrTruncated, "string of 4611686018427387904 bytes"},
+		{"key length", start(3, 0, 1).u64(big).bytes(make([]byte, 16)...).b, ggufx.ErrTruncated, "a string of 4611686018427387904 bytes"},
 		{"string length", start(3, 0, 1).str("k").u32(8).u64(1 << 40).b, ggufx.ErrTruncated, `metadata "k"`},
 		{"value type", start(3, 0, 1).str("k").u32(13).b, ggufx.ErrHeader, "value type 13"},
 		{"array type", start(3, 0, 1).str("k").u32(9).u32(77).u64(0).b, ggufx.ErrHeader, "array element type 77"},
