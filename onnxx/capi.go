@@ -158,9 +158,10 @@ type RuntimeError struct {
 	Message string // ORT's own text
 }
 
-// Error formats the failure as "onnxx: ONNX Runtime call failed: OP: MESSAGE (ORT error code N)".
+// Error formats the failure as "onnxx: OP: MESSAGE (ONNX Runtime error code N)": what failed
+// first, ORT's words after.
 func (e *RuntimeError) Error() string {
-	return fmt.Sprintf("%v: %s: %s (ORT error code %d)", ErrRuntime, e.Op, e.Message, e.Code)
+	return fmt.Sprintf("onnxx: %s: %s (ONNX Runtime error code %d)", e.Op, e.Message, e.Code)
 }
 
 // Is makes RuntimeError match ErrRuntime.

@@ -13,6 +13,7 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gpu"
+	"github.com/dlpack-go/dlpack/internal/errs"
 	"github.com/dlpack-go/dlpack/internal/leakcheck"
 	"github.com/dlpack-go/dlpack/onnxx"
 	"github.com/dlpack-go/dlpack/onnxx/internal/modeltest"
@@ -159,6 +160,11 @@ func TestInputsOutputs(t *testing.T) {
 	assert.Equal(t, "float", onnxx.Float.String())
 }
 
+// sentinels are the sentinel errors whose generic text must not lead a message (errs.Check).
+var sentinels = []error{onnxx.ErrNoRuntime, onnxx.ErrRuntime, onnxx.ErrDType, onnxx.ErrUnsupportedDevice,
+	onnxx.ErrValue, onnxx.ErrModel, onnxx.ErrOverlap, onnxx.ErrProvider, adapters.ErrUnsupported,
+	adapters.ErrCopyRequired, adapters.ErrCast, core.ErrArgument, core.ErrReleased, core.ErrNdim}
+
 // TestErrors: every mistake a user makes with a session gets an error that names it and wraps a
 // sentinel, before ORT runs where it can be seen before.
 func TestErrors(t *testing.T) {
@@ -237,11 +243,15 @@ func TestErrors(t *testing.T) {
 		{"device memory", func() error { _, err := s.Run(in(cuda)); return err },
 			[]error{onnxx.ErrUnsupportedDevice, adapters.ErrUnsupported}, "no CUDA execution provider"},
 		{"string output", func() error { _, err := onnxx.NewSession(model("strings"), nil, nil, nil); return err },
-			[]error{onnxx.ErrValue}, `output "S": adapters: conversion not supported: onnxx: not a numeric tensor: it is a tensor of strings`},
+			[]error{onnxx.ErrValue}, `onnxx: output "S": it is a tensor of strings (model `},
 		{"sequence output", func() error { _, err := onnxx.NewSession(model("strings"), nil, []string{"Q"}, nil); return err },
-			[]error{onnxx.ErrValue}, `output "Q": adapters: conversion not supported: onnxx: not a numeric tensor: it is a sequence, not a tensor`},
+			[]error{onnxx.ErrValue}, `onnxx: output "Q": it is a sequence, not a tensor (model `},
 		{"no model file", func() error { _, err := onnxx.NewSession(model("no_such_model"), nil, nil, nil); return err },
-			[]error{onnxx.ErrModel, fs.ErrNotExist}, "no_such_model.onnx"},
+			[]error{onnxx.ErrModel, fs.ErrNotExist}, "onnxx: open " + model("no_such_model") + ": no such file or directory"},
+		{"model is a directory", func() error { _, err := onnxx.NewSession(t.TempDir(), nil, nil, nil); return err },
+			[]error{onnxx.ErrModel, fs.ErrInvalid}, "is a directory"},
+		{"float64 input", func() error { _, err := s.Run(in(core.MustNew(core.Float64, 2, 3))); return err },
+			[]error{onnxx.ErrDType, onnxx.ErrModel, adapters.ErrCast}, `onnxx: input "X" is float64, the model wants float32: pass onnxx.CastInputs() to convert`},
 		{"released input", func() error {
 			r := core.MustNew(core.Float32, 2, 3)
 			r.Release()
@@ -271,6 +281,8 @@ func TestErrors(t *testing.T) {
 				assert.ErrorIs(t, err, want)
 			}
 			assert.Contains(t, err.Error(), tc.says)
+			assert.NoError(t, errs.Check(err.Error(), sentinels...), "the message leads with the problem")
+			assert.Regexp(t, `^onnxx: `, err.Error())
 			assert.Empty(t, stderr, "ORT wrote to stderr")
 		})
 	}

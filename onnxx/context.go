@@ -3,7 +3,6 @@ package onnxx
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime"
 	"sort"
 	"unsafe"
@@ -51,7 +50,7 @@ func (s *Session) RunIntoContext(ctx context.Context, inputs, outputs []*core.Te
 // calls run with them and releases them once nothing can set the flag any more.
 func (s *Session) withRunOptions(ctx context.Context, ro *RunOptions, run func(h uintptr) error) error {
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("onnxx: the run did not start: %w", err)
+		return wrapf(err, "the run did not start")
 	}
 	a := s.api
 	h, err := a.runOptions(ro)
@@ -111,7 +110,7 @@ func (a *ortAPI) runOptions(ro *RunOptions) (uintptr, error) {
 			runtime.KeepAlive(kb)
 			runtime.KeepAlive(vb)
 			if err != nil {
-				return fmt.Errorf("%w: run option %q = %q: %w", core.ErrArgument, k, ro.Config[k], err)
+				return errorf([]error{core.ErrArgument, err}, "onnxx: run option %q = %q: %s", k, ro.Config[k], bare(err))
 			}
 		}
 		return nil

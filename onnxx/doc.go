@@ -89,7 +89,11 @@
 //     the output's fails when ORT finds it, with ErrModel and ORT's message.
 //   - Names that are not the model's are refused with the model's names listed:
 //     `input "x" is not an input of the model (inputs: "X")`.
-//   - Every error wraps a sentinel of this package, core or adapters (errors.Is).
+//   - Every error wraps a sentinel of this package, core or adapters (errors.Is), and its first
+//     words say what went wrong, with the values at fault, before any context:
+//     `onnxx: input "X" is float64, the model wants float32: pass onnxx.CastInputs() to convert ...`,
+//     `onnxx: open model.onnx: no such file or directory`. ORT's failures are *RuntimeError
+//     values: `onnxx: running the model: ORT's message (ONNX Runtime error code 2)`.
 //
 // # Ownership
 //

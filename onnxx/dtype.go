@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // ElementType is an ONNX tensor element type, as ONNX Runtime numbers it
@@ -78,7 +79,7 @@ func ToDType(dt core.DLDataType) (ElementType, error) {
 			return p.onnx, nil
 		}
 	}
-	return Undefined, fmt.Errorf("%w: %s has no ONNX Runtime element type here", ErrDType, dt)
+	return Undefined, errs.Errorf(ErrDType, "onnxx: %s has no ONNX Runtime element type here", dt)
 }
 
 // FromDType returns the core dtype of an ONNX element type, or an error wrapping ErrDType that
@@ -89,5 +90,5 @@ func FromDType(e ElementType) (core.DLDataType, error) {
 			return p.core, nil
 		}
 	}
-	return core.DLDataType{}, fmt.Errorf("%w: ONNX element type %s has no core dtype here", ErrDType, e)
+	return core.DLDataType{}, errs.Errorf(ErrDType, "onnxx: ONNX element type %s has no core dtype here", e)
 }

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // RuntimeVersion is the ONNX Runtime release that scripts/fetch-ort.sh fetches.
@@ -26,13 +27,13 @@ var (
 	// ErrDType: an element type ONNX Runtime or this package cannot pass (complex, float8,
 	// sub-byte types, vector lanes, ONNX strings), or an input whose element type is not the
 	// model's (see CastInputs).
-	ErrDType = fmt.Errorf("%w: onnxx: element type", adapters.ErrUnsupported)
+	ErrDType = errs.Errorf(adapters.ErrUnsupported, "onnxx: element type")
 	// ErrUnsupportedDevice: the tensor's memory is on a device this session cannot hand to ORT
 	// (anything but CPU memory and, with the CUDA execution provider, CUDA memory).
-	ErrUnsupportedDevice = fmt.Errorf("%w: onnxx: memory on a device this session cannot use", adapters.ErrUnsupported)
+	ErrUnsupportedDevice = errs.Errorf(adapters.ErrUnsupported, "onnxx: memory on a device this session cannot use")
 	// ErrValue: a model input or output, or an ORT value, is not a tensor (a sequence, a map) or
 	// holds strings: this package passes numeric and bool tensors only.
-	ErrValue = fmt.Errorf("%w: onnxx: not a numeric tensor", adapters.ErrUnsupported)
+	ErrValue = errs.Errorf(adapters.ErrUnsupported, "onnxx: not a numeric tensor")
 	// ErrModel: the inputs or outputs asked for do not match the model (names, counts, shapes).
 	ErrModel = errors.New("onnxx: inputs or outputs do not match the model")
 	// ErrOverlap: an output destination shares memory with an input or another destination.
@@ -49,7 +50,7 @@ var initMu sync.Mutex
 func LibraryPath() (string, error) {
 	if p := os.Getenv("ONNXRUNTIME_LIB"); p != "" {
 		if st, err := os.Stat(p); err != nil || st.IsDir() || st.Size() == 0 {
-			return "", fmt.Errorf("%w: $ONNXRUNTIME_LIB=%s is not a library file", ErrNoRuntime, p)
+			return "", errs.Errorf(ErrNoRuntime, "onnxx: $ONNXRUNTIME_LIB=%s is not a library file", p)
 		}
 		return p, nil
 	}
@@ -58,8 +59,7 @@ func LibraryPath() (string, error) {
 		return "", err
 	}
 	if st, err := os.Stat(p); err != nil || st.Size() == 0 {
-		return "", fmt.Errorf("%w: %s not found; run scripts/fetch-ort.sh (needs npm) or set $ONNXRUNTIME_LIB to your libonnxruntime.so",
-			ErrNoRuntime, p)
+		return "", errs.Errorf(ErrNoRuntime, "onnxx: %s not found; run scripts/fetch-ort.sh (needs npm) or set $ONNXRUNTIME_LIB to your libonnxruntime.so", p)
 	}
 	return p, nil
 }
@@ -70,7 +70,7 @@ func cachedLibrary() (string, error) {
 	if dir == "" {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return "", fmt.Errorf("%w: no cache directory: %v; set $ONNXRUNTIME_LIB", ErrNoRuntime, err)
+			return "", errs.Errorf(ErrNoRuntime, "onnxx: no cache directory: %v; set $ONNXRUNTIME_LIB", err)
 		}
 		dir = filepath.Join(home, ".cache")
 	}
@@ -109,31 +109,30 @@ func loaded() (*ortAPI, error) {
 func load(p string) (*ortAPI, error) {
 	getBase, err := openLibrary(p)
 	if err != nil || getBase == 0 {
-		return nil, fmt.Errorf("%w: loading %s: %v", ErrNoRuntime, p, err)
+		return nil, errs.Errorf(ErrNoRuntime, "onnxx: loading %s: %v", p, err)
 	}
 	base := cptr(invoke(getBase)) // const OrtApiBase*: {GetApi, GetVersionString}
 	if base == nil {
-		return nil, fmt.Errorf("%w: %s: OrtGetApiBase returned NULL", ErrNoRuntime, p)
+		return nil, errs.Errorf(ErrNoRuntime, "onnxx: %s: OrtGetApiBase returned NULL", p)
 	}
 	entry := func(i int) uintptr { return *(*uintptr)(unsafe.Add(base, i*int(unsafe.Sizeof(uintptr(0))))) }
 	a := &ortAPI{path: p, version: goString(invoke(entry(fnOrtApiBaseGetVersionString)), 64)}
 	a.table = cptr(invoke(entry(fnOrtApiBaseGetApi), APIVersion))
 	if a.table == nil {
-		return nil, fmt.Errorf("%w: %s is ONNX Runtime %s, which lacks C API version %d: onnxx needs ONNX Runtime 1.24 or later (scripts/fetch-ort.sh fetches %s)",
-			ErrNoRuntime, p, a.version, APIVersion, RuntimeVersion)
+		return nil, errs.Errorf(ErrNoRuntime, "onnxx: %s is ONNX Runtime %s, which lacks C API version %d: onnxx needs ONNX Runtime 1.24 or later (scripts/fetch-ort.sh fetches %s)", p, a.version, APIVersion, RuntimeVersion)
 	}
 	logID := cstr(envLogID)
 	if err := a.call("creating the environment", fnCreateEnv, uintptr(LogSilent.severity()), ptr(logID),
 		uintptr(unsafe.Pointer(&a.env))); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrNoRuntime, err)
+		return nil, errs.Errorf(ErrNoRuntime, "%w", err)
 	}
 	if err := a.call("creating CPU memory info", fnCreateCpuMemoryInfo, ortArenaAllocator, ortMemTypeDefault,
 		uintptr(unsafe.Pointer(&a.cpuInfo))); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrNoRuntime, err)
+		return nil, errs.Errorf(ErrNoRuntime, "%w", err)
 	}
 	if err := a.call("getting the default allocator", fnGetAllocatorWithDefaultOptions,
 		uintptr(unsafe.Pointer(&a.allocator))); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrNoRuntime, err)
+		return nil, errs.Errorf(ErrNoRuntime, "%w", err)
 	}
 	return a, nil
 }
@@ -217,5 +216,5 @@ func Providers() ([]string, error) {
 
 // unsupportedDevice is the error for a tensor in memory the session cannot hand to ORT.
 func unsupportedDevice(kind, name, format string, args ...any) error {
-	return fmt.Errorf("%w: %s %q: "+format, append([]any{ErrUnsupportedDevice, kind, name}, args...)...)
+	return errs.Errorf(ErrUnsupportedDevice, "onnxx: %s %q: "+format, append([]any{kind, name}, args...)...)
 }

@@ -127,8 +127,7 @@ func (s *Session) runInto(inputs, outputs []*core.Tensor, ro uintptr, opts []ada
 		o = adapters.Apply(opts...)
 	}
 	if len(inputs) != len(s.inputs) || len(outputs) != len(s.outputs) {
-		return fmt.Errorf("%w: RunInto got %d inputs and %d outputs, the session takes %d (%s) and gives %d (%s)",
-			ErrModel, len(inputs), len(outputs), len(s.inputs), quoted(s.inputs), len(s.outputs), quoted(s.outputs))
+		return errs.Errorf(ErrModel, "onnxx: RunInto got %d inputs and %d outputs, the session takes %d (%s) and gives %d (%s)", len(inputs), len(outputs), len(s.inputs), quoted(s.inputs), len(s.outputs), quoted(s.outputs))
 	}
 	return s.run(inputs, outputs, false, o, ro) // which refuses nil outputs, as fill is unset
 }
@@ -158,12 +157,12 @@ func (s *Session) run(ins, outs []*core.Tensor, fill bool, o adapters.Options, r
 	}
 	hin, err := core.Hold(ins...)
 	if err != nil {
-		return fmt.Errorf("onnxx: input %s: %w", releasedName(ins, s.inputs), err)
+		return wrapf(err, "input %s", releasedName(ins, s.inputs))
 	}
 	defer hin.Release()
 	hout, err := core.Hold(outs...)
 	if err != nil {
-		return fmt.Errorf("onnxx: the destination of output %s: %w", releasedName(outs, s.outputs), err)
+		return wrapf(err, "the destination of output %s", releasedName(outs, s.outputs))
 	}
 	defer hout.Release()
 	return s.runHeld(ins, outs, fill, o, ro)
@@ -319,7 +318,7 @@ func (s *Session) bindInput(st *stage, i int, t *core.Tensor, o adapters.Options
 		return st.noteDevice(s, "input", info.Name, t)
 	}
 	if t == nil {
-		return fmt.Errorf("%w: input %q is missing (inputs: %s)", ErrModel, info.Name, quoted(s.inputs))
+		return errs.Errorf(ErrModel, "onnxx: input %q is missing (inputs: %s)", info.Name, quoted(s.inputs))
 	}
 	src, err := s.inputSource(st, info, t, o)
 	if err != nil {
@@ -327,7 +326,7 @@ func (s *Session) bindInput(st *stage, i int, t *core.Tensor, o adapters.Options
 	}
 	v, err := s.api.newValue(st, src, info.ElementType, s.api.memInfo(src))
 	if err != nil {
-		return fmt.Errorf("onnxx: input %q: %w", info.Name, err)
+		return wrapf(err, "input %q", info.Name)
 	}
 	st.inVals[i], st.srcs[i] = v, src
 	if st.cached && src == t {
@@ -354,14 +353,14 @@ func (s *Session) inputSource(st *stage, info *IOInfo, t *core.Tensor, o adapter
 	ok, why := Shareable(t)
 	cp, err := o.Choose(ok, why) // the run reports, once it has succeeded
 	if err != nil {
-		return nil, fmt.Errorf("onnxx: input %q: %w", info.Name, err)
+		return nil, wrapf(err, "input %q", info.Name)
 	}
 	if !cp {
 		return t, nil
 	}
 	c, err := adapters.Contiguous(t)
 	if err != nil {
-		return nil, fmt.Errorf("onnxx: input %q: copying into C order: %w", info.Name, err)
+		return nil, wrapf(err, "input %q: copying into C order", info.Name)
 	}
 	st.copied = true
 	return c, nil
@@ -387,7 +386,7 @@ func (s *Session) castInput(st *stage, info *IOInfo, t *core.Tensor, o adapters.
 	}
 	c, err := adapters.Cast(t, to)
 	if err != nil {
-		return nil, fmt.Errorf("onnxx: input %q: casting %s to %s: %w", info.Name, from, to, err)
+		return nil, wrapf(err, "input %q: casting %s to %s", info.Name, from, to)
 	}
 	st.copied = true
 	return c, nil
@@ -410,7 +409,7 @@ func fitsShape(kind string, info *IOInfo, t *core.Tensor) error {
 		ok = info.Shape[i] < 0 || info.Shape[i] == t.Dim(i)
 	}
 	if !ok {
-		return fmt.Errorf("%w: %s %q has shape %v, the model wants %v (-1: any)", ErrModel, kind, info.Name, t.Shape(), info.Shape)
+		return errs.Errorf(ErrModel, "onnxx: %s %q has shape %v, the model wants %v (-1: any)", kind, info.Name, t.Shape(), info.Shape)
 	}
 	return nil
 }
@@ -436,7 +435,7 @@ func (s *Session) bindOutput(st *stage, i int, t *core.Tensor, outs []*core.Tens
 	}
 	v, err := s.api.newValue(st, t, info.ElementType, s.api.memInfo(t))
 	if err != nil {
-		return fmt.Errorf("onnxx: output %q: %w", info.Name, err)
+		return wrapf(err, "output %q", info.Name)
 	}
 	st.outVals[i], st.ours[i] = v, true
 	if st.cached {
@@ -450,7 +449,7 @@ func (s *Session) bindOutput(st *stage, i int, t *core.Tensor, outs []*core.Tens
 // allocateOutput makes a Go tensor for an output of known shape (prealloc); others ORT allocates.
 func (s *Session) allocateOutput(st *stage, i int, info *IOInfo, outs []*core.Tensor, fill bool) error {
 	if !fill {
-		return fmt.Errorf("%w: RunInto needs a destination for output %q", ErrModel, info.Name)
+		return errs.Errorf(ErrModel, "onnxx: RunInto needs a destination for output %q", info.Name)
 	}
 	if !s.prealloc[i] || st.device >= 0 || st.loose {
 		return nil // ORT allocates it (on the inputs' device)
@@ -460,7 +459,7 @@ func (s *Session) allocateOutput(st *stage, i int, info *IOInfo, outs []*core.Te
 	} else if st.cached {
 		t, v, err := s.lend(st, i)
 		if err != nil {
-			return fmt.Errorf("onnxx: output %q: %w", info.Name, err)
+			return wrapf(err, "output %q", info.Name)
 		}
 		if t != nil {
 			st.putLent(i, t, v, outs)
@@ -469,11 +468,11 @@ func (s *Session) allocateOutput(st *stage, i int, info *IOInfo, outs []*core.Te
 	}
 	t, err := core.New(info.DType, info.Shape...)
 	if err != nil {
-		return fmt.Errorf("onnxx: output %q: %w", info.Name, err)
+		return wrapf(err, "output %q", info.Name)
 	}
 	v, err := s.api.newValue(st, t, info.ElementType, s.api.cpuInfo)
 	if err != nil {
-		return fmt.Errorf("onnxx: output %q: %w", info.Name, err)
+		return wrapf(err, "output %q", info.Name)
 	}
 	st.outVals[i], st.ours[i] = v, true
 	st.keep(v, t)
@@ -487,17 +486,16 @@ func (s *Session) checkDestination(st *stage, info *IOInfo, t *core.Tensor) erro
 		return err
 	}
 	if t.DType() != info.DType {
-		return fmt.Errorf("%w: %w: the destination of output %q is %s, the output is %s", ErrDType, ErrModel, info.Name, t.DType(), info.DType)
+		return errorf([]error{ErrDType, ErrModel}, "onnxx: the destination of output %q is %s, the output is %s", info.Name, t.DType(), info.DType)
 	}
 	if err := fitsShape("output", info, t); err != nil {
 		return err
 	}
 	if !t.IsContiguous() {
-		return fmt.Errorf("%w: onnxx: output %q: ORT writes C order, the destination %s has strides %v",
-			adapters.ErrCopyRequired, info.Name, t, t.Strides())
+		return errs.Errorf(adapters.ErrCopyRequired, "onnxx: output %q: ORT writes C order, the destination %s has strides %v", info.Name, t, t.Strides())
 	}
 	if t.ReadOnly() {
-		return fmt.Errorf("onnxx: output %q: %w", info.Name, core.ErrReadOnly)
+		return wrapf(core.ErrReadOnly, "output %q", info.Name)
 	}
 	return nil
 }
@@ -511,12 +509,12 @@ func (s *Session) checkOverlap(st *stage, outs []*core.Tensor) error {
 		}
 		for j, x := range st.srcs[:len(s.inputs)] {
 			if x != nil && core.MayShareMemory(d, x) {
-				return fmt.Errorf("%w: the destination of output %q overlaps input %q", ErrOverlap, s.outputs[i].Name, s.inputs[j].Name)
+				return errs.Errorf(ErrOverlap, "onnxx: the destination of output %q overlaps input %q", s.outputs[i].Name, s.inputs[j].Name)
 			}
 		}
 		for k := i + 1; k < len(outs); k++ {
 			if outs[k] != nil && core.MayShareMemory(d, outs[k]) {
-				return fmt.Errorf("%w: the destinations of outputs %q and %q overlap", ErrOverlap, s.outputs[i].Name, s.outputs[k].Name)
+				return errs.Errorf(ErrOverlap, "onnxx: the destinations of outputs %q and %q overlap", s.outputs[i].Name, s.outputs[k].Name)
 			}
 		}
 	}
@@ -539,7 +537,7 @@ func (s *Session) invoke(st *stage) error {
 		err := a.statusError("running the model", status)
 		st.dropForeign(a, len(s.outputs))
 		if st.dynamicDst {
-			return fmt.Errorf("%w: a destination's shape may not be the output's for these inputs: %w", ErrModel, err)
+			return errorf([]error{ErrModel, err}, "onnxx: a destination's shape may not be the output's for these inputs: %s", bare(err))
 		}
 		return err
 	}
@@ -562,7 +560,7 @@ func (s *Session) collect(st *stage, outs []*core.Tensor) error {
 		}
 		if err != nil {
 			if first == nil {
-				first = fmt.Errorf("onnxx: output %q: %w", s.outputs[i].Name, err)
+				first = wrapf(err, "output %q", s.outputs[i].Name)
 			}
 			continue
 		}
@@ -590,7 +588,7 @@ func (s *Session) settle(st *stage, i int, t *core.Tensor, outs []*core.Tensor) 
 	if d := st.dsts[i]; d != nil {
 		defer t.Release()
 		if !slices.Equal(d.Shape(), t.Shape()) {
-			return nil, fmt.Errorf("%w: the output has shape %v, its destination %v", ErrModel, t.Shape(), d.Shape())
+			return nil, errs.Errorf(ErrModel, "onnxx: the output has shape %v, its destination %v", t.Shape(), d.Shape())
 		}
 		if err := adapters.Copy(d, t); err != nil {
 			return nil, err
@@ -671,7 +669,7 @@ func (a *ortAPI) describeValue(st *stage, v uintptr) (core.Desc, error) {
 	*o = outScratch{}
 	if status := ccall.Call4(a.f(fnGetTensorElementTypeAndShapeDataReference), v,
 		uintptr(unsafe.Pointer(&o.et)), uintptr(unsafe.Pointer(&o.shape)), uintptr(unsafe.Pointer(&o.nd))); status != noStatus {
-		return core.Desc{}, fmt.Errorf("%w: %w", ErrValue, a.statusError("reading an output's type and shape", status))
+		return core.Desc{}, errs.Errorf(ErrValue, "%w", a.statusError("reading an output's type and shape", status))
 	}
 	shape, nd := o.shape, o.nd
 	dt, err := FromDType(ElementType(o.et))
@@ -684,7 +682,7 @@ func (a *ortAPI) describeValue(st *stage, v uintptr) (core.Desc, error) {
 	var dims []int64
 	if nd > 0 {
 		if shape == 0 {
-			return core.Desc{}, fmt.Errorf("%w: onnxx: ORT reports rank %d and no dimensions", ErrValue, nd)
+			return core.Desc{}, errs.Errorf(ErrValue, "onnxx: ORT reports rank %d and no dimensions", nd)
 		}
 		// the value's own array: the tensor copies it (core.Wrap) before the value can change
 		dims = unsafe.Slice((*int64)(cptr(shape)), nd)

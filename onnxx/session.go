@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 	"github.com/dlpack-go/dlpack/onnxx/tinyonnx"
 )
 
@@ -90,7 +91,7 @@ func (e ArenaExtend) ortName() (string, error) {
 	case ArenaSameAsRequested:
 		return "kSameAsRequested", nil
 	}
-	return "", fmt.Errorf("%w: onnxx: ArenaExtend(%d) is not a strategy", core.ErrArgument, int(e))
+	return "", errs.Errorf(core.ErrArgument, "onnxx: ArenaExtend(%d) is not a strategy", int(e))
 }
 
 // DefaultMaxOutputAlloc is the default of SessionOptions.MaxOutputAlloc: 64 MiB.
@@ -120,7 +121,7 @@ func (g GraphOptimization) ortLevel() (int, error) {
 	case OptimizeAll, OptimizeDefault:
 		return 99, nil
 	}
-	return 0, fmt.Errorf("%w: onnxx: GraphOptimization(%d) is not a level", core.ErrArgument, int(g))
+	return 0, errs.Errorf(core.ErrArgument, "onnxx: GraphOptimization(%d) is not a level", int(g))
 }
 
 // Provider is an execution provider to append to a session's options, by the name ORT knows it
@@ -228,14 +229,12 @@ func (h *handle) release() {
 // Init. Inputs or outputs that are not numeric or bool tensors (strings, sequences, maps) are
 // refused with ErrValue: leave such outputs out with outputNames.
 func NewSession(path string, inputNames, outputNames []string, opts *SessionOptions) (*Session, error) {
-	if st, err := os.Stat(path); err != nil || st.IsDir() {
-		if err == nil {
-			err = fs.ErrInvalid
-		}
-		return nil, fmt.Errorf("%w: onnxx: model %s: %w", ErrModel, path, err)
+	g, err := readGraphFile(path)
+	if err != nil {
+		return nil, err
 	}
 	p := cstr(path)
-	return newSession("model "+path, readGraphFile(path), inputNames, outputNames, opts, func(a *ortAPI, so uintptr, out *uintptr) error {
+	return newSession("model "+path, g, inputNames, outputNames, opts, func(a *ortAPI, so uintptr, out *uintptr) error {
 		return a.call("loading model "+path, fnCreateSession, a.env, ptr(p), so, uintptr(unsafe.Pointer(out)))
 	})
 }
@@ -244,7 +243,7 @@ func NewSession(path string, inputNames, outputNames []string, opts *SessionOpti
 // reads model during the call only; the caller may reuse it afterwards.
 func NewSessionFromBytes(model []byte, inputNames, outputNames []string, opts *SessionOptions) (*Session, error) {
 	if len(model) == 0 {
-		return nil, fmt.Errorf("%w: onnxx: empty model bytes", ErrModel)
+		return nil, errs.Errorf(ErrModel, "onnxx: empty model bytes")
 	}
 	g, _ := tinyonnx.ReadGraphBytes(model) // nil for what it cannot read (see readGraphFile)
 	return newSession(fmt.Sprintf("model of %d bytes", len(model)), g, inputNames, outputNames, opts, func(a *ortAPI, so uintptr, out *uintptr) error {
@@ -253,21 +252,26 @@ func NewSessionFromBytes(model []byte, inputNames, outputNames []string, opts *S
 	})
 }
 
-// readGraphFile reads the graph declarations of the model file at path, or returns nil if it
-// cannot (a model in ORT's own format, which ORT reads): the session then knows only what ORT's
-// C API says (a value of unknown rank reads as a scalar, and echo outputs by name only).
-func readGraphFile(path string) *tinyonnx.Graph {
+// readGraphFile opens the model file at path, failing with ErrModel and the system's words
+// ("onnxx: open model.onnx: no such file or directory") if it cannot be read, and reads its graph
+// declarations; the graph is nil if they cannot be read (a model in ORT's own format, which ORT
+// reads): the session then knows only what ORT's C API says (a value of unknown rank reads as a
+// scalar, and echo outputs by name only).
+func readGraphFile(path string) (*tinyonnx.Graph, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil
+		return nil, errs.Errorf(ErrModel, "onnxx: %w", err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil
+		return nil, errs.Errorf(ErrModel, "onnxx: %w", err)
+	}
+	if st.IsDir() {
+		return nil, errs.Errorf(ErrModel, "onnxx: model %s is a directory: %w", path, fs.ErrInvalid)
 	}
 	g, _ := tinyonnx.ReadGraph(f, st.Size())
-	return g
+	return g, nil
 }
 
 // newSession makes the session options, calls create, and describes the session's inputs and
@@ -289,7 +293,7 @@ func newSession(what string, g *tinyonnx.Graph, inputNames, outputNames []string
 	err = create(a, so, &sess)
 	a.do(fnReleaseSessionOptions, so)
 	if err != nil {
-		return nil, fmt.Errorf("onnxx: %s: %w", what, err)
+		return nil, err // the error names the model
 	}
 	s := &Session{api: a, h: &handle{session: sess, api: a}}
 	for _, p := range opts.Providers {
@@ -298,7 +302,7 @@ func newSession(what string, g *tinyonnx.Graph, inputNames, outputNames []string
 	runtime.AddCleanup(s, (*handle).release, s.h)
 	if err := s.describe(g, inputNames, outputNames); err != nil {
 		s.h.release()
-		return nil, fmt.Errorf("onnxx: %s: %w", what, err)
+		return nil, errorf([]error{err}, "%s (%s)", err, what)
 	}
 	s.plan(opts.MaxOutputAlloc)
 	s.b = newBindings(a, len(s.inputs), s.outputs, s.prealloc)
@@ -322,7 +326,7 @@ func (a *ortAPI) sessionOptions(opts *SessionOptions) (uintptr, error) {
 
 func (a *ortAPI) setOptions(so uintptr, opts *SessionOptions) error {
 	if opts.IntraOpThreads < 0 || opts.InterOpThreads < 0 {
-		return fmt.Errorf("%w: onnxx: thread counts %d and %d must not be negative", core.ErrArgument, opts.IntraOpThreads, opts.InterOpThreads)
+		return errs.Errorf(core.ErrArgument, "onnxx: thread counts %d and %d must not be negative", opts.IntraOpThreads, opts.InterOpThreads)
 	}
 	if opts.IntraOpThreads > 0 {
 		if err := a.call("setting intra-op threads", fnSetIntraOpNumThreads, so, uintptr(opts.IntraOpThreads)); err != nil {
@@ -386,7 +390,7 @@ func (a *ortAPI) setMemory(so uintptr, opts *SessionOptions) error {
 			f = set.off
 		case Enabled:
 		default:
-			return fmt.Errorf("%w: onnxx: Setting(%d) for %s is not Default, Enabled or Disabled", core.ErrArgument, int(set.v), set.what)
+			return errs.Errorf(core.ErrArgument, "onnxx: Setting(%d) for %s is not Default, Enabled or Disabled", int(set.v), set.what)
 		}
 		if err := a.call("setting "+set.what, f, so); err != nil {
 			return err
@@ -416,7 +420,7 @@ func (a *ortAPI) appendProvider(so uintptr, p Provider) error {
 	runtime.KeepAlive(keys)
 	runtime.KeepAlive(values)
 	if err != nil {
-		return fmt.Errorf("%w: %q: %w", ErrProvider, p.Name, err)
+		return errorf([]error{ErrProvider, err}, "onnxx: execution provider %q is not available: %s", p.Name, bare(err))
 	}
 	return nil
 }
@@ -465,7 +469,7 @@ func (s *Session) describe(g *tinyonnx.Graph, inputNames, outputNames []string) 
 	}{{"input", s.inputs}, {"output", s.outputs}} {
 		for _, m := range set.infos {
 			if m.err != nil {
-				return fmt.Errorf("%s %q: %w", set.kind, m.Name, m.err)
+				return wrapf(m.err, "%s %q", set.kind, m.Name)
 			}
 		}
 	}
@@ -592,7 +596,7 @@ func (a *ortAPI) describeType(ti uintptr, info *IOInfo) error {
 		if what == "" {
 			what = fmt.Sprintf("an ONNX value of kind %d", kind)
 		}
-		return fmt.Errorf("%w: it is %s, not a tensor", ErrValue, what)
+		return errs.Errorf(ErrValue, "it is %s, not a tensor", what)
 	}
 	var tt uintptr // const, owned by ti
 	if err := a.call("reading tensor info", fnCastTypeInfoToTensorInfo, ti, uintptr(unsafe.Pointer(&tt))); err != nil {
@@ -609,7 +613,7 @@ func (a *ortAPI) describeType(ti uintptr, info *IOInfo) error {
 	}
 	info.Shape, info.Symbols = shape, syms
 	if info.ElementType == String {
-		return fmt.Errorf("%w: it is a tensor of strings", ErrValue)
+		return errs.Errorf(ErrValue, "it is a tensor of strings")
 	}
 	dt, err := FromDType(info.ElementType)
 	if err != nil {
@@ -623,7 +627,7 @@ func (a *ortAPI) describeType(ti uintptr, info *IOInfo) error {
 // read.
 func checkRank(n uintptr) error {
 	if n > maxRank {
-		return fmt.Errorf("%w: onnxx: ORT reports rank %d", core.ErrNdim, n)
+		return errs.Errorf(core.ErrNdim, "onnxx: ORT reports rank %d", n)
 	}
 	return nil
 }
@@ -684,7 +688,7 @@ func index(infos []IOInfo, name string) int {
 
 // unknownName is the error for a name the model does not have, listing the names it has.
 func unknownName(kind, name string, infos []IOInfo) error {
-	return fmt.Errorf("%w: %s %q is not an %s of the model (%ss: %s)", ErrModel, kind, name, kind, kind, quoted(infos))
+	return errs.Errorf(ErrModel, "onnxx: %s %q is not an %s of the model (%ss: %s)", kind, name, kind, kind, quoted(infos))
 }
 
 func quoted(infos []IOInfo) string {
@@ -718,4 +722,4 @@ func (s *Session) Destroy() error {
 }
 
 // errDestroyed is returned by runs on a destroyed session.
-var errDestroyed = fmt.Errorf("%w: the session was destroyed", ErrModel)
+var errDestroyed = errs.Errorf(ErrModel, "onnxx: the session was destroyed")
