@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/ggufx"
 )
@@ -102,6 +103,11 @@ func FuzzOpen(f *testing.F) {
 		}
 		defer file.Close()
 		checkHeader(t, file.Header(), len(b))
+		copies, err := ggufx.Open(path, adapters.AlwaysCopy())
+		if err != nil {
+			t.Fatalf("opens, but not to copy: %v", err)
+		}
+		defer copies.Close()
 		for _, ti := range file.Tensors() {
 			x, err := file.Tensor(ti.Name)
 			if ti.Type.Quantized() {
@@ -114,8 +120,15 @@ func FuzzOpen(f *testing.F) {
 				if x.NumBytes() != ti.Size {
 					t.Fatalf("%q: %d bytes, header says %d", ti.Name, x.NumBytes(), ti.Size)
 				}
-				touch(t, x)
+				c, err := copies.Tensor(ti.Name)
+				if err != nil {
+					t.Fatalf("%q copied: %v", ti.Name, err)
+				}
+				if !bytes.Equal(bytesOf(t, x), bytesOf(t, c)) {
+					t.Fatalf("%q: the copy differs from the view", ti.Name)
+				}
 				x.Release()
+				c.Release()
 			}
 			blk, _, err := file.Blocks(ti.Name)
 			if err != nil {
@@ -139,6 +152,15 @@ func FuzzOpen(f *testing.F) {
 			d.Release()
 		}
 	})
+}
+
+// bytesOf returns x's bytes.
+func bytesOf(t *testing.T, x *core.Tensor) []byte {
+	b, err := x.ReadOnlyBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // touch reads every byte of x.
