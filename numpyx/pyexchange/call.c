@@ -204,8 +204,9 @@ static void drop_result(int kind, pxg_value *r) {
 
 /* result_object builds the Python object of result r (consuming r), or NULL with an exception: a
  * tensor result is an int (a handle: the caller asked for handles, or the tensor's exports
- * synchronize streams) or (share, device type, device id). */
-static void *result_object(int kind, pxg_value *r) {
+ * synchronize streams), a NumPy array made in C (numpy: the caller wants NumPy arrays, and the
+ * result is a host tensor NumPy holds: pxg_numpy_result) or (share, device type, device id). */
+static void *result_object(int kind, pxg_value *r, int numpy) {
 	void *o = NULL;
 	switch (kind) {
 	case PXG_K_TENSOR:
@@ -214,6 +215,14 @@ static void *result_object(int kind, pxg_value *r) {
 			if (o == NULL) dlpackgo_release((uintptr_t)r->u);
 			return o;
 		} else {
+			if (numpy) {
+				int st;
+				void *arr = pxg_numpy_result(r->p, &st);
+				if (st != 0) { /* made, or failed: r->p is the array's, or gone */
+					r->p = NULL;
+					return arr;
+				}
+			}
 			void *share = pxg_sharer_new(r->p); /* adopts r->p, even on failure */
 			r->p = NULL;
 			if (share == NULL) return NULL;
@@ -254,20 +263,28 @@ static void drop_asked(void **asked, int n) {
 		if (asked[i] != NULL) cp.decref(asked[i]);
 }
 
-static void *call_fn(const pxg_fn *fn, int handles, void *const *args);
+/* How call_fn returns tensor results (call's first argument). */
+enum { RESULTS_EXPORT, RESULTS_HANDLES, RESULTS_NUMPY };
 
-/* call(handles, *args): see the top of the file. */
+static void *call_fn(const pxg_fn *fn, int mode, void *const *args, void *convert, int convert_all);
+
+/* call(mode, *args): see the top of the file. mode True: tensor results as handles; None: as
+ * NumPy arrays made in C where they can be, else as with False: (share, device type, device id). */
 static void *call(void *self, void *const *args, intptr_t nargs) {
 	pxg_fn *fn = cp.capsule_get_pointer(self, fn_name);
 	if (fn == NULL) return NULL;
 	if (nargs != 1 + fn->nparams)
 		return cp.err_format(cp.type_error, "%s() takes %d arguments (%d given)", fn->name,
 			(int)fn->nparams, (int)nargs - 1);
-	return call_fn(fn, args[0] == cp.true_obj, args + 1);
+	int mode = args[0] == cp.true_obj ? RESULTS_HANDLES : args[0] == cp.none_obj ? RESULTS_NUMPY : RESULTS_EXPORT;
+	return call_fn(fn, mode, args + 1, NULL, 0);
 }
 
-/* call_fn is call with fn's nparams arguments args (after handles). */
-static void *call_fn(const pxg_fn *fn, int handles, void *const *args) {
+/* call_fn is call with fn's nparams arguments args (after the mode). With convert (a Python
+ * callable), every tensor result that did not become a NumPy array in C, or every one if
+ * convert_all, is passed through it. */
+static void *call_fn(const pxg_fn *fn, int mode, void *const *args, void *convert, int convert_all) {
+	int handles = mode == RESULTS_HANDLES;
 	pxg_value in[PXG_MAX_PARAMS], out[PXG_MAX_RESULTS];
 	void *guard[PXG_MAX_PARAMS];
 	void *capsule[PXG_MAX_PARAMS]; /* a tensor argument's capsule: args[i], or one we asked for */
@@ -484,8 +501,13 @@ static void *call_fn(const pxg_fn *fn, int handles, void *const *args) {
 	void *objs[PXG_MAX_RESULTS] = {0};
 	int k = 0;
 	for (; k < fn->nresults; k++) {
-		objs[k] = result_object(fn->results[k], &out[k]);
+		objs[k] = result_object(fn->results[k], &out[k], mode == RESULTS_NUMPY);
 		if (objs[k] == NULL) break;
+		if (convert != NULL && fn->results[k] == PXG_K_TENSOR && (convert_all || !pxg_numpy_is(objs[k]))) {
+			void *c = cp.call_function_obj_args(convert, objs[k], NULL);
+			cp.decref(objs[k]);
+			if ((objs[k] = c) == NULL) break;
+		}
 	}
 	if (k < fn->nresults) {
 		for (int j = k + 1; j < fn->nresults; j++) drop_result(fn->results[j], &out[j]);
@@ -575,7 +597,10 @@ typedef struct {
 	void *dict;      /* __dict__: __wrapped__, __name__, __doc__, ... */
 	void *python_fn; /* the generated Python function */
 	pxg_fn *fn;
-	int c_calls; /* no tensor result: C may take the call */
+	void *convert; /* the converter of tensor results C did not make NumPy arrays of, or NULL */
+	int c_calls;   /* no tensor result, or a convert: C may take the call */
+	int tensors;   /* it has tensor results */
+	int convert_all; /* convert takes the NumPy arrays made in C too (returns="torch") */
 } gofunc;
 
 static void *gofunc_type;
@@ -586,7 +611,7 @@ static void *gofunc_vectorcall(void *self, void *const *args, size_t nargsf, voi
 	intptr_t n = (intptr_t)(nargsf & ~VECTORCALL_ARGUMENTS_OFFSET);
 	void *argv[PXG_MAX_PARAMS], *handles[PXG_MAX_PARAMS];
 	int nh = 0;
-	if (!g->c_calls || kwnames != NULL || n != fn->nparams) goto python;
+	if (!g->c_calls || kwnames != NULL || n != fn->nparams || (g->tensors && g->convert == NULL)) goto python;
 	for (int i = 0; i < n; i++) {
 		void *o = argv[i] = args[i];
 		if (fn->params[i] != PXG_K_TENSOR || pxg_numpy_is(o)) continue;
@@ -599,7 +624,7 @@ static void *gofunc_vectorcall(void *self, void *const *args, size_t nargsf, voi
 		if (!live) goto python; /* released, or a pending import: Tensor.handle decides */
 		argv[i] = h;
 	}
-	void *r = call_fn(fn, 0, argv);
+	void *r = call_fn(fn, g->convert != NULL ? RESULTS_NUMPY : RESULTS_EXPORT, argv, g->convert, g->convert_all);
 	for (int i = 0; i < nh; i++) cp.decref(handles[i]);
 	return r;
 python:
@@ -619,15 +644,18 @@ static int gofunc_traverse(void *self, int (*visit)(void *, void *), void *arg) 
 	int r;
 	if (g->dict != NULL && (r = visit(g->dict, arg)) != 0) return r;
 	if (g->python_fn != NULL && (r = visit(g->python_fn, arg)) != 0) return r;
+	if (g->convert != NULL && (r = visit(g->convert, arg)) != 0) return r;
 	return visit(g->ob_type, arg); /* a heap type's instances visit it */
 }
 
 static int gofunc_clear(void *self) {
 	gofunc *g = self;
-	void *d = g->dict, *f = g->python_fn;
+	void *d = g->dict, *f = g->python_fn, *c = g->convert;
 	g->dict = g->python_fn = NULL;
+	g->convert = NULL;
 	if (d != NULL) cp.decref(d);
 	if (f != NULL) cp.decref(f);
+	if (c != NULL) cp.decref(c);
 	return 0;
 }
 
@@ -675,7 +703,7 @@ static type_spec gofunc_spec = {
 	gofunc_slots,
 };
 
-void *pxg_function_new(const pxg_fn *fn, void *python_fn) {
+void *pxg_function_new(const pxg_fn *fn, void *python_fn, void *convert, int convert_all) {
 	if (cp.object_vectorcall == NULL) { /* the Python module does not ask then */
 		cp.err_set_string(cp.type_error, "dlpackgo: this Python exports no PyObject_Vectorcall");
 		return NULL;
@@ -695,8 +723,17 @@ void *pxg_function_new(const pxg_fn *fn, void *python_fn) {
 	g->vectorcall = gofunc_vectorcall;
 	g->fn = c;
 	g->c_calls = 1;
+	g->convert = NULL;
+	g->tensors = 0;
+	g->convert_all = 0;
 	for (int i = 0; i < c->nresults; i++)
-		if (c->results[i] == PXG_K_TENSOR) g->c_calls = 0;
+		if (c->results[i] == PXG_K_TENSOR) g->c_calls = 0, g->tensors = 1;
+	if (convert != cp.none_obj && convert != NULL) { /* tensor results as NumPy arrays, made in C */
+		cp.incref(convert);
+		g->convert = convert;
+		g->convert_all = convert_all;
+		g->c_calls = 1;
+	}
 	cp.incref(python_fn);
 	g->python_fn = python_fn;
 	return g;

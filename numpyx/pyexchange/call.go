@@ -87,15 +87,18 @@ func dlpackgo_caller(id C.int) unsafe.Pointer {
 
 // dlpackgo_function returns a new reference to the dlpackgo.GoFunction that calls function id
 // (see call.c), pythonFn (the generated Python function) taking the calls C does not, or None for
-// an unknown id; NULL with a Python exception set on failure. The caller holds the GIL.
+// an unknown id; NULL with a Python exception set on failure. convert is None, or the Python
+// callable that turns a tensor result C did not make a NumPy array of (with all != 0, every
+// tensor result) into the value to return: then C takes calls with tensor results too, and makes
+// NumPy arrays of host results. The caller holds the GIL.
 //
 //export dlpackgo_function
-func dlpackgo_function(id C.int, pythonFn unsafe.Pointer) unsafe.Pointer {
+func dlpackgo_function(id C.int, pythonFn, convert unsafe.Pointer, all C.int) unsafe.Pointer {
 	var c C.pxg_fn
 	if !fnOf(id, &c) {
 		return C.pxg_none()
 	}
-	return C.pxg_function_new(&c, pythonFn)
+	return C.pxg_function_new(&c, pythonFn, convert, all)
 }
 
 // fnOf fills c with function id as call.c knows it; false for an unknown id.
@@ -182,6 +185,7 @@ func dlpackgo_call(id C.int32_t, handles C.int, args *C.pxg_value, nargs C.int, 
 		reportAs('A', fmt.Sprintf("dlpackgo: function %d does not take these arguments", id), errbuf, errlen)
 		return -1
 	}
+	drainResults() // the light results Python let go of since the last call
 	if err := f.call(in, out, handles != 0); err != nil {
 		var p *panicError
 		switch {
@@ -452,7 +456,14 @@ func (f *function) store(results []reflect.Value, out []C.pxg_value, handles boo
 				}
 				o.u, o.n = C.uint64_t(h), 1
 			} else {
-				m, err := ExportVersioned(t)
+				var m *core.DLManagedTensorVersioned
+				if lightResult(t) { // a small result of Go memory: no handle, no deleter into Go
+					m = exportResult(t)
+				}
+				var err error
+				if m == nil {
+					m, err = ExportVersioned(t)
+				}
 				if err != nil {
 					dropResults(f, out[:i])
 					return fmt.Errorf("%s() result %d: %w", f.Name, i, err)

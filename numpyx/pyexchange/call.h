@@ -111,7 +111,9 @@ void pxg_release_with_gil(void (*fn)(void *), void *arg);
 
 /* numpy.c: NumPy arrays read in C. pxg_numpy_attach takes PXG_NP_COUNT entries: the Python C API
  * functions and objects below, then numpy.ndarray (0: the reader stays off), sizeof(PyObject),
- * numpy.memmap, and PXG_NP_DTYPES DLPack dtypes by NumPy type number (code | bits << 8 | lanes << 16, 0 for none). */
+ * numpy.memmap, four entries of NumPy's own C API, PXG_NP_DTYPES DLPack dtypes by NumPy type
+ * number (code | bits << 8 | lanes << 16, 0 for none), and PXG_NP_RESULTS pairs (DLPack dtype,
+ * NumPy type number) of the dtypes results may have (0, 0 for none). */
 enum {
 	PXG_NP_INCREF,
 	PXG_NP_DECREF,
@@ -134,9 +136,14 @@ enum {
 	PXG_NP_NDARRAY,
 	PXG_NP_HEADER,
 	PXG_NP_MEMMAP,
+	PXG_NP_ARRAY_TYPE,       /* NumPy's C API (its _ARRAY_API table): &PyArray_Type, [2] */
+	PXG_NP_DESCR_FROM_TYPE,  /* PyArray_DescrFromType, [45] */
+	PXG_NP_NEW_FROM_DESCR,   /* PyArray_NewFromDescr, [94] */
+	PXG_NP_SET_BASE_OBJECT,  /* PyArray_SetBaseObject, [282]; all four 0: results stay off */
 	PXG_NP_DTYPE_TABLE,
 	PXG_NP_DTYPES = 32,
-	PXG_NP_COUNT = PXG_NP_DTYPE_TABLE + PXG_NP_DTYPES
+	PXG_NP_RESULTS = 16, /* (DLPack dtype, NumPy type number) pairs of the result table */
+	PXG_NP_COUNT = PXG_NP_DTYPE_TABLE + PXG_NP_DTYPES + 2 * PXG_NP_RESULTS
 };
 #define PXG_NP_MAX_NDIM 64 /* core.MaxNdim */
 
@@ -178,14 +185,26 @@ void pxg_numpy_drop(void *obj);
  * capsule) owning it; a refused m, or one out of memory, has its deleter run and gets NULL with
  * an exception set (BufferError naming the rule). The GIL is held. */
 void *pxg_pending_take(void *m, int legacy);
+/* pxg_numpy_result makes a NumPy array over the memory of m, an export of a registered
+ * function's host result, whose base is an unused capsule of m (its destructor runs m's deleter
+ * when the array goes): *status 1. It declines (NULL, *status 0, m untouched) a tensor NumPy cannot
+ * hold, or when NumPy's C API is off; out of memory it runs m's deleter and returns NULL with an
+ * exception set (*status -1). The GIL is held. */
+void *pxg_numpy_result(pxg_managed_versioned *m, int *status);
+/* pxg_numpy_results_on reports whether pxg_numpy_result may build arrays. */
+int pxg_numpy_results_on(void);
 /* pxg_numpy_builtin returns a new reference to builtin 0 pend, 1 adopt, 2 describe or 3 readonly. */
 void *pxg_numpy_builtin(int which);
 
 int pxg_call_attach(const uintptr_t *api, int n);
 void *pxg_caller_new(const pxg_fn *fn);
 /* pxg_function_new returns a new dlpackgo.GoFunction calling fn (copied), whose calls it cannot
- * take in C go to python_fn, or NULL with a Python exception set. The caller holds the GIL. */
-void *pxg_function_new(const pxg_fn *fn, void *python_fn);
+ * take in C go to python_fn, or NULL with a Python exception set. convert (or None) is the
+ * Python callable that turns a tensor result C did not make a NumPy array of into what Python
+ * returns: with it, C takes calls of functions with tensor results too, whose host results
+ * become NumPy arrays in C (pxg_numpy_result), which convert takes too if convert_all. The caller
+ * holds the GIL. */
+void *pxg_function_new(const pxg_fn *fn, void *python_fn, void *convert, int convert_all);
 void *pxg_releaser_new(void);
 
 #endif

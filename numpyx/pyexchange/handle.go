@@ -88,9 +88,10 @@ func Release(h Handle) error {
 func LiveHandles() int64 { return liveHandles.Load() }
 
 // LiveExports returns how many tensors exported to consumers have not had their deleter run:
-// those of ExportVersioned and ExportLegacy (cdlpack.LiveExports) and the capsules the sharer of
-// dlpackgo_sharer made in C. The template export each sharer holds is not counted: it is let go
+// those of ExportVersioned and ExportLegacy (cdlpack.LiveExports), the capsules the sharer of
+// dlpackgo_sharer made in C, and the small results of registered functions exported the light
+// way (results.go). The template export each sharer holds is not counted: it is let go
 // when the sharer and all its capsules are.
 func LiveExports() int64 {
-	return cdlpack.LiveExports() - int64(C.pxg_live_anchors()) + int64(C.pxg_live_shares())
+	return cdlpack.LiveExports() - int64(C.pxg_live_anchors()) + int64(C.pxg_live_shares()) + liveResults()
 }

@@ -56,8 +56,16 @@ static struct {
 	void *ndarray;    /* numpy.ndarray, or 0: the reader is off */
 	uintptr_t header; /* sizeof(PyObject): where an ndarray's own fields start */
 	void *memmap;     /* numpy.memmap, read as an ndarray */
+	void *array_type; /* NumPy's C API: &PyArray_Type, ... (pxg_numpy_result) */
+	void *(*descr_from_type)(int type_num);
+	void *(*new_from_descr)(void *subtype, void *descr, int nd, const int64_t *dims, const int64_t *strides,
+		void *data, int flags, void *obj);
+	int (*set_base_object)(void *arr, void *obj);
 	uint32_t dtypes[PXG_NP_DTYPES]; /* by type_num: code | bits << 8 | lanes << 16; 0 declined */
+	uint32_t result_dtypes[PXG_NP_RESULTS]; /* results: DLPack dtypes, 0 for none */
+	int result_nums[PXG_NP_RESULTS];        /* and their NumPy type numbers */
 } np;
+static volatile int np_results_on;
 static volatile int np_on;
 static int64_t np_reads; /* managed tensors the reader made */
 
@@ -72,11 +80,25 @@ int pxg_numpy_attach(const uintptr_t *cfg, int n) {
 		"np matches the table");
 	memcpy(&np, cfg, PXG_NP_DTYPE_TABLE * sizeof(uintptr_t));
 	for (int i = 0; i < PXG_NP_DTYPES; i++) np.dtypes[i] = (uint32_t)cfg[PXG_NP_DTYPE_TABLE + i];
+	const uintptr_t *res = cfg + PXG_NP_DTYPE_TABLE + PXG_NP_DTYPES;
+	for (int i = 0; i < PXG_NP_RESULTS; i++) {
+		np.result_dtypes[i] = (uint32_t)res[2 * i];
+		np.result_nums[i] = (int)res[2 * i + 1];
+	}
 	__atomic_store_n(&np_on, np.ndarray != NULL && np.header != 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&np_results_on,
+		np.array_type != NULL && np.array_type == np.ndarray && np.descr_from_type != NULL &&
+			np.new_from_descr != NULL && np.set_base_object != NULL,
+		__ATOMIC_SEQ_CST);
 	return 0;
 }
 
-void pxg_numpy_off(void) { __atomic_store_n(&np_on, 0, __ATOMIC_SEQ_CST); }
+void pxg_numpy_off(void) {
+	__atomic_store_n(&np_on, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&np_results_on, 0, __ATOMIC_SEQ_CST);
+}
+
+int pxg_numpy_results_on(void) { return __atomic_load_n(&np_results_on, __ATOMIC_RELAXED); }
 
 /* The leading fields of NumPy's PyArrayObject and PyArray_Descr, after the object header. */
 typedef struct {
@@ -215,6 +237,59 @@ static void np_decref(void *obj) { np.decref(obj); }
 void pxg_numpy_drop(void *obj) { pxg_release_with_gil(np_decref, obj); }
 
 void pxg_numpy_delete(pxg_managed_versioned *m) { np_release(m); }
+
+/* -- results -------------------------------------------------------------------------------------
+ *
+ * A registered function's host result goes to Python as a NumPy array made here, with NumPy's own
+ * PyArray_NewFromDescr over the export's memory (no copy, whatever its size), instead of a sharer,
+ * an __array_interface__ dict and numpy.asarray: the part of a call that costs the most when a
+ * function returns a small new array. The array's base is an unused "dltensor_versioned" capsule
+ * of the export, whose destructor (pyexchange.c) runs the export's deleter when the array, and
+ * every view of it, is gone. A read-only export makes a read-only array. */
+
+void *pxg_numpy_result(pxg_managed_versioned *m, int *status) {
+	*status = 0;
+	if (!pxg_numpy_results_on()) return NULL;
+	const pxg_tensor *t = &m->dl_tensor;
+	if (t->device.device_type != dlpg_kDLCPU || t->ndim < 0 || t->ndim > PXG_NP_MAX_NDIM || t->dtype.bits % 8 != 0)
+		return NULL;
+	uint32_t dt = (uint32_t)t->dtype.code | (uint32_t)t->dtype.bits << 8 | (uint32_t)t->dtype.lanes << 16;
+	int num = -1;
+	for (int i = 0; i < PXG_NP_RESULTS && num < 0; i++)
+		if (np.result_dtypes[i] != 0 && np.result_dtypes[i] == dt) num = np.result_nums[i];
+	if (num < 0) return NULL;
+	int64_t size = t->dtype.bits / 8, strides[PXG_NP_MAX_NDIM], acc = size;
+	for (int i = t->ndim - 1; i >= 0; i--) { /* exports always carry strides: C order otherwise */
+		strides[i] = t->strides != NULL ? t->strides[i] * size : acc;
+		acc *= t->shape[i];
+	}
+	void *descr = np.descr_from_type(num);
+	if (descr == NULL) goto fail;
+	void *base = np.capsule_new(m, pxg_name(PXG_NAME_VERSIONED), (void (*)(void *))pxg_capsule_destructor_addr());
+	if (base == NULL) {
+		np.decref(descr);
+		goto fail;
+	}
+	/* from here on the capsule owns m: dropping it runs the deleter */
+	void *arr = np.new_from_descr(np.array_type, descr, t->ndim, t->shape, strides, (char *)t->data + t->byte_offset,
+		(m->flags & DLPG_FLAG_READ_ONLY) ? 0 : NPY_WRITEABLE, NULL); /* steals descr */
+	if (arr == NULL) {
+		np.decref(base);
+		*status = -1;
+		return NULL;
+	}
+	if (np.set_base_object(arr, base) != 0) { /* steals base, even when it fails */
+		np.decref(arr);
+		*status = -1;
+		return NULL;
+	}
+	*status = 1;
+	return arr;
+fail:
+	pxg_delete(m, 0);
+	*status = -1;
+	return NULL;
+}
 
 /* -- pending imports ---------------------------------------------------------------------------
  *

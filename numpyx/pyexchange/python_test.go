@@ -150,6 +150,13 @@ func TestPythonReadOnly(t *testing.T) {
 	runUnittest(t, "test_readonly")
 }
 
+// TestPythonResults runs test_results.py: tensor results made NumPy arrays in C (every dtype and
+// layout, zero-copy whatever the size, small results of Go memory exported the light way and
+// released, views keeping them), and torch tensors over them.
+func TestPythonResults(t *testing.T) {
+	runUnittest(t, "test_results")
+}
+
 // TestPythonLibrary runs test_library.py, each case in a Python process of its own: a library
 // that registers no function opens (with no functions), a bare file name resolves against the
 // current directory (and an unknown one says where it looked), and a second Go library in one

@@ -16,6 +16,17 @@ float64 array of 1000 elements:
   handle of a tensor Go already has (``dlpackgo_test_noop``: look the handle up, hold, return);
 * call_handle: ``lib.noop(g)`` on a dlpackgo.Tensor ``g`` (passed by its handle: look up, hold,
   call) against the same ctypes call: the same work on both sides.
+
+and, on a 4x4 float64 array ``sq`` (a 1000x1000 one ``big`` for ``large``), what a call returning
+a new array costs next to one returning an int on the same inputs (goal: 3x at most):
+
+* none: ``lib.noop(sq)`` (returns nothing) against ``lib.size_of(sq)`` (an int);
+* small: ``lib.zeros_like(sq)`` (a new 4x4 NumPy array over Go memory) against ``lib.size_of(sq)``;
+* small_torch: ``tlib.zeros_like(sq)`` against ``lib.size_of(sq)``, where ``tlib`` is the same
+  library opened with ``returns="torch"`` (a torch tensor over Go memory);
+* matmul: ``lib.matmul(sq, sq)`` against ``numpy.matmul(sq, sq)`` (goal: 3x at most);
+* large: ``lib.same(big)`` (the 8 MB argument returned as a new NumPy array over the same memory:
+  zero-copy, so it costs what a small result does) against ``lib.size_of(big)``.
 """
 
 import argparse
@@ -27,6 +38,7 @@ import timeit
 import numpy as np
 import torch
 
+import dlpackgo
 from test_dlpackgo import LIB, C, arange
 
 
@@ -49,11 +61,24 @@ def main():
     assert noop_c(h) == 0
     noop, take, tfrom, nfrom = LIB.noop, LIB.from_dlpack, torch.from_dlpack, np.from_dlpack
     assert take(x).data_ptr == x.ctypes.data and tfrom(x).data_ptr() == x.ctypes.data
+    sq = np.arange(16.0).reshape(4, 4)
+    big = np.zeros((1000, 1000))
+    size_of, zeros_like, matmul, same = LIB.size_of, LIB.zeros_like, LIB.matmul, LIB.same
+    assert np.array_equal(matmul(sq, sq), np.matmul(sq, sq))
+    assert same(big).ctypes.data == big.ctypes.data  # zero-copy
+    tlib = dlpackgo.Library(LIB.cdll, returns="torch")
+    tzeros_like = tlib.zeros_like
+    assert type(tzeros_like(sq)) is torch.Tensor
     pairs = {
         "import": (lambda: take(x).release(), lambda: tfrom(x)),
         "export": (lambda: nfrom(t), lambda: nfrom(x)),
         "call": (lambda: noop(x), lambda: noop_c(h)),
         "call_handle": (lambda: noop(g), lambda: noop_c(h)),
+        "none": (lambda: noop(sq), lambda: size_of(sq)),
+        "small": (lambda: zeros_like(sq), lambda: size_of(sq)),
+        "small_torch": (lambda: tzeros_like(sq), lambda: size_of(sq)),
+        "matmul": (lambda: matmul(sq, sq), lambda: np.matmul(sq, sq)),
+        "large": (lambda: same(big), lambda: size_of(big)),
     }
     best = {k: [float("inf"), float("inf")] for k in pairs}
     for _ in range(a.repeat):

@@ -789,7 +789,7 @@ class CopyProtocol(Base):
                     v.delete()
                 self.assertEqual(len(data), 1, "one memory, shared")
                 for mv in (None, (1, 3)):
-                    with self.assertRaisesRegex(BufferError, "not host-accessible: vulkan"):
+                    with self.assertRaisesRegex(BufferError, "(not host-accessible: vulkan|on vulkan:0, not in host memory)"):
                         x.__dlpack__(copy=True, max_version=mv)
                 with self.assertRaises(BufferError):
                     x.__dlpack__(dl_device=(1, 0))

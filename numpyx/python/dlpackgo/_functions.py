@@ -144,13 +144,20 @@ def attach(lib, returns):
     finally:
         free(p)
     caller = ctypes.PYFUNCTYPE(py_object, c_int)(("dlpackgo_caller", cdll))
-    function = ctypes.PYFUNCTYPE(py_object, c_int, py_object)(("dlpackgo_function", cdll))
+    function = ctypes.PYFUNCTYPE(py_object, c_int, py_object, py_object, c_int)(("dlpackgo_function", cdll))
+    # with NumPy or torch results, C takes the calls of functions with tensor results too, and
+    # makes NumPy arrays of host results itself; convert does the rest (device results, and
+    # torch.from_numpy of the arrays for torch)
+    convert = None
+    if returns in ("numpy", "torch"):
+        def convert(r):
+            return _convert(lib, r, returns)
     lib.functions = {}
     reserved = set(dir(type(lib))) | set(vars(lib))
     for fid, spec in enumerate(specs):
         f = _make(lib, spec, caller(fid))
         if _C_CALLS:  # the same function, called from C (call.c's GoFunction)
-            g = function(fid, f)
+            g = function(fid, f, convert, returns == "torch")
             for a in functools.WRAPPER_ASSIGNMENTS:
                 setattr(g, a, getattr(f, a))
             g.__wrapped__ = f  # inspect.signature and help() read f's signature
@@ -296,6 +303,12 @@ def _convert(lib, r, returns):
     device whose exports synchronize with the consumer's stream: its Tensor's __dlpack__ does) or
     (share, device type, device id)."""
     global _np, _torch
+    if type(r) is not tuple and type(r) is not int:  # a NumPy array the library made (call.c)
+        if returns == "torch":  # torch over it: no copy, the tensor keeps the array
+            if _torch is None:
+                import torch as _torch
+            return _torch.from_numpy(r)
+        return r
     if returns == "tensor":
         return Tensor(lib, r)
     x = Tensor(lib, r) if type(r) is int else _Exported(lib, r[0], (r[1], r[2]))
@@ -344,8 +357,10 @@ def _make(lib, spec, call):
         body = f"    return _call(False, {', '.join(args)})\n" if args else "    return _call(False)\n"
     else:
         sig += (", " if names else "") + "*, returns=None"
+        # the call's first argument: True for handles, None for NumPy arrays made in C where
+        # the library can (call.c), False for exports
         body = ("    returns = _check(_lib, returns)\n"
-                "    _handles = returns == 'tensor'\n"
+                "    _handles = True if returns == 'tensor' else None if returns == 'numpy' or returns == 'torch' else False\n"
                 f"    r = _call({call_args})\n")
         if len(results) == 1:
             body += "    return _convert(_lib, r, returns)\n"

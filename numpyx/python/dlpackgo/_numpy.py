@@ -55,6 +55,41 @@ def _dtype_table(np):
     return table
 
 
+# NumPy's C API, by index in its _ARRAY_API table (numpy/__multiarray_api.h; the same in NumPy 1.x
+# and 2.x): what the library needs to make the NumPy arrays of function results in C.
+_ARRAY_API = {"PyArray_Type": 2, "PyArray_DescrFromType": 45, "PyArray_NewFromDescr": 94,
+              "PyArray_SetBaseObject": 282}
+_RESULTS = 16  # PXG_NP_RESULTS
+
+
+def _array_api(np):
+    """The addresses of _ARRAY_API's entries in NumPy's own table, or zeros (results are then made
+    in Python) when NumPy has no such table or its PyArray_Type is not numpy.ndarray."""
+    import importlib
+    get = ctypes.PYFUNCTYPE(c_void_p, py_object, ctypes.c_char_p)(("PyCapsule_GetPointer",
+                                                                  ctypes.pythonapi))
+    for name in ("numpy._core._multiarray_umath", "numpy.core._multiarray_umath"):
+        try:
+            cap = importlib.import_module(name)._ARRAY_API
+            table = ctypes.cast(get(cap, None), POINTER(c_void_p))
+        except (ImportError, AttributeError, ValueError, TypeError):
+            continue
+        addrs = [table[i] for i in _ARRAY_API.values()]
+        if addrs[0] == id(np.ndarray) and all(addrs):
+            return addrs
+    return [0] * len(_ARRAY_API)
+
+
+def _result_table(np):
+    """(DLPack dtype, NumPy type number) pairs of the dtypes NumPy arrays of results may have."""
+    pairs = []
+    for name in ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+                 "float16", "float32", "float64", "complex64", "complex128"):
+        dt = np.dtype(name)  # the canonical type: int64 is "l" on LP64, as numpy.arange makes
+        pairs += [_KIND_CODE[dt.kind] | (dt.itemsize * 8) << 8 | 1 << 16, dt.num]
+    return pairs + [0] * (2 * _RESULTS - len(pairs))
+
+
 def attach(lib):
     """Give lib the builtins of pending imports (``_pend``, ``_adopt``, ``_describe_pending``),
     and turn the NumPy reader on if NumPy is importable and agrees with it (see the module
@@ -70,7 +105,9 @@ def attach(lib):
     addrs = [ctypes.cast(getattr(api, n), c_void_p).value for n in _CAPI]
     addrs += [id(None), id(ValueError), id(BufferError), id(np.ndarray) if np else 0,
               object.__basicsize__, id(np.memmap) if np else 0]
+    addrs += _array_api(np) if np else [0] * len(_ARRAY_API)
     addrs += _dtype_table(np) if np else [0] * _DTYPES
+    addrs += _result_table(np) if np else [0] * (2 * _RESULTS)
     init = cdll.dlpackgo_numpy_init
     init.argtypes, init.restype = [POINTER(c_void_p), c_int], c_int
     if init((c_void_p * len(addrs))(*addrs), len(addrs)) != 0:

@@ -55,6 +55,9 @@ func init() {
 		{"counted", counted, "counted(n)\n\nA new float64 tensor 0, 1, ..., n-1 over C memory whose release counted_releases counts."},
 		{"counted_releases", func() (int64, error) { return countedReleases.Load(), nil },
 			"counted_releases()\n\nHow many tensors of counted have let go of their memory."},
+		{"zeros_like", zerosLike, "zeros_like(x)\n\nA new float64 tensor of zeros of x's shape (a small new result, for the benchmarks)."},
+		{"size_of", sizeOf, "size_of(x)\n\nx's element count (an int result on the same inputs as zeros_like)."},
+		{"matmul", matmul, "matmul(a, b)\n\nA new float64 matrix a @ b of two float64 matrices."},
 		{"ext_syncs", func() (int64, int64, error) { return extSyncs.Load(), extLastStream.Load(), nil },
 			"ext_syncs()\n\nHow many times the test device's StreamSync ran, and its last stream."},
 	} {
@@ -119,6 +122,46 @@ func counted(n int64) (*core.Tensor, error) {
 }
 
 func noop(a *core.Tensor) error { return nil }
+
+func zerosLike(x *core.Tensor) (*core.Tensor, error) { return core.New(core.Float64, x.Shape()...) }
+
+func sizeOf(x *core.Tensor) (int64, error) { return x.Len(), nil }
+
+// matmul is a plain triple loop over strided float64 matrices: the benchmarks compare the cost
+// of a call that returns a new small matrix with np.matmul's.
+func matmul(a, b *core.Tensor) (*core.Tensor, error) {
+	if a.Ndim() != 2 || b.Ndim() != 2 || a.Dim(1) != b.Dim(0) {
+		return nil, fmt.Errorf("%w: matmul: shapes %v and %v do not multiply", core.ErrArgument, a.Shape(), b.Shape())
+	}
+	if a.DType() != core.Float64 || b.DType() != core.Float64 {
+		return nil, fmt.Errorf("%w: matmul: dtypes %v and %v, want float64", core.ErrTypeMismatch, a.DType(), b.DType())
+	}
+	av, ao, err := core.ReadOnlySpan[float64](a)
+	if err != nil {
+		return nil, err
+	}
+	bv, bo, err := core.ReadOnlySpan[float64](b)
+	if err != nil {
+		return nil, err
+	}
+	n, k, m := a.Dim(0), a.Dim(1), b.Dim(1)
+	c, err := core.New(core.Float64, n, m)
+	if err != nil {
+		return nil, err
+	}
+	cv, _ := core.Elements[float64](c)
+	as, bs := a.Strides(), b.Strides()
+	for i := range n {
+		for j := range m {
+			s := 0.0
+			for l := range k {
+				s += av[ao+i*as[0]+l*as[1]] * bv[bo+l*bs[0]+j*bs[1]]
+			}
+			cv[i*m+j] = s
+		}
+	}
+	return c, nil
+}
 
 // dlpackgo_test_noop is noop as a plain //export taking a handle: what a ctypes caller pays.
 //
