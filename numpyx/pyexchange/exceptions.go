@@ -47,6 +47,7 @@ var builtinExceptions = []struct {
 }{
 	{ErrOutOfMemory, MemoryError},
 	{core.ErrTypeMismatch, TypeError},
+	{adapters.ErrCast, TypeError},
 	{core.ErrDType, TypeError},
 	{core.ErrSubByte, TypeError},
 	{adapters.ErrUnsupported, TypeError},
@@ -86,7 +87,8 @@ func MapError(target error, exc Exception) {
 
 // ExceptionFor returns the Python exception err is raised as: the first mapping of MapError that
 // matches it, else the built-in mapping (MemoryError for ErrOutOfMemory; TypeError for dtype
-// errors, core.ErrTypeMismatch and adapters.ErrUnsupported; BufferError for memory that cannot be
+// errors, core.ErrTypeMismatch, adapters.ErrCast (a cast the cast rule refuses: a complex array
+// for a function that computes in float64, say) and adapters.ErrUnsupported; BufferError for memory that cannot be
 // shared or reached as asked: adapters.ErrCopyRequired, core.ErrNotHost, ErrNotViewable,
 // ErrNotContiguous, ErrReleased; ValueError for core.ErrReadOnly, ErrArgument, the other
 // core.ErrInvalid errors and ErrHandle), else RuntimeError (dlpackgo.GoError).

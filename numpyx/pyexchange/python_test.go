@@ -157,6 +157,13 @@ func TestPythonResults(t *testing.T) {
 	runUnittest(t, "test_results")
 }
 
+// TestPythonCastRule runs test_castrule.py: registered functions that compute in float64 cast
+// their arguments under adapters.CheckCast (issue 33): casts that keep every value happen, any
+// other (complex, int64, uint64) raises TypeError naming both dtypes.
+func TestPythonCastRule(t *testing.T) {
+	runUnittest(t, "test_castrule")
+}
+
 // TestPythonLibrary runs test_library.py, each case in a Python process of its own: a library
 // that registers no function opens (with no functions), a bare file name resolves against the
 // current directory (and an unknown one says where it looked), and a second Go library in one

@@ -96,6 +96,8 @@ func TestExceptionFor(t *testing.T) {
 		{fmt.Errorf("x: %w", core.ErrDType), TypeError},
 		{fmt.Errorf("x: %w", core.ErrTypeMismatch), TypeError},
 		{fmt.Errorf("x: %w", adapters.ErrUnsupported), TypeError},
+		{fmt.Errorf("x: %w", adapters.Options{}.CheckCast(core.Complex128, core.Float64, "total()")), TypeError},
+		{adapters.Options{}.CheckCast(core.Int64, core.Float64, ""), TypeError},
 		{fmt.Errorf("x: %w", adapters.ErrCopyRequired), BufferError},
 		{fmt.Errorf("x: %w", core.ErrNotHost), BufferError},
 		{fmt.Errorf("x: %w", ErrOutOfMemory), MemoryError},

@@ -196,11 +196,11 @@ func add(a, b *core.Tensor) (*core.Tensor, error) {
 	if fmt.Sprint(a.Shape()) != fmt.Sprint(b.Shape()) {
 		return nil, fmt.Errorf("%w: add: shapes %v and %v differ", core.ErrArgument, a.Shape(), b.Shape())
 	}
-	ca, err := adapters.Cast(a, core.Float64)
+	ca, err := asFloat64("add", a)
 	if err != nil {
 		return nil, err
 	}
-	cb, err := adapters.Cast(b, core.Float64)
+	cb, err := asFloat64("add", b)
 	if err != nil {
 		return nil, err
 	}
@@ -212,8 +212,20 @@ func add(a, b *core.Tensor) (*core.Tensor, error) {
 	return ca, nil
 }
 
+// asFloat64 is x as float64 for a function that computes in float64, under the cast rule
+// (adapters.CheckCast, issue 33): a cast that keeps every value (float32, int32, bool, ...) is
+// made, as a copy; any other (complex, int64, uint64) is refused with an error naming both dtypes
+// that Python raises as TypeError (GoTypeError), so that a complex array never reaches the sum
+// with its imaginary parts dropped.
+func asFloat64(fn string, x *core.Tensor) (*core.Tensor, error) {
+	if err := (adapters.Options{}).CheckCast(x.DType(), core.Float64, fn+"()"); err != nil {
+		return nil, err
+	}
+	return adapters.Cast(x, core.Float64)
+}
+
 func total(x *core.Tensor) (float64, error) {
-	c, err := adapters.Cast(x, core.Float64)
+	c, err := asFloat64("total", x)
 	if err != nil {
 		return 0, err
 	}

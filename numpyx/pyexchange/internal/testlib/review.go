@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/numpyx/pyexchange"
 )
@@ -93,7 +92,7 @@ func keptTotal() (float64, error) {
 	defer keptMu.Unlock()
 	sum := 0.0
 	for _, v := range kept {
-		c, err := adapters.Cast(v, core.Float64)
+		c, err := asFloat64("kept_total", v)
 		if err != nil {
 			return 0, err
 		}
