@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"unsafe"
 
 	"gonum.org/v1/gonum/blas"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // element is the set of element types Gonum stores.
@@ -23,7 +25,7 @@ type element interface{ float32 | float64 | complex128 }
 // the description is one Gonum itself would accept and that every element lies inside data.
 func wrapMatrix[T element](data []T, rows, cols, stride int, keep any, what string) (*core.Tensor, error) {
 	if rows < 0 || cols < 0 {
-		return nil, fmt.Errorf("%w: gonumx: %s has %d rows and %d columns", core.ErrShape, what, rows, cols)
+		return nil, errs.Errorf(core.ErrShape, "gonumx: %s has %d rows and %d columns: a size is negative", what, rows, cols)
 	}
 	d := core.Desc{Device: core.CPUDevice, DType: core.DTypeOf[T](),
 		Shape: []int64{int64(rows), int64(cols)}, Strides: []int64{int64(max(stride, cols)), 1}}
@@ -31,14 +33,13 @@ func wrapMatrix[T element](data []T, rows, cols, stride int, keep any, what stri
 		return core.WrapKeep(d, keep)
 	}
 	if stride < cols {
-		return nil, fmt.Errorf("%w: gonumx: %s has stride %d < %d columns", core.ErrStrides, what, stride, cols)
+		return nil, errs.Errorf(core.ErrStrides, "gonumx: %s has stride %d < %d columns", what, stride, cols)
 	}
 	if rows-1 > (math.MaxInt-cols)/stride {
-		return nil, fmt.Errorf("%w: gonumx: %s of %d rows with stride %d", core.ErrOverflow, what, rows, stride)
+		return nil, errs.Errorf(core.ErrOverflow, "gonumx: %s of %d rows with stride %d overflows int", what, rows, stride)
 	}
 	if need := (rows-1)*stride + cols; len(data) < need {
-		return nil, fmt.Errorf("%w: gonumx: %s of %d×%d with stride %d needs %d elements, has %d",
-			core.ErrBounds, what, rows, cols, stride, need, len(data))
+		return nil, errs.Errorf(core.ErrBounds, "gonumx: %s of %d×%d with stride %d needs %d elements, has %d", what, rows, cols, stride, need, len(data))
 	}
 	d.Strides[0] = int64(stride)
 	d.Data = unsafe.Pointer(unsafe.SliceData(data))
@@ -48,7 +49,7 @@ func wrapMatrix[T element](data []T, rows, cols, stride int, keep any, what stri
 // wrapVector makes an [n] tensor with strides [inc] over data, after the same checks.
 func wrapVector[T element](data []T, n, inc int, keep any, what string) (*core.Tensor, error) {
 	if n < 0 {
-		return nil, fmt.Errorf("%w: gonumx: %s has length %d", core.ErrShape, what, n)
+		return nil, errs.Errorf(core.ErrShape, "gonumx: %s has negative length %d", what, n)
 	}
 	d := core.Desc{Device: core.CPUDevice, DType: core.DTypeOf[T](), Shape: []int64{int64(n)},
 		Strides: []int64{int64(max(inc, 1))}}
@@ -56,14 +57,13 @@ func wrapVector[T element](data []T, n, inc int, keep any, what string) (*core.T
 		return core.WrapKeep(d, keep)
 	}
 	if inc <= 0 {
-		return nil, fmt.Errorf("%w: gonumx: %s has increment %d (must be positive)", core.ErrStrides, what, inc)
+		return nil, errs.Errorf(core.ErrStrides, "gonumx: %s has increment %d (must be positive)", what, inc)
 	}
 	if n-1 > (math.MaxInt-1)/inc {
-		return nil, fmt.Errorf("%w: gonumx: %s of length %d with increment %d", core.ErrOverflow, what, n, inc)
+		return nil, errs.Errorf(core.ErrOverflow, "gonumx: %s of length %d with increment %d overflows int", what, n, inc)
 	}
 	if need := (n-1)*inc + 1; len(data) < need {
-		return nil, fmt.Errorf("%w: gonumx: %s of length %d with increment %d needs %d elements, has %d",
-			core.ErrBounds, what, n, inc, need, len(data))
+		return nil, errs.Errorf(core.ErrBounds, "gonumx: %s of length %d with increment %d needs %d elements, has %d", what, n, inc, need, len(data))
 	}
 	d.Strides[0] = int64(inc)
 	d.Data = unsafe.Pointer(unsafe.SliceData(data))
@@ -106,7 +106,7 @@ func FromDense(m *mat.Dense, opts ...adapters.Option) (*core.Tensor, error) {
 // same way.
 func FromGeneral(g *blas64.General, opts ...adapters.Option) (*core.Tensor, error) {
 	if g == nil {
-		return nil, fmt.Errorf("%w: gonumx: nil *blas64.General", core.ErrNil)
+		return nil, errs.Errorf(core.ErrNil, "gonumx: nil *blas64.General")
 	}
 	t, err := wrapMatrix(g.Data, g.Rows, g.Cols, g.Stride, g, "blas64.General")
 	return shared(t, err, opts)
@@ -129,7 +129,7 @@ func FromVecDense(v *mat.VecDense, opts ...adapters.Option) (*core.Tensor, error
 // N ≥ 0, Inc > 0 and Data long enough.
 func FromVector(v *blas64.Vector, opts ...adapters.Option) (*core.Tensor, error) {
 	if v == nil {
-		return nil, fmt.Errorf("%w: gonumx: nil *blas64.Vector", core.ErrNil)
+		return nil, errs.Errorf(core.ErrNil, "gonumx: nil *blas64.Vector")
 	}
 	t, err := wrapVector(v.Data, v.N, v.Inc, v, "blas64.Vector")
 	return shared(t, err, opts)
@@ -150,7 +150,7 @@ func FromCDense(m *mat.CDense, opts ...adapters.Option) (*core.Tensor, error) {
 // FromCGeneral returns a complex128 tensor over g's storage, without copying, after checking it.
 func FromCGeneral(g *cblas128.General, opts ...adapters.Option) (*core.Tensor, error) {
 	if g == nil {
-		return nil, fmt.Errorf("%w: gonumx: nil *cblas128.General", core.ErrNil)
+		return nil, errs.Errorf(core.ErrNil, "gonumx: nil *cblas128.General")
 	}
 	t, err := wrapMatrix(g.Data, g.Rows, g.Cols, g.Stride, g, "cblas128.General")
 	return shared(t, err, opts)
@@ -160,7 +160,7 @@ func FromCGeneral(g *cblas128.General, opts ...adapters.Option) (*core.Tensor, e
 // without copying, after checking it.
 func FromCVector(v *cblas128.Vector, opts ...adapters.Option) (*core.Tensor, error) {
 	if v == nil {
-		return nil, fmt.Errorf("%w: gonumx: nil *cblas128.Vector", core.ErrNil)
+		return nil, errs.Errorf(core.ErrNil, "gonumx: nil *cblas128.Vector")
 	}
 	t, err := wrapVector(v.Data, v.N, v.Inc, v, "cblas128.Vector")
 	return shared(t, err, opts)
@@ -170,7 +170,7 @@ func FromCVector(v *cblas128.Vector, opts ...adapters.Option) (*core.Tensor, err
 // blas32 is Gonum's only float32 storage (mat has no float32 matrix type).
 func FromGeneral32(g *blas32.General, opts ...adapters.Option) (*core.Tensor, error) {
 	if g == nil {
-		return nil, fmt.Errorf("%w: gonumx: nil *blas32.General", core.ErrNil)
+		return nil, errs.Errorf(core.ErrNil, "gonumx: nil *blas32.General")
 	}
 	t, err := wrapMatrix(g.Data, g.Rows, g.Cols, g.Stride, g, "blas32.General")
 	return shared(t, err, opts)
@@ -180,7 +180,7 @@ func FromGeneral32(g *blas32.General, opts ...adapters.Option) (*core.Tensor, er
 // without copying, after checking it.
 func FromVector32(v *blas32.Vector, opts ...adapters.Option) (*core.Tensor, error) {
 	if v == nil {
-		return nil, fmt.Errorf("%w: gonumx: nil *blas32.Vector", core.ErrNil)
+		return nil, errs.Errorf(core.ErrNil, "gonumx: nil *blas32.Vector")
 	}
 	t, err := wrapVector(v.Data, v.N, v.Inc, v, "blas32.Vector")
 	return shared(t, err, opts)
@@ -260,7 +260,7 @@ func FromDiagDense(d *mat.DiagDense, opts ...adapters.Option) (*core.Tensor, err
 func FromMatrix(m mat.Matrix, opts ...adapters.Option) (*core.Tensor, error) {
 	o := adapters.Apply(opts...)
 	if m == nil {
-		return nil, fmt.Errorf("%w: gonumx: nil mat.Matrix", core.ErrNil)
+		return nil, errs.Errorf(core.ErrNil, "gonumx: nil mat.Matrix")
 	}
 	var view *core.Tensor
 	var err error
@@ -278,10 +278,13 @@ func FromMatrix(m mat.Matrix, opts ...adapters.Option) (*core.Tensor, error) {
 		case err2 == nil:
 			view, err = inner.Transpose()
 		case !errors.Is(err2, adapters.ErrCopyRequired):
-			return nil, fmt.Errorf("gonumx: %T: %w", m, err2)
+			return nil, fmt.Errorf("%w (the matrix under the transpose %T)", err2, m)
 		}
 	}
 	if err != nil {
+		if strings.HasPrefix(err.Error(), "gonumx: ") {
+			return nil, err
+		}
 		return nil, fmt.Errorf("gonumx: view of %T: %w", m, err)
 	}
 	copied, err := o.Choose(view != nil, fmt.Sprintf("gonumx: %T has no dense float64 storage", m))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // matrixFits reports whether a 2-D tensor's strides fit Gonum's row-major storage (unit column
@@ -87,14 +88,13 @@ func prepare[T element](t *core.Tensor, rank int, o adapters.Options, target str
 	var p prepared[T]
 	dt := core.DTypeOf[T]()
 	if t == nil {
-		return p, fmt.Errorf("%w: gonumx: nil tensor", core.ErrNil)
+		return p, errs.Errorf(core.ErrNil, "gonumx: nil tensor")
 	}
 	if t.Released() {
-		return p, fmt.Errorf("gonumx: %w", core.ErrReleased)
+		return p, errs.Errorf(core.ErrReleased, "gonumx: the tensor for %s was released", target)
 	}
 	if t.Ndim() != rank {
-		return p, fmt.Errorf("%w: gonumx: %s needs %d dimensions, the tensor has shape %v",
-			adapters.ErrUnsupported, target, rank, t.Shape())
+		return p, errs.Errorf(adapters.ErrUnsupported, "gonumx: %s needs %d dimensions, the tensor has shape %v", target, rank, t.Shape())
 	}
 	if err := o.CheckCast(t.DType(), dt, target); err != nil {
 		return p, fmt.Errorf("gonumx: %w", err)
@@ -111,7 +111,7 @@ func prepare[T element](t *core.Tensor, rank int, o adapters.Options, target str
 	src := t
 	if copied {
 		if !t.HostAccessible() {
-			return p, fmt.Errorf("%w: gonumx: cannot copy %s memory to %s", core.ErrNotHost, t.Device(), target)
+			return p, errs.Errorf(core.ErrNotHost, "gonumx: cannot copy %s memory to %s", t.Device(), target)
 		}
 		if src, err = adapters.Cast(t, dt); err != nil {
 			return p, fmt.Errorf("gonumx: copy to %s: %w", target, err)
@@ -123,7 +123,7 @@ func prepare[T element](t *core.Tensor, rank int, o adapters.Options, target str
 	}
 	span, first, err := core.Span[T](src)
 	if err != nil {
-		return p, fmt.Errorf("gonumx: %w", err)
+		return p, fmt.Errorf("gonumx: memory for %s: %w", target, err)
 	}
 	p.span = span[first:]
 	p.inc = src.Strides()
