@@ -516,13 +516,13 @@ func (h *Header) checkLayout(size int64) error {
 		if ti.Offset%h.Alignment != 0 {
 			return fmt.Errorf("%w: tensor %q: offset %d is not a multiple of the alignment %d", ErrLayout, ti.Name, ti.Offset, h.Alignment)
 		}
-		if ti.Offset > avail || ti.Size > avail-ti.Offset {
+		if ti.Size > 0 && (ti.Offset > avail || ti.Size > avail-ti.Offset) {
 			return fmt.Errorf("%w: tensor %q: data [%d, %d) of the data section runs past its end (%d bytes, from file offset %d)", ErrLayout, ti.Name, ti.Offset, uint64(ti.Offset)+uint64(ti.Size), avail, h.DataOffset)
 		}
-		if ti.Size > 0 {
+		if ti.Size > 0 { // empty tensors' offsets are only checked for alignment
 			order = append(order, i)
+			h.DataLen = max(h.DataLen, ti.Offset+ti.Size)
 		}
-		h.DataLen = max(h.DataLen, ti.Offset+ti.Size)
 	}
 	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(h.Tensors[a].Offset, h.Tensors[b].Offset) })
 	for k := 1; k < len(order); k++ {

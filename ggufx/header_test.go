@@ -99,6 +99,7 @@ func TestParseHeaderHostile(t *testing.T) {
 		{"tensor twice", start(3, 2, 0).tensor("t", 0, 0, 1).tensor("t", 0, 32, 1).data(32, 36, nil).b, ggufx.ErrHeader, `tensor "t" given twice`},
 		{"unaligned", start(3, 1, 0).tensor("t", 0, 8, 1).data(32, 16, nil).b, ggufx.ErrLayout, "offset 8 is not a multiple of the alignment 32"},
 		{"past end", start(3, 1, 0).tensor("t", 0, 0, 4).data(32, 15, nil).b, ggufx.ErrLayout, `"t": data [0, 16) of the data section runs past its end (15 bytes`},
+		{"empty far past end", start(3, 2, 0).tensor("e", 0, 1<<40, 0).tensor("t", 0, 0, 4).data(32, 15, nil).b, ggufx.ErrLayout, `"t"`},
 		{"far past end", start(3, 1, 0).tensor("t", 0, 1<<62, 4).data(32, 15, nil).b, ggufx.ErrLayout, "runs past its end"},
 		{"overlap", start(3, 2, 0).tensor("a", 0, 0, 16).tensor("b", 0, 32, 16).data(32, 96, nil).b, ggufx.ErrLayout, `"a" [0, 64) and "b" [32, 96) overlap`},
 		{"same offset", start(3, 2, 0).tensor("a", 0, 0, 1).tensor("b", 1, 0, 1).data(32, 4, nil).b, ggufx.ErrLayout, "overlap"},
@@ -150,4 +151,18 @@ func TestParseHeaderVersion2Alignment(t *testing.T) {
 	assert.Equal(t, int64(64), h.Alignment)
 	assert.Zero(t, h.DataOffset%64)
 	assert.Equal(t, int64(72), h.DataLen)
+}
+
+// What the specification allows and llama.cpp's writer never makes still reads: an alignment
+// that is a multiple of 8 but not a power of 2, and an empty tensor whose offset lies past the
+// end (it has no bytes to find).
+func TestParseHeaderLenient(t *testing.T) {
+	r := start(3, 2, 1).str("general.alignment").u32(4).u32(24)
+	r.tensor("e", 0, 24<<40, 0, 4).tensor("t", 0, 24, 2)
+	r.data(24, 32, nil)
+	h, err := ggufx.ParseHeader(r.b)
+	require.NoError(t, err)
+	assert.Equal(t, int64(24), h.Alignment)
+	assert.Zero(t, h.DataOffset%24)
+	assert.Equal(t, int64(32), h.DataLen)
 }

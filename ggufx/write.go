@@ -60,8 +60,8 @@ func alignmentOf(md *Metadata) (int64, error) {
 		return DefaultAlignment, nil
 	}
 	a, isU32 := v.v.(uint32)
-	if !isU32 || a == 0 || a%8 != 0 {
-		return 0, fmt.Errorf("%w: %s is %s %v, not a uint32 multiple of 8", ErrHeader, AlignmentKey, v.typ, v)
+	if !isU32 || a < 8 || a&(a-1) != 0 {
+		return 0, fmt.Errorf("%w: %s is %s %v, not a uint32 power of 2 from 8 (llama.cpp reads no other)", ErrHeader, AlignmentKey, v.typ, v)
 	}
 	return int64(a), nil
 }
@@ -138,7 +138,7 @@ func pad(n, align int64) int64 { return (align - n%align) % align }
 // Write writes md and tensors to w as a GGUF version 3 file: the metadata in its order (nil:
 // none), the tensor infos in the order of tensors, each tensor's data at the next multiple of
 // the alignment (md's general.alignment, a uint32 multiple of 8, or DefaultAlignment), padded
-// with zeros. Plain entries are written from the tensor's memory in C order (any layout is
+// with zeros; the alignment must be a power of 2, which llama.cpp requires. Plain entries are written from the tensor's memory in C order (any layout is
 // streamed through a 1 MiB buffer); Q8_0 and Q4_0 entries are quantized from float32 as ggml's
 // reference quantizer does, and refuse NaN and infinities. The tensors are held (core.Hold)
 // until Write returns. Errors name the entry at fault: a bad name (ErrName), a type the

@@ -191,7 +191,7 @@ func TestWriteRefuses(t *testing.T) {
 	released := core.MustNew(core.Float32, 1)
 	released.Release()
 	badAlign := &ggufx.Metadata{}
-	require.NoError(t, badAlign.Set(ggufx.AlignmentKey, uint32(12)))
+	require.NoError(t, badAlign.Set(ggufx.AlignmentKey, uint32(24))) // a multiple of 8 (read), not a power of 2 (written)
 	for _, tc := range []struct {
 		name string
 		md   *ggufx.Metadata
@@ -211,7 +211,7 @@ func TestWriteRefuses(t *testing.T) {
 		{"q4_k", nil, []ggufx.Entry{ggufx.Quantized("a", f32, ggufx.Q4_K)}, ggufx.ErrType, "not Q4_K"},
 		{"nan", nil, []ggufx.Entry{ggufx.Quantized("a", nan, ggufx.Q8_0)}, ggufx.ErrType, "element 5 is NaN"},
 		{"rank", nil, []ggufx.Entry{ggufx.Plain("a", core.MustNew(core.Float32, 1, 1, 1, 1, 1))}, ggufx.ErrType, "5 dimensions"},
-		{"alignment", badAlign, nil, ggufx.ErrHeader, "general.alignment is uint32 12"},
+		{"alignment", badAlign, nil, ggufx.ErrHeader, "general.alignment is uint32 24, not a uint32 power of 2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
