@@ -18,8 +18,19 @@
 // ImportArray moves the producer's ArrowArray (the struct is marked released; the caller frees
 // only the struct's own memory) and always releases the ArrowSchema. The producer's release
 // callback runs exactly once: when the last holder of the tensor (and of its views) lets go, or
-// before ImportArray returns an error. Imported tensors are read-only: the C Data Interface
-// gives a consumer no right to write.
+// before ImportArray returns an error, whatever the error. Only the top-level structs' releases
+// are called, as the interface requires; their producer's releases free the children. A struct
+// handed over already released (its release NULL) is refused with ErrReleased, and nothing more
+// of it is read or called; the other one is still released. Imported tensors are read-only: the
+// C Data Interface gives a consumer no right to write.
+//
+// # Untrusted input
+//
+// Every field of a foreign ArrowArray and ArrowSchema, and of their children, is checked before
+// arrow-go reads any of it (see ImportArray for what is refused, and with which error). What no
+// consumer can check is left to the producer: that each buffer holds as many bytes as the
+// length, offset and type claim, that pointers point where they say, and that a release callback
+// marks its struct released (arrow-go aborts the process if one does not).
 //
 // ExportArray fills the caller's ArrowArray and ArrowSchema; the C consumer must call their
 // release callbacks, as the interface requires. Until it does, the tensor's memory is held
@@ -27,8 +38,10 @@
 package cdatax
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/cdata"
@@ -38,23 +51,43 @@ import (
 	"github.com/dlpack-go/dlpack/core"
 )
 
+// ErrReleased: ImportArray was handed an ArrowArray or ArrowSchema (or a child of one) whose
+// release callback is NULL: released already, or moved, so that nothing in it may be read.
+var ErrReleased = errors.New("cdatax: already released")
+
 // ImportArray takes an array from a C producer through the Arrow C Data Interface and returns
 // it as a tensor (see arrowx.FromArray), without copying its values. arr is moved, schema
-// released; the producer's release runs exactly once, when the tensor is let go (see the
-// package documentation).
+// released; the producer's release runs exactly once, when the tensor is let go or before
+// ImportArray returns an error (see the package documentation).
+//
+// Every field of both structs (and of their children) is untrusted: ImportArray checks them all
+// before arrow-go reads any, and refuses with an error that names the struct, the field and its
+// value: a released struct (NULL release) with ErrReleased, without calling or reading anything
+// more of it; a format arrowx does not map, or a dictionary, with adapters.ErrUnsupported; a
+// length, offset or null count out of range, a child count or buffer count that does not fit the
+// format, or a NULL where a pointer is needed, with arrowx.ErrMalformed.
 func ImportArray(arr *cdata.CArrowArray, schema *cdata.CArrowSchema, opts ...adapters.Option) (*core.Tensor, error) {
-	if arr == nil || schema == nil {
-		if arr != nil {
+	ca, cs := (*cArray)(unsafe.Pointer(arr)), (*cSchema)(unsafe.Pointer(schema))
+	release := func() { // the top-level structs only: their producer releases the children
+		if ca != nil && ca.release != nil {
 			cdata.ReleaseCArrowArray(arr)
 		}
-		if schema != nil {
+		if cs != nil && cs.release != nil {
 			cdata.ReleaseCArrowSchema(schema)
 		}
-		return nil, fmt.Errorf("%w: cdatax: ImportArray with a nil ArrowArray or ArrowSchema", arrowx.ErrNil)
 	}
-	_, a, err := cdata.ImportCArray(arr, schema) // moves arr, releases schema, even on error
+	if arr == nil || schema == nil {
+		release()
+		return nil, fmt.Errorf("cdatax: ImportArray with a nil ArrowArray or ArrowSchema: %w", arrowx.ErrNil)
+	}
+	defer release() // the schema, always; the array, unless it was moved
+	dt, err := checkForeign(ca, cs)
 	if err != nil {
-		return nil, fmt.Errorf("%w: cdatax: importing an ArrowArray: %v", arrowx.ErrMalformed, err)
+		return nil, err
+	}
+	a, err := cdata.ImportCArrayWithType(arr, dt) // moves arr unless it fails before
+	if err != nil {
+		return nil, fmt.Errorf("cdatax: importing an ArrowArray of %s: %v: %w", dt, err, arrowx.ErrMalformed)
 	}
 	defer a.Release() // the tensor holds what it uses
 	t, err := arrowx.FromArrayData(a.Data(), opts...)

@@ -1,6 +1,7 @@
 package cdatax_test
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow/cdata"
@@ -29,4 +30,24 @@ func Example() {
 	fmt.Println(back, back.Data() == x.Data())
 	// Output:
 	// Tensor(float32, [2 3], cpu:0, read-only) true
+}
+
+// An ArrowArray handed over after it was released is refused without anything in it being read;
+// the schema that came with it is released all the same.
+func ExampleImportArray_released() {
+	x := core.MustFromSlice([]float32{1, 2, 3}, 3)
+	defer x.Release()
+	var arr cdata.CArrowArray
+	var schema cdata.CArrowSchema
+	if err := cdatax.ExportArray(x, &arr, &schema); err != nil {
+		fmt.Println(err)
+		return
+	}
+	cdata.ReleaseCArrowArray(&arr) // someone let it go already
+	_, err := cdatax.ImportArray(&arr, &schema)
+	fmt.Println(errors.Is(err, cdatax.ErrReleased))
+	fmt.Println(err)
+	// Output:
+	// true
+	// cdatax: ArrowArray has a NULL release callback: cdatax: already released
 }
