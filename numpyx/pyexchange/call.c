@@ -266,7 +266,7 @@ static void drop_asked(void **asked, int n) {
 /* How call_fn returns tensor results (call's first argument). */
 enum { RESULTS_EXPORT, RESULTS_HANDLES, RESULTS_NUMPY };
 
-static void *call_fn(const pxg_fn *fn, int mode, void *const *args, void *convert, int convert_all);
+static void *call_fn(const pxg_fn *fn, int mode, void *const *args, void *convert, void *array_convert);
 
 /* call(mode, *args): see the top of the file. mode True: tensor results as handles; None: as
  * NumPy arrays made in C where they can be, else as with False: (share, device type, device id). */
@@ -277,13 +277,13 @@ static void *call(void *self, void *const *args, intptr_t nargs) {
 		return cp.err_format(cp.type_error, "%s() takes %d arguments (%d given)", fn->name,
 			(int)fn->nparams, (int)nargs - 1);
 	int mode = args[0] == cp.true_obj ? RESULTS_HANDLES : args[0] == cp.none_obj ? RESULTS_NUMPY : RESULTS_EXPORT;
-	return call_fn(fn, mode, args + 1, NULL, 0);
+	return call_fn(fn, mode, args + 1, NULL, NULL);
 }
 
 /* call_fn is call with fn's nparams arguments args (after the mode). With convert (a Python
- * callable), every tensor result that did not become a NumPy array in C, or every one if
- * convert_all, is passed through it. */
-static void *call_fn(const pxg_fn *fn, int mode, void *const *args, void *convert, int convert_all) {
+ * callable), every tensor result that did not become a NumPy array in C is passed through it, and
+ * with array_convert every one that did (torch.from_numpy). */
+static void *call_fn(const pxg_fn *fn, int mode, void *const *args, void *convert, void *array_convert) {
 	int handles = mode == RESULTS_HANDLES;
 	pxg_value in[PXG_MAX_PARAMS], out[PXG_MAX_RESULTS];
 	void *guard[PXG_MAX_PARAMS];
@@ -503,8 +503,10 @@ static void *call_fn(const pxg_fn *fn, int mode, void *const *args, void *conver
 	for (; k < fn->nresults; k++) {
 		objs[k] = result_object(fn->results[k], &out[k], mode == RESULTS_NUMPY);
 		if (objs[k] == NULL) break;
-		if (convert != NULL && fn->results[k] == PXG_K_TENSOR && (convert_all || !pxg_numpy_is(objs[k]))) {
-			void *c = cp.call_function_obj_args(convert, objs[k], NULL);
+		if (convert != NULL && fn->results[k] == PXG_K_TENSOR) {
+			void *f = pxg_numpy_is(objs[k]) ? array_convert : convert;
+			if (f == NULL) continue;
+			void *c = cp.call_function_obj_args(f, objs[k], NULL);
 			cp.decref(objs[k]);
 			if ((objs[k] = c) == NULL) break;
 		}
@@ -600,7 +602,7 @@ typedef struct {
 	void *convert; /* the converter of tensor results C did not make NumPy arrays of, or NULL */
 	int c_calls;   /* no tensor result, or a convert: C may take the call */
 	int tensors;   /* it has tensor results */
-	int convert_all; /* convert takes the NumPy arrays made in C too (returns="torch") */
+	void *array_convert; /* what takes the NumPy arrays made in C (torch.from_numpy), or NULL */
 } gofunc;
 
 static void *gofunc_type;
@@ -624,7 +626,7 @@ static void *gofunc_vectorcall(void *self, void *const *args, size_t nargsf, voi
 		if (!live) goto python; /* released, or a pending import: Tensor.handle decides */
 		argv[i] = h;
 	}
-	void *r = call_fn(fn, g->convert != NULL ? RESULTS_NUMPY : RESULTS_EXPORT, argv, g->convert, g->convert_all);
+	void *r = call_fn(fn, g->convert != NULL ? RESULTS_NUMPY : RESULTS_EXPORT, argv, g->convert, g->array_convert);
 	for (int i = 0; i < nh; i++) cp.decref(handles[i]);
 	return r;
 python:
@@ -645,17 +647,19 @@ static int gofunc_traverse(void *self, int (*visit)(void *, void *), void *arg) 
 	if (g->dict != NULL && (r = visit(g->dict, arg)) != 0) return r;
 	if (g->python_fn != NULL && (r = visit(g->python_fn, arg)) != 0) return r;
 	if (g->convert != NULL && (r = visit(g->convert, arg)) != 0) return r;
+	if (g->array_convert != NULL && (r = visit(g->array_convert, arg)) != 0) return r;
 	return visit(g->ob_type, arg); /* a heap type's instances visit it */
 }
 
 static int gofunc_clear(void *self) {
 	gofunc *g = self;
-	void *d = g->dict, *f = g->python_fn, *c = g->convert;
+	void *d = g->dict, *f = g->python_fn, *c = g->convert, *a = g->array_convert;
 	g->dict = g->python_fn = NULL;
-	g->convert = NULL;
+	g->convert = g->array_convert = NULL;
 	if (d != NULL) cp.decref(d);
 	if (f != NULL) cp.decref(f);
 	if (c != NULL) cp.decref(c);
+	if (a != NULL) cp.decref(a);
 	return 0;
 }
 
@@ -703,7 +707,7 @@ static type_spec gofunc_spec = {
 	gofunc_slots,
 };
 
-void *pxg_function_new(const pxg_fn *fn, void *python_fn, void *convert, int convert_all) {
+void *pxg_function_new(const pxg_fn *fn, void *python_fn, void *convert, void *array_convert) {
 	if (cp.object_vectorcall == NULL) { /* the Python module does not ask then */
 		cp.err_set_string(cp.type_error, "dlpackgo: this Python exports no PyObject_Vectorcall");
 		return NULL;
@@ -725,13 +729,16 @@ void *pxg_function_new(const pxg_fn *fn, void *python_fn, void *convert, int con
 	g->c_calls = 1;
 	g->convert = NULL;
 	g->tensors = 0;
-	g->convert_all = 0;
+	g->array_convert = NULL;
 	for (int i = 0; i < c->nresults; i++)
 		if (c->results[i] == PXG_K_TENSOR) g->c_calls = 0, g->tensors = 1;
 	if (convert != cp.none_obj && convert != NULL) { /* tensor results as NumPy arrays, made in C */
 		cp.incref(convert);
 		g->convert = convert;
-		g->convert_all = convert_all;
+		if (array_convert != cp.none_obj && array_convert != NULL) {
+			cp.incref(array_convert);
+			g->array_convert = array_convert;
+		}
 		g->c_calls = 1;
 	}
 	cp.incref(python_fn);

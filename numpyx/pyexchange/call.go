@@ -88,17 +88,18 @@ func dlpackgo_caller(id C.int) unsafe.Pointer {
 // dlpackgo_function returns a new reference to the dlpackgo.GoFunction that calls function id
 // (see call.c), pythonFn (the generated Python function) taking the calls C does not, or None for
 // an unknown id; NULL with a Python exception set on failure. convert is None, or the Python
-// callable that turns a tensor result C did not make a NumPy array of (with all != 0, every
-// tensor result) into the value to return: then C takes calls with tensor results too, and makes
-// NumPy arrays of host results. The caller holds the GIL.
+// callable that turns a tensor result C did not make a NumPy array of into the value to return:
+// then C takes calls with tensor results too, and makes NumPy arrays of host results, which
+// arrayConvert (None: returned as they are) turns into the value to return (torch.from_numpy).
+// The caller holds the GIL.
 //
 //export dlpackgo_function
-func dlpackgo_function(id C.int, pythonFn, convert unsafe.Pointer, all C.int) unsafe.Pointer {
+func dlpackgo_function(id C.int, pythonFn, convert, arrayConvert unsafe.Pointer) unsafe.Pointer {
 	var c C.pxg_fn
 	if !fnOf(id, &c) {
 		return C.pxg_none()
 	}
-	return C.pxg_function_new(&c, pythonFn, convert, all)
+	return C.pxg_function_new(&c, pythonFn, convert, arrayConvert)
 }
 
 // fnOf fills c with function id as call.c knows it; false for an unknown id.

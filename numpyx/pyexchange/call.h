@@ -202,9 +202,9 @@ void *pxg_caller_new(const pxg_fn *fn);
  * take in C go to python_fn, or NULL with a Python exception set. convert (or None) is the
  * Python callable that turns a tensor result C did not make a NumPy array of into what Python
  * returns: with it, C takes calls of functions with tensor results too, whose host results
- * become NumPy arrays in C (pxg_numpy_result), which convert takes too if convert_all. The caller
- * holds the GIL. */
-void *pxg_function_new(const pxg_fn *fn, void *python_fn, void *convert, int convert_all);
+ * become NumPy arrays in C (pxg_numpy_result), which array_convert (or None) turns into what
+ * Python returns (torch.from_numpy). The caller holds the GIL. */
+void *pxg_function_new(const pxg_fn *fn, void *python_fn, void *convert, void *array_convert);
 void *pxg_releaser_new(void);
 
 #endif

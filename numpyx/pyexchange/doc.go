@@ -33,7 +33,12 @@
 // handle's tensor by a view of the call's own, Tensor.ExplicitView) and released after it (the
 // producers' deleters then run with the GIL, on the calling thread), and the tensor results are
 // exported, without copying, to NumPy (the default), PyTorch or dlpackgo.Tensor, as the caller asks
-// (Library(..., returns=...), or returns= on the call). A non-nil error raises dlpackgo.GoError
+// (Library(..., returns=...), or returns= on the call). A host result for NumPy or PyTorch is made
+// a NumPy array in C, with NumPy's own C API (PyArray_NewFromDescr over the export's memory, whose
+// base is a capsule of the export; PyTorch gets torch.from_numpy of it), and a small one (64 KiB
+// at most) of Go memory is exported the light way (results.go: no cgo.Handle, and a C deleter
+// that queues it for Go to release at its next call): a call returning a small new array costs
+// about twice one returning an int. A non-nil error raises dlpackgo.GoError
 // with the error's message, as a ValueError, TypeError, BufferError or MemoryError subclass when it
 // wraps a mapped sentinel (ExceptionFor, MapError); a panic is recovered and raises
 // dlpackgo.GoPanic with the panic value and stack. The function may keep views of its arguments
@@ -104,19 +109,23 @@
 //
 // # NumPy arrays
 //
-// For an argument of exactly numpy.ndarray, the call and from_dlpack skip __dlpack__: the library's
-// C code (numpy.c) reads the array's public C fields (data, dimensions, strides, dtype number,
-// flags: NumPy's ABI, which its C API macros read in every compiled extension) and makes a
-// DLManagedTensorVersioned of its own holding a reference to the array, dropped with the GIL when
-// Go lets go (in a call, the managed tensor lies on the C stack of the call, which Go reads only
-// while importing; what outlives the call is the array's reference). It takes what NumPy's own
-// __dlpack__ would export (aligned, writable, native byte order, a dtype of the table the Python
-// module builds from numpy.dtype(...).num, strides of whole elements) and declines the rest, which
-// then goes through __dlpack__ as before; the Python module checks on probe arrays that the reader
-// and NumPy agree before turning it on. from_dlpack of such an array does not enter Go at all: the
-// Tensor holds the pending import, describes it from C (shape, dtype, strides), and Go adopts it
-// (dlpackgo_import) the first time it needs it: a call, an export, Tensor.handle. Releasing a
-// pending Tensor only drops the array's reference.
+// For an argument of exactly numpy.ndarray or numpy.memmap, the call and from_dlpack skip
+// __dlpack__: the library's C code (numpy.c) reads the array's public C fields (data, dimensions,
+// strides, dtype number, flags: NumPy's ABI, which its C API macros read in every compiled
+// extension) and makes a DLManagedTensorVersioned of its own holding a reference to the array,
+// dropped with the GIL when Go lets go (in a call, the managed tensor lies on the C stack of the
+// call, which Go reads only while importing; what outlives the call is the array's reference). It
+// takes what NumPy's own __dlpack__ would export (aligned, native byte order, a dtype of the table
+// the Python module builds from numpy.dtype(...).num, strides of whole elements), read-only arrays
+// included (flags.writeable False, np.load(..., mmap_mode="r"), which NumPy 1.24's __dlpack__
+// refuses): they become tensors flagged READ_ONLY, which a function may read and which it fails to
+// write with core.ErrReadOnly (a GoValueError in Python, the array unchanged). torch tensors that
+// may not be written (requires_grad: detached; inference tensors outside inference mode) go in
+// READ_ONLY too. It declines the rest, which then goes through __dlpack__ as before; the Python
+// module checks on probe arrays that the reader and NumPy agree before turning it on. from_dlpack
+// of such an array does not enter Go at all: the Tensor holds the pending import, describes it from
+// C (shape, dtype, strides), and Go adopts it (dlpackgo_import) the first time it needs it: a call,
+// an export, Tensor.handle. Releasing a pending Tensor only drops the array's reference.
 //
 // dlpackgo.Tensor's __dlpack__ and __dlpack_device__ are method descriptors written in C
 // (exchange_api.c): a tensor whose device is known, asked with no stream, copy None or False and
@@ -165,13 +174,20 @@
 // dlpackgo_delete_export, dlpackgo_import, dlpackgo_release, dlpackgo_describe, dlpackgo_live and
 // dlpackgo_collect: see cexports.go. dlpackgo_call_init, dlpackgo_functions, dlpackgo_free,
 // dlpackgo_caller, dlpackgo_function, dlpackgo_call, dlpackgo_releaser, dlpackgo_view and
-// dlpackgo_clone: see call.go. dlpackgo_numpy_init, dlpackgo_numpy_off and dlpackgo_numpy_builtin:
-// see numpy.go; dlpackgo_protocol_method: see exchange_api.go. Failures are reported through a
+// dlpackgo_clone: see call.go. dlpackgo_numpy_init, dlpackgo_numpy_off, dlpackgo_numpy_builtin and
+// dlpackgo_numpy_reads: see numpy.go; dlpackgo_results_drain and dlpackgo_results_release: see
+// results.go; dlpackgo_protocol_method: see exchange_api.go. Failures are reported through a
 // message buffer whose first byte says which Python exception to raise.
 //
 // # Limits
 //
-// One Go c-shared library per process (Go does not support two Go runtimes in one process).
+// One Go c-shared library per process (Go does not support two Go runtimes in one process). On
+// glibc a second one fails to load with "cannot allocate memory in static TLS block" (each takes
+// a block of static TLS, about 1 KiB here, and the reserve after the first is too small);
+// dlpackgo.Library raises an OSError that says so: register every function in one library, or, at
+// one's own risk, start the interpreter with GLIBC_TUNABLES=glibc.rtld.optional_static_tls=16384.
+// A library that registers no function (only //export'ed ones, through Library.cdll) opens with
+// no functions.
 // A CPU tensor accepts only stream=None; a device tensor accepts a stream only through the
 // StreamSync installed for its device type (SetStreamSync), and without one only None and -1.
 // Tensors are never moved between devices (dl_device must be the tensor's own).

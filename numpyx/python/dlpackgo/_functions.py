@@ -144,20 +144,23 @@ def attach(lib, returns):
     finally:
         free(p)
     caller = ctypes.PYFUNCTYPE(py_object, c_int)(("dlpackgo_caller", cdll))
-    function = ctypes.PYFUNCTYPE(py_object, c_int, py_object, py_object, c_int)(("dlpackgo_function", cdll))
+    function = ctypes.PYFUNCTYPE(py_object, c_int, py_object, py_object, py_object)(("dlpackgo_function", cdll))
     # with NumPy or torch results, C takes the calls of functions with tensor results too, and
-    # makes NumPy arrays of host results itself; convert does the rest (device results, and
-    # torch.from_numpy of the arrays for torch)
-    convert = None
+    # makes NumPy arrays of host results itself, which torch gets through torch.from_numpy (no
+    # copy); convert does the rest (device results)
+    convert = array_convert = None
     if returns in ("numpy", "torch"):
         def convert(r):
             return _convert(lib, r, returns)
+        if returns == "torch":
+            import torch
+            array_convert = torch.from_numpy
     lib.functions = {}
     reserved = set(dir(type(lib))) | set(vars(lib))
     for fid, spec in enumerate(specs):
         f = _make(lib, spec, caller(fid))
         if _C_CALLS:  # the same function, called from C (call.c's GoFunction)
-            g = function(fid, f, convert, returns == "torch")
+            g = function(fid, f, convert, array_convert)
             for a in functools.WRAPPER_ASSIGNMENTS:
                 setattr(g, a, getattr(f, a))
             g.__wrapped__ = f  # inspect.signature and help() read f's signature
