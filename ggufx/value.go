@@ -133,8 +133,8 @@ func arrayOfValues(xs []Value) (Value, error) {
 		}
 	}
 	if t == TypeArray {
-		if d := depthOf(xs[0]) + 1; d >= MaxDepth {
-			return Value{}, fmt.Errorf("%w: arrays nested %d deep, over %d", ErrValueType, d+1, MaxDepth)
+		if d := depthOf(xs[0]) + 1; d > MaxDepth {
+			return Value{}, fmt.Errorf("%w: arrays nested %d deep, over %d", ErrValueType, d, MaxDepth)
 		}
 		return arr(TypeArray, slices.Clone(xs)), nil
 	}

@@ -276,4 +276,20 @@ func TestValueOf(t *testing.T) {
 	assert.False(t, ok)
 	require.ErrorIs(t, md.Set("", uint8(1)), ggufx.ErrName)
 	assert.Equal(t, uint8(0), ggufx.MustValueOf(ggufx.Value{}).Any())
+
+	// ValueOf nests as deep as the parser reads, and no deeper
+	v = ggufx.MustValueOf([]uint8{7}) // depth 1
+	for range ggufx.MaxDepth - 1 {
+		v = ggufx.MustValueOf([]ggufx.Value{v})
+	}
+	require.NoError(t, md.Set("deep", v))
+	var buf bytes.Buffer
+	require.NoError(t, ggufx.Write(&buf, md, nil))
+	h, err := ggufx.ParseHeader(buf.Bytes())
+	require.NoError(t, err)
+	got, _ := h.Metadata.Get("deep")
+	assert.Equal(t, v, got)
+	_, err = ggufx.ValueOf([]ggufx.Value{v})
+	require.ErrorIs(t, err, ggufx.ErrValueType)
+	assert.Contains(t, err.Error(), "nested 9 deep, over 8")
 }
