@@ -238,3 +238,52 @@ func ExampleOpenSplit() {
 	// Output:
 	// model-00001-of-00002.gguf 2 [blk.0 blk.1]
 }
+
+// WriteFile writes a new file beside the old one and renames it: tensors still mapped from the
+// old file stay valid.
+func ExampleWriteFile() {
+	dir, err := os.MkdirTemp("", "ggufx-writefile")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "w.gguf")
+	if err := ggufx.WriteFile(path, nil, []ggufx.Entry{ggufx.Plain("w", core.MustFromSlice([]int16{1, 2}))}); err != nil {
+		log.Fatal(err)
+	}
+	f, err := ggufx.Open(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	old, err := f.Tensor("w")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer old.Release()
+	if err := ggufx.WriteFile(path, nil, []ggufx.Entry{ggufx.Plain("w", core.MustFromSlice([]int16{3, 4}))}); err != nil {
+		log.Fatal(err)
+	}
+	v, _ := old.ReadOnlyInt16s()
+	fmt.Println(v)
+	// Output:
+	// [1 2]
+}
+
+// ValueOf makes metadata values of Go values; GGUF's integer widths are the Go types'.
+func ExampleValueOf() {
+	for _, x := range []any{uint32(32), "llama", []float32{0.5, 1}, []ggufx.Value{ggufx.MustValueOf([]int32{1}), ggufx.MustValueOf([]int32{2, 3})}, 7} {
+		v, err := ggufx.ValueOf(x)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		fmt.Println(v.Type(), v)
+	}
+	// Output:
+	// uint32 32
+	// string "llama"
+	// array [2]float32{0.5 1}
+	// array [2]array{[1]int32{1} [2]int32{2 3}}
+	// ggufx: metadata value of another type: GGUF has no value type for Go's int
+}
