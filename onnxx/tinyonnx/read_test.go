@@ -129,7 +129,8 @@ func TestReadGraphMalformed(t *testing.T) {
 	}
 }
 
-// FuzzReadGraph reads arbitrary bytes: an error or a graph, never a panic, and nothing larger
+// FuzzReadGraph, seeded with Encode's output and with models Python's onnx wrote (testdata: a
+// Loop with a subgraph, a Constant node, shapeless values), reads arbitrary bytes: an error or a graph, never a panic, and nothing larger
 // than the input allocated per name.
 func FuzzReadGraph(f *testing.F) {
 	m, err := tinyonnx.Dense(w, b)
@@ -138,6 +139,16 @@ func FuzzReadGraph(f *testing.F) {
 	require.NoError(f, err)
 	f.Add(enc)
 	f.Add(enc[:len(enc)-3])
+	seeds, err := filepath.Glob("testdata/*.onnx") // written by Python's onnx (onnxx/testdata/models.py)
+	require.NoError(f, err)
+	require.NotEmpty(f, seeds)
+	for _, p := range seeds {
+		b, err := os.ReadFile(p)
+		require.NoError(f, err)
+		_, err = tinyonnx.ReadGraphBytes(b)
+		require.NoError(f, err, "%s", p)
+		f.Add(b)
+	}
 	f.Add([]byte{0x3a, 0x02, 0x5a, 0x00})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		g, err := tinyonnx.ReadGraphBytes(b)
