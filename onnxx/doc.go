@@ -9,12 +9,14 @@
 // tensor. A Session loads a model from a file (NewSession) or from bytes (NewSessionFromBytes,
 // for go:embed models), describes its inputs and outputs (Inputs, Outputs: names, core dtypes,
 // shapes with dynamic dimensions as -1 and their symbolic names), and runs it: Run and RunWith
-// with tensors by name, RunInto with tensors by position for repeated inference. The one-shot Run
-// loads, runs once and frees.
+// with tensors by name, RunInto with tensors by position for repeated inference, RunContext and
+// RunIntoContext with a context.Context (a cancelled run stops ORT) and per-run RunOptions. The
+// one-shot Run loads, runs once and frees.
 //
 // This package is not a complete ONNX Runtime binding: it binds the functions it needs
 // (environment, sessions from a path or bytes, session options with thread counts, graph
-// optimisation level, log level and execution providers by name, runs with and without I/O
+// optimisation level, log level, memory arena and pattern, and execution providers by name, run
+// options (tag, log level, config entries, the terminate flag), runs with and without I/O
 // binding, tensor values over caller memory, ORT-allocated outputs, type and shape information,
 // releases). Programs that use github.com/yalue/onnxruntime_go's own sessions and values convert
 // them with package onnxx/ortgo (which needs cgo); both share one ONNX Runtime library in a
