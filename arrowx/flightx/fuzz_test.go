@@ -62,7 +62,7 @@ func (m *messages) Recv() (*flight.FlightData, error) {
 func FuzzReadStream(f *testing.F) {
 	// seeds: real streams of a few tensors, as sendTensor writes them
 	for _, x := range []*core.Tensor{core.MustFromSlice([]float32{1, 2, 3, 4}, 2, 2), core.MustNew(core.Int8, 3),
-		core.MustNew(core.BFloat16, 2, 0)} {
+		core.MustNew(core.BFloat16, 2, 0), core.MustFromSlice([]bool{true, false, true, true, false, true, true, true, false, true, true, true, true, true, true, true})} {
 		var fds []*flight.FlightData
 		send := func(fd *flight.FlightData) error {
 			fds = append(fds, &flight.FlightData{DataHeader: slices.Clone(fd.DataHeader), DataBody: slices.Clone(fd.DataBody)})
@@ -81,18 +81,26 @@ func FuzzReadStream(f *testing.F) {
 		src := &messages{fds: []*flight.FlightData{{DataHeader: h0}, {DataHeader: h1, DataBody: b1},
 			{DataHeader: h2, DataBody: b2}}}
 		cfg := newConfig([]Option{WithAllocator(mem), WithMaxBytes(1 << 20)})
+		cfg.inFlight = &budget{limit: 1 << 20}
 		info, x, err := readStream(src, cfg, nil, nil, nil)
 		if err == nil {
 			if x.DType() != info.DType || !slices.Equal(x.Shape(), info.Shape) {
 				t.Fatalf("got %s for %+v", x, info)
 			}
-			if _, err := x.ReadOnlyBytes(); err != nil {
+			b, err := x.ReadOnlyBytes()
+			if err != nil {
 				t.Fatal(err)
+			}
+			if info.DType.Code == core.CodeBool && slices.ContainsFunc(b, func(v byte) bool { return v > 1 }) {
+				t.Fatalf("bool bytes %v", b)
 			}
 			x.Release()
 		}
 		if mem.CurrentAlloc() != 0 {
 			t.Fatalf("%d bytes left allocated", mem.CurrentAlloc())
+		}
+		if n := cfg.inFlight.used.Load(); n != 0 {
+			t.Fatalf("%d bytes of memory in flight not given back", n)
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"sort"
 	"sync"
@@ -80,15 +81,16 @@ func WithMaxBytes(n int64) Option { return func(c *config) { c.maxBytes = n } }
 // refused with ErrBusy (gRPC status ResourceExhausted), which a Client's Put returns: try again
 // later. Give at least 1.5 times WithMaxBytes for a tensor of the largest size to come in at
 // all. Stored tensors do not count; neither does gRPC's buffer of the message being read (up
-// to 16 MiB a stream). A Client ignores this option.
+// to 16 MiB a stream). Zero or negative: no limit. A Client ignores this option.
 func WithMaxInFlight(n int64) Option { return func(c *config) { c.maxInFlight = n } }
 
 // WithIdleTimeout sets how long a Server's DoPut stream may go without a message, from its
 // start to its last batch, before the server ends it (default DefaultIdleTimeout; zero or
 // negative: never), releasing what it held: the client gets ErrIdle (gRPC status
 // DeadlineExceeded). A stalled client thus holds memory for a bounded time. A slow sender is not
-// cut off as long as each batch comes within d of the last. A Client ignores this option (give
-// its calls a context with a deadline).
+// cut off as long as each batch comes whole within d of the last: with the default and batches
+// of 1 MiB (DefaultChunkBytes), a stream's share of the network must stay above about 35 KB/s.
+// A Client ignores this option (give its calls a context with a deadline).
 func WithIdleTimeout(d time.Duration) Option { return func(c *config) { c.idle = d } }
 
 // WithAllocator sets the Arrow allocator of the IPC readers and writers (for tests, a
@@ -117,6 +119,9 @@ type Server struct {
 func NewServer(opts ...Option) *Server {
 	cfg := newConfig(opts)
 	cfg.inFlight = &budget{limit: cfg.maxInFlight}
+	if cfg.maxInFlight <= 0 {
+		cfg.inFlight.limit = math.MaxInt64
+	}
 	return &Server{cfg: cfg, tensors: map[string]entry{}}
 }
 
