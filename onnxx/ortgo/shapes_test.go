@@ -114,3 +114,35 @@ func TestScalarFedOneLikeORT(t *testing.T) {
 	assert.Equal(t, snapshot(t, raw), snapshot(t, got["Y"]))
 	assert.Equal(t, []int64{1}, got["Y"].Shape())
 }
+
+// TestEchoOutputsLikeORT: for models whose output is an input (fixed and dynamic shapes),
+// onnxruntime_go (ORT allocating the outputs) and onnxx return the same values, and onnxx's
+// output does not share the input's memory.
+func TestEchoOutputsLikeORT(t *testing.T) {
+	for _, name := range []string{"passthrough", "passthrough_dynamic"} {
+		t.Run(name, func(t *testing.T) {
+			x := core.MustFromSlice([]float32{-1, 2, -3, 4, -5, 6}, 2, 3)
+			v, err := ortgo.ToValue(x)
+			require.NoError(t, err)
+			defer v.Destroy()
+			plain, err := ort.NewDynamicAdvancedSession(model(name), []string{"X"}, []string{"X", "R"}, nil)
+			require.NoError(t, err)
+			defer plain.Destroy()
+			outs := []ort.Value{nil, nil}
+			require.NoError(t, plain.Run([]ort.Value{v}, outs))
+
+			s, err := onnxx.NewSession(model(name), nil, nil, nil)
+			require.NoError(t, err)
+			defer s.Destroy()
+			got, err := s.Run(map[string]*core.Tensor{"X": x})
+			require.NoError(t, err)
+			for i, out := range []string{"X", "R"} {
+				raw, err := ortgo.FromValue(outs[i])
+				require.NoError(t, err)
+				assert.Equal(t, snapshot(t, raw), snapshot(t, got[out]), "output %s", out)
+				raw.Release()
+			}
+			assert.False(t, core.MayShareMemory(x, got["X"]))
+		})
+	}
+}
