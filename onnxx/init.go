@@ -119,7 +119,8 @@ func load(p string) (*ortAPI, error) {
 	a := &ortAPI{path: p, version: goString(invoke(entry(fnOrtApiBaseGetVersionString)), 64)}
 	a.table = cptr(invoke(entry(fnOrtApiBaseGetApi), APIVersion))
 	if a.table == nil {
-		return nil, errs.Errorf(ErrNoRuntime, "onnxx: %s is ONNX Runtime %s, which lacks C API version %d: onnxx needs ONNX Runtime 1.24 or later (scripts/fetch-ort.sh fetches %s)", p, a.version, APIVersion, RuntimeVersion)
+		return nil, errs.Errorf(ErrNoRuntime, "onnxx: %s is ONNX Runtime %s, which lacks C API version %d: onnxx needs ONNX Runtime 1.24 or later (scripts/fetch-ort.sh fetches %s)",
+			p, a.version, APIVersion, RuntimeVersion)
 	}
 	logID := cstr(envLogID)
 	if err := a.call("creating the environment", fnCreateEnv, uintptr(LogSilent.severity()), ptr(logID),

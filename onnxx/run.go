@@ -127,7 +127,8 @@ func (s *Session) runInto(inputs, outputs []*core.Tensor, ro uintptr, opts []ada
 		o = adapters.Apply(opts...)
 	}
 	if len(inputs) != len(s.inputs) || len(outputs) != len(s.outputs) {
-		return errs.Errorf(ErrModel, "onnxx: RunInto got %d inputs and %d outputs, the session takes %d (%s) and gives %d (%s)", len(inputs), len(outputs), len(s.inputs), quoted(s.inputs), len(s.outputs), quoted(s.outputs))
+		return errs.Errorf(ErrModel, "onnxx: RunInto got %d inputs and %d outputs, the session takes %d (%s) and gives %d (%s)",
+			len(inputs), len(outputs), len(s.inputs), quoted(s.inputs), len(s.outputs), quoted(s.outputs))
 	}
 	return s.run(inputs, outputs, false, o, ro) // which refuses nil outputs, as fill is unset
 }
