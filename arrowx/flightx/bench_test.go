@@ -3,6 +3,7 @@ package flightx_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"testing"
@@ -258,4 +259,35 @@ func BenchmarkRoundTrip1KiB(b *testing.B) {
 		}
 		s.CloseSend()
 	})
+}
+
+// BenchmarkPut64MiB sends a 64 MiB float32 tensor to a server (Client.Put; the server
+// assembles it and stores it, replacing the last one) in batches of 1 MiB (the default: kept as
+// views until half came, then copied once into the tensor) and of 32 KiB (copied into staging
+// first, then into the tensor).
+func BenchmarkPut64MiB(b *testing.B) {
+	x := core.MustNew(core.Float32, 16<<20)
+	ctx := context.Background()
+	for _, chunk := range []int{1 << 20, 32 << 10} {
+		b.Run(fmt.Sprintf("chunk%dKiB", chunk>>10), func(b *testing.B) {
+			lis, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			srv := flightx.NewServer()
+			go srv.Serve(lis)
+			b.Cleanup(func() { srv.Stop(); srv.Close() })
+			c, err := flightx.Dial(lis.Addr().String(), flightx.WithChunkBytes(chunk))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { c.Close() })
+			b.SetBytes(x.NumBytes())
+			for b.Loop() {
+				if err := c.Put(ctx, "x", x, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
