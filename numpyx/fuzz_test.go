@@ -3,6 +3,7 @@ package numpyx_test
 import (
 	"bytes"
 	"errors"
+	"io"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -94,17 +95,44 @@ func FuzzReadNPZ(f *testing.F) {
 	bad := rawNPZ(f, true, "00001", []byte("0000"))
 	f.Add(bytes.Replace(bad, []byte{0x32, 0x30, 0x30, 0x00, 0x00}, []byte("00000"), 1))
 	f.Add(append(bytes.Clone(rawNPZ(f, true, "a.npy", s[3]))[:30], rawNPZ(f, false, "b", nil)...))
+	f.Add(overlappingNPZ(f, 3, s[5]))
 	f.Fuzz(func(t *testing.T, archive []byte) {
-		z, err := numpyx.NewNPZ(bytes.NewReader(archive), int64(len(archive)))
+		z, err := numpyx.NewNPZ(bytes.NewReader(archive), int64(len(archive)), numpyx.MaxInflated(64<<20))
 		checkErr(t, err)
 		if err != nil {
 			return
 		}
 		for _, k := range z.Keys() {
-			_, err := z.Read(k)
-			checkErr(t, err)
+			x, err := z.Read(k)
+			if !errors.Is(err, numpyx.ErrTooLarge) {
+				checkErr(t, err)
+			}
 			_, err = z.Header(k)
+			if !errors.Is(err, numpyx.ErrTooLarge) {
+				checkErr(t, err)
+			}
+			// streaming gives the bytes Read read, and ends the same way
+			h, rc, err := z.Open(k)
+			if err != nil {
+				if !errors.Is(err, numpyx.ErrTooLarge) {
+					checkErr(t, err)
+				}
+				continue
+			}
+			data, err := io.ReadAll(rc)
+			rc.Close()
+			if errors.Is(err, numpyx.ErrTooLarge) {
+				continue
+			}
 			checkErr(t, err)
+			if x != nil && err == nil && !h.NeedsSwap() && h.DType != core.Bool && x.IsContiguous() {
+				want, berr := x.ReadOnlyBytes()
+				require.NoError(t, berr)
+				require.True(t, bytes.Equal(want, data), "Open gives the bytes Read read")
+			}
+			if x != nil {
+				x.Release()
+			}
 		}
 	})
 }

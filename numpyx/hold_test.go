@@ -151,7 +151,8 @@ func TestOverflowingEmptyShapeRefused(t *testing.T) {
 	require.ErrorIs(t, err, core.ErrOverflow)
 }
 
-// MaxInflated caps what an archive's arrays may allocate, over all reads.
+// MaxInflated caps what reading an archive inflates, over all reads: the arrays, and their
+// .npy headers (128 bytes each here).
 func TestNPZMaxInflated(t *testing.T) {
 	dir := t.TempDir()
 	name := filepath.Join(dir, "z.npz")
@@ -161,18 +162,21 @@ func TestNPZMaxInflated(t *testing.T) {
 	fi, err := os.Stat(name)
 	require.NoError(t, err)
 	require.Less(t, fi.Size(), int64(100_000))
+	const header = 128
 
 	_, err = numpyx.ReadNPZ(name, numpyx.MaxInflated(1<<20))
 	require.ErrorIs(t, err, numpyx.ErrTooLarge)
 	assert.Contains(t, err.Error(), `"big"`)
-	all, err := numpyx.ReadNPZ(name, numpyx.MaxInflated(8_000_080))
+	all, err := numpyx.ReadNPZ(name, numpyx.MaxInflated(8_000_080+2*header))
 	require.NoError(t, err)
 	assert.Len(t, all, 2)
-	z, err := numpyx.OpenNPZ(name, numpyx.MaxInflated(100))
+	_, err = numpyx.ReadNPZ(name, numpyx.MaxInflated(8_000_080+2*header-1))
+	require.ErrorIs(t, err, numpyx.ErrTooLarge, "one byte short")
+	z, err := numpyx.OpenNPZ(name, numpyx.MaxInflated(80+header))
 	require.NoError(t, err)
 	defer z.Close()
 	_, err = z.Read("small")
-	require.NoError(t, err, "80 bytes fit")
+	require.NoError(t, err, "80 bytes and the header fit")
 	_, err = z.Read("small")
 	require.ErrorIs(t, err, numpyx.ErrTooLarge, "the cap is over all reads")
 }

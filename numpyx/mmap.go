@@ -3,7 +3,6 @@ package numpyx
 import (
 	"fmt"
 	"io"
-	"os"
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/adapters"
@@ -15,7 +14,8 @@ import (
 // and pages the kernel evicts are read back from the file. The mapping is undone (munmap) when
 // the tensor and every view of it are released or unreachable (see core's ownership rules).
 // Fortran-order files map as Fortran-strided tensors. Writing through the tensor is refused
-// (core.ErrReadOnly).
+// (core.ErrReadOnly). What is not a regular file (a named pipe, a device, a directory) is refused
+// with ErrNotRegularFile, without blocking.
 //
 // A file whose data cannot be viewed as it lies cannot be mapped without a copy: data in the
 // other byte order than this machine's (DLPack memory is native-endian), data not aligned for
@@ -35,16 +35,11 @@ import (
 // mapping of the old file stays valid and keeps the old elements.
 func Map(name string, opts ...adapters.Option) (*core.Tensor, error) {
 	o := adapters.Apply(opts...)
-	f, err := os.Open(name)
+	f, size, err := openRegular(name)
 	if err != nil {
-		return nil, fmt.Errorf("numpyx: %w", err)
+		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("numpyx: %w", err)
-	}
-	size := fi.Size()
 	h, err := ReadHeader(io.NewSectionReader(f, 0, size))
 	if err != nil {
 		return nil, err

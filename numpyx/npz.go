@@ -2,6 +2,7 @@ package numpyx
 
 import (
 	"archive/zip"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -48,13 +49,15 @@ func npzConfigOf(opts []NPZOption) npzConfig {
 	return c
 }
 
-// MaxInflated, when reading, caps the data bytes that the archive's arrays may produce, over all
-// its Read calls together: a Read whose array would pass the cap fails with ErrTooLarge before
-// it allocates. Bytes a member holds after its array (which are read, to verify the member's
-// checksum, and ignored) count against the cap too, and a Read stops inflating them where they
-// pass it (ErrTooLarge). A small compressed archive can inflate to a huge array (deflate reaches
-// about 1000:1), so set it when the archive comes from someone you do not trust. The default is
-// no cap.
+// MaxInflated, when reading, caps the bytes that reading the archive's members may produce, over
+// all calls together (Header, Read, Open): .npy headers, arrays, and the bytes a member holds
+// after its array (which are read, to verify the member's checksum, and ignored), inflated or
+// stored. A Read whose array would pass the cap fails with ErrTooLarge before it allocates, and
+// any read stops where the bytes it inflates pass the cap (ErrTooLarge). A small compressed
+// archive can inflate to a huge array (deflate reaches about 1000:1), so set it when the archive
+// comes from someone you do not trust. The default is no cap. (Whatever the cap, a member is
+// inflated from its own bytes only: archives whose members share compressed data are refused
+// when they are opened.)
 func MaxInflated(n int64) NPZOption { return func(c *npzConfig) { c.limit = max(n, 0) } }
 
 // Compressed, when writing, deflates the members, like numpy.savez_compressed; the default stores
@@ -62,18 +65,14 @@ func MaxInflated(n int64) NPZOption { return func(c *npzConfig) { c.limit = max(
 func Compressed() NPZOption { return func(c *npzConfig) { c.compress = true } }
 
 // OpenNPZ opens the .npz file called name. Close it when done; the tensors it returned stay
-// valid after Close (they are in memory of their own, see Read).
+// valid after Close (they are in memory of their own, see Read). What is not a regular file (a
+// named pipe, a device, a directory) is refused with ErrNotRegularFile, without blocking.
 func OpenNPZ(name string, opts ...NPZOption) (*NPZ, error) {
-	f, err := os.Open(name)
+	f, size, err := openRegular(name)
 	if err != nil {
-		return nil, fmt.Errorf("numpyx: %w", err)
+		return nil, err
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("numpyx: %w", err)
-	}
-	z, err := NewNPZ(f, fi.Size(), opts...)
+	z, err := NewNPZ(f, size, opts...)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -84,13 +83,17 @@ func OpenNPZ(name string, opts ...NPZOption) (*NPZ, error) {
 
 // NewNPZ reads the directory of the .npz archive of size bytes in r. Members that do not end in
 // ".npy" keep their whole name as their key (numpy.load does the same); two members with the
-// same key are refused (ErrDuplicateKey).
+// same key are refused (ErrDuplicateKey). The directory is checked before anything is inflated:
+// every member's data must lie inside the archive (ErrTruncated), and no two members' data may
+// overlap (ErrFormat): a directory of many entries over one compressed stream, as zip bombs are
+// built, would inflate that stream once per entry. Looking a key up takes constant time, however
+// many members the archive has.
 func NewNPZ(r io.ReaderAt, size int64, opts ...NPZOption) (*NPZ, error) {
 	zr, err := zip.NewReader(r, size)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) { // names are keys here, never paths
 		return nil, fmt.Errorf("%w: not a zip archive: %v", ErrFormat, err)
 	}
-	z := &NPZ{files: map[string]*zip.File{}, size: size}
+	z := &NPZ{files: make(map[string]*zip.File, len(zr.File)), keys: make([]string, 0, len(zr.File)), size: size}
 	z.limit.Store(npzConfigOf(opts).limit)
 	for _, f := range zr.File {
 		key := strings.TrimSuffix(f.Name, ".npy")
@@ -100,7 +103,42 @@ func NewNPZ(r io.ReaderAt, size int64, opts ...NPZOption) (*NPZ, error) {
 		z.files[key] = f
 		z.keys = append(z.keys, key)
 	}
+	if err := checkExtents(zr.File, size); err != nil {
+		return nil, err
+	}
 	return z, nil
+}
+
+// extent is the bytes of the archive that one member's data occupies, [off, end).
+type extent struct {
+	off, end int64
+	name     string
+}
+
+// checkExtents refuses members whose data lie outside the archive, or overlap another member's.
+func checkExtents(files []*zip.File, size int64) error {
+	ext := make([]extent, 0, len(files))
+	for _, f := range files {
+		off, err := f.DataOffset()
+		if err != nil {
+			return fmt.Errorf("%w: member %q: %v", ErrFormat, f.Name, err)
+		}
+		if f.CompressedSize64 > uint64(size) || off < 0 || off > size-int64(f.CompressedSize64) {
+			return fmt.Errorf("%w: member %q claims %d bytes at offset %d of a %d-byte archive",
+				ErrTruncated, f.Name, f.CompressedSize64, off, size)
+		}
+		if f.CompressedSize64 > 0 {
+			ext = append(ext, extent{off, off + int64(f.CompressedSize64), f.Name})
+		}
+	}
+	slices.SortFunc(ext, func(a, b extent) int { return cmp.Compare(a.off, b.off) })
+	for i := 1; i < len(ext); i++ {
+		if p, e := ext[i-1], ext[i]; e.off < p.end {
+			return fmt.Errorf("%w: members %q and %q share bytes %d to %d of the archive (zip entries over one "+
+				"compressed stream, which would be inflated once per entry)", ErrFormat, p.name, e.name, e.off, min(p.end, e.end))
+		}
+	}
+	return nil
 }
 
 // Keys returns the keys of the arrays, in archive order.
@@ -118,7 +156,7 @@ func (z *NPZ) Close() error {
 
 // member opens the member under key and reports how many bytes it holds, or -1 when that is
 // not known until it is inflated.
-func (z *NPZ) member(key string) (io.ReadCloser, int64, error) {
+func (z *NPZ) member(key string) (*memberReader, int64, error) {
 	f, ok := z.files[key]
 	if !ok {
 		return nil, 0, fmt.Errorf("%w: %q", ErrNotFound, key)
@@ -140,20 +178,42 @@ func (z *NPZ) member(key string) (io.ReadCloser, int64, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w: member %q: %v", ErrFormat, f.Name, err)
 	}
-	return memberReader{rc, f.Name}, avail, nil
+	return &memberReader{ReadCloser: rc, key: key, z: z}, avail, nil
 }
 
-// memberReader reports what goes wrong inside a member (corrupt deflate data, a checksum that
-// does not match) as ErrFormat.
+// memberReader takes every byte it reads from the MaxInflated cap (from what reserve took for
+// it first), never asking the member for more than one byte past what is left, and reports what
+// goes wrong inside a member (corrupt deflate data, a checksum that does not match) as ErrFormat.
 type memberReader struct {
 	io.ReadCloser
-	name string
+	key      string
+	z        *NPZ
+	reserved int64 // bytes already taken from the cap for this reader
 }
 
-func (m memberReader) Read(p []byte) (int, error) {
+// reserve takes the n data bytes of h from the cap at once, before they are read: a Read then
+// fails before it allocates, and concurrent reads never allocate past the cap together.
+func (m *memberReader) reserve(h Header) error {
+	n := h.DataLen()
+	if err := m.z.take(n); err != nil {
+		return fmt.Errorf("%w: member %q holds %d data bytes (%s %v)", err, m.key, n, h.Descr, h.Shape)
+	}
+	m.reserved += n
+	return nil
+}
+
+func (m *memberReader) Read(p []byte) (int, error) {
+	if left := m.z.limit.Load(); left >= 0 && int64(len(p)) > m.reserved+left+1 {
+		p = p[:m.reserved+left+1]
+	}
 	n, err := m.ReadCloser.Read(p)
 	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
-		err = fmt.Errorf("%w: member %q: %v", ErrFormat, m.name, err)
+		err = fmt.Errorf("%w: member %q: %v", ErrFormat, m.key, err)
+	}
+	paid := min(int64(n), m.reserved)
+	m.reserved -= paid
+	if terr := m.z.take(int64(n) - paid); terr != nil {
+		return 0, fmt.Errorf("%w: member %q inflates past it", terr, m.key)
 	}
 	return n, err
 }
@@ -189,41 +249,106 @@ func (z *NPZ) Read(key string) (*core.Tensor, error) {
 	if avail >= 0 {
 		avail -= h.DataOffset
 	}
-	if err := z.take(h.DataLen()); err != nil {
-		return nil, fmt.Errorf("%w: member %q holds %d data bytes (%s %v)", err, key, h.DataLen(), h.Descr, h.Shape)
+	if err := rc.reserve(h); err != nil {
+		return nil, err
 	}
 	t, err := readData(rc, h, avail)
 	if err != nil {
 		return nil, fmt.Errorf("%w (in member %q)", err, key)
 	}
-	// reading to the end makes archive/zip verify the CRC-32; trailing bytes are ignored, as
-	// NumPy ignores them, but inflating them is taken from the cap too: read one past what is
-	// left of it, no more
-	rest := io.Reader(rc)
-	if left := z.limit.Load(); left >= 0 {
-		rest = io.LimitReader(rc, left+1)
-	}
-	n, err := io.Copy(io.Discard, rest)
-	if err == nil {
-		if err = z.take(n); err != nil {
-			err = fmt.Errorf("%w: member %q inflates to more bytes after its array", err, key)
-		}
-	} else if !errors.Is(err, ErrFormat) {
-		err = fmt.Errorf("%w: member %q ends early: %v", ErrTruncated, key, err)
-	}
-	if err != nil {
+	if err := drain(rc, key); err != nil {
 		t.Release()
 		return nil, err
 	}
 	return t, nil
 }
 
+// drain reads a member to its end, which makes archive/zip verify its CRC-32; bytes after the
+// array are ignored, as NumPy ignores them (and taken from the MaxInflated cap, which stops
+// inflating them where they pass it).
+func drain(rc io.Reader, key string) error {
+	_, err := io.Copy(io.Discard, rc)
+	if err != nil && !errors.Is(err, ErrFormat) && !errors.Is(err, ErrTooLarge) {
+		err = fmt.Errorf("%w: member %q ends early: %v", ErrTruncated, key, err)
+	}
+	return err
+}
+
+// Open opens the array under key for streaming, for arrays too large to read whole: it reads
+// the member's .npy header and returns it with a reader of the array's data bytes, in the file's
+// byte order (Header.NeedsSwap) and layout (Header.Fortran), exactly Header.DataLen() of them.
+// The reader verifies the member as it reaches the end: it returns io.EOF only after the last
+// data byte, once the member's checksum matched (trailing bytes are read and ignored, as Read
+// ignores them); a member that ends early is ErrTruncated, corrupt data or a checksum that does
+// not match ErrFormat, and bytes past the MaxInflated cap ErrTooLarge. Close the reader when
+// done; several may be open at once, from several goroutines.
+func (z *NPZ) Open(key string) (Header, io.ReadCloser, error) {
+	rc, avail, err := z.member(key)
+	if err != nil {
+		return Header{}, nil, err
+	}
+	h, err := ReadHeader(rc)
+	if err != nil {
+		rc.Close()
+		return Header{}, nil, fmt.Errorf("%w (in member %q)", err, key)
+	}
+	n := h.DataLen()
+	if avail >= 0 && n > avail-h.DataOffset {
+		rc.Close()
+		return Header{}, nil, fmt.Errorf("%w: header promises %d data bytes (%s %v), the member holds %d (in member %q)",
+			ErrTruncated, n, h.Descr, h.Shape, avail-h.DataOffset, key)
+	}
+	if err := rc.reserve(h); err != nil {
+		rc.Close()
+		return Header{}, nil, err
+	}
+	return h, &dataReader{rc: rc, left: n, key: key}, nil
+}
+
+// dataReader gives the data bytes of one member, then drains the member (see Open).
+type dataReader struct {
+	rc   io.ReadCloser
+	left int64 // data bytes still to give
+	key  string
+	err  error // sticky: io.EOF at the end, or what went wrong
+}
+
+func (d *dataReader) Read(p []byte) (int, error) {
+	if d.err != nil {
+		return 0, d.err
+	}
+	if d.left == 0 {
+		if d.err = drain(d.rc, d.key); d.err == nil {
+			d.err = io.EOF
+		}
+		return 0, d.err
+	}
+	if int64(len(p)) > d.left {
+		p = p[:d.left]
+	}
+	n, err := d.rc.Read(p)
+	d.left -= int64(n)
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		if d.left > 0 {
+			d.err = fmt.Errorf("%w: member %q ends %d data bytes early", ErrTruncated, d.key, d.left)
+			return n, d.err
+		}
+	case err != nil:
+		d.err = err
+		return n, err
+	}
+	return n, nil
+}
+
+func (d *dataReader) Close() error { return d.rc.Close() }
+
 // take takes n bytes from the MaxInflated cap, if there is one (ErrTooLarge when fewer are
 // left), atomically: reads from several goroutines share it.
 func (z *NPZ) take(n int64) error {
 	for {
 		left := z.limit.Load()
-		if left < 0 {
+		if left < 0 || n == 0 {
 			return nil
 		}
 		if n > left {

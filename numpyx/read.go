@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/tensorio"
@@ -98,11 +97,12 @@ func Read(r io.Reader) (*core.Tensor, error) {
 }
 
 // ReadFile reads the .npy file called name (see Read). The file's size bounds what its header
-// may promise, and a read needs memory for the array only.
+// may promise, and a read needs memory for the array only. What is not a regular file (a named
+// pipe, a device, a directory) is refused with ErrNotRegularFile, without blocking.
 func ReadFile(name string) (*core.Tensor, error) {
-	f, err := os.Open(name)
+	f, _, err := openRegular(name)
 	if err != nil {
-		return nil, fmt.Errorf("numpyx: %w", err)
+		return nil, err
 	}
 	defer f.Close()
 	return Read(f)

@@ -1,0 +1,6 @@
+//go:build !unix
+
+package numpyx
+
+// openNonblock is 0 where the system has no O_NONBLOCK: a named pipe is refused once it is open.
+const openNonblock = 0

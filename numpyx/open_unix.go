@@ -1,0 +1,8 @@
+//go:build unix
+
+package numpyx
+
+import "syscall"
+
+// openNonblock makes opening a named pipe return at once instead of waiting for a writer.
+const openNonblock = syscall.O_NONBLOCK
