@@ -41,7 +41,7 @@ print(min(timeit.repeat(f, number=1, repeat=5)))
 
 	b.SetBytes(size)
 	for b.Loop() {
-		c, err := openNPY(path)
+		c, err := openNPY(path, options{})
 		require.NoError(b, err)
 		t, err := c.tensor(0)
 		require.NoError(b, err)

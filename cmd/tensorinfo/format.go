@@ -19,7 +19,7 @@ type format struct {
 	// magic reports whether the first bytes of a file (at most 16) are this format's, for files
 	// whose extension names no format.
 	magic func(head []byte) bool
-	open  func(path string) (container, error)
+	open  func(path string, o options) (container, error)
 }
 
 // formats is every format, in the order they are tried.

@@ -28,6 +28,7 @@ func FuzzInspect(f *testing.F) {
 	f.Add(npy.Bytes())
 	f.Add(npz.Bytes())
 	f.Add([]byte("\x93NUMPY\x01\x00\x10\x00{'descr': '<f8'}"))
+	f.Add(sharedBlobNPZ(f, 3, npy.Bytes()))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, name := range []string{"f.npy", "f.npz", "f.bin"} {
@@ -35,7 +36,7 @@ func FuzzInspect(f *testing.F) {
 			if err := os.WriteFile(path, data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			r, err := inspect(path, options{stats: true, repr: true})
+			r, err := inspect(path, options{stats: true, repr: true, maxInflated: 64 << 20})
 			if err == nil && r.Format == "" {
 				t.Fatalf("%s: a report without a format", name)
 			}

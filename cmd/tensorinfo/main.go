@@ -10,7 +10,7 @@
 //
 // Usage:
 //
-//	tensorinfo [-stats] [-repr] [-json] [-name KEY] FILE...
+//	tensorinfo [-stats] [-repr] [-json] [-name KEY] [-max-inflated BYTES] FILE...
 //
 // Examples:
 //
@@ -48,7 +48,14 @@
 // Files are untrusted: a malformed, truncated or hostile file (a header that promises more than
 // the file holds, a shape whose size overflows, a corrupt archive) is reported with the readers'
 // error, naming the file, and tensorinfo exits with status 1 after the other files are shown.
-// Usage errors exit with status 2.
+// Usage errors exit with status 2. What is not a regular file (a named pipe, a device, a
+// directory) is refused before it is opened, so that a pipe nobody writes to cannot block the
+// command. An .npz archive whose members share compressed data (zip entries over one stream, as
+// zip bombs are built) is refused when it is opened, and what one .npz file may inflate, headers,
+// arrays and all, is capped by -max-inflated (16 GiB by default; 0 for no limit): past it, the
+// file is reported with numpyx.ErrTooLarge's error, which names the flag. Members of an archive
+// are found by key in constant time, so -stats of an archive of 100,000 members takes time in
+// proportion to its size.
 //
 // The format is chosen by the file's extension, else by its first bytes. Each format is one
 // small file of this command (npy.go, npz.go, safetensors.go) that registers itself.
@@ -60,6 +67,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"strconv"
@@ -77,7 +85,12 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 type options struct {
 	stats, repr, json bool
 	name              string
+	maxInflated       int64 // bytes one .npz file may inflate; 0 for no limit
 }
+
+// defaultMaxInflated is -max-inflated's default: far above what the archives people exchange
+// inflate to, far below what a hostile one can (deflate reaches about 1000:1).
+const defaultMaxInflated = 16 << 30
 
 // run is the command: it returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
@@ -88,8 +101,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.repr, "repr", false, "print a NumPy-style excerpt of the values")
 	fs.BoolVar(&o.json, "json", false, "write JSON: an array with one object per file")
 	fs.StringVar(&o.name, "name", "", "show only the array with this name (an .npz key, a .safetensors tensor name)")
+	fs.Int64Var(&o.maxInflated, "max-inflated", defaultMaxInflated,
+		"the bytes one .npz file may inflate (headers, arrays and all); 0 for no limit")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: tensorinfo [-stats] [-repr] [-json] [-name KEY] FILE...")
+		fmt.Fprintln(stderr, "usage: tensorinfo [-stats] [-repr] [-json] [-name KEY] [-max-inflated BYTES] FILE...")
 		fmt.Fprintln(stderr, "Shows the arrays of .npy, .npz and .safetensors files.")
 		fs.PrintDefaults()
 	}
@@ -99,7 +114,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if fs.NArg() == 0 {
+	if fs.NArg() == 0 || o.maxInflated < 0 {
+		if o.maxInflated < 0 {
+			fmt.Fprintf(stderr, "tensorinfo: -max-inflated=%d is negative (0 for no limit)\n", o.maxInflated)
+		}
 		fs.Usage()
 		return 2
 	}
@@ -161,6 +179,13 @@ type arrayReport struct {
 // inspect opens path and describes its arrays (their values too, as o asks).
 func inspect(path string, o options) (fileReport, error) {
 	r := fileReport{File: path, Arrays: []arrayReport{}}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return r, err
+	}
+	if !fi.Mode().IsRegular() {
+		return r, fmt.Errorf("%w: it is %s", errNotRegular, fileKind(fi.Mode()))
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return r, err
@@ -177,7 +202,7 @@ func inspect(path string, o options) (fileReport, error) {
 		return r, fmt.Errorf("not a tensor file this tool reads (%s)", strings.Join(names, ", "))
 	}
 	r.Format = ft.name
-	c, err := ft.open(path)
+	c, err := ft.open(path, o)
 	if err != nil {
 		return r, err
 	}
@@ -348,6 +373,27 @@ type stats struct {
 }
 
 var errNoStats = errors.New("no summary for this dtype")
+
+// errNotRegular: the path is a named pipe, a device, a socket or a directory, which could block
+// the command or never end; tensorinfo reads regular files only.
+var errNotRegular = errors.New("not a regular file")
+
+// fileKind names the kind of file mode m is, for errors.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "of mode " + m.String()
+}
 
 // summarize reads every element once, in memory order (which a summary does not depend on), so
 // that a memory-mapped file streams through the page cache.

@@ -197,7 +197,7 @@ with open('big.npy', 'wb') as f:
 	assert.Contains(t, out, "big.npy  float64 (<f8)  (8589934592,)  little-endian  C (row-major)  8589934592  68719476736")
 	assert.Contains(t, out, "array([0., 0., 0., ..., 0., 0., 0.], readonly=True)")
 
-	c, err := openNPY(path)
+	c, err := openNPY(path, options{})
 	require.NoError(t, err)
 	x, err := c.tensor(0)
 	require.NoError(t, err)

@@ -31,7 +31,7 @@ type npyFile struct {
 	h    numpyx.Header
 }
 
-func openNPY(path string) (container, error) {
+func openNPY(path string, _ options) (container, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"archive/zip"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/core"
@@ -22,35 +20,44 @@ func init() {
 	})
 }
 
-// npzFile is an .npz archive: its members' headers are read on opening. A member's values are
-// read into memory when an excerpt asks for them (up to copyLimit bytes), and streamed through a
-// small buffer for a summary, whatever their size.
+// npzFile is an .npz archive, read through numpyx.NPZ (one directory read, a map from key to
+// member): its members' headers are read on opening. A member's values are read into memory when
+// an excerpt asks for them (up to copyLimit bytes), and streamed through a small buffer for a
+// summary, whatever their size. Everything inflated counts against -max-inflated.
 type npzFile struct {
-	z   *numpyx.NPZ
-	zr  *zip.ReadCloser
-	ent []entry
+	z     *numpyx.NPZ
+	limit int64 // -max-inflated, or 0 for none
+	ent   []entry
+	buf   []uint64 // summarize's buffer, made for the first member that needs it and reused
 }
 
-func openNPZ(path string) (container, error) {
-	z, err := numpyx.OpenNPZ(path)
+func openNPZ(path string, o options) (container, error) {
+	var opts []numpyx.NPZOption
+	if o.maxInflated > 0 {
+		opts = append(opts, numpyx.MaxInflated(o.maxInflated))
+	}
+	z, err := numpyx.OpenNPZ(path, opts...)
 	if err != nil {
 		return nil, err
 	}
-	f := &npzFile{z: z}
-	f.zr, err = zip.OpenReader(path)
-	if err != nil && !errors.Is(err, zip.ErrInsecurePath) { // names are keys here, never paths
-		z.Close()
-		return nil, fmt.Errorf("%w: not a zip archive: %v", numpyx.ErrFormat, err)
-	}
+	f := &npzFile{z: z, limit: o.maxInflated}
 	for _, k := range z.Keys() {
 		h, err := z.Header(k)
 		if err != nil {
 			f.close()
-			return nil, err
+			return nil, f.capped(err)
 		}
 		f.ent = append(f.ent, entryOf(k, h))
 	}
 	return f, nil
+}
+
+// capped says, on an error of the inflation cap, which flag sets it.
+func (f *npzFile) capped(err error) error {
+	if errors.Is(err, numpyx.ErrTooLarge) {
+		return fmt.Errorf("%w (-max-inflated=%d; raise it, or 0 for no limit, to read this archive)", err, f.limit)
+	}
+	return err
 }
 
 func (f *npzFile) entries() []entry { return f.ent }
@@ -60,28 +67,28 @@ func (f *npzFile) tensor(i int) (*core.Tensor, error) {
 	if n := e.len() * int64(e.size); n > copyLimit {
 		return nil, fmt.Errorf("%w: the member holds %d bytes (limit %d)", errTooLarge, n, copyLimit)
 	}
-	return f.z.Read(e.name)
+	t, err := f.z.Read(e.name)
+	return t, f.capped(err)
 }
 
-// summarize streams member i: its header, then its data in pieces of about 1 MiB, each swapped
+// summarize streams member i (numpyx.NPZ.Open): its data in pieces of about 1 MiB, each swapped
 // to this machine's byte order where needed and added to the summary; reading to the end makes
-// archive/zip check the member's CRC-32.
+// numpyx check the member's CRC-32.
 func (f *npzFile) summarize(i int) (*stats, error) {
 	e := f.ent[i]
 	if e.dtype.Code == core.CodeComplex {
 		return nil, fmt.Errorf("%w: %s", errNoStats, e.dtype)
 	}
-	rc, err := f.member(e.name)
+	h, rc, err := f.z.Open(e.name)
 	if err != nil {
-		return nil, err
+		return nil, f.capped(err)
 	}
 	defer rc.Close()
-	h, err := numpyx.ReadHeader(rc)
-	if err != nil {
-		return nil, err
-	}
 	size := int64(h.DType.Size())
-	buf := make([]uint64, 1<<17) // 1 MiB, aligned for every element type
+	if want := max(min((h.DataLen()+7)/8, 1<<17), 1); int64(len(f.buf)) < want { // up to 1 MiB, aligned for every element type
+		f.buf = make([]uint64, max(want, min(2*int64(len(f.buf)), 1<<17)))
+	}
+	buf := f.buf
 	raw := unsafe.Slice((*byte)(unsafe.Pointer(&buf[0])), len(buf)*8)
 	per := int64(len(raw)) / size
 	acc := newAccumulator()
@@ -91,7 +98,7 @@ func (f *npzFile) summarize(i int) (*stats, error) {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 				return nil, fmt.Errorf("%w: member %q ends %d elements early", numpyx.ErrTruncated, e.name, left)
 			}
-			return nil, fmt.Errorf("%w: member %q: %v", numpyx.ErrFormat, e.name, err)
+			return nil, f.capped(err)
 		}
 		if h.NeedsSwap() {
 			swap(raw[:n*size], int(size))
@@ -109,26 +116,9 @@ func (f *npzFile) summarize(i int) (*stats, error) {
 		left -= n
 	}
 	if _, err := io.Copy(io.Discard, rc); err != nil {
-		return nil, fmt.Errorf("%w: member %q: %v", numpyx.ErrFormat, e.name, err)
+		return nil, f.capped(err)
 	}
 	return acc.stats(), nil
-}
-
-// member opens the member numpyx.NPZ keys as key (its name without ".npy").
-func (f *npzFile) member(key string) (io.ReadCloser, error) {
-	if f.zr == nil {
-		return nil, fmt.Errorf("%w: archive not open for streaming", numpyx.ErrFormat)
-	}
-	for _, zf := range f.zr.File {
-		if strings.TrimSuffix(zf.Name, ".npy") == key {
-			rc, err := zf.Open()
-			if err != nil {
-				return nil, fmt.Errorf("%w: member %q: %v", numpyx.ErrFormat, zf.Name, err)
-			}
-			return rc, nil
-		}
-	}
-	return nil, fmt.Errorf("%w: %q", numpyx.ErrNotFound, key)
 }
 
 // swap reverses the bytes of every element of size bytes in b.
@@ -140,12 +130,4 @@ func swap(b []byte, size int) {
 	}
 }
 
-func (f *npzFile) close() error {
-	err := f.z.Close()
-	if f.zr != nil {
-		if e := f.zr.Close(); err == nil {
-			err = e
-		}
-	}
-	return err
-}
+func (f *npzFile) close() error { return f.z.Close() }

@@ -36,7 +36,7 @@ type safetensorsFile struct {
 	names []string
 }
 
-func openSafetensors(path string) (container, error) {
+func openSafetensors(path string, _ options) (container, error) {
 	f, err := safetensorsx.Open(path)
 	if err != nil {
 		return nil, err
