@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"math"
 	"reflect"
-	"unsafe"
 
-	"github.com/gomlx/gomlx/backends/simplego"
+	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
@@ -19,27 +18,6 @@ import (
 // a buffer the backend refuses to hand over), with GoMLX's message.
 var ErrGoMLX = errors.New("gomlxx: GoMLX reported an error")
 
-// check refuses a nil or finalized GoMLX tensor and one of a dtype GoMLX cannot hold on the host.
-func check(t *tensors.Tensor) (core.DLDataType, error) {
-	if t == nil {
-		return core.DLDataType{}, fmt.Errorf("%w: gomlxx: nil *tensors.Tensor", core.ErrNil)
-	}
-	if !t.Ok() {
-		return core.DLDataType{}, fmt.Errorf("%w: gomlxx: the GoMLX tensor was finalized (FinalizeAll, or donated)", core.ErrReleased)
-	}
-	if err := t.CheckValid(); err != nil {
-		return core.DLDataType{}, fmt.Errorf("%w: %v", ErrGoMLX, err)
-	}
-	dt, err := FromDType(t.DType())
-	if err != nil {
-		return dt, err
-	}
-	if !storable(t.DType()) {
-		return dt, fmt.Errorf("%w: gomlxx: GoMLX v0.26 has no host storage for dtype %s", adapters.ErrUnsupported, t.DType())
-	}
-	return dt, nil
-}
-
 // ShareableTensor reports whether FromTensor shares t's memory under the default policy, and
 // when it does not, why: t must be a live GoMLX tensor with local storage (a Go slice the tensor
 // owns: made by FromShape, FromFlatDataAndDimensions, FromValue, LocalClone, ToLocal, or
@@ -48,43 +26,27 @@ func check(t *tensors.Tensor) (core.DLDataType, error) {
 // finalized or donated, and no view of it could survive that: FromTensor copies it, and Take
 // moves it without a copy.
 func ShareableTensor(t *tensors.Tensor) (ok bool, why string) {
-	if _, err := check(t); err != nil {
+	err := withState(t, func(st *state) error {
+		if _, err := st.dtypeOf(); err != nil {
+			return err
+		}
+		why = st.whyNotLocal()
+		return nil
+	})
+	if err != nil {
 		return false, err.Error()
 	}
-	why = whyNotLocal(t)
 	return why == "", why
-}
-
-// whyNotLocal says why t's data is not in local storage, or "" when it is.
-func whyNotLocal(t *tensors.Tensor) string {
-	switch {
-	case t.IsShared():
-		return fmt.Sprintf("gomlxx: the tensor's data is a shared buffer of backend %s, which the backend reuses or "+
-			"frees when the tensor is finalized or donated (Take moves the pure-Go backend's buffers without a copy)",
-			backendName(t))
-	case !t.HasLocal():
-		return fmt.Sprintf("gomlxx: the tensor's data is a buffer of backend %s, which the backend reuses or frees "+
-			"when the tensor is finalized or donated (Take moves the pure-Go backend's buffers without a copy)",
-			backendName(t))
-	}
-	return ""
-}
-
-func backendName(t *tensors.Tensor) string {
-	if b, err := t.Backend(); err == nil && b != nil {
-		return fmt.Sprintf("%q", b.Name())
-	}
-	return "(none)"
 }
 
 // FromTensor converts a GoMLX tensor to a core tensor.
 //
 // When t has local storage (see ShareableTensor) the result is a writable view of that memory,
 // without a copy: the same Go slice GoMLX reads and writes, in C order with t's dimensions.
-// FromTensor first calls t.MutableFlatData, which drops any on-device copy, so that the local
-// storage is the tensor's only truth and writes through the view are what GoMLX computes on
-// next. The view holds the slice: it stays valid whatever GoMLX later does to t. It aliases t as
-// long as t keeps that storage; see the package documentation for what detaches them.
+// FromTensor then drops any on-device copy (t.InvalidateOnDevice), so that the local storage is
+// the tensor's only truth and writes through the view are what GoMLX computes on next. The view
+// holds the slice: it stays valid whatever GoMLX later does to t. It aliases t as long as t keeps
+// that storage; see the package documentation for what detaches them.
 //
 // Otherwise (a shared or on-device buffer: the results of a computation, a tensor once used as
 // input on a backend that shares host memory) it copies the elements, read through
@@ -93,78 +55,82 @@ func backendName(t *tensors.Tensor) string {
 // too; adapters.ReportCopy(&b) says which happened. A nil tensor is refused with core.ErrNil, a
 // finalized one with core.ErrReleased, and a dtype GoMLX v0.26 cannot hold on the host with
 // adapters.ErrUnsupported.
+//
+// FromTensor reads t's state under GoMLX's lock of t (inside ConstFlatData), so it may race
+// FinalizeAll on another goroutine: it then returns either a good result (the view or copy of
+// the live tensor) or core.ErrReleased, never a torn state. (On a backend without shared buffers,
+// XLA on a GPU, that read brings a tensor whose data is only on the device to local storage
+// first, as any GoMLX read does; the view is then of that storage.)
 func FromTensor(t *tensors.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
 	o := adapters.Apply(opts...)
-	dt, err := check(t)
-	if err != nil {
-		return nil, err
-	}
-	why := whyNotLocal(t)
-	copied, err := o.Choose(why == "", why)
-	if err != nil {
-		return nil, err
-	}
 	var c *core.Tensor
-	if copied {
-		c, err = copyOut(t, dt)
-	} else {
-		c, err = view(t, dt)
-	}
+	var copied, onDevice bool
+	err := withState(t, func(st *state) error {
+		dt, err := st.dtypeOf()
+		if err != nil {
+			return err
+		}
+		why := st.whyNotLocal()
+		if copied, err = o.Choose(why == "", why); err != nil {
+			return err
+		}
+		if copied {
+			c, err = copyOut(st, dt)
+		} else {
+			c, err = view(t, st, dt)
+		}
+		onDevice = !copied && st.backend != nil
+		return err
+	})
 	if err != nil {
 		return nil, err
+	}
+	if onDevice {
+		// computations must read what is written through the view, not a device copy; if t was
+		// finalized since, the view was made of it while it lived and is still good
+		if err := gomlxErr(t.InvalidateOnDevice()); err != nil && !errors.Is(err, core.ErrReleased) {
+			c.Release()
+			return nil, fmt.Errorf("%w (dropping the device copy of the tensor viewed)", err)
+		}
 	}
 	o.Report(copied)
 	return c, nil
 }
 
-// view makes a writable core tensor over t's local storage.
-func view(t *tensors.Tensor, dt core.DLDataType) (*core.Tensor, error) {
-	var flat any
-	if err := t.MutableFlatData(func(f any) { flat = f }); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrGoMLX, err)
-	}
-	d, err := flatDesc(flat, dt, t.Shape().Dimensions)
+// view makes a writable core tensor over the local storage st read (under t's lock).
+func view(t *tensors.Tensor, st *state, dt core.DLDataType) (*core.Tensor, error) {
+	d, err := flatDesc(st.flat, dt, st.dims)
 	if err != nil {
 		return nil, err
 	}
-	c, err := core.WrapKeep(d, flat)
+	c, err := core.WrapKeep(d, st.flat)
 	if err != nil {
-		return nil, fmt.Errorf("gomlxx: view of %s: %w", t.Shape(), err)
+		return nil, fmt.Errorf("gomlxx: view of %s%v: %w", st.dtype, st.dims, err)
 	}
 	remember(t, d.Data)
 	return c, nil
 }
 
-// copyOut copies t's elements into new Go memory.
-func copyOut(t *tensors.Tensor, dt core.DLDataType) (*core.Tensor, error) {
-	dims := t.Shape().Dimensions
-	shape := make([]int64, len(dims))
-	for i, d := range dims {
+// copyOut copies the elements st read (under the tensor's lock) into new Go memory.
+func copyOut(st *state, dt core.DLDataType) (*core.Tensor, error) {
+	shape := make([]int64, len(st.dims))
+	for i, d := range st.dims {
 		shape[i] = int64(d)
 	}
 	dst, err := core.New(dt, shape...)
 	if err != nil {
-		return nil, fmt.Errorf("gomlxx: copy of %s: %w", t.Shape(), err)
+		return nil, fmt.Errorf("gomlxx: copy of %s%v: %w", st.dtype, st.dims, err)
 	}
-	var cerr error
-	err = t.ConstFlatData(func(flat any) {
-		d, err := flatDesc(flat, dt, dims)
-		if err != nil {
-			cerr = err
-			return
+	d, err := flatDesc(st.flat, dt, st.dims)
+	if err == nil {
+		var src *core.Tensor
+		if src, err = core.WrapKeep(d, st.flat); err == nil {
+			err = adapters.Copy(dst, src)
 		}
-		src, err := core.WrapKeep(d, flat)
-		if err != nil {
-			cerr = err
-			return
-		}
-		cerr = adapters.Copy(dst, src)
-	})
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrGoMLX, err)
-	}
-	if cerr != nil {
-		return nil, fmt.Errorf("gomlxx: copy of %s: %w", t.Shape(), cerr)
+		dst.Release()
+		return nil, fmt.Errorf("gomlxx: copy of %s%v: %w", st.dtype, st.dims, err)
 	}
 	return dst.WithFlags(core.FlagIsCopied)
 }
@@ -214,84 +180,72 @@ func flatDesc(flat any, dt core.DLDataType, dims []int) (core.Desc, error) {
 // left as it was, except when GoMLX fails while giving up the buffer.
 func Take(t *tensors.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
 	o := adapters.Apply(opts...)
-	dt, err := check(t)
+	var c *core.Tensor
+	var copied, donating bool
+	var dt core.DLDataType
+	var dims []int
+	var b backends.Backend
+	var dev backends.DeviceNum
+	err := withState(t, func(st *state) error {
+		var err error
+		if dt, err = st.dtypeOf(); err != nil {
+			return err
+		}
+		switch {
+		case st.whyNotLocal() == "":
+			copied, _ = o.Choose(true, "") // shareable: Choose cannot fail
+			if copied {
+				c, err = copyOut(st, dt)
+			} else {
+				c, err = view(t, st, dt)
+			}
+		case st.goBuffer():
+			if copied, _ = o.Choose(true, ""); !copied {
+				donating, dims, b, dev = true, st.dims, st.backend, st.device // DonateBuffer locks t: after
+				return nil
+			}
+			c, err = copyOut(st, dt)
+		default:
+			why := fmt.Sprintf("gomlxx: the tensor's data is a buffer of backend %s, not Go memory of the pure-Go backend "+
+				"(a device, or native memory the backend frees when it is itself finalized)", st.backendName())
+			if copied, err = o.Choose(false, why); err != nil {
+				return err
+			}
+			c, err = copyOut(st, dt)
+		}
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	var c *core.Tensor
-	var copied bool
-	switch {
-	case whyNotLocal(t) == "":
-		copied, _ = o.Choose(true, "") // shareable: Choose cannot fail
-		if copied {
-			c, err = copyOut(t, dt)
-		} else {
-			c, err = view(t, dt)
-		}
-	case goBuffer(t):
-		if copied, _ = o.Choose(true, ""); !copied {
-			if c, err = donate(t, dt); err != nil {
-				return nil, err
-			}
-			o.Report(false)
-			return c, nil
-		}
-		c, err = copyOut(t, dt)
-	default:
-		why := fmt.Sprintf("gomlxx: the tensor's data is a buffer of backend %s, not Go memory of the pure-Go backend "+
-			"(a device, or native memory the backend frees when it is itself finalized)", backendName(t))
-		if copied, err = o.Choose(false, why); err != nil {
+	if donating {
+		if c, err = donate(t, b, dev, dt, dims); err != nil {
 			return nil, err
 		}
-		c, err = copyOut(t, dt)
-	}
-	if err != nil {
-		return nil, err
+		o.Report(false)
+		return c, nil
 	}
 	if err := t.FinalizeAll(); err != nil {
+		c.Release()
 		return nil, fmt.Errorf("%w: finalizing the tensor taken: %v", ErrGoMLX, err)
 	}
 	o.Report(copied)
 	return c, nil
 }
 
-// goBuffer reports whether t's data is a buffer of the pure-Go backend: a Go slice, which stays
-// valid while referenced whatever happens to the buffer pool or the backend itself.
-func goBuffer(t *tensors.Tensor) bool {
-	b, err := t.Backend()
-	if err != nil {
-		return false
-	}
-	_, ok := b.(*simplego.Backend)
-	return ok
-}
-
-// sharesHost reports whether t's data is a buffer of a backend whose buffers are host memory.
-func sharesHost(t *tensors.Tensor) bool {
-	b, err := t.Backend()
-	return err == nil && b != nil && b.HasSharedBuffers()
-}
-
-// donate takes t's backend buffer and wraps its memory; the buffer goes back to the backend when
-// the last holder lets go.
-func donate(t *tensors.Tensor, dt core.DLDataType) (*core.Tensor, error) {
-	b, err := t.Backend()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrGoMLX, err)
-	}
-	dev, err := t.Device()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrGoMLX, err)
-	}
-	dims := append([]int{}, t.Shape().Dimensions...) // the shape is gone once t is donated
+// donate takes t's buffer of backend b and wraps its memory; the buffer goes back to the backend
+// when the last holder lets go. dims are t's, read before (the shape is gone once t is donated).
+func donate(t *tensors.Tensor, b backends.Backend, dev backends.DeviceNum, dt core.DLDataType, dims []int) (*core.Tensor, error) {
 	buf, err := t.DonateBuffer(b, dev)
 	if err != nil {
-		return nil, fmt.Errorf("%w: donating the buffer: %v", ErrGoMLX, err)
+		if err = gomlxErr(err); errors.Is(err, core.ErrReleased) {
+			return nil, err // finalized on another goroutine since its state was read
+		}
+		return nil, fmt.Errorf("%w (donating the buffer)", err)
 	}
-	if t.Ok() {
-		// GoMLX kept another copy of the data (it should not have one here): let it go.
-		_ = t.FinalizeAll()
-	}
+	// GoMLX may have kept another copy of the data (it should not have one here): let it go
+	// (FinalizeAll does nothing to a tensor DonateBuffer finalized)
+	_ = t.FinalizeAll()
 	release := func() { _ = b.BufferFinalize(buf) }
 	flat, err := b.BufferData(buf)
 	if err != nil {
@@ -408,26 +362,24 @@ func ToTensor(t *core.Tensor, opts ...adapters.Option) (*tensors.Tensor, error) 
 
 // Aliases reports whether c's elements lie in the memory where g keeps its data now: its local
 // storage, or a backend buffer in host memory. It is false once g was finalized, or after GoMLX
-// moved g's data elsewhere (see the package documentation), and for empty tensors. It never
-// makes GoMLX transfer data.
+// moved g's data elsewhere (see the package documentation), and for empty tensors. It reads g's
+// state under GoMLX's lock of g (see FromTensor).
 func Aliases(g *tensors.Tensor, c *core.Tensor) bool {
-	if g == nil || !g.Ok() || c == nil || c.Released() || c.Empty() || !c.HostAccessible() {
-		return false
-	}
-	if whyNotLocal(g) != "" && !sharesHost(g) {
-		return false
-	}
-	if !storable(g.DType()) {
+	if g == nil || c == nil || c.Released() || c.Empty() || !c.HostAccessible() {
 		return false
 	}
 	var lo, hi uintptr
-	if err := g.ConstFlatData(func(f any) {
-		v := reflect.ValueOf(f)
-		if v.Kind() == reflect.Slice && v.Len() > 0 {
+	err := withState(g, func(st *state) error {
+		if (st.whyNotLocal() != "" && !st.sharesHost()) || !storable(st.dtype) {
+			return nil
+		}
+		if v := reflect.ValueOf(st.flat); v.Kind() == reflect.Slice && v.Len() > 0 {
 			lo = uintptr(v.UnsafePointer())
 			hi = lo + uintptr(v.Len())*v.Type().Elem().Size()
 		}
-	}); err != nil || lo == hi {
+		return nil
+	})
+	if err != nil || lo == hi {
 		return false
 	}
 	clo, chi := c.ByteRange()
@@ -450,28 +402,36 @@ func origin(t *core.Tensor) (*tensors.Tensor, string) {
 	if g == nil {
 		return nil, noCtor
 	}
-	if !g.Ok() || whyNotLocal(g) != "" {
-		return nil, "gomlxx: the GoMLX tensor this memory came from was finalized or moved its data (a computation, MaterializeOnDevice)"
-	}
-	if gdt, err := FromDType(g.DType()); err != nil || gdt != t.DType() || !storable(g.DType()) {
-		return nil, fmt.Sprintf("gomlxx: dtype %s is not the GoMLX tensor's %s", t.DType(), g.DType())
-	}
-	dims := g.Shape().Dimensions
-	same := len(dims) == t.Ndim() && t.IsContiguous()
-	for i := 0; same && i < len(dims); i++ {
-		same = int64(dims[i]) == t.Dim(i)
-	}
-	if !same {
-		return nil, fmt.Sprintf("gomlxx: shape %v strides %v is not the whole C-order storage of the GoMLX tensor %s",
-			t.Shape(), t.Strides(), g.Shape())
-	}
-	var p unsafe.Pointer
-	if err := g.ConstFlatData(func(f any) {
-		if v := reflect.ValueOf(f); v.Kind() == reflect.Slice && v.Len() > 0 {
-			p = v.UnsafePointer()
+	const moved = "gomlxx: the GoMLX tensor this memory came from was finalized or moved its data (a computation, MaterializeOnDevice)"
+	why := ""
+	err := withState(g, func(st *state) error {
+		if st.whyNotLocal() != "" {
+			why = moved
+			return nil
 		}
-	}); err != nil || p != t.Data() {
-		return nil, "gomlxx: the GoMLX tensor this memory came from keeps its data elsewhere now"
+		if gdt, err := FromDType(st.dtype); err != nil || gdt != t.DType() || !storable(st.dtype) {
+			why = fmt.Sprintf("gomlxx: dtype %s is not the GoMLX tensor's %s", t.DType(), st.dtype)
+			return nil
+		}
+		same := len(st.dims) == t.Ndim() && t.IsContiguous()
+		for i := 0; same && i < len(st.dims); i++ {
+			same = int64(st.dims[i]) == t.Dim(i)
+		}
+		if !same {
+			why = fmt.Sprintf("gomlxx: shape %v strides %v is not the whole C-order storage of the GoMLX tensor %s%v",
+				t.Shape(), t.Strides(), st.dtype, st.dims)
+			return nil
+		}
+		if v := reflect.ValueOf(st.flat); v.Kind() != reflect.Slice || v.Len() == 0 || v.UnsafePointer() != t.Data() {
+			why = "gomlxx: the GoMLX tensor this memory came from keeps its data elsewhere now"
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return nil, moved
+	case why != "":
+		return nil, why
 	}
 	return g, ""
 }

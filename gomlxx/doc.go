@@ -103,6 +103,17 @@
 // After Take the GoMLX tensor is finalized: every GoMLX method reports it invalid, and
 // FromTensor and Take refuse it with core.ErrReleased.
 //
+// # Concurrency
+//
+// Every function here reads a GoMLX tensor's state (whether it is live, its shape, where its data
+// is) under GoMLX's own lock of the tensor, the one its ConstFlatData holds around its callback,
+// since GoMLX v0.26 offers no other: FromTensor, Take, ShareableTensor, Aliases and ToTensor may
+// race FinalizeAll (or any GoMLX method) on another goroutine. Each then works on the tensor as it
+// was at one moment: a result of the live tensor, or, once it is finalized, core.ErrReleased,
+// the same error every time. On a backend without shared buffers (XLA on a GPU), reading the
+// state of a tensor whose data is only on the device makes GoMLX bring it to local storage first,
+// as any GoMLX read does.
+//
 // # Errors
 //
 // A nil tensor is refused with core.ErrNil, a finalized GoMLX tensor or a released core tensor

@@ -431,6 +431,10 @@ func TestErrors(t *testing.T) {
 	require.NoError(t, err)
 	_, err = gomlxx.ToTensor(f6)
 	require.ErrorIs(t, err, adapters.ErrUnsupported)
+	bc := core.MustNew(core.BComplex32, 2) // DLPack's kDLBcomplex, after v1.3: GoMLX has no such dtype
+	_, err = gomlxx.ToTensor(bc)
+	require.ErrorIs(t, err, adapters.ErrUnsupported)
+	assert.Contains(t, err.Error(), "DLPack dtype bcomplex32 has no GoMLX dtype")
 
 	var fake [4]float64
 	dev, err := core.Wrap(core.Desc{Data: unsafe.Pointer(&fake[0]), Device: core.DLDevice{DeviceType: core.CUDA},
