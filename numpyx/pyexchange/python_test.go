@@ -214,17 +214,29 @@ func BenchmarkNumPyFromDLPack(b *testing.B) {
 
 // BenchmarkPythonCalls times, in one Python process, interleaved (bench_calls.py): import
 // (Library.from_dlpack of a NumPy array, released) against torch.from_dlpack of the same array;
-// export (numpy.from_dlpack of a Go tensor) against numpy.from_dlpack of a NumPy array; and a
+// export (numpy.from_dlpack of a Go tensor) against numpy.from_dlpack of a NumPy array; a
 // registered function call (lib.noop(a)) against a ctypes call of an //export'ed Go function
-// taking a handle. ns/op is ours, peer-ns/op the peer's, ratio their quotient. Run with
-// -benchtime=1x: each run is one Python process that times many calls itself.
+// taking a handle; and, on a 4x4 float64 array, calls returning nothing (none), a new small array
+// (small: NumPy, small_torch: torch) against one returning an int on the same input, lib.matmul
+// against np.matmul (matmul), and a 1000x1000 argument returned as a new array (large) against
+// the int call. ns/op is ours, peer-ns/op the peer's, ratio their quotient. Run with
+// -benchtime=1x: one Python process (per b.N) times many calls of every pair itself, with
+// BENCH_CALLS_TIMER=cpu its CPU time (steadier on a loaded machine), and the sub-benchmarks
+// report its figures.
 func BenchmarkPythonCalls(b *testing.B) {
-	for _, pair := range []string{"import", "export", "call", "call_handle"} {
+	var r map[string]float64
+	runs := 0
+	for _, pair := range []string{"import", "export", "call", "call_handle", "none", "small",
+		"small_torch", "matmul", "large"} {
 		b.Run(pair, func(b *testing.B) {
-			var r map[string]float64
-			for range b.N {
-				out := runPython(b, "bench_calls.py")
+			for runs < b.N {
+				args := []string{"bench_calls.py"}
+				if tm := os.Getenv("BENCH_CALLS_TIMER"); tm != "" {
+					args = append(args, "--timer", tm)
+				}
+				out := runPython(b, args...)
 				require.NoError(b, json.Unmarshal(bytes.TrimSpace(lastLine(out)), &r), out)
+				runs++
 			}
 			b.ReportMetric(r[pair+"_ns"], "ns/op")
 			b.ReportMetric(r[pair+"_peer_ns"], "peer-ns/op")

@@ -9,9 +9,16 @@ the capsules to Go, releases the GIL while Go runs, and builds the results or ra
 
 What Library exposes is a ``dlpackgo.GoFunction`` the library made around that Python function
 (``dlpackgo_function``, call.c): a C callable that CPython calls through vectorcall. It takes the
-common call in C (the parameters by position, no tensor result, NumPy arrays and live
-dlpackgo.Tensors as tensor arguments) and hands every other call to the Python function, its
-``__wrapped__``, which also gives inspect.signature and help() the signature.
+common call in C (the parameters by position, no keywords, NumPy arrays and live
+dlpackgo.Tensors as tensor arguments; tensor results when the Library returns NumPy arrays or
+torch tensors, whose host results C makes NumPy arrays of itself, torch.from_numpy for torch) and
+hands every other call to the Python function, its ``__wrapped__``, which also gives
+inspect.signature and help() the signature.
+
+Read-only arrays (``flags.writeable`` False, ``np.load(..., mmap_mode="r")``) and torch tensors
+that may not be written (``requires_grad``, inference tensors outside inference mode) go to Go as
+read-only tensors: a Go function may read them, and one that writes them raises GoValueError
+(core.ErrReadOnly), the array unchanged.
 """
 
 import ctypes
