@@ -10,6 +10,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // FromDense returns a tensor over d's memory, without copying: the shape and strides are the
@@ -34,7 +35,7 @@ func FromDense(d *tensor.Dense, opts ...adapters.Option) (*core.Tensor, error) {
 
 func fromDense(d *tensor.Dense) (*core.Tensor, error) {
 	if d == nil {
-		return nil, fmt.Errorf("%w: gorgoniax: nil *tensor.Dense", core.ErrNil)
+		return nil, errs.Errorf(core.ErrNil, "gorgoniax: nil *tensor.Dense")
 	}
 	dt, err := FromDType(d.Dtype())
 	if err != nil {
@@ -42,16 +43,16 @@ func fromDense(d *tensor.Dense) (*core.Tensor, error) {
 	}
 	switch {
 	case !d.IsNativelyAccessible():
-		return nil, fmt.Errorf("%w: gorgoniax: the Dense's memory is not accessible to the CPU (%w)", adapters.ErrUnsupported, core.ErrNotHost)
+		return nil, errs.Errorf(core.ErrNotHost, "%w", errs.Errorf(adapters.ErrUnsupported, "gorgoniax: the Dense's memory is not accessible to the CPU"))
 	case len(d.Mask()) > 0 && d.IsMasked():
-		return nil, fmt.Errorf("%w: gorgoniax: a masked Dense (DLPack has no mask; drop it with SetMask(nil))", adapters.ErrUnsupported)
+		return nil, errs.Errorf(adapters.ErrUnsupported, "gorgoniax: a masked Dense (DLPack has no mask; drop it with SetMask(nil))")
 	}
 	raw := d.Header.Raw
 	n := len(raw) / dt.Size()
 	gshape, gstrides := d.Shape(), d.Strides()
 	ndim := len(gshape)
 	if len(gstrides) != ndim && ndim > 0 {
-		return nil, fmt.Errorf("%w: gorgoniax: %d strides %v for shape %v", core.ErrStrides, len(gstrides), gstrides, gshape)
+		return nil, errs.Errorf(core.ErrStrides, "gorgoniax: %d strides %v for shape %v", len(gstrides), gstrides, gshape)
 	}
 	shape, strides := make([]int64, ndim), make([]int64, ndim)
 	empty := false
@@ -60,15 +61,15 @@ func fromDense(d *tensor.Dense) (*core.Tensor, error) {
 		shape[i], strides[i] = int64(s), int64(gstrides[i])
 		switch {
 		case s < 0:
-			return nil, fmt.Errorf("%w: gorgoniax: shape %v", core.ErrShape, gshape)
+			return nil, errs.Errorf(core.ErrShape, "gorgoniax: shape %v has a negative dimension", gshape)
 		case s == 0:
 			empty = true
 		case s == 1:
 			strides[i] = 1 // any stride is right for a dimension of size 1; Gorgonia's may be stale
 		case gstrides[i] < 0:
-			return nil, fmt.Errorf("%w: gorgoniax: negative strides %v", core.ErrStrides, gstrides)
+			return nil, errs.Errorf(core.ErrStrides, "gorgoniax: negative strides %v for shape %v", gstrides, gshape)
 		case gstrides[i] > 0 && s-1 > (math.MaxInt-hi)/gstrides[i]:
-			return nil, fmt.Errorf("%w: gorgoniax: shape %v with strides %v", core.ErrOverflow, gshape, gstrides)
+			return nil, errs.Errorf(core.ErrOverflow, "gorgoniax: shape %v with strides %v overflows int", gshape, gstrides)
 		default:
 			hi += (s - 1) * gstrides[i]
 		}
@@ -76,8 +77,7 @@ func fromDense(d *tensor.Dense) (*core.Tensor, error) {
 	desc := core.Desc{Device: core.CPUDevice, DType: dt, Shape: shape, Strides: strides}
 	if !empty {
 		if hi >= n {
-			return nil, fmt.Errorf("%w: gorgoniax: shape %v with strides %v reaches element %d of an array of %d",
-				core.ErrBounds, gshape, gstrides, hi, n)
+			return nil, errs.Errorf(core.ErrBounds, "gorgoniax: shape %v with strides %v reaches element %d of an array of %d", gshape, gstrides, hi, n)
 		}
 		desc.Data = unsafe.Pointer(unsafe.SliceData(raw))
 	}
@@ -132,10 +132,10 @@ func Shareable(t *core.Tensor) (ok bool, why string) {
 func ToDense(t *core.Tensor, opts ...adapters.Option) (*tensor.Dense, error) {
 	o := adapters.Apply(opts...)
 	if t == nil {
-		return nil, fmt.Errorf("%w: gorgoniax: nil tensor", core.ErrNil)
+		return nil, errs.Errorf(core.ErrNil, "gorgoniax: nil tensor")
 	}
 	if t.Released() {
-		return nil, fmt.Errorf("gorgoniax: %w", core.ErrReleased)
+		return nil, errs.Errorf(core.ErrReleased, "gorgoniax: the tensor was released")
 	}
 	gdt, err := ToDType(t.DType())
 	if err != nil {
@@ -148,7 +148,7 @@ func ToDense(t *core.Tensor, opts ...adapters.Option) (*tensor.Dense, error) {
 	src := t
 	if copied {
 		if !t.HostAccessible() {
-			return nil, fmt.Errorf("%w: gorgoniax: cannot copy %s memory", core.ErrNotHost, t.Device())
+			return nil, errs.Errorf(core.ErrNotHost, "gorgoniax: cannot copy %s memory", t.Device())
 		}
 		if src, err = adapters.Contiguous(t); err != nil {
 			return nil, fmt.Errorf("gorgoniax: copy: %w", err)

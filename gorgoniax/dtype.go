@@ -1,7 +1,6 @@
 package gorgoniax
 
 import (
-	"fmt"
 	"reflect"
 	"strconv"
 	"unsafe"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // Float16 is the Gorgonia dtype of IEEE 754 half-precision elements (float16.Float16, the
@@ -52,7 +52,7 @@ func FromDType(dt tensor.Dtype) (core.DLDataType, error) {
 			return p.d, nil
 		}
 	}
-	return core.DLDataType{}, fmt.Errorf("%w: gorgoniax: Gorgonia dtype %v has no DLPack type", adapters.ErrUnsupported, dt)
+	return core.DLDataType{}, errs.Errorf(adapters.ErrUnsupported, "gorgoniax: Gorgonia dtype %v has no DLPack type", dt)
 }
 
 // ToDType returns the Gorgonia dtype for a DLPack element type: the sized Go types (int64 for
@@ -65,7 +65,7 @@ func ToDType(dt core.DLDataType) (tensor.Dtype, error) {
 			return p.g, nil
 		}
 	}
-	return tensor.Dtype{}, fmt.Errorf("%w: gorgoniax: DLPack dtype %s has no Gorgonia dtype", adapters.ErrUnsupported, dt)
+	return tensor.Dtype{}, errs.Errorf(adapters.ErrUnsupported, "gorgoniax: DLPack dtype %s has no Gorgonia dtype", dt)
 }
 
 // backing returns a Go slice of Gorgonia dtype dt and length n over memory at p (or an empty
