@@ -177,7 +177,9 @@ func flatDesc(flat any, dt core.DLDataType, dims []int) (core.Desc, error) {
 // not see. adapters.ZeroCopyOnly() makes Take fail with adapters.ErrCopyRequired instead, leaving
 // t untouched; adapters.AlwaysCopy() copies in every case (and still finalizes t);
 // adapters.ReportCopy(&b) says whether a copy was made. Errors are FromTensor's; on an error t is
-// left as it was, except when GoMLX fails while giving up the buffer.
+// left as it was, except when GoMLX fails while giving up the buffer. Like FromTensor, Take reads
+// t's state under GoMLX's lock of t, and may race FinalizeAll: a tensor finalized first is
+// core.ErrReleased.
 func Take(t *tensors.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
 	o := adapters.Apply(opts...)
 	var c *core.Tensor
