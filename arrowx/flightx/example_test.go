@@ -2,8 +2,10 @@ package flightx_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/dlpack-go/dlpack/arrowx/flightx"
 	"github.com/dlpack-go/dlpack/core"
@@ -51,4 +53,35 @@ func Example() {
 	// weights float32 [2 3] map[layer:fc1]
 	// Tensor(float32, [2 3], cpu:0, read-only) [1 2 3 4 5 6] fc1 true
 	// [grad weights]
+}
+
+// A server bounds what its DoPut streams hold together and how long one may stay silent; a Put
+// that would pass the bound is refused with ErrBusy (try again later), and the memory comes
+// back once a stream ends.
+func ExampleWithMaxInFlight() {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	srv := flightx.NewServer(flightx.WithMaxInFlight(4<<20), flightx.WithIdleTimeout(10*time.Second))
+	defer srv.Close()
+	go srv.Serve(lis)
+	defer srv.Stop()
+
+	c, err := flightx.Dial(lis.Addr().String())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	ctx := context.Background()
+	big := core.MustNew(core.Float32, 4<<20) // 16 MiB: more than the server takes in at once
+	err = c.Put(ctx, "big", big, nil)
+	fmt.Println(errors.Is(err, flightx.ErrBusy))
+	small := core.MustNew(core.Float32, 256<<10) // 1 MiB
+	fmt.Println(c.Put(ctx, "small", small, nil), srv.Names(), srv.InFlight())
+	// Output:
+	// true
+	// <nil> [small] 0
 }
