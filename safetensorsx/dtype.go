@@ -1,9 +1,8 @@
 package safetensorsx
 
 import (
-	"fmt"
-
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // dtypeEntry is one dtype the format names: its string, the core dtype, and its rank in the
@@ -77,7 +76,7 @@ func FromDType(s string) (core.DLDataType, error) {
 	if e, ok := entryOfName(s); ok {
 		return e.dt, nil
 	}
-	return core.DLDataType{}, fmt.Errorf("%w: %q is not a safetensors dtype (want one of %v)", ErrUnsupportedDType, s, DTypes())
+	return core.DLDataType{}, errs.Errorf(ErrUnsupportedDType, "safetensorsx: %q is not a safetensors dtype (want one of %v)", s, DTypes())
 }
 
 // ToDType returns the safetensors dtype string of a core dtype. Dtypes the format cannot hold
@@ -88,5 +87,5 @@ func ToDType(dt core.DLDataType) (string, error) {
 	if e, ok := entryOf(dt); ok {
 		return e.name, nil
 	}
-	return "", fmt.Errorf("%w: %s has no safetensors dtype", ErrUnsupportedDType, dt)
+	return "", errs.Errorf(ErrUnsupportedDType, "safetensorsx: %s has no safetensors dtype", dt)
 }

@@ -10,12 +10,14 @@ import (
 	"math/bits"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 	"github.com/dlpack-go/dlpack/internal/tensorio"
 )
 
@@ -90,7 +92,7 @@ func (h *Header) Names() []string {
 func (h *Header) info(name string) (TensorInfo, error) {
 	ti, ok := h.Lookup(name)
 	if !ok {
-		return TensorInfo{}, fmt.Errorf("%w: %q", ErrNotFound, name)
+		return TensorInfo{}, errs.Errorf(ErrNotFound, "safetensorsx: no tensor %q in the file", name)
 	}
 	return ti, nil
 }
@@ -109,7 +111,7 @@ func readHeader(r io.Reader, index bool) (*Header, error) {
 	}
 	hlen := binary.LittleEndian.Uint64(pre[:])
 	if hlen > MaxHeaderLen {
-		return nil, fmt.Errorf("%w: header length %d exceeds %d", ErrHeader, hlen, MaxHeaderLen)
+		return nil, errs.Errorf(ErrHeader, "safetensorsx: header length %d exceeds %d", hlen, MaxHeaderLen)
 	}
 	var hb []byte
 	if avail := tensorio.Remaining(r); avail >= 0 && int64(hlen) <= avail {
@@ -192,11 +194,20 @@ func putTable(h *Header) {
 	tableBufs.Put(&t)
 }
 
+// inTensor adds the name of the tensor to err, which a read or a map of it returned: after the
+// cause when err is this package's (its message leads with "safetensorsx: "), before it otherwise.
+func inTensor(name string, err error) error {
+	if strings.HasPrefix(err.Error(), "safetensorsx: ") {
+		return fmt.Errorf("%w (tensor %q)", err, name)
+	}
+	return fmt.Errorf("safetensorsx: tensor %q: %w", name, err)
+}
+
 // eofErr turns a short read into ErrTruncated (with the message) and any other read error
 // into a wrapped one.
 func eofErr(err error, format string, args ...any) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("%w: "+format, append([]any{ErrTruncated}, args...)...)
+		return errs.Errorf(ErrTruncated, "safetensorsx: "+format, args...)
 	}
 	return fmt.Errorf("safetensorsx: reading: %w", err)
 }
@@ -222,7 +233,7 @@ func ParseHeader(b []byte) (*Header, error) { return parseHeader(b, true) }
 // handed out.
 func parseHeader(b []byte, index bool) (*Header, error) {
 	if !utf8.Valid(b) {
-		return nil, fmt.Errorf("%w: the header is not valid UTF-8", ErrHeader)
+		return nil, errs.Errorf(ErrHeader, "safetensorsx: the header is not valid UTF-8")
 	}
 	p := parser{b: b}
 	// every tensor entry ends with a '}': a bound on their number, itself bounded by b's length
@@ -307,7 +318,7 @@ func (h *Header) layout() error {
 			if ti.Begin > at {
 				what = "leaves a gap after the one before it"
 			}
-			return fmt.Errorf("%w: tensor %q at data_offsets [%d, %d] %s (which ends at %d)", ErrLayout, ti.Name, ti.Begin, ti.End, what, at)
+			return errs.Errorf(ErrLayout, "safetensorsx: tensor %q at data_offsets [%d, %d] %s (which ends at %d)", ti.Name, ti.Begin, ti.End, what, at)
 		}
 		at = ti.End
 		if reindex && h.index != nil {
@@ -324,24 +335,23 @@ func (ti *TensorInfo) checkLen() error {
 	for _, d := range ti.Shape {
 		hi, lo := bits.Mul64(uint64(n), uint64(d))
 		if hi != 0 || lo > math.MaxInt64 {
-			return fmt.Errorf("%w: tensor %q: shape %v overflows", ErrLayout, ti.Name, ti.Shape)
+			return errs.Errorf(ErrLayout, "safetensorsx: tensor %q: shape %v overflows", ti.Name, ti.Shape)
 		}
 		n = int64(lo)
 	}
 	// lanes as well as bits: a Header made by hand may carry any dtype (the parser's have 1 lane)
 	hi, nbits := bits.Mul64(uint64(n), uint64(ti.DType.Bits)*uint64(ti.DType.Lanes))
 	if hi != 0 || nbits > math.MaxInt64 {
-		return fmt.Errorf("%w: tensor %q: shape %v of %s overflows", ErrLayout, ti.Name, ti.Shape, ti.Format)
+		return errs.Errorf(ErrLayout, "safetensorsx: tensor %q: shape %v of %s overflows", ti.Name, ti.Shape, ti.Format)
 	}
 	if nbits%8 != 0 {
-		return fmt.Errorf("%w: tensor %q: %d elements of %s do not fill whole bytes", ErrLayout, ti.Name, n, ti.Format)
+		return errs.Errorf(ErrLayout, "safetensorsx: tensor %q: %d elements of %s do not fill whole bytes", ti.Name, n, ti.Format)
 	}
 	if ti.End < ti.Begin {
-		return fmt.Errorf("%w: tensor %q: data_offsets [%d, %d] end before they begin", ErrLayout, ti.Name, ti.Begin, ti.End)
+		return errs.Errorf(ErrLayout, "safetensorsx: tensor %q: data_offsets [%d, %d] end before they begin", ti.Name, ti.Begin, ti.End)
 	}
 	if want := int64(nbits / 8); ti.End-ti.Begin != want {
-		return fmt.Errorf("%w: tensor %q: data_offsets [%d, %d] hold %d bytes, shape %v of %s needs %d",
-			ErrLayout, ti.Name, ti.Begin, ti.End, ti.End-ti.Begin, ti.Shape, ti.Format, want)
+		return errs.Errorf(ErrLayout, "safetensorsx: tensor %q: data_offsets [%d, %d] hold %d bytes, shape %v of %s needs %d", ti.Name, ti.Begin, ti.End, ti.End-ti.Begin, ti.Shape, ti.Format, want)
 	}
 	return nil
 }
@@ -358,13 +368,12 @@ func (h *Header) checkTiles() error {
 			return err
 		}
 		if ti.Begin != at {
-			return fmt.Errorf("%w: tensor %q at data_offsets [%d, %d] does not start where the one before it ends (%d)",
-				ErrLayout, ti.Name, ti.Begin, ti.End, at)
+			return errs.Errorf(ErrLayout, "safetensorsx: tensor %q at data_offsets [%d, %d] does not start where the one before it ends (%d)", ti.Name, ti.Begin, ti.End, at)
 		}
 		at = ti.End
 	}
 	if at != h.DataLen {
-		return fmt.Errorf("%w: the tensors end at %d, DataLen is %d", ErrLayout, at, h.DataLen)
+		return errs.Errorf(ErrLayout, "safetensorsx: the tensors end at %d, DataLen is %d", at, h.DataLen)
 	}
 	return nil
 }
@@ -407,7 +416,7 @@ const (
 )
 
 func (p *parser) errf(format string, args ...any) error {
-	return fmt.Errorf("%w: at byte %d: %s", ErrHeader, p.i, fmt.Sprintf(format, args...))
+	return errs.Errorf(ErrHeader, "safetensorsx: %s at byte %d of the header", fmt.Sprintf(format, args...), p.i)
 }
 
 func (p *parser) ws() {
@@ -974,7 +983,7 @@ func (p *parser) member(ti *TensorInfo, f int) error {
 				return nil
 			}
 		}
-		return fmt.Errorf("%w: tensor %q has dtype %q (the format names %v)", ErrUnsupportedDType, name, s, DTypes())
+		return errs.Errorf(ErrUnsupportedDType, "safetensorsx: tensor %q has dtype %q, which the format does not name (it names %v)", name, s, DTypes())
 	case fieldShape:
 		var dims [core.MaxNdim]int64
 		n, err := p.uints(name, "shape", dims[:])

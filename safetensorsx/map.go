@@ -12,6 +12,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 	"github.com/dlpack-go/dlpack/internal/mmap"
 )
 
@@ -118,7 +119,7 @@ func Open(path string, opts ...adapters.Option) (*File, error) {
 		return nil, err
 	}
 	if !mmap.Supported && o.Policy == adapters.CopyNever && h.DataLen > 0 {
-		return nil, fmt.Errorf("safetensorsx: opening %s: %w: %v", path, adapters.ErrCopyRequired, mmap.ErrUnsupported)
+		return nil, errs.Errorf(adapters.ErrCopyRequired, "safetensorsx: opening %s without a copy needs a memory map, and adapters.ZeroCopyOnly() forbids a copy: %w", path, mmap.ErrUnsupported)
 	}
 	st := &state{}
 	switch {
@@ -236,7 +237,7 @@ func (f *File) Tensor(name string) (*core.Tensor, error) {
 func (f *File) tensor(ti TensorInfo, o adapters.Options) (*core.Tensor, error) {
 	defer runtime.KeepAlive(f) // its cleanup must not close the file under a read
 	if f.st.closed.Load() {
-		return nil, fmt.Errorf("%w: %s", ErrClosed, f.path)
+		return nil, errs.Errorf(ErrClosed, "safetensorsx: %s is closed", f.path)
 	}
 	// the header is shared (Header returns it): a caller that changed it must get an error,
 	// not a tensor past the end of the mapping
@@ -269,7 +270,7 @@ func (f *File) tensor(ti TensorInfo, o adapters.Options) (*core.Tensor, error) {
 func (f *File) take(ti TensorInfo, cp bool) (*core.Tensor, error) {
 	m := f.st.m
 	if m != nil && !m.retain() {
-		return nil, fmt.Errorf("%w: %s", ErrClosed, f.path)
+		return nil, errs.Errorf(ErrClosed, "safetensorsx: %s is closed", f.path)
 	}
 	if m == nil {
 		t, err := (&Reader{r: f.st.f, h: f.h}).read(ti)
@@ -281,7 +282,7 @@ func (f *File) take(ti TensorInfo, cp bool) (*core.Tensor, error) {
 	off := f.h.DataOffset + ti.Begin
 	if off < 0 || ti.Begin < 0 || off > int64(len(m.b))-ti.Len() {
 		m.drop()
-		return nil, fmt.Errorf("%w: tensor %q: bytes [%d, %d) of the file lie outside its %d bytes", ErrLayout, ti.Name, off, off+ti.Len(), len(m.b))
+		return nil, errs.Errorf(ErrLayout, "safetensorsx: tensor %q: bytes [%d, %d) of the file lie outside its %d bytes", ti.Name, off, off+ti.Len(), len(m.b))
 	}
 	if cp {
 		t, err := copyTensor(ti, m.b[off:off+ti.Len()])
@@ -291,7 +292,7 @@ func (f *File) take(ti TensorInfo, cp bool) (*core.Tensor, error) {
 	d := core.Desc{Data: unsafe.Pointer(&m.b[off]), Device: core.CPUDevice, DType: ti.DType, Shape: ti.Shape, Flags: core.FlagReadOnly}
 	t, err := core.Wrap(d, m.drop)
 	if err != nil { // Wrap has dropped the reference
-		return nil, fmt.Errorf("safetensorsx: tensor %q: %w", ti.Name, err)
+		return nil, inTensor(ti.Name, err)
 	}
 	return t, nil
 }

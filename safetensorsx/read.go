@@ -8,6 +8,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 	"github.com/dlpack-go/dlpack/internal/tensorio"
 )
 
@@ -101,7 +102,7 @@ func Read(r io.Reader, opts ...adapters.Option) (map[string]*core.Tensor, error)
 // the data section, in order, each as long as its shape and dtype need (ErrLayout).
 func ReadTensors(r io.Reader, h *Header) (map[string]*core.Tensor, error) {
 	if h == nil {
-		return nil, fmt.Errorf("%w: no header (nil)", ErrHeader)
+		return nil, errs.Errorf(ErrHeader, "safetensorsx: no header (nil)")
 	}
 	if err := h.checkTiles(); err != nil {
 		return nil, err
@@ -147,14 +148,14 @@ func readTensors(r io.Reader, h *Header, sized bool) (map[string]*core.Tensor, e
 			if t, err = readStream(r, ts[i]); err == nil {
 				got = []*core.Tensor{t}
 			} else {
-				err = fmt.Errorf("safetensorsx: tensor %q: %w", ts[i].Name, err)
+				err = inTensor(ts[i].Name, err)
 			}
 		}
 		made = append(made, got)
 		for k := 0; k < len(got) && err == nil; k++ {
 			n := len(out)
 			if out[ts[i+k].Name] = got[k]; len(out) == n {
-				err = fmt.Errorf("%w: tensor %q twice", ErrHeader, ts[i+k].Name)
+				err = errs.Errorf(ErrHeader, "safetensorsx: tensor %q appears twice in the header", ts[i+k].Name)
 			}
 		}
 		if err != nil {
@@ -246,10 +247,9 @@ func fillSlab(r io.Reader, block *core.Tensor, run []TensorInfo, parts []core.Pa
 	n := run[len(run)-1].End - first
 	if k, err := io.ReadFull(r, b[:n]); err != nil {
 		if len(run) == 1 {
-			return fmt.Errorf("safetensorsx: tensor %q: %w", run[0].Name, eofErr(err, "%d data bytes promised, only %d present", n, k))
+			return eofErr(err, "%d data bytes promised for tensor %q, only %d present", n, run[0].Name, k)
 		}
-		return fmt.Errorf("safetensorsx: tensors %q to %q: %w", run[0].Name, run[len(run)-1].Name,
-			eofErr(err, "%d data bytes promised, only %d present", n, k))
+		return eofErr(err, "%d data bytes promised for tensors %q to %q, only %d present", n, run[0].Name, run[len(run)-1].Name, k)
 	}
 	for k := len(run) - 1; k >= 0; k-- {
 		ti := run[k]
@@ -266,9 +266,9 @@ func fillSlab(r io.Reader, block *core.Tensor, run []TensorInfo, parts []core.Pa
 func checkSize(h *Header, avail int64) error {
 	switch {
 	case h.DataLen > avail:
-		return fmt.Errorf("%w: the header promises %d data bytes, only %d present", ErrTruncated, h.DataLen, avail)
+		return errs.Errorf(ErrTruncated, "safetensorsx: the header promises %d data bytes, only %d present", h.DataLen, avail)
 	case h.DataLen < avail:
-		return fmt.Errorf("%w: %d bytes after the last tensor's data (the tensors cover %d of %d)", ErrLayout, avail-h.DataLen, h.DataLen, avail)
+		return errs.Errorf(ErrLayout, "safetensorsx: %d bytes after the last tensor's data (the tensors cover %d of %d)", avail-h.DataLen, h.DataLen, avail)
 	}
 	return nil
 }
@@ -314,7 +314,7 @@ func readStream(r io.Reader, ti TensorInfo) (*core.Tensor, error) {
 func alloc(ti TensorInfo) (block, t *core.Tensor, err error) {
 	n := ti.Len()
 	if n > maxAlloc {
-		return nil, nil, fmt.Errorf("%w: %d bytes are more than this process can allocate", ErrLayout, n)
+		return nil, nil, errs.Errorf(ErrLayout, "safetensorsx: %d bytes are more than this process can allocate", n)
 	}
 	block, ts, err := core.NewUninitParts(n, []core.Part{{DType: ti.DType, Shape: ti.Shape, Flags: copiedFlags(ti)}})
 	if err != nil {
@@ -432,7 +432,7 @@ func (r *Reader) Tensor(name string) (*core.Tensor, error) {
 	}
 	t, err := r.read(ti)
 	if err != nil {
-		return nil, fmt.Errorf("safetensorsx: tensor %q: %w", name, err)
+		return nil, inTensor(name, err)
 	}
 	return t, nil
 }

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 	"github.com/dlpack-go/dlpack/internal/tensorio"
 )
 
@@ -40,31 +41,31 @@ func plan(tensors map[string]*core.Tensor, metadata map[string]string) ([]planne
 	for name, t := range tensors {
 		switch {
 		case name == metadataKey:
-			return nil, nil, fmt.Errorf("%w: a tensor may not be called %q", ErrName, name)
+			return nil, nil, errs.Errorf(ErrName, "safetensorsx: a tensor may not be called %q", name)
 		case !utf8.ValidString(name):
-			return nil, nil, fmt.Errorf("%w: tensor name %q is not UTF-8", ErrName, name)
+			return nil, nil, errs.Errorf(ErrName, "safetensorsx: tensor name %q is not UTF-8", name)
 		case t == nil:
-			return nil, nil, fmt.Errorf("%w: safetensorsx: tensor %q is nil", core.ErrNil, name)
+			return nil, nil, errs.Errorf(core.ErrNil, "safetensorsx: tensor %q is nil", name)
 		case t.Released():
-			return nil, nil, fmt.Errorf("safetensorsx: tensor %q: %w", name, core.ErrReleased)
+			return nil, nil, errs.Errorf(core.ErrReleased, "safetensorsx: tensor %q was released", name)
 		case !t.HostAccessible():
-			return nil, nil, fmt.Errorf("safetensorsx: tensor %q: %w: %s", name, core.ErrNotHost, t.Device())
+			return nil, nil, errs.Errorf(core.ErrNotHost, "safetensorsx: tensor %q is on %s, not in host memory", name, t.Device())
 		}
 		e, ok := entryOf(t.DType())
 		if !ok {
-			return nil, nil, fmt.Errorf("%w: tensor %q: %s has no safetensors dtype", ErrUnsupportedDType, name, t.DType())
+			return nil, nil, errs.Errorf(ErrUnsupportedDType, "safetensorsx: tensor %q: %s has no safetensors dtype", name, t.DType())
 		}
 		if hostBigEndian && t.DType().Size() > 1 {
-			return nil, nil, fmt.Errorf("%w: tensor %q: writing %s on a big-endian machine (the format is little-endian) is not implemented", ErrUnsupportedDType, name, e.name)
+			return nil, nil, errs.Errorf(ErrUnsupportedDType, "safetensorsx: tensor %q: writing %s on a big-endian machine (the format is little-endian) is not implemented", name, e.name)
 		}
 		if t.DType().SubByte() && t.Len()*int64(t.DType().Bits)%8 != 0 {
-			return nil, nil, fmt.Errorf("%w: tensor %q: %d elements of %s do not fill whole bytes", ErrLayout, name, t.Len(), e.name)
+			return nil, nil, errs.Errorf(ErrLayout, "safetensorsx: tensor %q: %d elements of %s do not fill whole bytes", name, t.Len(), e.name)
 		}
 		ps = append(ps, planned{ti: TensorInfo{Name: name, Format: e.name, DType: e.dt, Shape: t.Shape()}, rank: e.rank, t: t})
 	}
 	for k, v := range metadata {
 		if !utf8.ValidString(k) || !utf8.ValidString(v) {
-			return nil, nil, fmt.Errorf("%w: metadata %q: %q is not UTF-8", ErrName, k, v)
+			return nil, nil, errs.Errorf(ErrName, "safetensorsx: metadata %q: %q is not UTF-8", k, v)
 		}
 	}
 	slices.SortFunc(ps, func(a, b planned) int {
@@ -78,7 +79,7 @@ func plan(tensors map[string]*core.Tensor, metadata map[string]string) ([]planne
 	for i := range ps {
 		n, err := tensorio.Bytes(ps[i].t)
 		if err != nil || n > math.MaxInt64-at {
-			return nil, nil, fmt.Errorf("%w: tensor %q: the data would end past 2^63 bytes", core.ErrOverflow, ps[i].ti.Name)
+			return nil, nil, errs.Errorf(core.ErrOverflow, "safetensorsx: tensor %q: the data would end past 2^63 bytes", ps[i].ti.Name)
 		}
 		ps[i].ti.Begin, ps[i].ti.End = at, at+n
 		at = ps[i].ti.End
@@ -107,7 +108,7 @@ func Write(w io.Writer, tensors map[string]*core.Tensor, metadata map[string]str
 	}
 	hb := encodeHeader(h.Tensors, metadata)
 	if len(hb)-8 > MaxHeaderLen {
-		return fmt.Errorf("%w: the header would be %d bytes, over %d", ErrHeader, len(hb)-8, MaxHeaderLen)
+		return errs.Errorf(ErrHeader, "safetensorsx: the header would be %d bytes, over %d", len(hb)-8, MaxHeaderLen)
 	}
 	ts := make([]*core.Tensor, len(ps))
 	for i, p := range ps {
