@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gpu/cuda"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // nbytes validates dtype and shape the way core.New does and returns the bytes the elements
@@ -17,22 +19,22 @@ func nbytes(dtype core.DLDataType, shape []int64) (int64, error) {
 		return 0, err
 	}
 	if len(shape) > core.MaxNdim {
-		return 0, fmt.Errorf("%w: ndim = %d exceeds %d", core.ErrNdim, len(shape), core.MaxNdim)
+		return 0, errs.Errorf(core.ErrNdim, "gpu: ndim = %d exceeds %d", len(shape), core.MaxNdim)
 	}
 	n := uint64(1)
 	for i, d := range shape {
 		if d < 0 {
-			return 0, fmt.Errorf("%w: shape[%d] = %d is negative", core.ErrShape, i, d)
+			return 0, errs.Errorf(core.ErrShape, "gpu: shape[%d] = %d is negative", i, d)
 		}
 		hi, lo := bits.Mul64(n, uint64(d))
 		if hi != 0 || lo > 1<<62 {
-			return 0, fmt.Errorf("%w: shape %v", core.ErrOverflow, shape)
+			return 0, errs.Errorf(core.ErrOverflow, "gpu: the size of shape %v overflows int64", shape)
 		}
 		n = lo
 	}
 	hi, b := bits.Mul64(n, uint64(dtype.Bits)*uint64(dtype.Lanes))
 	if hi != 0 || b > 1<<62 {
-		return 0, fmt.Errorf("%w: %d elements of %s", core.ErrOverflow, n, dtype)
+		return 0, errs.Errorf(core.ErrOverflow, "gpu: the bytes of %d elements of %s overflow int64", n, dtype)
 	}
 	return int64((b + 7) / 8), nil
 }
@@ -44,21 +46,21 @@ func nbytes(dtype core.DLDataType, shape []int64) (int64, error) {
 func Alloc(dtype core.DLDataType, dev int, shape ...int64) (*core.Tensor, error) {
 	n, err := nbytes(dtype, shape)
 	if err != nil {
-		return nil, fmt.Errorf("gpu: alloc: %w", err)
+		return nil, inOp("alloc", err)
 	}
 	d := core.Desc{Device: core.DLDevice{DeviceType: core.CUDA, DeviceID: int32(dev)}, DType: dtype, Shape: shape}
 	if dev < 0 || dev > 1<<30 {
-		return nil, fmt.Errorf("gpu: alloc: %w: device ordinal %d", ErrNoDevice, dev)
+		return nil, errs.Errorf(ErrNoDevice, "gpu: no device ordinal %d to allocate on", dev)
 	}
 	if n == 0 { // nothing to allocate, but the device must exist, as for any other size
 		if err := checkDevice(dev); err != nil {
-			return nil, fmt.Errorf("gpu: alloc: %w", err)
+			return nil, inOp("alloc", err)
 		}
 		return core.Wrap(d, nil)
 	}
 	p, err := cuda.MemAlloc(dev, n)
 	if err != nil {
-		return nil, fmt.Errorf("gpu: alloc %d bytes on cuda:%d: %w", n, dev, err)
+		return nil, inOp(fmt.Sprintf("alloc %d bytes on cuda:%d", n, dev), err)
 	}
 	// the memset may return before the device is done: wait, so that work on any stream
 	// (non-blocking ones included) sees zeros
@@ -68,7 +70,7 @@ func Alloc(dtype core.DLDataType, dev int, shape ...int64) (*core.Tensor, error)
 	}
 	if err != nil {
 		cuda.MemFree(dev, p) //nolint:errcheck // the first error is the one to report
-		return nil, fmt.Errorf("gpu: alloc: %w", err)
+		return nil, inOp("alloc", err)
 	}
 	d.Data = devicePointer(p)
 	return core.Wrap(d, func() { cuda.MemFree(dev, p) }) //nolint:errcheck // nothing to report to
@@ -81,18 +83,18 @@ func Alloc(dtype core.DLDataType, dev int, shape ...int64) (*core.Tensor, error)
 func AllocPinned(dtype core.DLDataType, shape ...int64) (*core.Tensor, error) {
 	n, err := nbytes(dtype, shape)
 	if err != nil {
-		return nil, fmt.Errorf("gpu: alloc pinned: %w", err)
+		return nil, inOp("alloc pinned", err)
 	}
 	d := core.Desc{Device: core.DLDevice{DeviceType: core.CUDAHost}, DType: dtype, Shape: shape}
 	if n == 0 {
 		if _, err := cuda.DeviceCount(); err != nil {
-			return nil, fmt.Errorf("gpu: alloc pinned: %w", err)
+			return nil, inOp("alloc pinned", err)
 		}
 		return core.Wrap(d, nil)
 	}
 	p, err := cuda.MemAllocHost(n)
 	if err != nil {
-		return nil, fmt.Errorf("gpu: alloc %d pinned bytes: %w", n, err)
+		return nil, inOp(fmt.Sprintf("alloc %d pinned bytes", n), err)
 	}
 	clear(unsafe.Slice((*byte)(p), n))
 	d.Data = p
@@ -106,29 +108,29 @@ func AllocPinned(dtype core.DLDataType, shape ...int64) (*core.Tensor, error) {
 func AllocManaged(dtype core.DLDataType, dev int, shape ...int64) (*core.Tensor, error) {
 	n, err := nbytes(dtype, shape)
 	if err != nil {
-		return nil, fmt.Errorf("gpu: alloc managed: %w", err)
+		return nil, inOp("alloc managed", err)
 	}
 	if dev < 0 || dev > 1<<30 {
-		return nil, fmt.Errorf("gpu: alloc managed: %w: device ordinal %d", ErrNoDevice, dev)
+		return nil, errs.Errorf(ErrNoDevice, "gpu: no device ordinal %d to allocate managed memory on", dev)
 	}
 	d := core.Desc{Device: core.DLDevice{DeviceType: core.CUDAManaged, DeviceID: int32(dev)}, DType: dtype, Shape: shape}
 	if n == 0 {
 		if err := checkDevice(dev); err != nil {
-			return nil, fmt.Errorf("gpu: alloc managed: %w", err)
+			return nil, inOp("alloc managed", err)
 		}
 		return core.Wrap(d, nil)
 	}
 	p, err := cuda.MemAllocManaged(dev, n)
 	if err != nil {
-		return nil, fmt.Errorf("gpu: alloc %d managed bytes on cuda:%d: %w", n, dev, err)
+		return nil, inOp(fmt.Sprintf("alloc %d managed bytes on cuda:%d", n, dev), err)
 	}
 	if err := cuda.Memset(dev, p, 0, n, cuda.StreamLegacy, false); err != nil {
 		cuda.MemFree(dev, p) //nolint:errcheck // the Memset error is the one to report
-		return nil, fmt.Errorf("gpu: alloc managed: %w", err)
+		return nil, inOp("alloc managed", err)
 	}
 	if err := cuda.Synchronize(dev); err != nil {
 		cuda.MemFree(dev, p) //nolint:errcheck // the Synchronize error is the one to report
-		return nil, fmt.Errorf("gpu: alloc managed: %w", err)
+		return nil, inOp("alloc managed", err)
 	}
 	d.Data = devicePointer(p)
 	return core.Wrap(d, func() { cuda.MemFree(dev, p) }) //nolint:errcheck // nothing to report to
@@ -142,7 +144,7 @@ func checkDevice(dev int) error {
 		return err
 	}
 	if dev < 0 || dev >= n {
-		return fmt.Errorf("%w: device ordinal %d, the driver reports %d device(s)", ErrNoDevice, dev, n)
+		return errs.Errorf(ErrNoDevice, "gpu: no device ordinal %d, the driver reports %d device(s)", dev, n)
 	}
 	return nil
 }
@@ -169,11 +171,14 @@ func Wrap(d core.Desc, release func()) (*core.Tensor, error) {
 		if release != nil {
 			release()
 		}
-		return nil, fmt.Errorf("gpu: wrap: %w", err)
+		if !strings.HasPrefix(err.Error(), "gpu: ") {
+			err = fmt.Errorf("gpu: wrap: %w", err)
+		}
+		return nil, err
 	}
 	dt := d.Device.DeviceType
 	if dt != core.CUDA && dt != core.CUDAHost && dt != core.CUDAManaged {
-		return fail(fmt.Errorf("%w: %s (want cuda, cuda_host or cuda_managed)", ErrUnsupportedDevice, d.Device))
+		return fail(errs.Errorf(ErrUnsupportedDevice, "gpu: cannot wrap %s memory (want cuda, cuda_host or cuda_managed)", d.Device))
 	}
 	// the descriptor is untrusted: checked before the driver hears of its address (v has the
 	// byte offset folded into Data)
@@ -186,26 +191,26 @@ func Wrap(d core.Desc, release func()) (*core.Tensor, error) {
 			return fail(err)
 		}
 	} else if err := checkDevice(int(d.Device.DeviceID)); err != nil {
-		return fail(fmt.Errorf("%s: %w", d.Device, err))
+		return fail(err)
 	}
 	if !slices.Contains(v.Shape, 0) {
 		addr := uintptr(v.Data)
 		info, err := pointerInfo(addr)
 		if err != nil {
-			return fail(fmt.Errorf("%w: %#x is not CUDA memory: %w", ErrUnsupportedDevice, addr, err))
+			return fail(errs.Errorf(ErrUnsupportedDevice, "gpu: %#x is not CUDA memory: %w", addr, err))
 		}
 		switch {
 		case dt == core.CUDA && (info.Kind != cuda.Device || info.Device != int(d.Device.DeviceID)):
-			return fail(fmt.Errorf("%w: %#x is %s memory of device %d, not %s memory", ErrUnsupportedDevice, addr, info.Kind, info.Device, d.Device))
+			return fail(errs.Errorf(ErrUnsupportedDevice, "gpu: %#x is %s memory of device %d, not %s memory", addr, info.Kind, info.Device, d.Device))
 		case dt == core.CUDAHost && info.Kind != cuda.Host:
-			return fail(fmt.Errorf("%w: %#x is %s memory, not pinned host memory", ErrUnsupportedDevice, addr, info.Kind))
+			return fail(errs.Errorf(ErrUnsupportedDevice, "gpu: %#x is %s memory, not pinned host memory", addr, info.Kind))
 		case dt == core.CUDAManaged && !info.Managed:
-			return fail(fmt.Errorf("%w: %#x is %s memory, not managed memory", ErrUnsupportedDevice, addr, info.Kind))
+			return fail(errs.Errorf(ErrUnsupportedDevice, "gpu: %#x is %s memory, not managed memory", addr, info.Kind))
 		}
 	}
 	t, err := core.Wrap(d, release)
 	if err != nil {
-		return nil, fmt.Errorf("gpu: wrap: %w", err)
+		return nil, inOp("wrap", err)
 	}
 	return t, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gpu/cuda"
 	"github.com/dlpack-go/dlpack/internal/copyplan"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // side is where a tensor's memory is, for a copy.
@@ -29,7 +30,7 @@ func classify(t *core.Tensor) (side, int, error) {
 	case core.CUDA, core.CUDAManaged:
 		return device, int(d.DeviceID), nil
 	default:
-		return 0, 0, fmt.Errorf("%w: %s", ErrUnsupportedDevice, d)
+		return 0, 0, errs.Errorf(ErrUnsupportedDevice, "gpu: %s memory is not CUDA memory", d)
 	}
 }
 
@@ -79,10 +80,10 @@ func Copy(dst, src *core.Tensor, opts ...adapters.Option) error {
 // (ErrStream). opts are Copy's.
 func CopyOn(dst, src *core.Tensor, s Stream, opts ...adapters.Option) error {
 	if s.noSync {
-		return fmt.Errorf("%w: copy on the no-sync stream", ErrStream)
+		return errs.Errorf(ErrStream, "gpu: copy on the no-sync stream")
 	}
 	if err := s.usable(); err != nil {
-		return fmt.Errorf("gpu: copy: %w", err)
+		return inOp("copy", err)
 	}
 	return copyTensors(dst, src, s, true, opts)
 }
@@ -134,13 +135,13 @@ func (m *mover) run(p rectPlan, dst uintptr, dk cuda.Kind, src uintptr, sk cuda.
 
 func copyTensors(dst, src *core.Tensor, s Stream, async bool, opts []adapters.Option) error {
 	if dst == nil || src == nil {
-		return fmt.Errorf("gpu: copy: %w", core.ErrNil)
+		return errs.Errorf(core.ErrNil, "gpu: copy of a nil tensor")
 	}
 	if err := adapters.Apply(opts...).CheckCast(src.DType(), dst.DType(), "the destination"); err != nil {
-		return fmt.Errorf("gpu: copy: %w", err)
+		return inOp("copy", err)
 	}
 	if err := copyChecked(dst, src, s, async); err != nil {
-		return fmt.Errorf("gpu: copy %s to %s: %w", src.Device(), dst.Device(), err)
+		return inOp(fmt.Sprintf("copy %s to %s", src.Device(), dst.Device()), err)
 	}
 	return nil
 }
@@ -152,7 +153,7 @@ func copyChecked(dst, src *core.Tensor, s Stream, async bool) error {
 	case dst.ReadOnly():
 		return core.ErrReadOnly
 	case !slices.Equal(dst.Shape(), src.Shape()):
-		return fmt.Errorf("%w: shape %v into shape %v", core.ErrShape, src.Shape(), dst.Shape())
+		return errs.Errorf(core.ErrShape, "gpu: cannot copy shape %v into shape %v", src.Shape(), dst.Shape())
 	}
 	dside, ddev, err := classify(dst)
 	if err != nil {
@@ -232,7 +233,7 @@ func (m *mover) copy(dst, src *core.Tensor, dside, sside side, async bool) error
 	}
 	if dst.DType().SubByte() || src.DType().SubByte() {
 		if dst.DType() != src.DType() || !dst.IsContiguous() || !src.IsContiguous() {
-			return fmt.Errorf("%w: sub-byte %s copies only between C-contiguous tensors of the same dtype", adapters.ErrUnsupported, src.DType())
+			return errs.Errorf(adapters.ErrUnsupported, "gpu: sub-byte %s copies only between C-contiguous tensors of the same dtype", src.DType())
 		}
 		n := src.NumBytes()
 		return m.run(rectPlan{width: n, height: 1, dpitch: n, spitch: n}, address(dst), dside.kind(), address(src), sside.kind())
@@ -309,7 +310,7 @@ func gather(m *mover, dst, src *core.Tensor) error {
 			p, ok = planElements(read, cst, st, size)
 		}
 		if !ok {
-			return fmt.Errorf("%w: no copy plan for strides %v", core.ErrStrides, st)
+			return errs.Errorf(core.ErrStrides, "gpu: no copy plan for strides %v", st)
 		}
 		if err := m.run(p, first, cuda.Host, address(src), cuda.Device); err != nil {
 			return err
@@ -357,7 +358,7 @@ func scatter(m *mover, dst, src *core.Tensor) error {
 	}
 	p, ok := planRects(shape, st, lay, size)
 	if !ok {
-		return fmt.Errorf("%w: no copy plan for strides %v", core.ErrStrides, st)
+		return errs.Errorf(core.ErrStrides, "gpu: no copy plan for strides %v", st)
 	}
 	return m.run(p, address(dst), cuda.Device, first, cuda.Host)
 }

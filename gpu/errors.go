@@ -3,6 +3,7 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
@@ -27,3 +28,12 @@ var ErrStream = errors.New("gpu: bad stream")
 // ErrOverlap is core.ErrOverlap: a copy's destination whose elements alias each other (a
 // broadcast view), so that the result would depend on the order of the writes.
 var ErrOverlap = core.ErrOverlap
+
+// inOp puts the operation op on err: after the cause when err is this package's own (its
+// message leads with "gpu: "), in front of it otherwise ("gpu: alloc: cuda: ...").
+func inOp(op string, err error) error {
+	if strings.HasPrefix(err.Error(), "gpu: ") {
+		return fmt.Errorf("%w (%s)", err, op)
+	}
+	return fmt.Errorf("gpu: %s: %w", op, err)
+}

@@ -6,6 +6,7 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gpu/cuda"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // Device returns the DLDevice of CUDA device dev (kDLCUDA).
@@ -25,17 +26,17 @@ func To(t *core.Tensor, dev core.DLDevice) (*core.Tensor, error) { return to(t, 
 // a closed stream are refused (ErrStream).
 func ToOn(t *core.Tensor, dev core.DLDevice, s Stream) (*core.Tensor, error) {
 	if s.noSync {
-		return nil, fmt.Errorf("gpu: to %s: %w: the no-sync stream", dev, ErrStream)
+		return nil, errs.Errorf(ErrStream, "gpu: the no-sync stream cannot order a copy to %s", dev)
 	}
 	if err := s.usable(); err != nil {
-		return nil, fmt.Errorf("gpu: to %s: %w", dev, err)
+		return nil, inOp(fmt.Sprintf("to %s", dev), err)
 	}
 	return to(t, dev, s, true)
 }
 
 func to(t *core.Tensor, dev core.DLDevice, s Stream, async bool) (*core.Tensor, error) {
 	if t == nil {
-		return nil, fmt.Errorf("gpu: to %s: %w", dev, core.ErrNil)
+		return nil, errs.Errorf(core.ErrNil, "gpu: a nil tensor to move to %s", dev)
 	}
 	if t.Device() == dev {
 		return t.View()
@@ -52,10 +53,10 @@ func to(t *core.Tensor, dev core.DLDevice, s Stream, async bool) (*core.Tensor, 
 	case core.CUDAManaged:
 		out, err = AllocManaged(t.DType(), int(dev.DeviceID), t.Shape()...)
 	default:
-		err = fmt.Errorf("%w: %s", ErrUnsupportedDevice, dev)
+		err = errs.Errorf(ErrUnsupportedDevice, "gpu: cannot move a tensor to %s (want cuda or cuda_managed)", dev)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("gpu: to %s: %w", dev, err)
+		return nil, inOp(fmt.Sprintf("to %s", dev), err)
 	}
 	if err := copyTensors(out, t, s, async, nil); err != nil {
 		out.Release()
@@ -75,22 +76,22 @@ func to(t *core.Tensor, dev core.DLDevice, s Stream, async bool) (*core.Tensor, 
 // adapters.ReportCopy reports. A released tensor fails with core.ErrReleased.
 func ToHost(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
 	if t == nil {
-		return nil, fmt.Errorf("gpu: to host: %w", core.ErrNil)
+		return nil, errs.Errorf(core.ErrNil, "gpu: a nil tensor to move to the host")
 	}
 	if t.Released() {
-		return nil, fmt.Errorf("gpu: to host: %w", core.ErrReleased)
+		return nil, errs.Errorf(core.ErrReleased, "gpu: the tensor to move to the host was released")
 	}
 	o := adapters.Apply(opts...)
 	if t.HostAccessible() {
 		if t.Device().DeviceType == core.CUDAManaged {
 			if err := cuda.Synchronize(int(t.Device().DeviceID)); err != nil {
-				return nil, fmt.Errorf("gpu: to host: %w", err)
+				return nil, inOp("to host", err)
 			}
 		}
 		if copied, _ := o.Choose(true, ""); copied {
 			c, err := adapters.Clone(t, adapters.COrder)
 			if err != nil {
-				return nil, fmt.Errorf("gpu: to host: %w", err)
+				return nil, inOp("to host", err)
 			}
 			o.Report(true)
 			return c, nil
@@ -99,7 +100,7 @@ func ToHost(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
 		return t, nil
 	}
 	if _, err := o.Choose(false, fmt.Sprintf("tensor on %s must be copied to the host", t.Device())); err != nil {
-		return nil, fmt.Errorf("gpu: %w (%w)", err, core.ErrNotHost)
+		return nil, errs.Errorf(core.ErrNotHost, "gpu: %w", err)
 	}
 	c, err := To(t, core.CPUDevice)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gpu/cuda"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // Stream is a CUDA stream to order copies on, or one of the special values of the DLPack
@@ -52,7 +53,7 @@ var (
 func NewStream(dev int) (Stream, error) {
 	h, err := newStream(dev, cuda.StreamNonBlocking)
 	if err != nil {
-		return Stream{}, fmt.Errorf("gpu: new stream: %w", err)
+		return Stream{}, inOp("new stream", err)
 	}
 	return Stream{handle: h, dev: dev, hasDev: true, own: new(streamOwner)}, nil
 }
@@ -78,9 +79,9 @@ func StreamFromProtocol(v int64) (Stream, error) {
 	case v > 2:
 		return Stream{handle: cuda.Stream(uintptr(v))}, nil
 	case v == 0:
-		return Stream{}, fmt.Errorf("%w: stream 0 is ambiguous and disallowed by the DLPack protocol (use 1 for the legacy default stream, 2 for per-thread)", ErrStream)
+		return Stream{}, errs.Errorf(ErrStream, "gpu: stream 0 is ambiguous and disallowed by the DLPack protocol (use 1 for the legacy default stream, 2 for per-thread)")
 	}
-	return Stream{}, fmt.Errorf("%w: stream %d (the protocol allows -1, 1, 2 and stream handles)", ErrStream, v)
+	return Stream{}, errs.Errorf(ErrStream, "gpu: stream %d is not a DLPack stream (the protocol allows -1, 1, 2 and stream handles)", v)
 }
 
 // Protocol returns the value to pass as __dlpack__'s stream argument to a producer so that it
@@ -141,10 +142,10 @@ func (s Stream) sync(dev int) error {
 		return nil
 	}
 	if err := s.usable(); err != nil {
-		return fmt.Errorf("gpu: synchronize: %w", err)
+		return inOp("synchronize", err)
 	}
 	if err := streamSynchronize(s.device(dev), cuda.Stream(s.Handle())); err != nil {
-		return fmt.Errorf("gpu: synchronize %s: %w", s, err)
+		return inOp(fmt.Sprintf("synchronize %s", s), err)
 	}
 	return nil
 }
@@ -161,7 +162,7 @@ func (s Stream) Close() error {
 		return nil
 	}
 	if err := destroyStream(s.dev, s.handle); err != nil {
-		return fmt.Errorf("gpu: close %s: %w", s, err)
+		return inOp(fmt.Sprintf("close %s", s), err)
 	}
 	return nil
 }
@@ -169,7 +170,7 @@ func (s Stream) Close() error {
 // usable returns an error matching ErrStream when s was closed.
 func (s Stream) usable() error {
 	if s.own != nil && s.own.closed.Load() {
-		return fmt.Errorf("%w: %s was closed", ErrStream, s)
+		return errs.Errorf(ErrStream, "gpu: %s was closed", s)
 	}
 	return nil
 }
@@ -183,7 +184,7 @@ func (s Stream) usable() error {
 // for device tensors (ErrStream).
 func ReadyFor(t *core.Tensor, producer Stream, consumer int64) error {
 	if t == nil {
-		return fmt.Errorf("gpu: ready for stream %d: %w", consumer, core.ErrNil)
+		return errs.Errorf(core.ErrNil, "gpu: a nil tensor to make ready for stream %d", consumer)
 	}
 	cs, err := StreamFromProtocol(consumer)
 	if err != nil {
@@ -192,15 +193,15 @@ func ReadyFor(t *core.Tensor, producer Stream, consumer int64) error {
 	switch t.Device().DeviceType {
 	case core.CPU, core.CUDAHost:
 		if consumer != 1 && consumer != -1 {
-			return fmt.Errorf("%w: stream %d for a tensor on %s (host memory takes only None)", ErrStream, consumer, t.Device())
+			return errs.Errorf(ErrStream, "gpu: stream %d for a tensor on %s, whose memory takes only None", consumer, t.Device())
 		}
 		return nil
 	case core.CUDA, core.CUDAManaged:
 	default:
-		return fmt.Errorf("%w: %s", ErrUnsupportedDevice, t.Device())
+		return errs.Errorf(ErrUnsupportedDevice, "gpu: %s memory is not CUDA memory", t.Device())
 	}
 	if err := producer.usable(); err != nil {
-		return fmt.Errorf("gpu: ready for stream %d: producer: %w", consumer, err)
+		return inOp(fmt.Sprintf("ready for stream %d: producer", consumer), err)
 	}
 	if cs.noSync || producer.noSync || cs.Handle() == producer.Handle() {
 		return nil
@@ -208,14 +209,14 @@ func ReadyFor(t *core.Tensor, producer Stream, consumer int64) error {
 	dev := producer.device(int(t.Device().DeviceID))
 	ev, err := cuda.NewEvent(dev, cuda.EventDisableTiming)
 	if err != nil {
-		return fmt.Errorf("gpu: ready for stream %d: %w", consumer, err)
+		return inOp(fmt.Sprintf("ready for stream %d", consumer), err)
 	}
 	defer ev.Destroy(dev) //nolint:errcheck // a destroyed event still completes its waits
 	if err := ev.Record(dev, cuda.Stream(producer.Handle())); err != nil {
-		return fmt.Errorf("gpu: ready for stream %d: %w", consumer, err)
+		return inOp(fmt.Sprintf("ready for stream %d", consumer), err)
 	}
 	if err := cuda.StreamWaitEvent(dev, cuda.Stream(cs.Handle()), ev); err != nil {
-		return fmt.Errorf("gpu: ready for stream %d: %w", consumer, err)
+		return inOp(fmt.Sprintf("ready for stream %d", consumer), err)
 	}
 	return nil
 }

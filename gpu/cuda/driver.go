@@ -1,10 +1,11 @@
 package cuda
 
 import (
-	"fmt"
 	"runtime"
 	"sync"
 	"unsafe"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // The driver entry points this package calls, resolved once by load.
@@ -82,24 +83,24 @@ func load() error {
 func doLoad() error {
 	lib, err := openLibrary()
 	if err != nil {
-		return fmt.Errorf("%w: cannot load %s: %v", ErrNoDevice, libraryName, err)
+		return errs.Errorf(ErrNoDevice, "cuda: no CUDA driver: cannot load %s: %v", libraryName, err)
 	}
 	for i, name := range symNames {
 		p, err := lookup(lib, name)
 		if err != nil || p == 0 {
-			return fmt.Errorf("%w: %s has no %s (driver too old?): %v", ErrNoDevice, libraryName, name, err)
+			return errs.Errorf(ErrNoDevice, "cuda: %s has no %s (driver too old?): %v", libraryName, name, err)
 		}
 		syms[i] = p
 	}
 	if r := invoke(syms[symInit], 0); r != Success {
-		return fmt.Errorf("%w: cuInit: %w", ErrNoDevice, newError("cuInit", r))
+		return errs.Errorf(ErrNoDevice, "%w", newError("cuInit", r))
 	}
 	var n int32
 	if r := invoke(syms[symDeviceGetCount], uintptr(unsafe.Pointer(&n))); r != Success {
-		return fmt.Errorf("%w: %w", ErrNoDevice, newError("cuDeviceGetCount", r))
+		return errs.Errorf(ErrNoDevice, "%w", newError("cuDeviceGetCount", r))
 	}
 	if n <= 0 {
-		return fmt.Errorf("%w: the driver reports 0 devices", ErrNoDevice)
+		return errs.Errorf(ErrNoDevice, "cuda: the driver reports 0 devices")
 	}
 	devCount = int(n)
 	return nil
@@ -184,7 +185,7 @@ func primary(dev int) (uintptr, error) {
 		return 0, err
 	}
 	if dev < 0 || dev >= devCount {
-		return 0, fmt.Errorf("%w: device ordinal %d, the driver reports %d device(s)", ErrNoDevice, dev, devCount)
+		return 0, errs.Errorf(ErrNoDevice, "cuda: no device ordinal %d, the driver reports %d device(s)", dev, devCount)
 	}
 	ctxMu.Lock()
 	defer ctxMu.Unlock()
@@ -261,7 +262,7 @@ func Synchronize(dev int) error { return call(dev, "cuCtxSynchronize", symCtxSyn
 
 func checkSize(op string, n int64) error {
 	if n < 0 || uint64(n) > uint64(^uintptr(0)>>1) {
-		return fmt.Errorf("%w: %s of %d bytes", ErrArgument, op, n)
+		return errs.Errorf(ErrArgument, "cuda: %s of %d bytes: the size is out of range", op, n)
 	}
 	return nil
 }
@@ -269,7 +270,7 @@ func checkSize(op string, n int64) error {
 // MemAlloc allocates n > 0 bytes of memory on device dev and returns its device address.
 func MemAlloc(dev int, n int64) (uintptr, error) {
 	if err := checkSize("cuMemAlloc_v2", n); err != nil || n == 0 {
-		return 0, fmt.Errorf("%w: cuMemAlloc_v2 of %d bytes", ErrArgument, n)
+		return 0, errs.Errorf(ErrArgument, "cuda: cuMemAlloc_v2 of %d bytes: the size must be positive and fit the address space", n)
 	}
 	var p uintptr
 	err := call(dev, "cuMemAlloc_v2", symMemAlloc, uintptr(unsafe.Pointer(&p)), uintptr(n))
@@ -290,7 +291,7 @@ const (
 // device 0's primary context).
 func MemAllocHost(n int64) (unsafe.Pointer, error) {
 	if err := checkSize("cuMemHostAlloc", n); err != nil || n == 0 {
-		return nil, fmt.Errorf("%w: cuMemHostAlloc of %d bytes", ErrArgument, n)
+		return nil, errs.Errorf(ErrArgument, "cuda: cuMemHostAlloc of %d bytes: the size must be positive and fit the address space", n)
 	}
 	var p unsafe.Pointer
 	err := call(0, "cuMemHostAlloc", symMemHostAlloc, uintptr(unsafe.Pointer(&p)), uintptr(n), hostAllocPortable)
@@ -306,7 +307,7 @@ func MemFreeHost(p unsafe.Pointer) error {
 // and every device (CU_MEM_ATTACH_GLOBAL), in device dev's context. Free it with MemFree.
 func MemAllocManaged(dev int, n int64) (uintptr, error) {
 	if err := checkSize("cuMemAllocManaged", n); err != nil || n == 0 {
-		return 0, fmt.Errorf("%w: cuMemAllocManaged of %d bytes", ErrArgument, n)
+		return 0, errs.Errorf(ErrArgument, "cuda: cuMemAllocManaged of %d bytes: the size must be positive and fit the address space", n)
 	}
 	var p uintptr
 	err := call(dev, "cuMemAllocManaged", symMemAllocManaged, uintptr(unsafe.Pointer(&p)), uintptr(n), memAttachGlobal)

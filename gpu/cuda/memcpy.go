@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/bits"
 	"unsafe"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // Kind says where an address of a copy lives.
@@ -68,17 +70,17 @@ type memcpy2D struct {
 func (c Copy2D) validate() error {
 	switch {
 	case c.Width < 0 || c.Height < 0:
-		return fmt.Errorf("%w: copy of %d rows of %d bytes", ErrArgument, c.Height, c.Width)
+		return errs.Errorf(ErrArgument, "cuda: a copy of %d rows of %d bytes has a negative size", c.Height, c.Width)
 	case c.Width == 0 || c.Height == 0:
 		return nil
 	case c.Dst == 0 || c.Src == 0:
-		return fmt.Errorf("%w: NULL address in a copy of %d rows of %d bytes", ErrArgument, c.Height, c.Width)
+		return errs.Errorf(ErrArgument, "cuda: NULL address in a copy of %d rows of %d bytes", c.Height, c.Width)
 	case c.Height > 1 && (c.DstPitch < c.Width || c.SrcPitch < c.Width):
-		return fmt.Errorf("%w: pitches %d, %d shorter than rows of %d bytes", ErrArgument, c.DstPitch, c.SrcPitch, c.Width)
+		return errs.Errorf(ErrArgument, "cuda: pitches %d, %d shorter than rows of %d bytes", c.DstPitch, c.SrcPitch, c.Width)
 	}
 	for _, k := range []Kind{c.DstKind, c.SrcKind} {
 		if k != Host && k != Device && k != Unified {
-			return fmt.Errorf("%w: memory kind %d", ErrArgument, uint32(k))
+			return errs.Errorf(ErrArgument, "cuda: memory kind %d is not host, device or unified", uint32(k))
 		}
 	}
 	// each side spans (Height-1)*pitch + Width bytes: that must fit in an int64 (the copies
@@ -94,7 +96,7 @@ func (c Copy2D) validate() error {
 		hi, lo := bits.Mul64(uint64(c.Height-1), pitch)
 		span := lo + uint64(c.Width)
 		if hi != 0 || lo > math.MaxInt64 || span > math.MaxInt64 || uint64(side.addr)+span < uint64(side.addr) {
-			return fmt.Errorf("%w: %d rows of %d bytes, pitch %d, from %#x overflow", ErrArgument, c.Height, c.Width, side.pitch, side.addr)
+			return errs.Errorf(ErrArgument, "cuda: %d rows of %d bytes, pitch %d, from %#x overflow", c.Height, c.Width, side.pitch, side.addr)
 		}
 	}
 	return nil
@@ -112,7 +114,7 @@ func Memcpy(dev int, c Copy2D, s Stream, async bool) error {
 		return err
 	}
 	if c.DstKind == Host && c.SrcKind == Host {
-		return fmt.Errorf("%w: host-to-host copy", ErrArgument)
+		return errs.Errorf(ErrArgument, "cuda: a host-to-host copy is not the driver's to make")
 	}
 	if err := load(); err != nil {
 		return err

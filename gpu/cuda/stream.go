@@ -1,8 +1,9 @@
 package cuda
 
 import (
-	"fmt"
 	"unsafe"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // Stream is a CUstream handle. Besides handles made by NewStream (or by another library in the
@@ -37,7 +38,7 @@ func NewStream(dev int, flags uint32) (Stream, error) {
 // DestroyStream destroys a stream NewStream made; work queued on it still completes.
 func DestroyStream(dev int, s Stream) error {
 	if s == 0 || s == StreamLegacy || s == StreamPerThread {
-		return fmt.Errorf("%w: cannot destroy default stream %#x", ErrArgument, uintptr(s))
+		return errs.Errorf(ErrArgument, "cuda: cannot destroy default stream %#x", uintptr(s))
 	}
 	return call(dev, "cuStreamDestroy_v2", symStreamDestroy, uintptr(s))
 }
