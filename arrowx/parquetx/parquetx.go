@@ -1,0 +1,323 @@
+// Package parquetx reads tensors from Parquet files and writes them there, through arrow-go's
+// pure-Go Parquet implementation (parquet/pqarrow): a column of FixedSizeList<T> or of Arrow's
+// canonical arrow.fixed_shape_tensor (see arrowx.FixedShapeTensorType) is one [rows, ...]
+// tensor, and a group of equal-typed numeric columns a [rows, columns] matrix. These are how
+// embedding tables, feature columns and datasets on model hubs keep tensors at rest.
+//
+// # What is copied
+//
+// Parquet data is encoded (and usually compressed): reading decodes it once, into Arrow
+// buffers. The tensor is made over the decoded buffer without a further copy when the rows
+// read decode into one Arrow array (the reader asks for all of them in one batch); when they
+// do not (some files' pages or row groups), the pieces are copied once into one tensor, which
+// adapters.ReportCopy reports. Memory is bounded by what is read: only the column and the row
+// groups asked for (RowGroups) are decoded. Writing encodes each tensor once; the file's Arrow
+// schema is stored with it (pqarrow's WithStoreSchema), so the extension type, its shape and
+// its permutation come back.
+//
+// The file is untrusted input: arrow-go's reader checks the Parquet structure, and arrowx
+// checks the decoded Arrow data (lengths, sizes, the extension type's metadata) before a
+// tensor is made over it. Errors wrap arrowx's, adapters' and core's sentinels, and ErrColumn.
+package parquetx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/arrowx"
+	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
+)
+
+// The field metadata keys of Arrow's IPC format that name an extension type.
+const (
+	ipcExtensionName     = "ARROW:extension:name"
+	ipcExtensionMetadata = "ARROW:extension:metadata"
+)
+
+// ErrColumn: a column asked for is not in the file, or is not a tensor column.
+var ErrColumn = errors.New("parquetx: no such tensor column")
+
+type rowGroupsKey struct{}
+
+// RowGroups limits a read to the given row groups of the file (by index, in the order given);
+// without it every row group is read.
+func RowGroups(idx ...int) adapters.Option {
+	return adapters.WithExtra(rowGroupsKey{}, append([]int(nil), idx...))
+}
+
+func rowGroupsOf(o adapters.Options, fr *file.Reader) ([]int, int64, error) {
+	var groups []int
+	if v, ok := o.Extra(rowGroupsKey{}); ok {
+		groups = v.([]int)
+	} else {
+		groups = make([]int, fr.NumRowGroups())
+		for i := range groups {
+			groups[i] = i
+		}
+	}
+	var rows int64
+	for _, g := range groups {
+		if g < 0 || g >= fr.NumRowGroups() {
+			return nil, 0, errs.Errorf(core.ErrArgument, "parquetx: row group %d of a file with %d", g, fr.NumRowGroups())
+		}
+		rows += fr.MetaData().RowGroup(g).NumRows()
+	}
+	return groups, rows, nil
+}
+
+// ReadFile is Read of the named file.
+func ReadFile(name, column string, opts ...adapters.Option) (*core.Tensor, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("parquetx: %w", err)
+	}
+	defer f.Close()
+	return Read(f, column, opts...)
+}
+
+// Read reads the column called column of the Parquet file r as one tensor of shape
+// [rows, element shape...]: a primitive column gives [rows], a FixedSizeList<T> (nested for
+// more dimensions) or arrow.fixed_shape_tensor column [rows, S...] (the logical shape, a
+// permutation as strides). Nulls follow arrowx.FromArray (arrowx.FillNulls). The tensor is
+// read-only only where arrowx says so; the options are adapters' (ReportCopy, ZeroCopyOnly:
+// see the package doc for what is copied) and RowGroups.
+func Read(r parquet.ReaderAtSeeker, column string, opts ...adapters.Option) (t *core.Tensor, err error) {
+	// arrow-go's Parquet reader panics on some malformed files: a file is untrusted input, so
+	// that becomes an error
+	defer func() {
+		if p := recover(); p != nil {
+			if t != nil {
+				t.Release()
+			}
+			t, err = nil, errs.Errorf(arrowx.ErrMalformed, "parquetx: malformed file: %v", p)
+		}
+	}()
+	fr, err := file.NewParquetReader(r)
+	if err != nil {
+		return nil, fmt.Errorf("parquetx: %w", err)
+	}
+	defer fr.Close()
+	o := adapters.Apply(opts...)
+	groups, rows, err := rowGroupsOf(o, fr)
+	if err != nil {
+		return nil, err
+	}
+	ar, err := pqarrow.NewFileReader(fr, pqarrow.ArrowReadProperties{BatchSize: max(rows, 1)}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, fmt.Errorf("parquetx: %w", err)
+	}
+	schema, err := ar.Schema()
+	if err != nil {
+		return nil, fmt.Errorf("parquetx: %w", err)
+	}
+	idx := schema.FieldIndices(column)
+	if len(idx) != 1 {
+		return nil, errs.Errorf(ErrColumn, "parquetx: column %q is not in the file (it has %v)", column, fieldNames(schema))
+	}
+	leaves := map[int]bool{}
+	addLeaves(leaves, ar.Manifest.Fields[idx[0]])
+	cr, err := ar.GetFieldReader(context.Background(), idx[0], leaves, groups)
+	if err != nil {
+		return nil, fmt.Errorf("parquetx: column %q: %w", column, err)
+	}
+	if cr == nil {
+		return nil, errs.Errorf(ErrColumn, "parquetx: column %q has no data to read", column)
+	}
+	chunks, err := cr.NextBatch(rows)
+	if err != nil {
+		return nil, fmt.Errorf("parquetx: column %q: %w", column, err)
+	}
+	defer chunks.Release()
+	return fromChunks(chunks, column, o, opts)
+}
+
+// fromChunks makes one tensor of a column's decoded chunks: over the one chunk's memory, or a
+// copy of several.
+func fromChunks(chunks *arrow.Chunked, column string, o adapters.Options, opts []adapters.Option) (*core.Tensor, error) {
+	parts := chunks.Chunks()
+	if len(parts) == 1 {
+		t, err := arrowx.FromArray(parts[0], opts...)
+		if err != nil {
+			return nil, fmt.Errorf("parquetx: column %q: %w", column, err)
+		}
+		return t, nil
+	}
+	if _, err := o.Choose(false, fmt.Sprintf("parquetx: column %q decoded in %d pieces", column, len(parts))); err != nil {
+		return nil, err
+	}
+	// the pieces, each converted as one array (sharing), copied into one tensor
+	var pieces []*core.Tensor
+	defer func() {
+		for _, p := range pieces {
+			p.Release()
+		}
+	}()
+	var rows int64
+	free := append(append([]adapters.Option(nil), opts...), adapters.WithCopy(adapters.CopyIfNeeded))
+	for _, c := range parts {
+		p, err := arrowx.FromArray(c, free...)
+		if err != nil {
+			return nil, fmt.Errorf("parquetx: column %q: %w", column, err)
+		}
+		pieces = append(pieces, p)
+		rows += p.Dim(0)
+	}
+	if len(pieces) == 0 {
+		return nil, errs.Errorf(ErrColumn, "parquetx: column %q decoded into nothing", column)
+	}
+	shape := pieces[0].Shape()
+	shape[0] = rows
+	out, err := core.New(pieces[0].DType(), shape...)
+	if err != nil {
+		return nil, fmt.Errorf("parquetx: column %q: %w", column, err)
+	}
+	var at int64
+	for _, p := range pieces {
+		dst, err := out.Slice(0, at, at+p.Dim(0), 1)
+		if err == nil {
+			err = adapters.Copy(dst, p)
+			dst.Release()
+		}
+		if err != nil {
+			out.Release()
+			return nil, fmt.Errorf("parquetx: column %q: %w", column, err)
+		}
+		at += p.Dim(0)
+	}
+	o.Report(true)
+	return out.WithFlags(core.FlagIsCopied)
+}
+
+// addLeaves adds the Parquet leaf columns under f.
+func addLeaves(m map[int]bool, f pqarrow.SchemaField) {
+	if f.IsLeaf() {
+		m[f.ColIndex] = true
+	}
+	for _, c := range f.Children {
+		addLeaves(m, c)
+	}
+}
+
+func fieldNames(s *arrow.Schema) []string {
+	names := make([]string, s.NumFields())
+	for i, f := range s.Fields() {
+		names[i] = f.Name
+	}
+	return names
+}
+
+// Column is one tensor column to write: Tensor has one row per index of its first dimension.
+type Column struct {
+	Name   string
+	Tensor *core.Tensor
+}
+
+// Write writes the columns as one Parquet file (one row group) to w: a 1-D tensor as a
+// primitive column, an N-D tensor [rows, S...] as an arrow.fixed_shape_tensor column (see
+// arrowx.ToFixedShapeTensor: a batch in a permuted order is written in its physical order with
+// its permutation). Every tensor must have the same number of rows. The Arrow schema is stored
+// in the file, so Read gives the same tensors back, and pyarrow.parquet reads the extension
+// type.
+func Write(w io.Writer, columns []Column, opts ...adapters.Option) error {
+	if len(columns) == 0 {
+		return errs.Errorf(core.ErrArgument, "parquetx: Write of no columns")
+	}
+	fields := make([]arrow.Field, len(columns))
+	arrays := make([]arrow.Array, len(columns))
+	defer func() {
+		for _, a := range arrays {
+			if a != nil {
+				a.Release()
+			}
+		}
+	}()
+	var rows int64 = -1
+	for i, c := range columns {
+		if c.Tensor == nil {
+			return errs.Errorf(core.ErrNil, "parquetx: column %q has no tensor", c.Name)
+		}
+		var a arrow.Array
+		var err error
+		if c.Tensor.Ndim() == 1 {
+			a, err = arrowx.ToArray(c.Tensor, opts...)
+		} else {
+			a, err = arrowx.ToFixedShapeTensor(c.Tensor, opts...)
+		}
+		if err != nil {
+			return fmt.Errorf("parquetx: column %q: %w", c.Name, err)
+		}
+		var md arrow.Metadata
+		if ext, ok := a.(array.ExtensionArray); ok {
+			// pqarrow writes no extension type over a nested storage: write the storage, with
+			// the extension's name and metadata on the field as Arrow's IPC does, which readers
+			// of the stored Arrow schema (pqarrow, pyarrow) turn back into the extension type
+			et := ext.ExtensionType()
+			md = arrow.NewMetadata([]string{ipcExtensionName, ipcExtensionMetadata}, []string{et.ExtensionName(), et.Serialize()})
+			storage := ext.Storage()
+			storage.Retain()
+			a.Release()
+			a = storage
+		}
+		arrays[i] = a
+		if rows >= 0 && int64(a.Len()) != rows {
+			return errs.Errorf(core.ErrShape, "parquetx: column %q has %d rows, column %q %d", c.Name, a.Len(), columns[0].Name, rows)
+		}
+		rows = int64(a.Len())
+		fields[i] = arrow.Field{Name: c.Name, Type: a.DataType(), Nullable: false, Metadata: md}
+	}
+	schema := arrow.NewSchema(fields, nil)
+	rec := array.NewRecordBatch(schema, arrays, rows)
+	defer rec.Release()
+	pw, err := pqarrow.NewFileWriter(schema, w, parquet.NewWriterProperties(),
+		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		return fmt.Errorf("parquetx: %w", err)
+	}
+	if err := pw.Write(rec); err != nil {
+		pw.Close()
+		return fmt.Errorf("parquetx: %w", err)
+	}
+	if err := pw.Close(); err != nil {
+		return fmt.Errorf("parquetx: %w", err)
+	}
+	return nil
+}
+
+// WriteFile writes the columns to a new file called name: to a temporary file beside it,
+// renamed over name once complete, so that a failed write leaves no partial file.
+func WriteFile(name string, columns []Column, opts ...adapters.Option) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*")
+	if err != nil {
+		return fmt.Errorf("parquetx: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	// pqarrow closes a sink that is an io.Closer: hand it only the writer
+	if err := Write(struct{ io.Writer }{f}, columns, opts...); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("parquetx: %w", err)
+	}
+	if err := os.Rename(f.Name(), name); err != nil {
+		return fmt.Errorf("parquetx: %w", err)
+	}
+	return nil
+}
