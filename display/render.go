@@ -17,6 +17,7 @@ import (
 	"github.com/x448/float16"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // ErrNotImage: the tensor has no reading as a picture (Image needs host memory holding a 2-D
@@ -154,11 +155,11 @@ func Image(x *core.Tensor) (image.Image, error) {
 	t.withElements(func(r *elemReader) {
 		switch {
 		case t.Released():
-			err = core.ErrReleased
+			err = errs.Errorf(core.ErrReleased, "display: the tensor was released")
 		case !t.HostAccessible():
-			err = fmt.Errorf("%w: %s", core.ErrNotHost, t.device)
+			err = errs.Errorf(core.ErrNotHost, "display: the tensor is on %s, not in host memory", t.device)
 		case r == nil:
-			err = fmt.Errorf("%w: dtype %s", ErrNotImage, t.dtype)
+			err = errs.Errorf(ErrNotImage, "display: %s elements cannot be shown as pixels", t.dtype)
 		default:
 			img, err = r.image()
 		}
@@ -1032,17 +1033,17 @@ func (r *elemReader) image() (image.Image, error) {
 	case len(shape) == 3 && (shape[2] == 1 || shape[2] == 3 || shape[2] == 4):
 		channels = shape[2]
 	default:
-		return nil, fmt.Errorf("%w: shape %s is neither [H, W] nor [H, W, 1|3|4]", ErrNotImage, pyShape(shape))
+		return nil, errs.Errorf(ErrNotImage, "display: shape %s is neither [H, W] nor [H, W, 1|3|4]", pyShape(shape))
 	}
 	h, w := shape[0], shape[1]
 	if h == 0 || w == 0 {
-		return nil, fmt.Errorf("%w: shape %s is empty", ErrNotImage, pyShape(shape))
+		return nil, errs.Errorf(ErrNotImage, "display: shape %s is empty", pyShape(shape))
 	}
 	if h > imageMaxPixels || w > imageMaxPixels || h*w > imageMaxPixels {
-		return nil, fmt.Errorf("%w: shape %s has more than %d pixels", ErrNotImage, pyShape(shape), imageMaxPixels)
+		return nil, errs.Errorf(ErrNotImage, "display: shape %s has more than %d pixels", pyShape(shape), imageMaxPixels)
 	}
 	if r.kind.complex() {
-		return nil, fmt.Errorf("%w: complex dtype %s", ErrNotImage, t.dtype)
+		return nil, errs.Errorf(ErrNotImage, "display: complex %s elements cannot be shown as pixels", t.dtype)
 	}
 	at := func(y, x, c int64) int64 {
 		off := y*t.strides[0] + x*t.strides[1]
@@ -1111,7 +1112,7 @@ func (r *elemReader) image() (image.Image, error) {
 			return uint8(math.Round(v * 255))
 		}
 	default:
-		return nil, fmt.Errorf("%w: %d channels need uint8 or floating-point values, not %s", ErrNotImage, channels, t.dtype)
+		return nil, errs.Errorf(ErrNotImage, "display: %d channels need uint8 or floating-point values, not %s", channels, t.dtype)
 	}
 	img := image.NewNRGBA(rect)
 	for y := int64(0); y < h; y++ {
