@@ -5,7 +5,6 @@ package tensorio
 
 import (
 	"encoding/binary"
-	"fmt"
 	"io"
 	"math"
 	"math/bits"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // HostBigEndian reports the byte order of this machine.
@@ -98,14 +98,15 @@ func (s *Writer) write(t *core.Tensor) error {
 
 // Bytes returns the bytes t's elements take in C order (core.Tensor.NumBytes), or an error
 // wrapping core.ErrOverflow where that does not fit in an int64: only views that repeat
-// elements (BroadcastTo) can be that large.
+// elements (BroadcastTo) can be that large. Its message has no package prefix: the caller's
+// goes in front ("numpyx: a float64 tensor of shape [...] takes more than 2^63 bytes in C order").
 func Bytes(t *core.Tensor) (int64, error) {
 	if t.DType().SubByte() {
 		return t.NumBytes(), nil // packed tensors are compact (core refuses other layouts)
 	}
 	hi, lo := bits.Mul64(uint64(t.Len()), uint64(t.DType().Size()))
 	if hi != 0 || lo > math.MaxInt64 {
-		return 0, fmt.Errorf("%w: %s takes more than 2^63 bytes in C order", core.ErrOverflow, t)
+		return 0, errs.Errorf(core.ErrOverflow, "a %s tensor of shape %v takes more than 2^63 bytes in C order", t.DType(), t.Shape())
 	}
 	return int64(lo), nil
 }
