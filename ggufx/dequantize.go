@@ -53,7 +53,7 @@ func (f *File) Dequantize(name string, dtype core.DLDataType) (*core.Tensor, err
 	if !ok {
 		return nil, fmt.Errorf("%w: tensor %q is %s, which Dequantize does not convert (it converts %v); File.Blocks shares its blocks", ErrType, name, ti.Type, DequantizableTypes())
 	}
-	if f.st.closed.Load() {
+	if f.st.Closed() {
 		return nil, fmt.Errorf("%w: %s", ErrClosed, f.path)
 	}
 	shape := ti.Shape()

@@ -5,8 +5,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/adapters"
@@ -24,63 +22,7 @@ type File struct {
 	h    *Header
 	path string
 	o    adapters.Options
-	st   *state
-}
-
-// state is what a File's cleanup and Close let go of: the File's reference to the mapping,
-// or, when the file is not mapped, the open file itself.
-type state struct {
-	m      *mapping // nil when nothing is mapped (an empty file, or no mmap here)
-	f      *os.File // the open file when it is not mapped
-	closed atomic.Bool
-	once   sync.Once
-}
-
-func (s *state) close() error {
-	var err error
-	s.once.Do(func() {
-		s.closed.Store(true)
-		if s.m != nil {
-			s.m.drop()
-		}
-		if s.f != nil {
-			err = s.f.Close()
-		}
-	})
-	return err
-}
-
-// mapping is one memory map of a whole file, shared by the File and every tensor over it: it
-// counts its holders and is unmapped exactly once, when the count drops to zero.
-type mapping struct {
-	b    []byte
-	refs atomic.Int64
-}
-
-// liveMappings and unmaps count mappings for the tests.
-var liveMappings, unmaps atomic.Int64
-
-func (m *mapping) retain() bool {
-	for {
-		n := m.refs.Load()
-		if n <= 0 {
-			return false
-		}
-		if m.refs.CompareAndSwap(n, n+1) {
-			return true
-		}
-	}
-}
-
-func (m *mapping) drop() {
-	switch n := m.refs.Add(-1); {
-	case n == 0:
-		mmap.Unmap(m.b)
-		liveMappings.Add(-1)
-		unmaps.Add(1)
-	case n < 0:
-		panic("ggufx: mapping released more often than held")
-	}
+	st   *mmap.Source
 }
 
 // Open opens the GGUF file called name by memory map. It maps the file read-only and reads and
@@ -110,19 +52,17 @@ func Open(name string, opts ...adapters.Option) (*File, error) {
 		return nil, fmt.Errorf("ggufx: %w", err)
 	}
 	size := fi.Size()
-	st := &state{}
+	st := &mmap.Source{}
 	var h *Header
 	if mmap.Supported && size > 0 {
 		b, err := mmap.Map(f, size)
 		if err != nil {
 			return nil, fmt.Errorf("ggufx: mapping %s: %w", name, err)
 		}
-		st.m = &mapping{b: b}
-		st.m.refs.Store(1)
-		liveMappings.Add(1)
+		st.M = mmap.NewShared(b)
 		h, err = ParseHeader(b)
 		if err != nil {
-			st.m.drop()
+			st.M.Drop()
 			return nil, fmt.Errorf("%w (in %s)", err, name)
 		}
 	} else {
@@ -133,10 +73,10 @@ func Open(name string, opts ...adapters.Option) (*File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w (in %s)", err, name)
 		}
-		st.f, keep = f, true
+		st.F, keep = f, true
 	}
 	file := &File{h: h, path: name, o: o, st: st}
-	runtime.AddCleanup(file, func(s *state) { s.close() }, st)
+	runtime.AddCleanup(file, func(s *mmap.Source) { s.Close() }, st)
 	return file, nil
 }
 
@@ -144,7 +84,7 @@ func Open(name string, opts ...adapters.Option) (*File, error) {
 // mapping lives until the last of them is released. Tensor, Blocks and Dequantize fail with
 // ErrClosed afterwards. Close may be called more than once.
 func (f *File) Close() error {
-	if err := f.st.close(); err != nil {
+	if err := f.st.Close(); err != nil {
 		return fmt.Errorf("ggufx: %w", err)
 	}
 	return nil
@@ -228,10 +168,10 @@ func (f *File) Blocks(name string) (*core.Tensor, BlockInfo, error) {
 
 // view makes the tensor of ti's bytes as dt and shape: over the mapping, or a copy.
 func (f *File) view(ti TensorInfo, dt core.DLDataType, shape []int64) (*core.Tensor, error) {
-	if f.st.closed.Load() {
+	if f.st.Closed() {
 		return nil, fmt.Errorf("%w: %s", ErrClosed, f.path)
 	}
-	m := f.st.m
+	m := f.st.M
 	if ti.Size == 0 { // nothing to share: a fresh empty tensor
 		t, err := core.New(dt, shape...)
 		if err == nil {
@@ -260,12 +200,12 @@ func (f *File) view(ti TensorInfo, dt core.DLDataType, shape []int64) (*core.Ten
 		f.o.Report(true)
 		return t, nil
 	}
-	if !m.retain() {
+	if !m.Retain() {
 		return nil, fmt.Errorf("%w: %s", ErrClosed, f.path)
 	}
 	off := f.h.DataOffset + ti.Offset
-	d := core.Desc{Data: unsafe.Pointer(&m.b[off]), Device: core.CPUDevice, DType: dt, Shape: shape, Flags: core.FlagReadOnly}
-	t, err := core.Wrap(d, m.drop)
+	d := core.Desc{Data: unsafe.Pointer(&m.Bytes()[off]), Device: core.CPUDevice, DType: dt, Shape: shape, Flags: core.FlagReadOnly}
+	t, err := core.Wrap(d, m.Drop)
 	if err != nil { // Wrap has dropped the reference
 		return nil, fmt.Errorf("ggufx: tensor %q: %w", ti.Name, err)
 	}
@@ -280,23 +220,23 @@ func (f *File) readAt(ti TensorInfo, b []byte) error {
 
 // withData calls fn with ti's bytes, from the mapping (held for the call) or read from the file.
 func (f *File) withData(ti TensorInfo, fn func(src []byte) error) error {
-	if f.st.closed.Load() {
+	if f.st.Closed() {
 		return fmt.Errorf("%w: %s", ErrClosed, f.path)
 	}
 	off := f.h.DataOffset + ti.Offset
-	if m := f.st.m; m != nil {
-		if !m.retain() {
+	if m := f.st.M; m != nil {
+		if !m.Retain() {
 			return fmt.Errorf("%w: %s", ErrClosed, f.path)
 		}
-		defer m.drop()
-		return fn(m.b[off : off+ti.Size])
+		defer m.Drop()
+		return fn(m.Bytes()[off : off+ti.Size])
 	}
-	if f.st.closed.Load() || f.st.f == nil {
+	if f.st.Closed() || f.st.F == nil {
 		return fmt.Errorf("%w: %s", ErrClosed, f.path)
 	}
 	src := make([]byte, ti.Size)
-	if _, err := f.st.f.ReadAt(src, off); err != nil {
-		if f.st.closed.Load() {
+	if _, err := f.st.F.ReadAt(src, off); err != nil {
+		if f.st.Closed() {
 			return fmt.Errorf("%w: %s", ErrClosed, f.path)
 		}
 		return fmt.Errorf("ggufx: tensor %q: reading %d bytes at %d: %w", ti.Name, ti.Size, off, err)

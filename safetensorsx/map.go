@@ -6,8 +6,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/adapters"
@@ -25,63 +23,7 @@ type File struct {
 	h    *Header
 	path string
 	o    adapters.Options
-	st   *state
-}
-
-// state is what a File's cleanup and Close let go of: the File's reference to the mapping,
-// or, when the file is not mapped, the open file itself.
-type state struct {
-	m      *mapping // nil when nothing is mapped (empty data section, no mmap, AlwaysCopy)
-	f      *os.File // the open file when it is not mapped (and there is data to read)
-	closed atomic.Bool
-	once   sync.Once
-}
-
-func (s *state) close() error {
-	var err error
-	s.once.Do(func() {
-		s.closed.Store(true)
-		if s.m != nil {
-			s.m.drop()
-		}
-		if s.f != nil {
-			err = s.f.Close()
-		}
-	})
-	return err
-}
-
-// mapping is one memory map of a whole file, shared by the File and every tensor over it: it
-// counts its holders and is unmapped exactly once, when the count drops to zero.
-type mapping struct {
-	b    []byte
-	refs atomic.Int64
-}
-
-// liveMappings and unmaps count mappings for the tests.
-var liveMappings, unmaps atomic.Int64
-
-func (m *mapping) retain() bool {
-	for {
-		n := m.refs.Load()
-		if n <= 0 {
-			return false
-		}
-		if m.refs.CompareAndSwap(n, n+1) {
-			return true
-		}
-	}
-}
-
-func (m *mapping) drop() {
-	switch n := m.refs.Add(-1); {
-	case n == 0:
-		mmap.Unmap(m.b)
-		liveMappings.Add(-1)
-		unmaps.Add(1)
-	case n < 0:
-		panic("safetensorsx: mapping released more often than held")
-	}
+	st   *mmap.Source
 }
 
 // Open opens the safetensors file at path by memory map. Opening reads and checks the header
@@ -121,7 +63,7 @@ func Open(path string, opts ...adapters.Option) (*File, error) {
 	if !mmap.Supported && o.Policy == adapters.CopyNever && h.DataLen > 0 {
 		return nil, errs.Errorf(adapters.ErrCopyRequired, "safetensorsx: opening %s without a copy needs a memory map, and adapters.ZeroCopyOnly() forbids a copy: %w", path, mmap.ErrUnsupported)
 	}
-	st := &state{}
+	st := &mmap.Source{}
 	switch {
 	case h.DataLen == 0:
 	case mmap.Supported && o.Policy != adapters.CopyAlways:
@@ -129,14 +71,12 @@ func Open(path string, opts ...adapters.Option) (*File, error) {
 		if err != nil {
 			return nil, fmt.Errorf("safetensorsx: mapping %s: %w", path, err)
 		}
-		st.m = &mapping{b: b}
-		st.m.refs.Store(1)
-		liveMappings.Add(1)
+		st.M = mmap.NewShared(b)
 	default:
-		st.f, keep = f, true
+		st.F, keep = f, true
 	}
 	file := &File{h: h, path: path, o: o, st: st}
-	runtime.AddCleanup(file, func(s *state) { s.close() }, st)
+	runtime.AddCleanup(file, func(s *mmap.Source) { s.Close() }, st)
 	return file, nil
 }
 
@@ -155,7 +95,7 @@ func Map(path string, opts ...adapters.Option) (map[string]*core.Tensor, error) 
 // mapped). Tensors taken before stay valid: the mapping lives until the last is released.
 // Tensor and Tensors fail with ErrClosed afterwards. Close may be called more than once.
 func (f *File) Close() error {
-	if err := f.st.close(); err != nil {
+	if err := f.st.Close(); err != nil {
 		return fmt.Errorf("safetensorsx: %w", err)
 	}
 	return nil
@@ -192,7 +132,7 @@ func (f *File) why(ti TensorInfo) string {
 	switch align := alignOf(ti.DType); {
 	case ti.Len() == 0:
 		return ""
-	case f.st.m == nil:
+	case f.st.M == nil:
 		if !mmap.Supported {
 			return "memory maps are not supported on this system"
 		}
@@ -236,7 +176,7 @@ func (f *File) Tensor(name string) (*core.Tensor, error) {
 
 func (f *File) tensor(ti TensorInfo, o adapters.Options) (*core.Tensor, error) {
 	defer runtime.KeepAlive(f) // its cleanup must not close the file under a read
-	if f.st.closed.Load() {
+	if f.st.Closed() {
 		return nil, errs.Errorf(ErrClosed, "safetensorsx: %s is closed", f.path)
 	}
 	// the header is shared (Header returns it): a caller that changed it must get an error,
@@ -268,29 +208,29 @@ func (f *File) tensor(ti TensorInfo, o adapters.Options) (*core.Tensor, error) {
 // take is tensor once the copy is decided: a view of the mapping, or with cp a copy of its
 // bytes, or of the file's when nothing is mapped.
 func (f *File) take(ti TensorInfo, cp bool) (*core.Tensor, error) {
-	m := f.st.m
-	if m != nil && !m.retain() {
+	m := f.st.M
+	if m != nil && !m.Retain() {
 		return nil, errs.Errorf(ErrClosed, "safetensorsx: %s is closed", f.path)
 	}
 	if m == nil {
-		t, err := (&Reader{r: f.st.f, h: f.h}).read(ti)
-		if err != nil && f.st.closed.Load() {
+		t, err := (&Reader{r: f.st.F, h: f.h}).read(ti)
+		if err != nil && f.st.Closed() {
 			err = errors.Join(ErrClosed, err)
 		}
 		return t, err
 	}
 	off := f.h.DataOffset + ti.Begin
-	if off < 0 || ti.Begin < 0 || off > int64(len(m.b))-ti.Len() {
-		m.drop()
-		return nil, errs.Errorf(ErrLayout, "safetensorsx: tensor %q: bytes [%d, %d) of the file lie outside its %d bytes", ti.Name, off, off+ti.Len(), len(m.b))
+	if off < 0 || ti.Begin < 0 || off > int64(len(m.Bytes()))-ti.Len() {
+		m.Drop()
+		return nil, errs.Errorf(ErrLayout, "safetensorsx: tensor %q: bytes [%d, %d) of the file lie outside its %d bytes", ti.Name, off, off+ti.Len(), len(m.Bytes()))
 	}
 	if cp {
-		t, err := copyTensor(ti, m.b[off:off+ti.Len()])
-		m.drop()
+		t, err := copyTensor(ti, m.Bytes()[off:off+ti.Len()])
+		m.Drop()
 		return t, err
 	}
-	d := core.Desc{Data: unsafe.Pointer(&m.b[off]), Device: core.CPUDevice, DType: ti.DType, Shape: ti.Shape, Flags: core.FlagReadOnly}
-	t, err := core.Wrap(d, m.drop)
+	d := core.Desc{Data: unsafe.Pointer(&m.Bytes()[off]), Device: core.CPUDevice, DType: ti.DType, Shape: ti.Shape, Flags: core.FlagReadOnly}
+	t, err := core.Wrap(d, m.Drop)
 	if err != nil { // Wrap has dropped the reference
 		return nil, inTensor(ti.Name, err)
 	}

@@ -1,6 +1,7 @@
 // Package mmap maps files read-only into memory for the file readers of this module (numpyx,
-// safetensorsx). It only maps and unmaps: who unmaps, and when, is the caller's ownership rule
-// (a core.Wrap release, run exactly once).
+// safetensorsx, ggufx). Map and Unmap only map and unmap: who unmaps, and when, is the caller's
+// ownership rule (a core.Wrap release, run exactly once); Shared is that rule for a mapping
+// that a file value and every tensor over it hold together.
 package mmap
 
 import "errors"
