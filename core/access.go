@@ -12,7 +12,7 @@ func check[T Element](t *Tensor, write bool) error {
 	case t.Released():
 		return ErrReleased
 	case !t.HostAccessible():
-		return errs.Errorf(ErrNotHost, "core: the memory of a tensor on %s is not host-accessible", t.device)
+		return errs.Errorf(ErrNotHost, "core: the tensor is on %s, not in host memory", t.device)
 	case DTypeOf[T]() != t.dtype:
 		var z T
 		return errs.Errorf(ErrTypeMismatch, "core: %T cannot view %s", z, t.dtype)
@@ -140,7 +140,7 @@ func (t *Tensor) bytes(write bool) ([]byte, error) {
 	case t.Released():
 		return nil, ErrReleased
 	case !t.HostAccessible():
-		return nil, errs.Errorf(ErrNotHost, "core: the memory of a tensor on %s is not host-accessible", t.device)
+		return nil, errs.Errorf(ErrNotHost, "core: the tensor is on %s, not in host memory", t.device)
 	case write && t.ReadOnly():
 		return nil, ErrReadOnly
 	case !t.IsContiguous():
