@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // ErrCast is wrapped by every error of a conversion that would have to cast elements in a way
@@ -43,10 +44,18 @@ func (e *CastError) Is(target error) bool {
 // CheckCast reports whether a conversion may turn elements of dtype from into dtype to: it
 // returns nil when they are the same, when the cast preserves every value (Preserves), or when
 // the caller passed AllowCast; otherwise a *CastError (wrapping ErrCast) naming both dtypes and
-// what holds to (target, which may be empty). An adapter calls it before it casts, and casts
-// with Cast, a copy that it reports like any other.
+// what holds to (target, which may be empty). A dtype outside the rule's table (vectors,
+// sub-byte and float8 types, bcomplex) is refused with ErrUnsupported whatever the options.
+// An adapter calls it before it casts, and casts with Cast, a copy that it reports like any
+// other.
 func (o Options) CheckCast(from, to core.DLDataType, target string) error {
-	if from == to || o.Cast || Preserves(from, to) {
+	if from == to {
+		return nil
+	}
+	if kindOf(from).kind == 0 || kindOf(to).kind == 0 {
+		return errs.Errorf(ErrUnsupported, "no cast between %s and %s", from, to)
+	}
+	if o.Cast || Preserves(from, to) {
 		return nil
 	}
 	return &CastError{From: from, To: to, Target: target}

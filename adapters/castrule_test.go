@@ -253,3 +253,14 @@ func TestCastErrorMessage(t *testing.T) {
 	assert.Contains(t, adapters.Apply().CheckCast(core.Int64, core.Float64, "").Error(), "round integers above 2^53")
 	assert.Contains(t, adapters.Apply().CheckCast(core.Float64, core.Float32, "").Error(), "the target holds float32")
 }
+
+func TestCheckCastOutsideTheTable(t *testing.T) {
+	i4 := core.DLDataType{Code: core.CodeInt, Bits: 4, Lanes: 1}
+	for _, o := range []adapters.Options{adapters.Apply(), adapters.Apply(adapters.AllowCast())} {
+		err := o.CheckCast(i4, core.Int8, "")
+		require.ErrorIs(t, err, adapters.ErrUnsupported)
+		assert.EqualError(t, err, "no cast between int4 and int8")
+		assert.NotErrorIs(t, err, adapters.ErrCast)
+	}
+	assert.NoError(t, adapters.Apply().CheckCast(i4, i4, ""))
+}

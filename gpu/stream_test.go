@@ -163,9 +163,11 @@ func TestCopyErrors(t *testing.T) {
 	v.Release()
 	require.ErrorIs(t, Copy(v, dev), core.ErrReleased)
 
-	// Host to host needs no device: it is adapters.Copy, casts included.
+	// Host to host needs no device: it is adapters.Copy, casts included (a narrowing one when
+	// asked for).
 	src := core.MustFromSlice([]float64{1, 2, 3, 4, 5, 6}, 2, 3)
-	require.NoError(t, Copy(host, src))
+	require.ErrorIs(t, Copy(host, src), adapters.ErrCast)
+	require.NoError(t, Copy(host, src, adapters.AllowCast()))
 	got, err := core.Elements[float32](host)
 	require.NoError(t, err)
 	assert.Equal(t, []float32{1, 2, 3, 4, 5, 6}, got)
