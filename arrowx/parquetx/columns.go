@@ -1,0 +1,101 @@
+package parquetx
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/dlpack-go/dlpack/arrowx"
+	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
+)
+
+// ColumnInfo describes a tensor column of a Parquet file, from the file's schema and footer
+// alone: the tensor Read would give, without decoding it.
+type ColumnInfo struct {
+	// Name is the column's name, as Read takes it.
+	Name string
+	// DType is the tensor's element type.
+	DType core.DLDataType
+	// Shape is the tensor's shape, [rows, element shape...]: rows is the file's row count (every
+	// row group), the element shape that of the column's type (none for a primitive column; the
+	// logical shape, permutation applied, for arrow.fixed_shape_tensor).
+	Shape []int64
+	// Type is the column's Arrow type (arrowx.FixedShapeTensorType for a tensor extension
+	// column).
+	Type arrow.DataType
+	// Permutation is an arrow.fixed_shape_tensor column's permutation (the tensor Read gives is
+	// strided accordingly), nil for the identity and for other columns.
+	Permutation []int
+}
+
+// Columns lists the columns of the Parquet file r that Read reads as tensors (primitive numeric
+// and bool columns, FixedSizeList of them, nested for more dimensions, and
+// arrow.fixed_shape_tensor), in schema order; other columns are left out. It reads the footer
+// only. A malformed file gets an error (wrapping arrowx.ErrMalformed where arrow-go's reader
+// panics), never a panic.
+func Columns(r parquet.ReaderAtSeeker) (cols []ColumnInfo, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			cols, err = nil, errs.Errorf(arrowx.ErrMalformed, "parquetx: malformed file: %v", p)
+		}
+	}()
+	fr, err := file.NewParquetReader(r)
+	if err != nil {
+		return nil, fmt.Errorf("parquetx: %w", err)
+	}
+	defer fr.Close()
+	ar, err := pqarrow.NewFileReader(fr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, fmt.Errorf("parquetx: %w", err)
+	}
+	schema, err := ar.Schema()
+	if err != nil {
+		return nil, fmt.Errorf("parquetx: %w", err)
+	}
+	rows := fr.NumRows()
+	if rows < 0 {
+		return nil, errs.Errorf(arrowx.ErrMalformed, "parquetx: malformed file: %d rows", rows)
+	}
+	for _, f := range schema.Fields() {
+		c := ColumnInfo{Name: f.Name, Type: f.Type, Shape: []int64{rows}}
+		var ok bool
+		if et, isTensor := f.Type.(*arrowx.FixedShapeTensorType); isTensor {
+			c.DType, ok = elementType(et.ValueType())
+			c.Shape = append(c.Shape, et.LogicalShape()...)
+			c.Permutation = et.Permutation()
+		} else {
+			var elem []int64
+			c.DType, elem, ok = listType(f.Type)
+			c.Shape = append(c.Shape, elem...)
+		}
+		if ok {
+			cols = append(cols, c)
+		}
+	}
+	return cols, nil
+}
+
+// listType is the element type and shape of a primitive column or a FixedSizeList of them.
+func listType(dt arrow.DataType) (core.DLDataType, []int64, bool) {
+	var shape []int64
+	for {
+		l, ok := dt.(*arrow.FixedSizeListType)
+		if !ok {
+			break
+		}
+		shape = append(shape, int64(l.Len()))
+		dt = l.Elem()
+	}
+	d, ok := elementType(dt)
+	return d, shape, ok
+}
+
+func elementType(dt arrow.DataType) (core.DLDataType, bool) {
+	d, err := arrowx.FromDType(dt)
+	return d, err == nil
+}
