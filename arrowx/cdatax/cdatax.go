@@ -8,6 +8,16 @@
 //	direction                                        shares memory   copies
 //	C ArrowArray (primitive, FixedSizeList) → tensor  always          booleans; nulls with arrowx.FillNulls
 //	tensor (C order, Arrow primitive dtype) → C       always          other layouts (once), bool (bit-packed)
+//	arrow.fixed_shape_tensor ⇄ tensor [N, shape...]  as above        as above
+//
+// An array whose ArrowSchema's metadata names Arrow's canonical extension type
+// arrow.fixed_shape_tensor (ARROW:extension:name) is imported as that type: its
+// ARROW:extension:metadata gives the shape of each element (and a permutation, which becomes
+// strides), so ImportArray returns a tensor of shape [N, logical shape...]; ExportFixedShapeTensor
+// sends one. The metadata is untrusted like every other field: a shape that does not fit the
+// FixedSizeList, a negative dimension, a permutation that is not one, or metadata whose lengths
+// run past 1 MiB or 1024 pairs are refused with arrowx.ErrMalformed, after the producer's release.
+// Other extension types are read as their storage.
 //
 // The mapping is arrowx.FromArray's and arrowx.ToArray's: a primitive array is a 1-D tensor, a
 // FixedSizeList (nested for more dimensions) an N-D one; offsets are honoured; arrays with nulls
@@ -44,6 +54,7 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/cdata"
 
 	"github.com/dlpack-go/dlpack/adapters"
@@ -65,7 +76,8 @@ var ErrReleased = errors.New("cdatax: already released")
 // value: a released struct (NULL release) with ErrReleased, without calling or reading anything
 // more of it; a format arrowx does not map, or a dictionary, with adapters.ErrUnsupported; a
 // length, offset or null count out of range, a child count or buffer count that does not fit the
-// format, or a NULL where a pointer is needed, with arrowx.ErrMalformed.
+// format, a NULL where a pointer is needed, or arrow.fixed_shape_tensor metadata that does not
+// describe the storage, with arrowx.ErrMalformed.
 func ImportArray(arr *cdata.CArrowArray, schema *cdata.CArrowSchema, opts ...adapters.Option) (*core.Tensor, error) {
 	ca, cs := (*cArray)(unsafe.Pointer(arr)), (*cSchema)(unsafe.Pointer(schema))
 	release := func() { // the top-level structs only: their producer releases the children
@@ -85,12 +97,21 @@ func ImportArray(arr *cdata.CArrowArray, schema *cdata.CArrowSchema, opts ...ada
 	if err != nil {
 		return nil, err
 	}
+	typ, err := extensionOf(cs, dt)
+	if err != nil {
+		return nil, err
+	}
 	a, err := cdata.ImportCArrayWithType(arr, dt) // moves arr unless it fails before
 	if err != nil {
 		return nil, fmt.Errorf("cdatax: importing an ArrowArray of %s: %v: %w", dt, err, arrowx.ErrMalformed)
 	}
 	defer a.Release() // the tensor holds what it uses
-	t, err := arrowx.FromArrayData(a.Data(), opts...)
+	d := a.Data()
+	if typ != dt { // arrow.fixed_shape_tensor over the storage arrow-go imported
+		d = array.NewData(typ, d.Len(), d.Buffers(), d.Children(), d.NullN(), d.Offset())
+		defer d.Release()
+	}
+	t, err := arrowx.FromArrayData(d, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("cdatax: %w", err)
 	}
@@ -114,6 +135,25 @@ func ExportArray(t *core.Tensor, out *cdata.CArrowArray, outSchema *cdata.CArrow
 		return fmt.Errorf("cdatax: %w", err)
 	}
 	defer a.Release() // the export holds its own reference
+	pinBuffers(a.Data())
+	cdata.ExportArrowArray(a, out, outSchema)
+	return nil
+}
+
+// ExportFixedShapeTensor is ExportArray for arrowx.ToFixedShapeTensor: it hands t to a C
+// consumer as an array of Arrow's canonical arrow.fixed_shape_tensor, t.Shape()[0] tensors of
+// shape t.Shape()[1:], so that the consumer (pyarrow's FixedShapeTensorArray, say) reads the
+// shape from the schema's ARROW:extension:name and ARROW:extension:metadata. It shares t's
+// memory as ToFixedShapeTensor does; t's memory is held until the consumer's releases have run.
+func ExportFixedShapeTensor(t *core.Tensor, out *cdata.CArrowArray, outSchema *cdata.CArrowSchema, opts ...adapters.Option) error {
+	if out == nil || outSchema == nil {
+		return fmt.Errorf("%w: cdatax: ExportFixedShapeTensor into a nil ArrowArray or ArrowSchema", arrowx.ErrNil)
+	}
+	a, err := arrowx.ToFixedShapeTensor(t, opts...)
+	if err != nil {
+		return fmt.Errorf("cdatax: %w", err)
+	}
+	defer a.Release()
 	pinBuffers(a.Data())
 	cdata.ExportArrowArray(a, out, outSchema)
 	return nil

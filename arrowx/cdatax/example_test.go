@@ -51,3 +51,25 @@ func ExampleImportArray_released() {
 	// true
 	// cdatax: ArrowArray has a NULL release callback: cdatax: already released
 }
+
+// A batch of four 2×3 matrices goes out as Arrow's canonical arrow.fixed_shape_tensor (the
+// shape in the ArrowSchema's metadata, which pyarrow's FixedShapeTensorArray reads) and comes
+// back with its shape.
+func ExampleExportFixedShapeTensor() {
+	x := core.MustFromSlice(make([]float64, 24), 4, 2, 3)
+	var arr cdata.CArrowArray
+	var schema cdata.CArrowSchema
+	if err := cdatax.ExportFixedShapeTensor(x, &arr, &schema, adapters.ZeroCopyOnly()); err != nil {
+		fmt.Println(err)
+		return
+	}
+	back, err := cdatax.ImportArray(&arr, &schema)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer back.Release()
+	fmt.Println(back, back.Data() == x.Data())
+	// Output:
+	// Tensor(float64, [4 2 3], cpu:0, read-only) true
+}

@@ -74,6 +74,7 @@ struct ct_priv {
 	void *block;        // a leaf's values and bitmap
 	char *format, *format2; // a schema's format, and one a test put in its place
 	void *dictionary;   // a dictionary struct a test attached
+	char *metadata;     // metadata a test attached
 };
 
 static struct ct_priv *ct_new_priv(int child) {
@@ -138,6 +139,7 @@ static void ct_release_schema(struct ArrowSchema *s) {
 	free(p->format);
 	free(p->format2);
 	free(p->dictionary);
+	free(p->metadata);
 	free(p);
 	memset(s, 0xA5, sizeof *s);
 	s->release = NULL;
@@ -224,6 +226,17 @@ static void ct_set_format(struct ArrowSchema *s, const char *f) {
 	s->format = p->format2;
 }
 
+static void ct_set_metadata(struct ArrowSchema *s, const char *md, size_t n) {
+	struct ct_priv *p = s->private_data;
+	free(p->metadata);
+	p->metadata = NULL;
+	if (md) {
+		p->metadata = malloc(n ? n : 1);
+		memcpy(p->metadata, md, n);
+	}
+	s->metadata = p->metadata;
+}
+
 static void ct_attach_dictionaries(struct ArrowArray *a, struct ArrowSchema *s) {
 	struct ct_priv *pa = a->private_data, *ps = s->private_data;
 	if (!pa->dictionary) a->dictionary = pa->dictionary = calloc(1, sizeof(struct ArrowArray));
@@ -287,7 +300,10 @@ static int ct_schema_released(void *s) { return ((struct ArrowSchema *)s)->relea
 */
 import "C"
 
-import "unsafe"
+import (
+	"encoding/binary"
+	"unsafe"
+)
 
 // Produce makes a C ArrowArray and ArrowSchema (both malloc'ed, freed by Free) of a float32
 // tensor of the given shape as nested FixedSizeLists, element k (C order) being k/2, with the
@@ -419,6 +435,31 @@ func SetSchemaFormat(schema unsafe.Pointer, depth int, format string, null bool)
 		defer C.free(unsafe.Pointer(f))
 	}
 	C.ct_set_format(schemaAt(schema, depth), f)
+}
+
+// SetSchemaMetadata replaces the metadata of the schema at depth with a copy of md, bytes in the
+// C Data Interface's encoding (see Metadata) or any others; nil: with NULL.
+func SetSchemaMetadata(schema unsafe.Pointer, depth int, md []byte) {
+	if md == nil {
+		C.ct_set_metadata(schemaAt(schema, depth), nil, 0)
+		return
+	}
+	c := C.CBytes(md)
+	defer C.free(c)
+	C.ct_set_metadata(schemaAt(schema, depth), (*C.char)(c), C.size_t(len(md)))
+}
+
+// Metadata encodes key-value pairs as the C Data Interface's ArrowSchema.metadata: an int32
+// count, then each key and value as an int32 length and its bytes, native-endian.
+func Metadata(kv ...string) []byte {
+	var out []byte
+	put := func(n int) { out = binary.NativeEndian.AppendUint32(out, uint32(int32(n))) }
+	put(len(kv) / 2)
+	for _, s := range kv {
+		put(len(s))
+		out = append(out, s...)
+	}
+	return out
 }
 
 // SetSchemaChildren writes n_children of the schema at depth; null also sets children to NULL.
