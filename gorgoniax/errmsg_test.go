@@ -1,31 +1,18 @@
 package gorgoniax_test
 
 import (
-	"fmt"
 	"math"
-	"strings"
 	"testing"
 	"unsafe"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gorgonia.org/tensor"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gorgoniax"
-	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/internal/errs/errstest"
 )
-
-// sentinels are those of core and adapters, which gorgoniax's errors wrap: none of their texts
-// may lead a message before its cause.
-var sentinels = []error{
-	core.ErrInvalid, core.ErrNdim, core.ErrShape, core.ErrStrides, core.ErrOverflow, core.ErrNullData,
-	core.ErrDType, core.ErrDevice, core.ErrVersion, core.ErrBounds, core.ErrNil, core.ErrReadOnly,
-	core.ErrNotContiguous, core.ErrNotHost, core.ErrReleased, core.ErrNotViewable, core.ErrTypeMismatch,
-	core.ErrSubByte, core.ErrImported, core.ErrArgument, core.ErrTooLarge, core.ErrOverlap,
-	adapters.ErrUnsupported, adapters.ErrCopyRequired, adapters.ErrCast,
-}
 
 // TestErrorMessages provokes gorgoniax's refusals and holds each message to the module's rule:
 // what was wrong first, each package prefix once, errors.Is still matching the sentinel.
@@ -43,59 +30,33 @@ func TestErrorMessages(t *testing.T) {
 	require.NoError(t, err)
 	tr, err := core.MustNew(core.Float64, 2, 3).Reverse(1)
 	require.NoError(t, err)
-	cases := []struct {
-		name string
-		want error
-		err  func() error
-	}{
-		{"FromDense nil", core.ErrNil, func() error { _, err := gorgoniax.FromDense(nil); return err }},
-		{"FromDense strings", adapters.ErrUnsupported, func() error {
+	cases := []errstest.Case{
+		{Name: "FromDense nil", Want: core.ErrNil, Err: func() error { _, err := gorgoniax.FromDense(nil); return err }},
+		{Name: "FromDense strings", Want: adapters.ErrUnsupported, Err: func() error {
 			_, err := gorgoniax.FromDense(tensor.New(tensor.WithShape(2), tensor.WithBacking([]string{"a", "b"})))
 			return err
 		}},
-		{"FromDense masked", adapters.ErrUnsupported, func() error {
+		{Name: "FromDense masked", Want: adapters.ErrUnsupported, Err: func() error {
 			_, err := gorgoniax.FromDense(tensor.New(tensor.WithShape(2), tensor.WithBacking([]float64{1, 2}, []bool{false, true})))
 			return err
 		}},
-		{"FromDense stride count", core.ErrStrides, func() error { _, err := gorgoniax.FromDense(withStrides(1)); return err }},
-		{"FromDense negative stride", core.ErrStrides, func() error { _, err := gorgoniax.FromDense(withStrides(3, -1)); return err }},
-		{"FromDense overflow", core.ErrOverflow, func() error { _, err := gorgoniax.FromDense(withStrides(1, math.MaxInt/2+1)); return err }},
-		{"FromDense bounds", core.ErrBounds, func() error { _, err := gorgoniax.FromDense(withStrides(4, 1)); return err }},
-		{"ToDense nil", core.ErrNil, func() error { _, err := gorgoniax.ToDense(nil); return err }},
-		{"ToDense released", core.ErrReleased, func() error { _, err := gorgoniax.ToDense(released); return err }},
-		{"ToDense float8", adapters.ErrUnsupported, func() error {
+		{Name: "FromDense stride count", Want: core.ErrStrides, Err: func() error { _, err := gorgoniax.FromDense(withStrides(1)); return err }},
+		{Name: "FromDense negative stride", Want: core.ErrStrides, Err: func() error { _, err := gorgoniax.FromDense(withStrides(3, -1)); return err }},
+		{Name: "FromDense overflow", Want: core.ErrOverflow, Err: func() error { _, err := gorgoniax.FromDense(withStrides(1, math.MaxInt/2+1)); return err }},
+		{Name: "FromDense bounds", Want: core.ErrBounds, Err: func() error { _, err := gorgoniax.FromDense(withStrides(4, 1)); return err }},
+		{Name: "ToDense nil", Want: core.ErrNil, Err: func() error { _, err := gorgoniax.ToDense(nil); return err }},
+		{Name: "ToDense released", Want: core.ErrReleased, Err: func() error { _, err := gorgoniax.ToDense(released); return err }},
+		{Name: "ToDense float8", Want: adapters.ErrUnsupported, Err: func() error {
 			_, err := gorgoniax.ToDense(core.MustNew(core.DLDataType{Code: core.CodeFloat8E4M3FN, Bits: 8, Lanes: 1}, 2))
 			return err
 		}},
-		{"ToDense zero-copy", adapters.ErrCopyRequired, func() error { _, err := gorgoniax.ToDense(tr, adapters.ZeroCopyOnly()); return err }},
-		{"ToDense device", core.ErrNotHost, func() error { _, err := gorgoniax.ToDense(dev); return err }},
-		{"FromDType string", adapters.ErrUnsupported, func() error { _, err := gorgoniax.FromDType(tensor.String); return err }},
-		{"ToDType float8", adapters.ErrUnsupported, func() error {
+		{Name: "ToDense zero-copy", Want: adapters.ErrCopyRequired, Err: func() error { _, err := gorgoniax.ToDense(tr, adapters.ZeroCopyOnly()); return err }},
+		{Name: "ToDense device", Want: core.ErrNotHost, Err: func() error { _, err := gorgoniax.ToDense(dev); return err }},
+		{Name: "FromDType string", Want: adapters.ErrUnsupported, Err: func() error { _, err := gorgoniax.FromDType(tensor.String); return err }},
+		{Name: "ToDType float8", Want: adapters.ErrUnsupported, Err: func() error {
 			_, err := gorgoniax.ToDType(core.DLDataType{Code: core.CodeFloat8E4M3FN, Bits: 8, Lanes: 1})
 			return err
 		}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			err := tc.err()
-			require.Error(t, err)
-			assert.ErrorIs(t, err, tc.want)
-			assert.NoError(t, checkMessage(err.Error(), sentinels...))
-			assert.Regexp(t, `^gorgoniax: `, err.Error(), "names its package first")
-		})
-	}
-}
-
-// checkMessage is errs.Check, and also refuses a sentinel's generic text that comes before
-// the cause further into the message.
-func checkMessage(msg string, sentinels ...error) error {
-	if err := errs.Check(msg, sentinels...); err != nil {
-		return err
-	}
-	for _, s := range sentinels {
-		if i := strings.Index(msg, s.Error()+": "); i > 0 {
-			return fmt.Errorf("%q has the generic %q before its cause", msg, s.Error())
-		}
-	}
-	return nil
+	errstest.Run(t, `^gorgoniax: `, cases)
 }

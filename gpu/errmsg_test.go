@@ -1,42 +1,16 @@
 package gpu
 
 import (
-	"fmt"
-	"strings"
 	"testing"
 	"unsafe"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gpu/cuda"
-	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/internal/errs/errstest"
 )
-
-// sentinels are gpu's and cuda's, and those of core and adapters that its errors wrap: none of
-// their texts may lead a message before its cause.
-var sentinels = []error{
-	ErrNoDevice, ErrUnsupportedDevice, ErrStream, cuda.ErrCUDA, cuda.ErrArgument,
-	core.ErrInvalid, core.ErrNdim, core.ErrShape, core.ErrStrides, core.ErrOverflow, core.ErrDType, core.ErrDevice,
-	core.ErrNil, core.ErrReadOnly, core.ErrNotHost, core.ErrReleased, core.ErrOverlap, core.ErrSubByte,
-	adapters.ErrUnsupported, adapters.ErrCopyRequired, adapters.ErrCast,
-}
-
-// checkMessage is errs.Check, and also refuses a sentinel's generic text that comes before
-// the cause further into the message.
-func checkMessage(msg string, sentinels ...error) error {
-	if err := errs.Check(msg, sentinels...); err != nil {
-		return err
-	}
-	for _, s := range sentinels {
-		if i := strings.Index(msg, s.Error()+": "); i > 0 {
-			return fmt.Errorf("%q has the generic %q before its cause", msg, s.Error())
-		}
-	}
-	return nil
-}
 
 // TestErrorMessages provokes gpu's refusals (against the fake driver of two devices: no GPU is
 // needed) and holds each message to the module's rule: what was wrong first, each package
@@ -60,51 +34,39 @@ func TestErrorMessages(t *testing.T) {
 	wrap := func(d core.Desc) func() error {
 		return func() error { _, _, err := wrapCounting(d); return err }
 	}
-	cases := []struct {
-		name string
-		want error
-		err  func() error
-	}{
-		{"alloc: ndim", core.ErrNdim, func() error { _, err := Alloc(core.Float32, 0, make([]int64, 65)...); return err }},
-		{"alloc: negative dim", core.ErrShape, func() error { _, err := Alloc(core.Float32, 0, 2, -1); return err }},
-		{"alloc: shape overflow", core.ErrOverflow, func() error { _, err := Alloc(core.Float32, 0, 1<<62, 4); return err }},
-		{"alloc: bytes overflow", core.ErrOverflow, func() error { _, err := Alloc(core.Float64, 0, 1<<61); return err }},
-		{"alloc: negative ordinal", ErrNoDevice, func() error { _, err := Alloc(core.Float32, -1, 2); return err }},
-		{"alloc: no such device", ErrNoDevice, func() error { _, err := Alloc(core.Float32, 5, 0); return err }},
-		{"alloc managed: no such device", ErrNoDevice, func() error { _, err := AllocManaged(core.Float32, -3, 2); return err }},
-		{"wrap: ROCm", ErrUnsupportedDevice, wrap(core.Desc{Device: core.DLDevice{DeviceType: core.ROCM}, DType: core.Float32, Shape: []int64{0}})},
-		{"wrap: no such device", ErrNoDevice, wrap(core.Desc{Device: Device(2), DType: core.Float32, Shape: []int64{0}})},
-		{"wrap: bad dtype", core.ErrDType, wrap(core.Desc{Device: Device(0), DType: core.DLDataType{Code: 99, Bits: 8, Lanes: 1}, Shape: []int64{0}})},
-		{"wrap: negative size", core.ErrShape, wrap(core.Desc{Device: Device(0), DType: core.Float32, Shape: []int64{0, -1}})},
-		{"wrap: not CUDA memory", ErrUnsupportedDevice, wrap(core.Desc{Data: addr(0xdead0000), Device: Device(0), DType: core.Float32, Shape: []int64{2}})},
-		{"copy: shapes", core.ErrShape, func() error { return Copy(core.MustNew(core.Float32, 3, 2), dev) }},
-		{"copy: read-only", core.ErrReadOnly, func() error { return Copy(ro, dev) }},
-		{"copy: ROCm", ErrUnsupportedDevice, func() error { return Copy(host, rocm) }},
-		{"copy: nil", core.ErrNil, func() error { return Copy(nil, host) }},
-		{"copy: released", core.ErrReleased, func() error { return Copy(released, dev) }},
-		{"copy: no-sync stream", ErrStream, func() error { return CopyOn(host, dev, NoSync) }},
-		{"copy: closed stream", ErrStream, func() error { return CopyOn(host, dev, s) }},
-		{"copy: cast", adapters.ErrCast, func() error { return Copy(dev, core.MustNew(core.Float64, 2, 3)) }},
-		{"to: Vulkan", ErrUnsupportedDevice, func() error { _, err := To(host, core.DLDevice{DeviceType: core.Vulkan}); return err }},
-		{"to: no-sync stream", ErrStream, func() error { _, err := ToOn(host, Device(0), NoSync); return err }},
-		{"to: nil", core.ErrNil, func() error { _, err := To(nil, Device(0)); return err }},
-		{"to host: nil", core.ErrNil, func() error { _, err := ToHost(nil); return err }},
-		{"to host: released", core.ErrReleased, func() error { _, err := ToHost(released); return err }},
-		{"to host: zero-copy", core.ErrNotHost, func() error { _, err := ToHost(dev, adapters.ZeroCopyOnly()); return err }},
-		{"stream 0", ErrStream, func() error { _, err := StreamFromProtocol(0); return err }},
-		{"stream -2", ErrStream, func() error { _, err := StreamFromProtocol(-2); return err }},
-		{"synchronize closed", ErrStream, func() error { return s.Synchronize() }},
-		{"ready: host stream", ErrStream, func() error { return ReadyFor(host, LegacyStream, 5) }},
-		{"ready: ROCm", ErrUnsupportedDevice, func() error { return ReadyFor(rocm, LegacyStream, 1) }},
-		{"ready: nil", core.ErrNil, func() error { return ReadyFor(nil, LegacyStream, 1) }},
+	cases := []errstest.Case{
+		{Name: "alloc: ndim", Want: core.ErrNdim, Err: func() error { _, err := Alloc(core.Float32, 0, make([]int64, 65)...); return err }},
+		{Name: "alloc: negative dim", Want: core.ErrShape, Err: func() error { _, err := Alloc(core.Float32, 0, 2, -1); return err }},
+		{Name: "alloc: shape overflow", Want: core.ErrOverflow, Err: func() error { _, err := Alloc(core.Float32, 0, 1<<62, 4); return err }},
+		{Name: "alloc: bytes overflow", Want: core.ErrOverflow, Err: func() error { _, err := Alloc(core.Float64, 0, 1<<61); return err }},
+		{Name: "alloc: negative ordinal", Want: ErrNoDevice, Err: func() error { _, err := Alloc(core.Float32, -1, 2); return err }},
+		{Name: "alloc: no such device", Want: ErrNoDevice, Err: func() error { _, err := Alloc(core.Float32, 5, 0); return err }},
+		{Name: "alloc managed: no such device", Want: ErrNoDevice, Err: func() error { _, err := AllocManaged(core.Float32, -3, 2); return err }},
+		{Name: "wrap: ROCm", Want: ErrUnsupportedDevice, Err: wrap(core.Desc{Device: core.DLDevice{DeviceType: core.ROCM}, DType: core.Float32, Shape: []int64{0}})},
+		{Name: "wrap: no such device", Want: ErrNoDevice, Err: wrap(core.Desc{Device: Device(2), DType: core.Float32, Shape: []int64{0}})},
+		{Name: "wrap: bad dtype", Want: core.ErrDType, Err: wrap(core.Desc{Device: Device(0), DType: core.DLDataType{Code: 99, Bits: 8, Lanes: 1}, Shape: []int64{0}})},
+		{Name: "wrap: negative size", Want: core.ErrShape, Err: wrap(core.Desc{Device: Device(0), DType: core.Float32, Shape: []int64{0, -1}})},
+		{Name: "wrap: not CUDA memory", Want: ErrUnsupportedDevice, Err: wrap(core.Desc{Data: addr(0xdead0000), Device: Device(0), DType: core.Float32, Shape: []int64{2}})},
+		{Name: "copy: shapes", Want: core.ErrShape, Err: func() error { return Copy(core.MustNew(core.Float32, 3, 2), dev) }},
+		{Name: "copy: read-only", Want: core.ErrReadOnly, Err: func() error { return Copy(ro, dev) }},
+		{Name: "copy: ROCm", Want: ErrUnsupportedDevice, Err: func() error { return Copy(host, rocm) }},
+		{Name: "copy: nil", Want: core.ErrNil, Err: func() error { return Copy(nil, host) }},
+		{Name: "copy: released", Want: core.ErrReleased, Err: func() error { return Copy(released, dev) }},
+		{Name: "copy: no-sync stream", Want: ErrStream, Err: func() error { return CopyOn(host, dev, NoSync) }},
+		{Name: "copy: closed stream", Want: ErrStream, Err: func() error { return CopyOn(host, dev, s) }},
+		{Name: "copy: cast", Want: adapters.ErrCast, Err: func() error { return Copy(dev, core.MustNew(core.Float64, 2, 3)) }},
+		{Name: "to: Vulkan", Want: ErrUnsupportedDevice, Err: func() error { _, err := To(host, core.DLDevice{DeviceType: core.Vulkan}); return err }},
+		{Name: "to: no-sync stream", Want: ErrStream, Err: func() error { _, err := ToOn(host, Device(0), NoSync); return err }},
+		{Name: "to: nil", Want: core.ErrNil, Err: func() error { _, err := To(nil, Device(0)); return err }},
+		{Name: "to host: nil", Want: core.ErrNil, Err: func() error { _, err := ToHost(nil); return err }},
+		{Name: "to host: released", Want: core.ErrReleased, Err: func() error { _, err := ToHost(released); return err }},
+		{Name: "to host: zero-copy", Want: core.ErrNotHost, Err: func() error { _, err := ToHost(dev, adapters.ZeroCopyOnly()); return err }},
+		{Name: "stream 0", Want: ErrStream, Err: func() error { _, err := StreamFromProtocol(0); return err }},
+		{Name: "stream -2", Want: ErrStream, Err: func() error { _, err := StreamFromProtocol(-2); return err }},
+		{Name: "synchronize closed", Want: ErrStream, Err: func() error { return s.Synchronize() }},
+		{Name: "ready: host stream", Want: ErrStream, Err: func() error { return ReadyFor(host, LegacyStream, 5) }},
+		{Name: "ready: ROCm", Want: ErrUnsupportedDevice, Err: func() error { return ReadyFor(rocm, LegacyStream, 1) }},
+		{Name: "ready: nil", Want: core.ErrNil, Err: func() error { return ReadyFor(nil, LegacyStream, 1) }},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			err := tc.err()
-			require.Error(t, err)
-			assert.ErrorIs(t, err, tc.want)
-			assert.NoError(t, checkMessage(err.Error(), sentinels...))
-			assert.Regexp(t, `^gpu: `, err.Error(), "names its package first")
-		})
-	}
+	errstest.Run(t, `^gpu: `, cases, ErrNoDevice, ErrUnsupportedDevice, ErrStream, cuda.ErrCUDA, cuda.ErrArgument)
 }

@@ -88,7 +88,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
-	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/internal/errs/errstest"
 	"github.com/dlpack-go/dlpack/internal/foreignmem"
 	"github.com/dlpack-go/dlpack/internal/leakcheck"
 )
@@ -120,21 +120,12 @@ type Adapter struct {
 	Sentinels []error
 }
 
-// generic are the sentinels of core and adapters, whose text must not lead a message.
-var generic = []error{
-	adapters.ErrCopyRequired, adapters.ErrUnsupported, adapters.ErrCast,
-	core.ErrInvalid, core.ErrNdim, core.ErrShape, core.ErrStrides, core.ErrOverflow, core.ErrNullData,
-	core.ErrDType, core.ErrDevice, core.ErrVersion, core.ErrBounds, core.ErrNil, core.ErrReadOnly,
-	core.ErrNotContiguous, core.ErrNotHost, core.ErrReleased, core.ErrNotViewable, core.ErrTypeMismatch,
-	core.ErrSubByte, core.ErrImported, core.ErrArgument, core.ErrTooLarge,
-}
-
 // message holds an error the adapter returned to the rule for messages.
 func (a Adapter) message(err error) error {
 	if err == nil {
 		return nil
 	}
-	if bad := errs.Check(err.Error(), append(slices.Clip(generic), a.Sentinels...)...); bad != nil {
+	if bad := errstest.Check(err, a.Sentinels...); bad != nil {
 		return fmt.Errorf("an error's message does not lead with its cause: %w", bad)
 	}
 	return nil

@@ -45,9 +45,10 @@ var prefix = regexp.MustCompile(`(?:^|: )([a-z][a-z0-9]*): `)
 
 // Check holds msg to the module's rule for messages and says what breaks it, or returns nil:
 // no package prefix may appear twice ("onnxx: element type: onnxx: ..."), and the message may
-// not lead with a sentinel's generic text before the specific cause ("adapters: conversion not
-// supported: onnxx: ..."): sentinels are the sentinels whose text must not lead. A message that
-// is a sentinel's text alone passes.
+// not put a sentinel's generic text before the specific cause, at its start or after a context
+// ("adapters: conversion not supported: onnxx: ...", "cdlpack: import: core: invalid tensor:
+// bad ndim: ..."): sentinels are the sentinels whose text must not come first. A message that
+// ends with a sentinel's text passes.
 func Check(msg string, sentinels ...error) error {
 	seen := map[string]bool{}
 	for _, m := range prefix.FindAllStringSubmatch(msg, -1) {
@@ -67,6 +68,9 @@ func Check(msg string, sentinels ...error) error {
 		text := s.Error()
 		if rest, ok := strings.CutPrefix(msg, text+": "); ok && rest != "" {
 			return fmt.Errorf("%q leads with the generic %q before its cause", msg, text)
+		}
+		if strings.Contains(msg, ": "+text+": ") {
+			return fmt.Errorf("%q has the generic %q before its cause", msg, text)
 		}
 	}
 	return nil

@@ -40,6 +40,8 @@ func TestCheck(t *testing.T) {
 		{msg: "adapters: conversion not supported: onnxx: element type: onnxx: inputs do not match", fail: "appears twice"},
 		{msg: "adapters: conversion not supported: gonumx: *mat.Dense needs 2 dimensions", fail: "leads with the generic"},
 		{msg: "onnxx: run: onnxx: bad", fail: `"onnxx:" appears twice`},
+		{msg: "cdlpack: import: core: tensor was released: DLTensor 3", fail: "before its cause"},
+		{msg: "cdlpack: import: core: tensor was released"},
 		{msg: "flightx: put: arrow: invalid: arrow: bad"}, // another library's stutter is not ours to judge
 	} {
 		err := errs.Check(tc.msg, errKind, errInner)
