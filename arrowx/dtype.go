@@ -1,12 +1,11 @@
 package arrowx
 
 import (
-	"fmt"
-
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // FromDType maps an Arrow fixed-width primitive type to its DLPack element type: the signed and
@@ -16,7 +15,7 @@ import (
 // that names the type.
 func FromDType(dt arrow.DataType) (core.DLDataType, error) {
 	if dt == nil {
-		return core.DLDataType{}, fmt.Errorf("%w: arrowx: nil Arrow data type", adapters.ErrUnsupported)
+		return core.DLDataType{}, errs.Errorf(adapters.ErrUnsupported, "arrowx: nil Arrow data type")
 	}
 	switch dt.ID() {
 	case arrow.INT8:
@@ -44,7 +43,7 @@ func FromDType(dt arrow.DataType) (core.DLDataType, error) {
 	case arrow.BOOL:
 		return core.Bool, nil
 	}
-	return core.DLDataType{}, fmt.Errorf("%w: arrowx: Arrow type %s has no DLPack element type", adapters.ErrUnsupported, dt)
+	return core.DLDataType{}, errs.Errorf(adapters.ErrUnsupported, "arrowx: Arrow type %s has no DLPack element type", dt)
 }
 
 // ToDType maps a DLPack element type to the Arrow type of the same values: the inverse of
@@ -52,7 +51,7 @@ func FromDType(dt arrow.DataType) (core.DLDataType, error) {
 // fail with an error wrapping adapters.ErrUnsupported; a malformed dtype fails with core.ErrDType.
 func ToDType(dt core.DLDataType) (arrow.DataType, error) {
 	if err := dt.Validate(); err != nil {
-		return nil, fmt.Errorf("arrowx: %w", err)
+		return nil, wrapf(err, "")
 	}
 	switch dt {
 	case core.Int8:
@@ -80,5 +79,5 @@ func ToDType(dt core.DLDataType) (arrow.DataType, error) {
 	case core.Bool:
 		return arrow.FixedWidthTypes.Boolean, nil
 	}
-	return nil, fmt.Errorf("%w: arrowx: dtype %s has no Arrow primitive type", adapters.ErrUnsupported, dt)
+	return nil, errs.Errorf(adapters.ErrUnsupported, "arrowx: dtype %s has no Arrow primitive type", dt)
 }

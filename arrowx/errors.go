@@ -1,6 +1,10 @@
 package arrowx
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
 
 // Errors of this package, each wrapped with what was wrong; unsupported types wrap
 // adapters.ErrUnsupported instead, and invalid tensors the errors of package core.
@@ -17,3 +21,20 @@ var (
 	// ErrNil: a nil array, tensor or record batch was given.
 	ErrNil = errors.New("arrowx: nil argument")
 )
+
+// wrapf adds context to err: after it when err already names this package ("arrowx: offset -1
+// ... (FromArray of int32)"), so that the message leads with the cause and says "arrowx:" once,
+// and before it otherwise ("arrowx: ToArray: core: ..."). An empty format adds only the
+// package's name, where err lacks it.
+func wrapf(err error, format string, args ...any) error {
+	named := strings.HasPrefix(err.Error(), "arrowx: ")
+	switch {
+	case format == "" && named:
+		return err
+	case format == "":
+		return fmt.Errorf("arrowx: %w", err)
+	case named:
+		return fmt.Errorf("%w (%s)", err, fmt.Sprintf(format, args...))
+	}
+	return fmt.Errorf("arrowx: %s: %w", fmt.Sprintf(format, args...), err)
+}

@@ -69,7 +69,7 @@ func ExampleFillNulls() {
 	vals, _ := t.Int32s()
 	fmt.Println(vals, copied, t.Flags()&core.FlagIsCopied != 0)
 	// Output:
-	// arrowx: array has nulls: int32 of shape [3] (give arrowx.FillNulls to copy with a fill value)
+	// arrowx: int32 of shape [3] has nulls (give arrowx.FillNulls to copy with a fill value)
 	// [1 -1 3] true true
 }
 

@@ -1,7 +1,6 @@
 package arrowx
 
 import (
-	"fmt"
 	"math"
 	"math/bits"
 	"unsafe"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // level is one list level of an array: its ArrayData, and where the elements this conversion
@@ -48,13 +48,13 @@ func layoutOf(d arrow.ArrayData) (layout, error) {
 	var l layout
 	start, n := int64(d.Offset()), int64(d.Len())
 	if start < 0 || n < 0 || n > math.MaxInt64-start {
-		return l, fmt.Errorf("%w: offset %d, length %d", ErrMalformed, start, n)
+		return l, errs.Errorf(ErrMalformed, "arrowx: offset %d and length %d are out of range", start, n)
 	}
 	l.shape = []int64{n}
 	for {
 		l.levels = append(l.levels, level{data: d, start: start, n: n})
 		if len(l.levels) > core.MaxNdim {
-			return l, fmt.Errorf("%w: arrowx: more than %d nested lists", adapters.ErrUnsupported, core.MaxNdim-1)
+			return l, errs.Errorf(adapters.ErrUnsupported, "arrowx: more than %d nested lists", core.MaxNdim-1)
 		}
 		fsl, ok := d.DataType().(*arrow.FixedSizeListType)
 		if !ok {
@@ -62,21 +62,20 @@ func layoutOf(d arrow.ArrayData) (layout, error) {
 		}
 		size := int64(fsl.Len())
 		if size < 0 {
-			return l, fmt.Errorf("%w: FixedSizeList size %d", ErrMalformed, size)
+			return l, errs.Errorf(ErrMalformed, "arrowx: FixedSizeList size %d is negative", size)
 		}
 		if len(d.Children()) != 1 {
-			return l, fmt.Errorf("%w: FixedSizeList with %d children", ErrMalformed, len(d.Children()))
+			return l, errs.Errorf(ErrMalformed, "arrowx: a FixedSizeList has %d children, not 1", len(d.Children()))
 		}
 		child := d.Children()[0]
 		cs, cn := int64(child.Offset()), int64(child.Len())
 		end, ok1 := mulCheck(start+n, size)
 		first, ok2 := mulCheck(start, size)
 		if !ok1 || !ok2 || cs < 0 || cn < 0 || end > cn { // the elements are child[first:end]
-			return l, fmt.Errorf("%w: FixedSizeList<%d> elements %d..%d need %d child elements, the child has %d",
-				ErrMalformed, size, start, start+n, end, cn)
+			return l, errs.Errorf(ErrMalformed, "arrowx: FixedSizeList<%d> elements %d..%d need %d child elements, the child has %d", size, start, start+n, end, cn)
 		}
 		if cs > math.MaxInt64-end { // the child's elements used are cs+first .. cs+end
-			return l, fmt.Errorf("%w: FixedSizeList child offset %d overflows", ErrMalformed, cs)
+			return l, errs.Errorf(ErrMalformed, "arrowx: FixedSizeList child offset %d overflows", cs)
 		}
 		l.shape = append(l.shape, size)
 		start, n = cs+first, end-first
@@ -99,14 +98,13 @@ func layoutOf(d arrow.ArrayData) (layout, error) {
 		} else {
 			end, ok := mulCheck(start+n, int64(dt.Size()))
 			if !ok {
-				return l, fmt.Errorf("%w: %d elements of %s overflow", ErrMalformed, start+n, dt)
+				return l, errs.Errorf(ErrMalformed, "arrowx: %d elements of %s overflow", start+n, dt)
 			}
 			need = end
 		}
 	}
 	if need > have {
-		return l, fmt.Errorf("%w: %d %s elements from %d need %d bytes, the values buffer has %d",
-			ErrMalformed, n, dt, start, need, have)
+		return l, errs.Errorf(ErrMalformed, "arrowx: %d %s elements from %d need %d bytes, the values buffer has %d", n, dt, start, need, have)
 	}
 	return l, nil
 }
@@ -135,8 +133,7 @@ func (lv level) validBits() ([]byte, error) {
 	}
 	b := bs[0].Bytes()
 	if int64(len(b))*8 < lv.start+lv.n {
-		return nil, fmt.Errorf("%w: validity bitmap of %d bytes for elements %d..%d",
-			ErrMalformed, len(b), lv.start, lv.start+lv.n)
+		return nil, errs.Errorf(ErrMalformed, "arrowx: a validity bitmap of %d bytes is too short for elements %d..%d", len(b), lv.start, lv.start+lv.n)
 	}
 	return b, nil
 }
@@ -157,7 +154,7 @@ func (lv level) validBits() ([]byte, error) {
 // copy with adapters.ErrCopyRequired, AlwaysCopy copies, ReportCopy says which happened).
 func FromArray(arr arrow.Array, opts ...adapters.Option) (*core.Tensor, error) {
 	if arr == nil {
-		return nil, fmt.Errorf("%w: FromArray of a nil array", ErrNil)
+		return nil, errs.Errorf(ErrNil, "arrowx: FromArray of a nil array")
 	}
 	return fromData(arr.Data(), opts...)
 }
@@ -171,7 +168,7 @@ func FromArrayData(d arrow.ArrayData, opts ...adapters.Option) (*core.Tensor, er
 
 func fromData(d arrow.ArrayData, opts ...adapters.Option) (*core.Tensor, error) {
 	if d == nil {
-		return nil, fmt.Errorf("%w: array without data", ErrNil)
+		return nil, errs.Errorf(ErrNil, "arrowx: an array without data")
 	}
 	if ft, ok := d.DataType().(*FixedShapeTensorType); ok {
 		return fromFixedShape(ft, d, opts)
@@ -179,16 +176,15 @@ func fromData(d arrow.ArrayData, opts ...adapters.Option) (*core.Tensor, error) 
 	o := adapters.Apply(opts...)
 	l, err := layoutOf(d)
 	if err != nil {
-		return nil, fmt.Errorf("arrowx: FromArray of %s: %w", d.DataType(), err)
+		return nil, wrapf(err, "FromArray of %s", d.DataType())
 	}
 	fill, canFill := fillOf(o)
 	nulls, err := l.hasNulls()
 	if err != nil {
-		return nil, fmt.Errorf("arrowx: FromArray of %s: %w", d.DataType(), err)
+		return nil, wrapf(err, "FromArray of %s", d.DataType())
 	}
 	if nulls && !canFill {
-		return nil, fmt.Errorf("%w: %s of shape %v (give arrowx.FillNulls to copy with a fill value)",
-			ErrNulls, d.DataType(), l.shape)
+		return nil, errs.Errorf(ErrNulls, "arrowx: %s of shape %v has nulls (give arrowx.FillNulls to copy with a fill value)", d.DataType(), l.shape)
 	}
 	if nulls {
 		if err := checkFill(fill, l.dtype, o); err != nil {
@@ -204,7 +200,7 @@ func fromData(d arrow.ArrayData, opts ...adapters.Option) (*core.Tensor, error) 
 	}
 	cp, err := o.Choose(share, why)
 	if err != nil {
-		return nil, fmt.Errorf("arrowx: FromArray of %s: %w", d.DataType(), err)
+		return nil, wrapf(err, "FromArray of %s", d.DataType())
 	}
 	var t *core.Tensor
 	if cp {
@@ -303,7 +299,7 @@ func (l layout) fillNulls(t *core.Tensor, fill float64) error {
 				return err
 			}
 			if err := adapters.Copy(dst, src); err != nil {
-				return fmt.Errorf("arrowx: filling nulls of level %d: %w", i, err)
+				return wrapf(err, "filling nulls of level %d", i)
 			}
 		}
 	}

@@ -52,12 +52,12 @@ func checkFill(fill float64, dt core.DLDataType, o adapters.Options) error {
 	in := core.Scalar(fill)
 	out, err := adapters.Cast(in, dt)
 	if err != nil {
-		return fmt.Errorf("arrowx: fill value %v for %s: %w", fill, dt, err)
+		return wrapf(err, "fill value %v for %s", fill, dt)
 	}
 	defer out.Release()
 	back, err := adapters.Cast(out, core.Float64)
 	if err != nil {
-		return fmt.Errorf("arrowx: fill value %v for %s: %w", fill, dt, err)
+		return wrapf(err, "fill value %v for %s", fill, dt)
 	}
 	defer back.Release()
 	got, err := core.At[float64](back)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // RecordShareable reports whether ToRecord can share t's memory, and if not, why: t must be a
@@ -43,18 +44,18 @@ func RecordShareable(t *core.Tensor) (ok bool, why string) {
 // bit-packed columns. FromRecord of the result is a view again. The caller releases the batch.
 func ToRecord(t *core.Tensor, names []string, opts ...adapters.Option) (arrow.RecordBatch, error) {
 	if t == nil {
-		return nil, fmt.Errorf("%w: ToRecord of a nil tensor", ErrNil)
+		return nil, errs.Errorf(ErrNil, "arrowx: ToRecord of a nil tensor")
 	}
 	h, err := core.Hold(t)
 	if err != nil {
-		return nil, fmt.Errorf("arrowx: ToRecord: %w", err)
+		return nil, wrapf(err, "ToRecord")
 	}
 	defer h.Release()
 	if !t.HostAccessible() {
 		return nil, fmt.Errorf("arrowx: ToRecord of %s: %w", t, core.ErrNotHost)
 	}
 	if t.Ndim() != 2 {
-		return nil, fmt.Errorf("%w: arrowx: ToRecord of a %d-D tensor", adapters.ErrUnsupported, t.Ndim())
+		return nil, errs.Errorf(adapters.ErrUnsupported, "arrowx: ToRecord of a %d-D tensor", t.Ndim())
 	}
 	adt, err := ToDType(t.DType())
 	if err != nil {
@@ -62,17 +63,17 @@ func ToRecord(t *core.Tensor, names []string, opts ...adapters.Option) (arrow.Re
 	}
 	rows, cols := t.Dim(0), t.Dim(1)
 	if names != nil && int64(len(names)) != cols {
-		return nil, fmt.Errorf("%w: %d names for %d columns", ErrMismatch, len(names), cols)
+		return nil, errs.Errorf(ErrMismatch, "arrowx: %d names for %d columns", len(names), cols)
 	}
 	o := adapters.Apply(opts...)
 	cp, err := o.Choose(RecordShareable(t))
 	if err != nil {
-		return nil, fmt.Errorf("arrowx: ToRecord of %s: %w", t, err)
+		return nil, wrapf(err, "ToRecord of %s", t)
 	}
 	src := t
 	if cp && t.DType() != core.Bool {
 		if src, err = adapters.Clone(t, adapters.FortranOrder); err != nil {
-			return nil, fmt.Errorf("arrowx: ToRecord: %w", err)
+			return nil, wrapf(err, "ToRecord")
 		}
 	}
 	fields := make([]arrow.Field, cols)
@@ -102,7 +103,7 @@ func ToRecord(t *core.Tensor, names []string, opts ...adapters.Option) (arrow.Re
 			col, err = col.Reshape(rows)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("arrowx: ToRecord: %w", err)
+			return nil, wrapf(err, "ToRecord")
 		}
 		var buf *memory.Buffer
 		if t.DType() == core.Bool {
@@ -115,7 +116,7 @@ func ToRecord(t *core.Tensor, names []string, opts ...adapters.Option) (arrow.Re
 			err = core.Attach(buf, col)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("arrowx: ToRecord: %w", err)
+			return nil, wrapf(err, "ToRecord")
 		}
 		data := array.NewData(adt, int(rows), []*memory.Buffer{nil, buf}, nil, 0, 0)
 		arrs[j] = array.MakeFromData(data)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // tensorDType reports whether arrow-go's tensor package has a type for dt (it has the integers
@@ -51,18 +52,18 @@ func TensorShareable(t *core.Tensor) (ok bool, why string) {
 // the tensor package has no type for them. Release the result (Release) as any arrow-go tensor.
 func ToTensor(t *core.Tensor, opts ...adapters.Option) (tensor.Interface, error) {
 	if t == nil {
-		return nil, fmt.Errorf("%w: ToTensor of a nil tensor", ErrNil)
+		return nil, errs.Errorf(ErrNil, "arrowx: ToTensor of a nil tensor")
 	}
 	h, err := core.Hold(t)
 	if err != nil {
-		return nil, fmt.Errorf("arrowx: ToTensor: %w", err)
+		return nil, wrapf(err, "ToTensor")
 	}
 	defer h.Release()
 	if !t.HostAccessible() {
 		return nil, fmt.Errorf("arrowx: ToTensor of %s: %w", t, core.ErrNotHost)
 	}
 	if !tensorDType(t.DType()) {
-		return nil, fmt.Errorf("%w: arrowx: arrow-go's tensor package has no %s", adapters.ErrUnsupported, t.DType())
+		return nil, errs.Errorf(adapters.ErrUnsupported, "arrowx: arrow-go's tensor package has no %s", t.DType())
 	}
 	adt, err := ToDType(t.DType())
 	if err != nil {
@@ -71,12 +72,12 @@ func ToTensor(t *core.Tensor, opts ...adapters.Option) (tensor.Interface, error)
 	o := adapters.Apply(opts...)
 	cp, err := o.Choose(TensorShareable(t))
 	if err != nil {
-		return nil, fmt.Errorf("arrowx: ToTensor of %s: %w", t, err)
+		return nil, wrapf(err, "ToTensor of %s", t)
 	}
 	src := t
 	if cp {
 		if src, err = adapters.Clone(t, adapters.COrder); err != nil {
-			return nil, fmt.Errorf("arrowx: ToTensor: %w", err)
+			return nil, wrapf(err, "ToTensor")
 		}
 	}
 	size := int64(src.DType().Size())
@@ -107,7 +108,7 @@ func ToTensor(t *core.Tensor, opts ...adapters.Option) (tensor.Interface, error)
 	} else {
 		buf = memory.NewBufferBytes(unsafe.Slice((*byte)(src.Data()), n*size))
 		if err := core.Attach(buf, src); err != nil {
-			return nil, fmt.Errorf("arrowx: %w", err)
+			return nil, wrapf(err, "")
 		}
 	}
 	data := array.NewData(adt, int(n), []*memory.Buffer{nil, buf}, nil, 0, 0)
@@ -124,37 +125,36 @@ func ToTensor(t *core.Tensor, opts ...adapters.Option) (tensor.Interface, error)
 // buffer is mutable, as in FromArray.
 func FromTensor(at tensor.Interface, opts ...adapters.Option) (*core.Tensor, error) {
 	if at == nil || at.Data() == nil {
-		return nil, fmt.Errorf("%w: FromTensor of a nil or released tensor", ErrNil)
+		return nil, errs.Errorf(ErrNil, "arrowx: FromTensor of a nil or released tensor")
 	}
 	dt, err := FromDType(at.DataType())
 	if err != nil {
 		return nil, err
 	}
 	if dt == core.Bool {
-		return nil, fmt.Errorf("%w: arrowx: a tensor of Arrow booleans", adapters.ErrUnsupported)
+		return nil, errs.Errorf(adapters.ErrUnsupported, "arrowx: arrow-go tensors of booleans are not supported")
 	}
 	d := at.Data()
 	if d.NullN() > 0 {
-		return nil, fmt.Errorf("%w: an arrow-go tensor with %d nulls", ErrNulls, d.NullN())
+		return nil, errs.Errorf(ErrNulls, "arrowx: an arrow-go tensor with %d nulls", d.NullN())
 	}
 	shape := append([]int64{}, at.Shape()...)
 	bstrides := at.Strides()
 	if len(bstrides) != len(shape) {
-		return nil, fmt.Errorf("%w: %d strides for %d dimensions", ErrMalformed, len(bstrides), len(shape))
+		return nil, errs.Errorf(ErrMalformed, "arrowx: %d strides for %d dimensions do not match", len(bstrides), len(shape))
 	}
 	size := int64(dt.Size())
 	strides := make([]int64, len(shape))
 	empty := false
 	for i, s := range bstrides {
 		if shape[i] < 0 {
-			return nil, fmt.Errorf("%w: dimension %d is %d", ErrMalformed, i, shape[i])
+			return nil, errs.Errorf(ErrMalformed, "arrowx: dimension %d is %d, negative", i, shape[i])
 		}
 		if shape[i] == 0 {
 			empty = true
 		}
 		if s%size != 0 {
-			return nil, fmt.Errorf("%w: stride %d bytes of axis %d is not a multiple of %s's %d bytes",
-				ErrMalformed, s, i, dt, size)
+			return nil, errs.Errorf(ErrMalformed, "arrowx: stride %d bytes of axis %d is not a multiple of %s's %d bytes", s, i, dt, size)
 		}
 		strides[i] = s / size
 	}
@@ -185,7 +185,7 @@ func FromTensor(at tensor.Interface, opts ...adapters.Option) (*core.Tensor, err
 	for i, dim := range shape {
 		ext, ok := mulCheck(dim-1, abs(strides[i]))
 		if !ok {
-			return nil, fmt.Errorf("%w: axis %d of %d with stride %d overflows", ErrMalformed, i, dim, strides[i])
+			return nil, errs.Errorf(ErrMalformed, "arrowx: axis %d of %d with stride %d overflows", i, dim, strides[i])
 		}
 		if strides[i] < 0 {
 			lo -= ext
@@ -193,7 +193,7 @@ func FromTensor(at tensor.Interface, opts ...adapters.Option) (*core.Tensor, err
 			hi += ext
 		}
 		if hi < 0 || lo > 0 {
-			return nil, fmt.Errorf("%w: element offsets overflow", ErrMalformed)
+			return nil, errs.Errorf(ErrMalformed, "arrowx: element offsets overflow")
 		}
 	}
 	first := int64(d.Offset())
@@ -202,8 +202,7 @@ func FromTensor(at tensor.Interface, opts ...adapters.Option) (*core.Tensor, err
 		have = int64(buf.Len()) / size
 	}
 	if first < 0 || first+lo < 0 || hi >= have-first { // (first+hi may overflow)
-		return nil, fmt.Errorf("%w: elements at %d..%d from offset %d, the buffer holds %d %s",
-			ErrMalformed, lo, hi, first, have, dt)
+		return nil, errs.Errorf(ErrMalformed, "arrowx: elements at %d..%d from offset %d, the buffer holds %d %s", lo, hi, first, have, dt)
 	}
 	b := buf.Bytes()
 	desc.Data = unsafe.Pointer(&b[first*size])
@@ -239,11 +238,11 @@ func abs(x int64) int64 {
 // FromArray's rules (FillNulls). Options apply as in FromArray.
 func FromRecord(rec arrow.RecordBatch, opts ...adapters.Option) (*core.Tensor, error) {
 	if rec == nil {
-		return nil, fmt.Errorf("%w: FromRecord of a nil record batch", ErrNil)
+		return nil, errs.Errorf(ErrNil, "arrowx: FromRecord of a nil record batch")
 	}
 	ncols, rows := rec.NumCols(), rec.NumRows()
 	if ncols == 0 {
-		return nil, fmt.Errorf("%w: a record batch without columns", ErrMismatch)
+		return nil, errs.Errorf(ErrMismatch, "arrowx: a record batch without columns has no matrix")
 	}
 	o := adapters.Apply(opts...)
 	fill, canFill := fillOf(o)
@@ -252,25 +251,25 @@ func FromRecord(rec arrow.RecordBatch, opts ...adapters.Option) (*core.Tensor, e
 	for j := range lays {
 		col := rec.Column(int(j))
 		if _, nested := col.DataType().(*arrow.FixedSizeListType); nested {
-			return nil, fmt.Errorf("%w: arrowx: column %d is %s, not primitive", adapters.ErrUnsupported, j, col.DataType())
+			return nil, errs.Errorf(adapters.ErrUnsupported, "arrowx: column %d is %s, not primitive", j, col.DataType())
 		}
 		l, err := layoutOf(col.Data())
 		if err != nil {
-			return nil, fmt.Errorf("arrowx: column %d: %w", j, err)
+			return nil, wrapf(err, "column %d", j)
 		}
 		if l.total != rows {
-			return nil, fmt.Errorf("%w: column %d has %d rows, the batch %d", ErrMismatch, j, l.total, rows)
+			return nil, errs.Errorf(ErrMismatch, "arrowx: column %d has %d rows, the batch %d", j, l.total, rows)
 		}
 		if j > 0 && l.dtype != lays[0].dtype {
-			return nil, fmt.Errorf("%w: column %d is %s, column 0 %s", ErrMismatch, j, l.dtype, lays[0].dtype)
+			return nil, errs.Errorf(ErrMismatch, "arrowx: column %d is %s, column 0 %s", j, l.dtype, lays[0].dtype)
 		}
 		hasNulls, err := l.hasNulls()
 		if err != nil {
-			return nil, fmt.Errorf("arrowx: column %d: %w", j, err)
+			return nil, wrapf(err, "column %d", j)
 		}
 		if hasNulls {
 			if !canFill {
-				return nil, fmt.Errorf("%w: column %d (give arrowx.FillNulls to copy with a fill value)", ErrNulls, j)
+				return nil, errs.Errorf(ErrNulls, "arrowx: column %d has nulls (give arrowx.FillNulls to copy with a fill value)", j)
 			}
 			nulls = true
 		}
@@ -294,7 +293,7 @@ func FromRecord(rec arrow.RecordBatch, opts ...adapters.Option) (*core.Tensor, e
 	}
 	cp, err := o.Choose(share, why)
 	if err != nil {
-		return nil, fmt.Errorf("arrowx: FromRecord: %w", err)
+		return nil, wrapf(err, "FromRecord")
 	}
 	if !cp {
 		t, err := viewColumns(lays, rows, colStride)
@@ -321,7 +320,7 @@ func FromRecord(rec arrow.RecordBatch, opts ...adapters.Option) (*core.Tensor, e
 			err = adapters.Copy(dst, col)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("arrowx: FromRecord: %w", err)
+			return nil, wrapf(err, "FromRecord")
 		}
 	}
 	if out, err = out.WithFlags(core.FlagIsCopied); err != nil {

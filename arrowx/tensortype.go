@@ -69,7 +69,7 @@ func NewFixedShapeTensorType(value arrow.DataType, shape []int64, dimNames []str
 		return nil, errs.Errorf(ErrNil, "arrowx: fixed_shape_tensor without an element type")
 	}
 	if _, err := FromDType(value); err != nil {
-		return nil, fmt.Errorf("arrowx: fixed_shape_tensor of %s: %w", value, err)
+		return nil, wrapf(err, "fixed_shape_tensor of %s", value)
 	}
 	size, err := checkTensorMeta(shape, dimNames, permutation)
 	if err != nil {
@@ -228,7 +228,7 @@ func fromFixedShape(ft *FixedShapeTensorType, d arrow.ArrayData, opts []adapters
 	phys := append([]int64{n}, ft.shape...)
 	t, err := flat.Reshape(phys...)
 	if err != nil {
-		return nil, fmt.Errorf("arrowx: fixed_shape_tensor of shape %v: %w", ft.shape, err)
+		return nil, wrapf(err, "fixed_shape_tensor of shape %v", ft.shape)
 	}
 	if ft.permutation == nil {
 		return t, nil
@@ -256,7 +256,7 @@ func ToFixedShapeTensor(t *core.Tensor, opts ...adapters.Option) (arrow.Array, e
 	}
 	h, err := core.Hold(t)
 	if err != nil {
-		return nil, fmt.Errorf("arrowx: ToFixedShapeTensor: %w", err)
+		return nil, wrapf(err, "ToFixedShapeTensor")
 	}
 	defer h.Release()
 	if t.Ndim() == 0 {
@@ -272,7 +272,7 @@ func ToFixedShapeTensor(t *core.Tensor, opts ...adapters.Option) (arrow.Array, e
 	order := innerOrder(t)
 	src, err := t.Permute(order...)
 	if err != nil {
-		return nil, fmt.Errorf("arrowx: ToFixedShapeTensor of %s: %w", t, err)
+		return nil, wrapf(err, "ToFixedShapeTensor of %s", t)
 	}
 	defer func() { src.Release() }()
 	copied := false
@@ -283,7 +283,7 @@ func ToFixedShapeTensor(t *core.Tensor, opts ...adapters.Option) (arrow.Array, e
 		}
 		c, err := adapters.Contiguous(t)
 		if err != nil {
-			return nil, fmt.Errorf("arrowx: ToFixedShapeTensor: %w", err)
+			return nil, wrapf(err, "ToFixedShapeTensor")
 		}
 		src.Release()
 		src, order, copied = c, identity(len(shape)), true
@@ -301,12 +301,12 @@ func ToFixedShapeTensor(t *core.Tensor, opts ...adapters.Option) (arrow.Array, e
 	}
 	ft, err := NewFixedShapeTensorType(value, phys, nil, perm)
 	if err != nil {
-		return nil, errs.Errorf(adapters.ErrUnsupported, "arrowx: ToFixedShapeTensor of %s: %w", t, err)
+		return nil, errs.Errorf(adapters.ErrUnsupported, "%w (ToFixedShapeTensor of %s)", err, t)
 	}
 	size := int64(ft.Storage.(*arrow.FixedSizeListType).Len())
 	flat, err := src.Reshape(shape[0], size)
 	if err != nil {
-		return nil, fmt.Errorf("arrowx: ToFixedShapeTensor of %s: %w", t, err)
+		return nil, wrapf(err, "ToFixedShapeTensor of %s", t)
 	}
 	defer flat.Release()
 	var again bool

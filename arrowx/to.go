@@ -12,6 +12,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // Shareable reports whether ToArray can give an array over t's own memory, and if not, why:
@@ -54,18 +55,18 @@ func Shareable(t *core.Tensor) (ok bool, why string) {
 // Arrow array; the tensor's memory is let go when the array is unreachable.
 func ToArray(t *core.Tensor, opts ...adapters.Option) (arrow.Array, error) {
 	if t == nil {
-		return nil, fmt.Errorf("%w: ToArray of a nil tensor", ErrNil)
+		return nil, errs.Errorf(ErrNil, "arrowx: ToArray of a nil tensor")
 	}
 	h, err := core.Hold(t)
 	if err != nil {
-		return nil, fmt.Errorf("arrowx: ToArray: %w", err)
+		return nil, wrapf(err, "ToArray")
 	}
 	defer h.Release()
 	switch {
 	case !t.HostAccessible():
 		return nil, fmt.Errorf("arrowx: ToArray of %s: %w", t, core.ErrNotHost)
 	case t.Ndim() == 0:
-		return nil, fmt.Errorf("%w: arrowx: ToArray of a 0-d tensor (reshape it to [1])", adapters.ErrUnsupported)
+		return nil, errs.Errorf(adapters.ErrUnsupported, "arrowx: ToArray of a 0-d tensor (reshape it to [1])")
 	}
 	leafType, err := ToDType(t.DType())
 	if err != nil {
@@ -74,19 +75,19 @@ func ToArray(t *core.Tensor, opts ...adapters.Option) (arrow.Array, error) {
 	shape := t.Shape()
 	for _, d := range shape[1:] {
 		if d > math.MaxInt32 || d == 0 {
-			return nil, fmt.Errorf("%w: arrowx: shape %v: a FixedSizeList's size must be 1 to 2^31-1 "+
-				"(arrow-go makes none of size 0)", adapters.ErrUnsupported, shape)
+			return nil, errs.Errorf(adapters.ErrUnsupported, "arrowx: shape %v: a FixedSizeList's size must be 1 to 2^31-1 "+
+				"(arrow-go makes none of size 0)", shape)
 		}
 	}
 	o := adapters.Apply(opts...)
 	cp, err := o.Choose(Shareable(t))
 	if err != nil {
-		return nil, fmt.Errorf("arrowx: ToArray of %s: %w", t, err)
+		return nil, wrapf(err, "ToArray of %s", t)
 	}
 	src := t
 	if cp && t.DType() != core.Bool {
 		if src, err = adapters.Clone(t, adapters.COrder); err != nil {
-			return nil, fmt.Errorf("arrowx: ToArray: %w", err)
+			return nil, wrapf(err, "ToArray")
 		}
 	}
 	var values *memory.Buffer
@@ -123,7 +124,7 @@ func bufferOver(t *core.Tensor) (*memory.Buffer, error) {
 	}
 	buf := memory.NewBufferBytes(unsafe.Slice((*byte)(t.Data()), n))
 	if err := core.Attach(buf, t); err != nil {
-		return nil, fmt.Errorf("arrowx: %w", err)
+		return nil, wrapf(err, "")
 	}
 	return buf, nil
 }
@@ -132,11 +133,11 @@ func bufferOver(t *core.Tensor) (*memory.Buffer, error) {
 func packBools(t *core.Tensor) (*memory.Buffer, error) {
 	c, err := adapters.Contiguous(t)
 	if err != nil {
-		return nil, fmt.Errorf("arrowx: %w", err)
+		return nil, wrapf(err, "")
 	}
 	bs, err := c.Bools()
 	if err != nil {
-		return nil, fmt.Errorf("arrowx: %w", err)
+		return nil, wrapf(err, "")
 	}
 	packed := make([]byte, bitutil.BytesForBits(int64(len(bs))))
 	for i, b := range bs {
