@@ -36,15 +36,16 @@ type ColumnInfo struct {
 // Columns lists the columns of the Parquet file r that Read reads as tensors (primitive numeric
 // and bool columns, FixedSizeList of them, nested for more dimensions, and
 // arrow.fixed_shape_tensor), in schema order; other columns are left out. It reads the footer
-// only. A malformed file gets an error (wrapping arrowx.ErrMalformed where arrow-go's reader
-// panics), never a panic.
+// only, and leaves r open (an *os.File too). A malformed file gets an error (wrapping
+// arrowx.ErrMalformed where arrow-go's reader panics), never a panic.
 func Columns(r parquet.ReaderAtSeeker) (cols []ColumnInfo, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			cols, err = nil, errs.Errorf(arrowx.ErrMalformed, "parquetx: malformed file: %v", p)
 		}
 	}()
-	fr, err := file.NewParquetReader(r)
+	// arrow-go's reader closes a source that is an io.Closer: hand it only the reading
+	fr, err := file.NewParquetReader(struct{ parquet.ReaderAtSeeker }{r})
 	if err != nil {
 		return nil, fmt.Errorf("parquetx: %w", err)
 	}

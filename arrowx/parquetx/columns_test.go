@@ -3,6 +3,9 @@ package parquetx_test
 import (
 	"bytes"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -98,6 +101,23 @@ func TestColumns(t *testing.T) {
 		_, err := parquetx.Columns(bytes.NewReader(bad))
 		assert.Error(t, err, "%q", bad[:min(len(bad), 16)])
 	}
+}
+
+// Columns leaves the file it reads open, for the caller to read on and close.
+func TestColumnsLeavesFileOpen(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "t.parquet")
+	require.NoError(t, parquetx.WriteFile(name, []parquetx.Column{{"x", seq(t, core.Float32, 3, 2)}}))
+	f, err := os.Open(name)
+	require.NoError(t, err)
+	defer f.Close()
+	cols, err := parquetx.Columns(f)
+	require.NoError(t, err)
+	require.Len(t, cols, 1)
+	_, err = f.Seek(0, io.SeekStart)
+	require.NoError(t, err, "the file is still open")
+	cols, err = parquetx.Columns(f)
+	require.NoError(t, err)
+	assert.Len(t, cols, 1)
 }
 
 func indexOf(cols []parquetx.ColumnInfo, name string) int {
