@@ -7,9 +7,10 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 )
 
-// Errors returned by this package, always wrapped with what was wrong
-// (fmt.Errorf("%w: ...")). Test them with errors.Is. A sentinel that refines another wraps it, as
-// core's do, so that its message reads from the general to the particular.
+// Errors returned by this package. A message leads with what was wrong and the values at fault
+// ("numpyx: shape[0] = -1 is negative"), without the sentinel's own text; test them with
+// errors.Is. A sentinel that refines another wraps it, as core's do: an ErrHeader error also
+// matches ErrFormat.
 var (
 	// ErrFormat: the bytes are not a well-formed .npy or .npz file. ErrVersion, ErrHeader and
 	// ErrTruncated match it too.

@@ -107,5 +107,5 @@ func ExampleParseHeader() {
 	fmt.Println(err)
 	// Output:
 	// complex128 true true [3 4]
-	// numpyx: unsupported dtype (adapters: conversion not supported): descr "|O" (only b1, i1-i8, u1-u8, f2, f4, f8, c8, c16 are supported)
+	// numpyx: descr "|O" is not a dtype numpyx reads (only b1, i1-i8, u1-u8, f2, f4, f8, c8, c16 are)
 }

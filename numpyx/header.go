@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 	"github.com/dlpack-go/dlpack/internal/tensorio"
 )
 
@@ -118,7 +119,7 @@ func parseDescr(s string) (dt core.DLDataType, bigEndian bool, err error) {
 	}
 	dt, ok := dtypes[body]
 	if !ok {
-		return dt, false, fmt.Errorf("%w: descr %q (only b1, i1-i8, u1-u8, f2, f4, f8, c8, c16 are supported)", ErrUnsupportedDType, s)
+		return dt, false, errs.Errorf(ErrUnsupportedDType, "numpyx: descr %q is not a dtype numpyx reads (only b1, i1-i8, u1-u8, f2, f4, f8, c8, c16 are)", s)
 	}
 	switch order {
 	case '>':
@@ -127,7 +128,7 @@ func parseDescr(s string) (dt core.DLDataType, bigEndian bool, err error) {
 		bigEndian = hostBigEndian
 	case '|':
 		if dt.Size() > 1 {
-			return dt, false, fmt.Errorf("%w: descr %q: '|' (no byte order) on a multi-byte type", ErrHeader, s)
+			return dt, false, errs.Errorf(ErrHeader, "numpyx: descr %q puts '|' (no byte order) on a multi-byte type", s)
 		}
 	}
 	if dt.Size() == 1 {
@@ -150,7 +151,7 @@ func descrOf(dt core.DLDataType) (string, error) {
 			}
 		}
 	}
-	return "", fmt.Errorf("%w: %s has no NumPy equivalent this package writes", ErrUnsupportedDType, dt)
+	return "", errs.Errorf(ErrUnsupportedDType, "numpyx: %s has no NumPy equivalent this package writes", dt)
 }
 
 // ParseHeader parses the header dict of a .npy file (the text after the length field), such
@@ -170,19 +171,19 @@ func ParseHeader(dict []byte) (Header, error) {
 	}
 	p.space()
 	if p.i != len(p.s) {
-		return Header{}, fmt.Errorf("%w: unexpected %q after the dict at byte %d", ErrHeader, clip(p.s[p.i:]), p.i)
+		return Header{}, errs.Errorf(ErrHeader, "numpyx: unexpected %q after the dict at byte %d of the header", clip(p.s[p.i:]), p.i)
 	}
 	if v.kind != kDict {
-		return Header{}, fmt.Errorf("%w: header is a %s, not a dict", ErrHeader, v.kind)
+		return Header{}, errs.Errorf(ErrHeader, "numpyx: the header is a %s, not a dict", v.kind)
 	}
 	var h Header
 	seen := map[string]bool{}
 	for i, k := range v.keys {
 		if k.kind != kStr {
-			return Header{}, fmt.Errorf("%w: dict key %d is a %s, not a string", ErrHeader, i, k.kind)
+			return Header{}, errs.Errorf(ErrHeader, "numpyx: header key %d is a %s, not a string", i, k.kind)
 		}
 		if seen[k.s] {
-			return Header{}, fmt.Errorf("%w: key %q appears twice", ErrHeader, k.s)
+			return Header{}, errs.Errorf(ErrHeader, "numpyx: header key %q appears twice", k.s)
 		}
 		seen[k.s] = true
 		val := v.items[i]
@@ -192,36 +193,36 @@ func ParseHeader(dict []byte) (Header, error) {
 			case kStr:
 				h.Descr = val.s
 			case kList:
-				return Header{}, fmt.Errorf("%w: structured descr (a list of fields)", ErrUnsupportedDType)
+				return Header{}, errs.Errorf(ErrUnsupportedDType, "numpyx: structured descr (a list of fields) is not supported")
 			default:
-				return Header{}, fmt.Errorf("%w: descr is a %s, not a string", ErrHeader, val.kind)
+				return Header{}, errs.Errorf(ErrHeader, "numpyx: descr is a %s, not a string", val.kind)
 			}
 		case "fortran_order":
 			if val.kind != kBool {
-				return Header{}, fmt.Errorf("%w: fortran_order is a %s, not a bool", ErrHeader, val.kind)
+				return Header{}, errs.Errorf(ErrHeader, "numpyx: fortran_order is a %s, not a bool", val.kind)
 			}
 			h.Fortran = val.b
 		case "shape":
 			if val.kind != kTuple {
-				return Header{}, fmt.Errorf("%w: shape is a %s, not a tuple", ErrHeader, val.kind)
+				return Header{}, errs.Errorf(ErrHeader, "numpyx: shape is a %s, not a tuple", val.kind)
 			}
 			h.Shape = make([]int64, len(val.items))
 			for j, d := range val.items {
 				if d.kind != kInt {
-					return Header{}, fmt.Errorf("%w: shape[%d] is a %s, not an int", ErrHeader, j, d.kind)
+					return Header{}, errs.Errorf(ErrHeader, "numpyx: shape[%d] is a %s, not an int", j, d.kind)
 				}
 				if d.i < 0 {
-					return Header{}, fmt.Errorf("%w: shape[%d] = %d is negative", ErrHeader, j, d.i)
+					return Header{}, errs.Errorf(ErrHeader, "numpyx: shape[%d] = %d is negative", j, d.i)
 				}
 				h.Shape[j] = d.i
 			}
 		default:
-			return Header{}, fmt.Errorf("%w: unexpected key %q (want descr, fortran_order, shape)", ErrHeader, k.s)
+			return Header{}, errs.Errorf(ErrHeader, "numpyx: unexpected header key %q (want descr, fortran_order, shape)", k.s)
 		}
 	}
 	for _, k := range []string{"descr", "fortran_order", "shape"} {
 		if !seen[k] {
-			return Header{}, fmt.Errorf("%w: key %q is missing", ErrHeader, k)
+			return Header{}, errs.Errorf(ErrHeader, "numpyx: header key %q is missing", k)
 		}
 	}
 	if h.DType, h.BigEndian, err = parseDescr(h.Descr); err != nil {
@@ -236,7 +237,7 @@ func ParseHeader(dict []byte) (Header, error) {
 		}
 		hi, lo := bits.Mul64(n, uint64(d))
 		if hi != 0 || lo > 1<<63-1 {
-			return Header{}, fmt.Errorf("%w: shape %v of %s overflows int64 bytes", ErrHeader, h.Shape, h.Descr)
+			return Header{}, errs.Errorf(ErrHeader, "numpyx: shape %v of %s overflows int64 bytes", h.Shape, h.Descr)
 		}
 		n = lo
 	}

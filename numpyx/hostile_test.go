@@ -14,6 +14,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs/errstest"
 	"github.com/dlpack-go/dlpack/numpyx"
 )
 
@@ -103,6 +104,7 @@ func TestHostile(t *testing.T) {
 			_, err := numpyx.Read(bytes.NewReader(tc.file))
 			require.ErrorIs(t, err, tc.want)
 			assert.True(t, strings.HasPrefix(err.Error(), "numpyx: "), err.Error())
+			assert.NoError(t, errstest.Check(err, sentinels...))
 			_, err = numpyx.Read(onlyReader{bytes.NewReader(tc.file)})
 			require.ErrorIs(t, err, tc.want)
 			path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".npy")
@@ -111,6 +113,7 @@ func TestHostile(t *testing.T) {
 			require.ErrorIs(t, err, tc.want)
 			_, err = numpyx.Map(path)
 			require.ErrorIs(t, err, tc.want)
+			assert.NoError(t, errstest.Check(err, sentinels...))
 		})
 	}
 	// the readers that cannot tell the size grow as data arrives: a header promising 8 GB with
@@ -167,6 +170,7 @@ func TestNPZHostile(t *testing.T) {
 		_, err = z.Read("a")
 		require.Error(t, err)
 		assert.True(t, errors.Is(err, numpyx.ErrTruncated) || errors.Is(err, numpyx.ErrFormat), err.Error())
+		assert.NoError(t, errstest.Check(err, sentinels...))
 	}
 
 	z, err := numpyx.NewNPZ(bytes.NewReader(ok.Bytes()), int64(ok.Len()))

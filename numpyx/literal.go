@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // The header dict is parsed by a small recursive-descent parser of the Python literal subset
@@ -66,7 +67,7 @@ func (p *parser) space() {
 }
 
 func (p *parser) errorf(format string, args ...any) error {
-	return fmt.Errorf("%w: at byte %d: %s", ErrHeader, p.i, fmt.Sprintf(format, args...))
+	return errs.Errorf(ErrHeader, "numpyx: %s at byte %d of the header", fmt.Sprintf(format, args...), p.i)
 }
 
 // peek returns the next byte after spaces, or 0 at the end.
@@ -188,7 +189,7 @@ func (p *parser) tuple(depth int) (literal, error) {
 	items, comma, err := p.items(depth, ')', core.MaxNdim)
 	if err != nil {
 		if len(items) == core.MaxNdim {
-			return literal{}, fmt.Errorf("%w: shape has more than %d dimensions", ErrHeader, core.MaxNdim)
+			return literal{}, errs.Errorf(ErrHeader, "numpyx: shape has more than %d dimensions", core.MaxNdim)
 		}
 		return literal{}, err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // Map opens the .npy file called name as a read-only tensor over the file's own bytes, mapped
@@ -45,7 +46,7 @@ func Map(name string, opts ...adapters.Option) (*core.Tensor, error) {
 		return nil, err
 	}
 	if avail := size - h.DataOffset; h.DataLen() > avail {
-		return nil, fmt.Errorf("%w: header promises %d data bytes (%s %v), only %d present", ErrTruncated, h.DataLen(), h.Descr, h.Shape, avail)
+		return nil, errs.Errorf(ErrTruncated, "numpyx: header promises %d data bytes (%s %v), only %d present", h.DataLen(), h.Descr, h.Shape, avail)
 	}
 	why := ""
 	switch align := alignOf(h.DType); {
@@ -80,7 +81,7 @@ func Map(name string, opts ...adapters.Option) (*core.Tensor, error) {
 	}
 	cp, err := o.Choose(why == "", why)
 	if err != nil {
-		return nil, fmt.Errorf("numpyx: mapping %s: %w", name, err)
+		return nil, fmt.Errorf("numpyx: %w (mapping %s)", err, name)
 	}
 	if cp {
 		if mapped != nil {

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 	"github.com/dlpack-go/dlpack/internal/tensorio"
 )
 
@@ -91,14 +92,14 @@ func OpenNPZ(name string, opts ...NPZOption) (*NPZ, error) {
 func NewNPZ(r io.ReaderAt, size int64, opts ...NPZOption) (*NPZ, error) {
 	zr, err := zip.NewReader(r, size)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) { // names are keys here, never paths
-		return nil, fmt.Errorf("%w: not a zip archive: %v", ErrFormat, err)
+		return nil, errs.Errorf(ErrFormat, "numpyx: not a zip archive: %v", err)
 	}
 	z := &NPZ{files: make(map[string]*zip.File, len(zr.File)), keys: make([]string, 0, len(zr.File)), size: size}
 	z.limit.Store(npzConfigOf(opts).limit)
 	for _, f := range zr.File {
 		key := strings.TrimSuffix(f.Name, ".npy")
 		if _, dup := z.files[key]; dup {
-			return nil, fmt.Errorf("%w: %w: %q", ErrFormat, ErrDuplicateKey, key)
+			return nil, errs.Errorf(ErrFormat, "%w", errs.Errorf(ErrDuplicateKey, "numpyx: the archive holds two arrays under the key %q", key))
 		}
 		z.files[key] = f
 		z.keys = append(z.keys, key)
@@ -121,11 +122,11 @@ func checkExtents(files []*zip.File, size int64) error {
 	for _, f := range files {
 		off, err := f.DataOffset()
 		if err != nil {
-			return fmt.Errorf("%w: member %q: %v", ErrFormat, f.Name, err)
+			return errs.Errorf(ErrFormat, "numpyx: %v (member %q)", err, f.Name)
 		}
 		if f.CompressedSize64 > uint64(size) || off < 0 || off > size-int64(f.CompressedSize64) {
-			return fmt.Errorf("%w: member %q claims %d bytes at offset %d of a %d-byte archive",
-				ErrTruncated, f.Name, f.CompressedSize64, off, size)
+			return errs.Errorf(ErrTruncated, "numpyx: member %q claims %d bytes at offset %d of a %d-byte archive",
+				f.Name, f.CompressedSize64, off, size)
 		}
 		if f.CompressedSize64 > 0 {
 			ext = append(ext, extent{off, off + int64(f.CompressedSize64), f.Name})
@@ -134,8 +135,8 @@ func checkExtents(files []*zip.File, size int64) error {
 	slices.SortFunc(ext, func(a, b extent) int { return cmp.Compare(a.off, b.off) })
 	for i := 1; i < len(ext); i++ {
 		if p, e := ext[i-1], ext[i]; e.off < p.end {
-			return fmt.Errorf("%w: members %q and %q share bytes %d to %d of the archive (zip entries over one "+
-				"compressed stream, which would be inflated once per entry)", ErrFormat, p.name, e.name, e.off, min(p.end, e.end))
+			return errs.Errorf(ErrFormat, "numpyx: members %q and %q share bytes %d to %d of the archive (zip entries over one "+
+				"compressed stream, which would be inflated once per entry)", p.name, e.name, e.off, min(p.end, e.end))
 		}
 	}
 	return nil
@@ -159,24 +160,24 @@ func (z *NPZ) Close() error {
 func (z *NPZ) member(key string) (*memberReader, int64, error) {
 	f, ok := z.files[key]
 	if !ok {
-		return nil, 0, fmt.Errorf("%w: %q", ErrNotFound, key)
+		return nil, 0, errs.Errorf(ErrNotFound, "numpyx: no array %q in the archive", key)
 	}
 	avail := int64(-1)
 	if f.Method == zip.Store {
 		off, err := f.DataOffset()
 		if err != nil {
-			return nil, 0, fmt.Errorf("%w: member %q: %v", ErrFormat, f.Name, err)
+			return nil, 0, errs.Errorf(ErrFormat, "numpyx: %v (member %q)", err, f.Name)
 		}
 		if f.CompressedSize64 != f.UncompressedSize64 || f.CompressedSize64 > uint64(z.size) ||
 			off < 0 || off > z.size-int64(f.CompressedSize64) {
-			return nil, 0, fmt.Errorf("%w: stored member %q claims %d bytes at offset %d of a %d-byte archive",
-				ErrTruncated, f.Name, f.CompressedSize64, off, z.size)
+			return nil, 0, errs.Errorf(ErrTruncated, "numpyx: stored member %q claims %d bytes at offset %d of a %d-byte archive",
+				f.Name, f.CompressedSize64, off, z.size)
 		}
 		avail = int64(f.UncompressedSize64)
 	}
 	rc, err := f.Open()
 	if err != nil {
-		return nil, 0, fmt.Errorf("%w: member %q: %v", ErrFormat, f.Name, err)
+		return nil, 0, errs.Errorf(ErrFormat, "numpyx: %v (member %q)", err, f.Name)
 	}
 	return &memberReader{ReadCloser: rc, key: key, z: z}, avail, nil
 }
@@ -195,8 +196,9 @@ type memberReader struct {
 // fails before it allocates, and concurrent reads never allocate past the cap together.
 func (m *memberReader) reserve(h Header) error {
 	n := h.DataLen()
-	if err := m.z.take(n); err != nil {
-		return fmt.Errorf("%w: member %q holds %d data bytes (%s %v)", err, m.key, n, h.Descr, h.Shape)
+	if left, ok := m.z.take(n); !ok {
+		return errs.Errorf(ErrTooLarge, "numpyx: member %q holds %d data bytes (%s %v), %d bytes are left of the MaxInflated cap",
+			m.key, n, h.Descr, h.Shape, left)
 	}
 	m.reserved += n
 	return nil
@@ -208,12 +210,12 @@ func (m *memberReader) Read(p []byte) (int, error) {
 	}
 	n, err := m.ReadCloser.Read(p)
 	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
-		err = fmt.Errorf("%w: member %q: %v", ErrFormat, m.key, err)
+		err = errs.Errorf(ErrFormat, "numpyx: %v (member %q)", err, m.key)
 	}
 	paid := min(int64(n), m.reserved)
 	m.reserved -= paid
-	if terr := m.z.take(int64(n) - paid); terr != nil {
-		return 0, fmt.Errorf("%w: member %q inflates past it", terr, m.key)
+	if left, ok := m.z.take(int64(n) - paid); !ok {
+		return 0, errs.Errorf(ErrTooLarge, "numpyx: member %q inflates past the MaxInflated cap (%d bytes were left)", m.key, left)
 	}
 	return n, err
 }
@@ -269,7 +271,7 @@ func (z *NPZ) Read(key string) (*core.Tensor, error) {
 func drain(rc io.Reader, key string) error {
 	_, err := io.Copy(io.Discard, rc)
 	if err != nil && !errors.Is(err, ErrFormat) && !errors.Is(err, ErrTooLarge) {
-		err = fmt.Errorf("%w: member %q ends early: %v", ErrTruncated, key, err)
+		err = errs.Errorf(ErrTruncated, "numpyx: member %q ends early: %v", key, err)
 	}
 	return err
 }
@@ -295,8 +297,8 @@ func (z *NPZ) Open(key string) (Header, io.ReadCloser, error) {
 	n := h.DataLen()
 	if avail >= 0 && n > avail-h.DataOffset {
 		rc.Close()
-		return Header{}, nil, fmt.Errorf("%w: header promises %d data bytes (%s %v), the member holds %d (in member %q)",
-			ErrTruncated, n, h.Descr, h.Shape, avail-h.DataOffset, key)
+		return Header{}, nil, errs.Errorf(ErrTruncated, "numpyx: header promises %d data bytes (%s %v), the member holds %d (in member %q)",
+			n, h.Descr, h.Shape, avail-h.DataOffset, key)
 	}
 	if err := rc.reserve(h); err != nil {
 		rc.Close()
@@ -331,7 +333,7 @@ func (d *dataReader) Read(p []byte) (int, error) {
 	switch {
 	case err == io.EOF || err == io.ErrUnexpectedEOF:
 		if d.left > 0 {
-			d.err = fmt.Errorf("%w: member %q ends %d data bytes early", ErrTruncated, d.key, d.left)
+			d.err = errs.Errorf(ErrTruncated, "numpyx: member %q ends %d data bytes early", d.key, d.left)
 			return n, d.err
 		}
 	case err != nil:
@@ -343,19 +345,19 @@ func (d *dataReader) Read(p []byte) (int, error) {
 
 func (d *dataReader) Close() error { return d.rc.Close() }
 
-// take takes n bytes from the MaxInflated cap, if there is one (ErrTooLarge when fewer are
-// left), atomically: reads from several goroutines share it.
-func (z *NPZ) take(n int64) error {
+// take takes n bytes from the MaxInflated cap, if there is one, atomically: reads from several
+// goroutines share it. When fewer are left it takes none and returns how many are, and false.
+func (z *NPZ) take(n int64) (left int64, ok bool) {
 	for {
 		left := z.limit.Load()
 		if left < 0 || n == 0 {
-			return nil
+			return left, true
 		}
 		if n > left {
-			return fmt.Errorf("%w: %d bytes left of the MaxInflated cap", ErrTooLarge, left)
+			return left, false
 		}
 		if z.limit.CompareAndSwap(left, left-n) {
-			return nil
+			return left - n, true
 		}
 	}
 }
@@ -401,13 +403,13 @@ func NewNPZWriter(w io.Writer, opts ...NPZOption) *NPZWriter {
 // non-empty and unique (ErrDuplicateKey).
 func (z *NPZWriter) Write(key string, t *core.Tensor) error {
 	if key == "" {
-		return fmt.Errorf("numpyx: empty npz key")
+		return errs.Errorf(core.ErrArgument, "numpyx: an npz key must not be empty")
 	}
 	if z.seen[key] {
-		return fmt.Errorf("%w: %q", ErrDuplicateKey, key)
+		return errs.Errorf(ErrDuplicateKey, "numpyx: key %q is written twice", key)
 	}
 	if _, err := HeaderOf(t); err != nil {
-		return fmt.Errorf("numpyx: array %q: %w", key, err)
+		return fmt.Errorf("%w (array %q)", err, key)
 	}
 	z.seen[key] = true
 	fh := &zip.FileHeader{Name: key + ".npy", Method: zip.Store}
@@ -416,7 +418,7 @@ func (z *NPZWriter) Write(key string, t *core.Tensor) error {
 	}
 	w, err := z.zw.CreateHeader(fh)
 	if err != nil {
-		return fmt.Errorf("numpyx: array %q: %w", key, err)
+		return fmt.Errorf("numpyx: %w (array %q)", err, key)
 	}
 	if err := Write(w, t); err != nil {
 		return fmt.Errorf("%w (array %q)", err, key)

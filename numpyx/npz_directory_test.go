@@ -131,7 +131,7 @@ func TestOpenersRefuseNonRegularFiles(t *testing.T) {
 			t.Run(opener+"/"+kind, func(t *testing.T) {
 				err := withinOrUnblock(t, fifo, func() error { return open(path) })
 				require.ErrorIs(t, err, numpyx.ErrNotRegularFile)
-				assert.Equal(t, fmt.Sprintf("numpyx: not a regular file: %s is %s", path, kind), err.Error())
+				assert.Equal(t, fmt.Sprintf("numpyx: %s is %s, not a regular file", path, kind), err.Error())
 			})
 		}
 	}

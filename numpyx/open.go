@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // openRegular opens the file called name for reading and returns it with its size, or refuses it
@@ -22,7 +24,7 @@ func openRegular(name string) (*os.File, int64, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, 0, fmt.Errorf("%w: %s is %s", ErrNotRegularFile, name, fileKind(fi.Mode()))
+		return nil, 0, errs.Errorf(ErrNotRegularFile, "numpyx: %s is %s, not a regular file", name, fileKind(fi.Mode()))
 	}
 	return f, fi.Size(), nil
 }
@@ -41,5 +43,5 @@ func fileKind(m fs.FileMode) string {
 	case m.IsDir():
 		return "a directory"
 	}
-	return "not a regular file (mode " + m.String() + ")"
+	return "a file of mode " + m.String()
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 	"github.com/dlpack-go/dlpack/internal/tensorio"
 )
 
@@ -22,7 +23,7 @@ func ReadHeader(r io.Reader) (Header, error) {
 		return Header{}, err
 	}
 	if string(pre[:len(Magic)]) != Magic {
-		return Header{}, fmt.Errorf("%w: bad magic %q, want %q", ErrFormat, pre[:len(Magic)], Magic)
+		return Header{}, errs.Errorf(ErrFormat, "numpyx: the file starts with %q, not the .npy magic %q", pre[:len(Magic)], Magic)
 	}
 	h := Header{Version: Version{pre[6], pre[7]}}
 	var hlen int64
@@ -40,15 +41,15 @@ func ReadHeader(r io.Reader) (Header, error) {
 		}
 		hlen = int64(binary.LittleEndian.Uint32(b[:]))
 	default:
-		return Header{}, fmt.Errorf("%w: %s (want 1.0, 2.0 or 3.0)", ErrVersion, h.Version)
+		return Header{}, errs.Errorf(ErrVersion, "numpyx: .npy format version %s is not supported (want 1.0, 2.0 or 3.0)", h.Version)
 	}
 	if hlen > MaxHeaderLen {
-		return Header{}, fmt.Errorf("%w: header length %d exceeds %d", ErrHeader, hlen, MaxHeaderLen)
+		return Header{}, errs.Errorf(ErrHeader, "numpyx: header length %d exceeds %d", hlen, MaxHeaderLen)
 	}
 	var buf bytes.Buffer
 	if n, err := io.CopyN(&buf, r, hlen); err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return Header{}, fmt.Errorf("%w: header promises %d bytes, only %d present", ErrTruncated, hlen, n)
+			return Header{}, errs.Errorf(ErrTruncated, "numpyx: header length field promises %d bytes, only %d present", hlen, n)
 		}
 		return Header{}, fmt.Errorf("numpyx: reading the header: %w", err)
 	}
@@ -71,7 +72,7 @@ func readFull(r io.Reader, b []byte, what string) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("%w: %s needs %d bytes, only %d present", ErrTruncated, what, len(b), n)
+		return errs.Errorf(ErrTruncated, "numpyx: only %d of the %d bytes of the %s are present", n, len(b), what)
 	default:
 		return fmt.Errorf("numpyx: reading the %s: %w", what, err)
 	}
@@ -145,7 +146,7 @@ func newFor(h Header) (*core.Tensor, []byte, error) {
 func readData(r io.Reader, h Header, avail int64) (*core.Tensor, error) {
 	n := h.DataLen()
 	if avail >= 0 && n > avail {
-		return nil, fmt.Errorf("%w: header promises %d data bytes (%s %v), only %d present", ErrTruncated, n, h.Descr, h.Shape, avail)
+		return nil, errs.Errorf(ErrTruncated, "numpyx: header promises %d data bytes (%s %v), only %d present", n, h.Descr, h.Shape, avail)
 	}
 	var t *core.Tensor
 	var b, allocErr = []byte(nil), error(nil)
@@ -168,7 +169,7 @@ func readData(r io.Reader, h Header, avail int64) (*core.Tensor, error) {
 
 func dataErr(err error, h Header, got int64) error {
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("%w: header promises %d data bytes (%s %v), only %d present", ErrTruncated, h.DataLen(), h.Descr, h.Shape, got)
+		return errs.Errorf(ErrTruncated, "numpyx: header promises %d data bytes (%s %v), only %d present", h.DataLen(), h.Descr, h.Shape, got)
 	}
 	return fmt.Errorf("numpyx: reading the data: %w", err)
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 	"github.com/dlpack-go/dlpack/internal/tensorio"
 )
 
@@ -16,13 +17,13 @@ import (
 // an int64 counts (core.ErrOverflow: a BroadcastTo to 2^63 bytes or more).
 func HeaderOf(t *core.Tensor) (Header, error) {
 	if t == nil {
-		return Header{}, fmt.Errorf("numpyx: nil tensor")
+		return Header{}, errs.Errorf(core.ErrNil, "numpyx: nil tensor")
 	}
 	if !t.HostAccessible() {
-		return Header{}, fmt.Errorf("numpyx: %w: %s", core.ErrNotHost, t.Device())
+		return Header{}, errs.Errorf(core.ErrNotHost, "numpyx: the tensor is on %s, not in host memory", t.Device())
 	}
 	if t.Released() {
-		return Header{}, fmt.Errorf("numpyx: %w", core.ErrReleased)
+		return Header{}, errs.Errorf(core.ErrReleased, "numpyx: the tensor was released")
 	}
 	descr, err := descrOf(t.DType())
 	if err != nil {
