@@ -6,7 +6,6 @@ require (
 	codeberg.org/sbinet/npyio v0.14.0
 	github.com/apache/arrow-go/v18 v18.9.0
 	github.com/ebitengine/purego v0.11.3
-	github.com/gomlx/gomlx v0.26.0
 	github.com/nlpodyssey/safetensors v0.0.0-20250209183917-bfb01cc25f7c
 	github.com/stretchr/testify v1.12.1
 	github.com/x448/float16 v0.8.4
@@ -24,8 +23,6 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/chewxy/hm v1.0.0 // indirect
 	github.com/chewxy/math32 v1.0.8 // indirect
-	github.com/dustin/go-humanize v1.1.0 // indirect
-	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/goccy/go-json v0.12.0 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
@@ -51,5 +48,4 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 	gorgonia.org/vecf32 v0.9.0 // indirect
 	gorgonia.org/vecf64 v0.9.0 // indirect
-	k8s.io/klog/v2 v2.130.1 // indirect
 )

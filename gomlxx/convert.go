@@ -6,9 +6,9 @@ import (
 	"math"
 	"reflect"
 
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
@@ -53,7 +53,7 @@ func ShareableTensor(t *tensors.Tensor) (ok bool, why string) {
 // t.ConstFlatData, into new Go memory flagged core.FlagIsCopied; adapters.ZeroCopyOnly() makes
 // it fail with adapters.ErrCopyRequired instead, and adapters.AlwaysCopy() copies local storage
 // too; adapters.ReportCopy(&b) says which happened. A nil tensor is refused with core.ErrNil, a
-// finalized one with core.ErrReleased, and a dtype GoMLX v0.26 cannot hold on the host with
+// finalized one with core.ErrReleased, and a dtype GoMLX v0.28 cannot hold on the host with
 // adapters.ErrUnsupported.
 //
 // FromTensor reads t's state under GoMLX's lock of t (inside ConstFlatData), so it may race
@@ -165,10 +165,10 @@ func flatDesc(flat any, dt core.DLDataType, dims []int) (core.Desc, error) {
 // (t.Ok() is false) and the core tensor is the data's only holder. It copies nothing when
 //
 //   - t has local storage: the core tensor holds the Go slice (as FromTensor's view does), or
-//   - t's data is a buffer of the pure-Go backend (simplego) — the results of a computation, or
+//   - t's data is a buffer of the pure-Go backend (gobackend) — the results of a computation, or
 //     a tensor once used as an input there: Take donates the buffer (t.DonateBuffer), wraps the
-//     memory the backend reports for it (BufferData, a Go slice), and hands the buffer back to
-//     the backend's pool (BufferFinalize) exactly once, when the last holder of the core tensor
+//     memory the backend reports for it (Buffer.Data, a Go slice), and hands the buffer back to
+//     the backend's pool (Buffer.Finalize) exactly once, when the last holder of the core tensor
 //     is released or collected. The memory stays valid even if the backend is finalized first.
 //
 // Buffers of other backends are copied (the copy is what ConstFlatData reads) and t is then
@@ -186,8 +186,8 @@ func Take(t *tensors.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
 	var copied, donating bool
 	var dt core.DLDataType
 	var dims []int
-	var b backends.Backend
-	var dev backends.DeviceNum
+	var b compute.Backend
+	var dev compute.DeviceNum
 	err := withState(t, func(st *state) error {
 		var err error
 		if dt, err = st.dtypeOf(); err != nil {
@@ -237,7 +237,7 @@ func Take(t *tensors.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
 
 // donate takes t's buffer of backend b and wraps its memory; the buffer goes back to the backend
 // when the last holder lets go. dims are t's, read before (the shape is gone once t is donated).
-func donate(t *tensors.Tensor, b backends.Backend, dev backends.DeviceNum, dt core.DLDataType, dims []int) (*core.Tensor, error) {
+func donate(t *tensors.Tensor, b compute.Backend, dev compute.DeviceNum, dt core.DLDataType, dims []int) (*core.Tensor, error) {
 	buf, err := t.DonateBuffer(b, dev)
 	if err != nil {
 		if err = gomlxErr(err); errors.Is(err, core.ErrReleased) {
@@ -248,8 +248,8 @@ func donate(t *tensors.Tensor, b backends.Backend, dev backends.DeviceNum, dt co
 	// GoMLX may have kept another copy of the data (it should not have one here): let it go
 	// (FinalizeAll does nothing to a tensor DonateBuffer finalized)
 	_ = t.FinalizeAll()
-	release := func() { _ = b.BufferFinalize(buf) }
-	flat, err := b.BufferData(buf)
+	release := func() { _ = buf.Finalize() }
+	flat, err := buf.Data()
 	if err != nil {
 		release()
 		return nil, fmt.Errorf("%w: the data of the donated buffer: %v", ErrGoMLX, err)
@@ -267,8 +267,8 @@ func donate(t *tensors.Tensor, b backends.Backend, dev backends.DeviceNum, dt co
 }
 
 // Shareable reports whether ToTensor hands t to GoMLX without a copy, and when it does not,
-// why. GoMLX v0.26 has no constructor over memory it did not allocate (FromFlatDataAndDimensions
-// and FromValue copy), so the only tensors that go back without a copy are views that
+// why. GoMLX v0.28 has no constructor over memory it did not allocate (FromFlatDataAndDimensions,
+// FromValue and FromRaw copy), so the only tensors that go back without a copy are views that
 // FromTensor made of a GoMLX tensor's local storage, whole: t must be writable, C-contiguous,
 // of the GoMLX tensor's dtype and dimensions, start at its first element, and that GoMLX tensor
 // must still be live and still keep its data in that storage (see Aliases). Everything else is
@@ -292,8 +292,8 @@ func Shareable(t *core.Tensor) (ok bool, why string) {
 // through the adapters kernels into a new GoMLX tensor with local storage (tensors.FromShape) of
 // t's dimensions, which shares nothing with t: adapters.ZeroCopyOnly() makes it fail with
 // adapters.ErrCopyRequired instead, adapters.AlwaysCopy() copies the views it could hand back
-// too, and adapters.ReportCopy(&b) says which happened. (GoMLX v0.26 has no constructor over
-// memory it did not allocate: FromFlatDataAndDimensions and FromValue copy, and the buffers
+// too, and adapters.ReportCopy(&b) says which happened. (GoMLX v0.28 has no constructor over
+// memory it did not allocate: FromFlatDataAndDimensions, FromValue and FromRaw copy, and the buffers
 // FromBuffer adopts are the backend's own allocations.)
 //
 // A nil tensor is refused with core.ErrNil, a released one with core.ErrReleased, device memory
@@ -312,7 +312,7 @@ func ToTensor(t *core.Tensor, opts ...adapters.Option) (*tensors.Tensor, error) 
 		return nil, err
 	}
 	if !storable(gdt) {
-		return nil, fmt.Errorf("%w: gomlxx: GoMLX v0.26 has no host storage for dtype %s (%s)", adapters.ErrUnsupported, gdt, t.DType())
+		return nil, fmt.Errorf("%w: gomlxx: GoMLX v0.28 has no host storage for dtype %s (%s)", adapters.ErrUnsupported, gdt, t.DType())
 	}
 	gt, why := origin(t)
 	copied, err := o.Choose(gt != nil, why)
@@ -390,8 +390,8 @@ func Aliases(g *tensors.Tensor, c *core.Tensor) bool {
 
 // origin returns the GoMLX tensor whose local storage t is, whole, or why there is none.
 func origin(t *core.Tensor) (*tensors.Tensor, string) {
-	const noCtor = "gomlxx: GoMLX v0.26 has no tensor constructor over caller memory " +
-		"(FromFlatDataAndDimensions copies); only a whole view FromTensor made of a GoMLX tensor's local storage goes back without a copy"
+	const noCtor = "gomlxx: GoMLX v0.28 has no tensor constructor over caller memory " +
+		"(FromFlatDataAndDimensions and FromRaw copy); only a whole view FromTensor made of a GoMLX tensor's local storage goes back without a copy"
 	switch {
 	case !t.HostAccessible():
 		return nil, fmt.Sprintf("gomlxx: %s memory is not host memory", t.Device())

@@ -1,34 +1,36 @@
 // Package gomlxx converts between GoMLX tensors (*tensors.Tensor of
-// github.com/gomlx/gomlx/pkg/core/tensors, v0.26) and core.Tensor, sharing memory wherever
+// github.com/gomlx/gomlx/core/tensors, v0.28) and core.Tensor, sharing memory wherever
 // GoMLX's API lets a tensor's host memory be shared, and copying through the adapters kernels
 // otherwise.
 //
 // It is not a GoMLX backend and runs no computation: it describes the memory of a GoMLX tensor
-// to DLPack, and DLPack memory to GoMLX. It imports GoMLX's tensors, dtypes, shapes and
-// backends/simplego packages only (the last to recognise the pure-Go backend's buffers), all pure
-// Go.
+// to DLPack, and DLPack memory to GoMLX. It imports GoMLX's tensors package and, from
+// github.com/gomlx/compute (where GoMLX v0.28 moved them), the compute, dtypes and shapes
+// packages, all pure Go. It is a module of its own (github.com/dlpack-go/dlpack/gomlxx), so that
+// requiring dlpack-go never moves the GoMLX version a user's module picks.
 //
 // # What is shared and what is copied
 //
 // A GoMLX tensor keeps its data in one of three places: local storage (a Go slice the tensor
 // owns: FromShape, FromFlatDataAndDimensions, FromValue, LocalClone, ToLocal, and any tensor
 // after MutableFlatData), a shared buffer (host memory that a backend such as the pure-Go
-// simplego backend, or XLA on CPU, computes on directly: where GoMLX moves a local tensor that is
+// backend (github.com/gomlx/compute/gobackend), or XLA on CPU, computes on directly: where GoMLX moves a local tensor that is
 // used as the input of a computation), or a buffer on a device (the results of a computation;
-// on simplego these are host memory too).
+// on the pure-Go backend these are host memory too).
 //
 //	conversion        GoMLX data                                  result
 //	FromTensor        local storage                               zero-copy, writable view
 //	FromTensor        shared or device buffer                     copy (ZeroCopyOnly: ErrCopyRequired)
 //	Take              local storage                               zero-copy; the GoMLX tensor is finalized
-//	Take              buffer of the pure-Go backend (simplego)    zero-copy: the buffer is donated to the core tensor
+//	Take              buffer of the pure-Go backend (gobackend)   zero-copy: the buffer is donated to the core tensor
 //	Take              buffer of another backend (device, XLA)     copy; the GoMLX tensor is finalized
 //	ToTensor          a whole view FromTensor made (Shareable)    zero-copy: that same *tensors.Tensor
 //	ToTensor          any other host tensor                       copy into a new local tensor
 //
 // FromTensor leaves the tensor to GoMLX; Take moves its data out and leaves it finalized.
-// GoMLX v0.26 has no constructor over memory it did not allocate (FromFlatDataAndDimensions
-// copies), so data from elsewhere enters GoMLX by one copy (ToTensor); to avoid even that, let
+// GoMLX v0.28 has no constructor over memory it did not allocate (FromFlatDataAndDimensions
+// copies, and so does FromRaw, into local storage or a shared buffer; on a backend without shared
+// buffers FromRaw uploads to the device), so data from elsewhere enters GoMLX by one copy (ToTensor); to avoid even that, let
 // GoMLX allocate (tensors.FromShape), take a FromTensor view, and have the producer write into it
 // (a Gonum Dense over the view with gonumx.ToDense, a .npy read into its bytes). Every conversion
 // takes the adapters options: adapters.ZeroCopyOnly() fails with adapters.ErrCopyRequired
@@ -37,18 +39,21 @@
 // core.FlagIsCopied. ShareableTensor and Shareable predict, for FromTensor and ToTensor, what the
 // default does.
 //
-// Every GoMLX dtype that has host storage in v0.26 converts, zero-copy where the table says:
-// Bool, Int8…Int64, Uint8…Uint64, Float16 (x448/float16, core.Float16), BFloat16 (GoMLX's
+// Every GoMLX dtype that has host storage in v0.28 converts, zero-copy where the table says:
+// Bool, Int8…Int64, Uint8…Uint64, Float16 (GoMLX's float16.Float16, core.Float16), BFloat16 (GoMLX's
 // bfloat16.BFloat16, core.BFloat16), Float32, Float64, Complex64 and Complex128. FromDType and
 // ToDType also map the names GoMLX has for the float8 kinds, F4E2M1FN, S4 and U4 to their DLPack
-// types; GoMLX v0.26 cannot hold such tensors on the host, and ToTensor refuses them with
-// adapters.ErrUnsupported. (GoMLX's pure-Go backend computes in bfloat16 but refuses float16
-// parameters in v0.26; float16 tensors still convert both ways.)
+// types; GoMLX v0.28 cannot hold such tensors on the host, and ToTensor refuses them with
+// adapters.ErrUnsupported. (GoMLX v0.28's pure-Go backend computes in both half types.)
 //
-// Tested: the pure-Go backend (simplego), which needs no C library. The XLA backend needs the
+// Tested: the pure-Go backend (gobackend), which needs no C library. The XLA backend needs the
 // PJRT plugin library, which is not installed on the machines this module is tested on; its
 // tensors go through the same public GoMLX API (ConstFlatData, MutableFlatData), and Take
 // copies its buffers.
+// Under -race, run the tests with checkptr off in GoMLX's compute packages
+// (-gcflags='github.com/gomlx/compute/...=-d=checkptr=0', as scripts/test.sh does): the pure-Go
+// backend's matrix multiplication in compute v0.1.2 keeps addresses as uintptr between
+// statements, which checkptr stops with a fatal error.
 //
 // # Ownership
 //
@@ -58,7 +63,7 @@
 // the view (or any view of it, or a value an adapter built over it) is reachable. A view can
 // never read memory GoMLX has given to something else.
 //
-// The memory of shared and device buffers belongs to the backend, which reuses it (simplego
+// The memory of shared and device buffers belongs to the backend, which reuses it (the pure-Go backend
 // keeps a pool of buffers for the next results) or frees it (XLA) when the tensor is finalized or
 // donated, and this package cannot stop a GoMLX user from doing that. So FromTensor never views
 // it: it copies, and Take moves it instead. Take donates the buffer (Tensor.DonateBuffer), leaving
@@ -86,7 +91,7 @@
 //
 //   - FinalizeAll and FinalizeLocal.
 //   - Using it as an input of a computation (Exec, Graph.Run), or MaterializeOnDevice with
-//     share true, on a backend that shares host memory (simplego): GoMLX copies local storage
+//     share true, on a backend that shares host memory (the pure-Go backend): GoMLX copies local storage
 //     into a backend buffer and drops the local slice; later values of the tensor live in that
 //     buffer. Make views after computing, or Take the results.
 //   - DonateBuffer and graph.DonateTensorBuffer, and anything else that replaces its storage.
@@ -107,7 +112,7 @@
 //
 // Every function here reads a GoMLX tensor's state (whether it is live, its shape, where its data
 // is) under GoMLX's own lock of the tensor, the one its ConstFlatData holds around its callback,
-// since GoMLX v0.26 offers no other: FromTensor, Take, ShareableTensor, Aliases and ToTensor may
+// since GoMLX v0.28 offers no other: FromTensor, Take, ShareableTensor, Aliases and ToTensor may
 // race FinalizeAll (or any GoMLX method) on another goroutine. Each then works on the tensor as it
 // was at one moment: a result of the live tensor, or, once it is finalized, core.ErrReleased,
 // the same error every time. On a backend without shared buffers (XLA on a GPU), reading the

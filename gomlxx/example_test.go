@@ -3,11 +3,11 @@ package gomlxx_test
 import (
 	"fmt"
 
-	"github.com/gomlx/gomlx/backends/simplego"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/gobackend"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dlpack-go/dlpack/adapters"
@@ -32,7 +32,7 @@ func Example() {
 	dense.Scale(2, mat.NewDense(2, 3, []float64{1, 2, 3, 4, 5, 6}))
 
 	// GoMLX sums the rows on the pure-Go backend
-	sum, err := graph.NewExec(simplego.GetBackend(), func(x *graph.Node) *graph.Node { return graph.ReduceSum(x, 1) })
+	sum, err := graph.NewExec(gobackend.GetBackend(), func(x *graph.Node) *graph.Node { return graph.ReduceSum(x, 1) })
 	if err != nil {
 		panic(err)
 	}
@@ -73,5 +73,5 @@ func ExampleToTensor() {
 	fmt.Println(g.Shape(), copied)
 	// Output:
 	// true
-	// (Float64)[2 2] true
+	// (Float64)[2, 2] true
 }

@@ -8,12 +8,13 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/gomlx/gomlx/backends/simplego"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/dtypes/bfloat16"
-	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/dtypes/bfloat16"
+	gfloat16 "github.com/gomlx/compute/dtypes/float16"
+	"github.com/gomlx/compute/gobackend"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/x448/float16"
@@ -25,7 +26,7 @@ import (
 	"github.com/dlpack-go/dlpack/internal/leakcheck"
 )
 
-// storable are the GoMLX dtypes with host storage in v0.26, with their DLPack types.
+// storable are the GoMLX dtypes with host storage in v0.28, with their DLPack types.
 var storable = []struct {
 	g dtypes.DType
 	d core.DLDataType
@@ -203,7 +204,7 @@ func TestToTensorCopiesEveryDtype(t *testing.T) {
 // square builds an Exec that squares its input on the pure-Go backend.
 func square(t testing.TB) *graph.Exec {
 	t.Helper()
-	e, err := graph.NewExec(simplego.GetBackend(), func(x *graph.Node) *graph.Node { return graph.Mul(x, x) })
+	e, err := graph.NewExec(gobackend.GetBackend(), func(x *graph.Node) *graph.Node { return graph.Mul(x, x) })
 	require.NoError(t, err)
 	return e
 }
@@ -212,7 +213,7 @@ func TestComputationResultIsCopiedOrTaken(t *testing.T) {
 	in := tensors.FromFlatDataAndDimensions([]float32{1, 2, 3, 4, 5, 6}, 2, 3)
 	want := []float32{1, 4, 9, 16, 25, 36}
 	out := square(t).MustExec1(in)
-	require.False(t, out.HasLocal(), "simplego keeps results in its buffers")
+	require.False(t, out.HasLocal(), "the Go backend keeps results in its buffers")
 
 	ok, why := gomlxx.ShareableTensor(out)
 	assert.False(t, ok)
@@ -281,7 +282,7 @@ func TestViewDetachesWhenGoMLXMovesTheData(t *testing.T) {
 	require.True(t, gomlxx.Aliases(g, v))
 
 	sq := square(t).MustExec1(g)
-	assert.True(t, g.IsShared(), "simplego moved the input into a shared buffer")
+	assert.True(t, g.IsShared(), "the Go backend moved the input into a shared buffer")
 	assert.False(t, gomlxx.Aliases(g, v), "the view is detached")
 	got, err := core.Elements[float64](v)
 	require.NoError(t, err)
@@ -296,7 +297,7 @@ func TestViewDetachesWhenGoMLXMovesTheData(t *testing.T) {
 	assert.NotSame(t, g, back)
 	assert.Equal(t, []float64{100, 2, 3}, back.Value())
 
-	// g's data is now a shared simplego buffer: copied by FromTensor, moved by Take
+	// g's data is now a shared buffer of the Go backend: copied by FromTensor, moved by Take
 	_, err = gomlxx.FromTensor(g, adapters.ZeroCopyOnly())
 	require.ErrorIs(t, err, adapters.ErrCopyRequired)
 	addr := flatAddr(t, g)
@@ -359,7 +360,7 @@ func TestFinalizeAllUnderAView(t *testing.T) {
 	assert.False(t, ok, "the finalized tensor cannot take it back")
 }
 
-// Take makes the core tensor the only holder of a simplego buffer: it stays valid while
+// Take makes the core tensor the only holder of a Go backend buffer: it stays valid while
 // collections run, and goes back to the backend exactly once when the tensor is let go.
 func TestTakenBufferOnlyHolder(t *testing.T) {
 	base := leakcheck.Settle()
@@ -388,7 +389,7 @@ func TestTakenBufferOnlyHolder(t *testing.T) {
 				t.Fatalf("element %d = %v, want %v", i, x, w)
 			}
 		}
-		require.NoError(t, other.FinalizeAll()) // back into simplego's pool
+		require.NoError(t, other.FinalizeAll()) // back into the Go backend's pool
 	}
 	c = nil //nolint:ineffassign // dropped: the cleanup gives the buffer back
 	cancel()
@@ -504,7 +505,7 @@ func TestConformance(t *testing.T) {
 		Name:      "gomlx",
 		DTypes:    dts,
 		RoundTrip: roundTrip,
-		// GoMLX v0.26 has no constructor over caller memory: the kit's tensors are always copied
+		// GoMLX v0.28 has no constructor over caller memory: the kit's tensors are always copied
 		Shareable: nil,
 	})
 }
@@ -512,7 +513,7 @@ func TestConformance(t *testing.T) {
 // A backend finalized under a GoMLX tensor: GoMLX calls the tensor invalid (ErrGoMLX); a buffer
 // taken from it before stays valid, and giving it back after is harmless.
 func TestFinalizedBackend(t *testing.T) {
-	b, err := simplego.New("")
+	b, err := gobackend.New("")
 	require.NoError(t, err)
 	e, err := graph.NewExec(b, func(x *graph.Node) *graph.Node { return graph.Neg(x) })
 	require.NoError(t, err)
@@ -534,7 +535,7 @@ func TestFinalizedBackend(t *testing.T) {
 	got, err := core.Elements[int64](taken)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{-1, -2, -3}, got)
-	taken.Release() // BufferFinalize on a finalized backend: refused by simplego, ignored here
+	taken.Release() // Buffer.Finalize on a finalized backend: refused by the Go backend, ignored here
 }
 
 // ToTensor decides to copy device memory, then finds that it cannot: the caller's ReportCopy
@@ -555,9 +556,8 @@ func TestToTensorFailedCopyLeavesReport(t *testing.T) {
 }
 
 // Half-precision values mean the same on both sides: GoMLX's bfloat16.BFloat16 and
-// x448/float16.Float16 have core.BF16's and core.Float16's bits. GoMLX's pure-Go backend computes
-// in bfloat16; it has no float16 arithmetic in v0.26 (it refuses float16 parameters), so float16
-// goes through GoMLX and back without a computation.
+// float16.Float16 (github.com/gomlx/compute/dtypes, since v0.28 no longer x448/float16's type)
+// have core.BF16's and core.Float16's bits. GoMLX v0.28's pure-Go backend computes in both.
 func TestHalfPrecisionComputation(t *testing.T) {
 	bf := []core.BF16{core.BF16FromFloat32(1.5), core.BF16FromFloat32(-2), core.BF16FromFloat32(0.25)}
 	f16 := []float16.Float16{float16.Fromfloat32(1.5), float16.Fromfloat32(-2), float16.Fromfloat32(0.25)}
@@ -576,7 +576,7 @@ func TestHalfPrecisionComputation(t *testing.T) {
 			}
 			return out
 		}},
-		{"float16", core.MustFromSlice(f16, 3), false, func(c *core.Tensor) []float32 {
+		{"float16", core.MustFromSlice(f16, 3), true, func(c *core.Tensor) []float32 {
 			got, err := core.ReadOnlyElements[float16.Float16](c)
 			require.NoError(t, err)
 			out := make([]float32, len(got))
@@ -592,18 +592,18 @@ func TestHalfPrecisionComputation(t *testing.T) {
 			switch v := g.Value().(type) {
 			case []bfloat16.BFloat16:
 				assert.Equal(t, []float32{1.5, -2, 0.25}, []float32{v[0].Float32(), v[1].Float32(), v[2].Float32()})
-			case []float16.Float16:
+			case []gfloat16.Float16:
 				assert.Equal(t, []float32{1.5, -2, 0.25}, []float32{v[0].Float32(), v[1].Float32(), v[2].Float32()})
 			default:
 				t.Fatalf("GoMLX holds %T", v)
 			}
 			// x + x on the pure-Go backend, in the half type
-			e, err := graph.NewExec(simplego.GetBackend(), func(x *graph.Node) *graph.Node { return graph.Add(x, x) })
+			e, err := graph.NewExec(gobackend.GetBackend(), func(x *graph.Node) *graph.Node { return graph.Add(x, x) })
 			require.NoError(t, err)
 			out, err := e.Exec1(g)
 			if !tc.compute {
-				require.ErrorContains(t, err, "not supported", "simplego learnt float16: make this test compute")
-				// the refused computation still moved g into a simplego buffer: Take it
+				require.ErrorContains(t, err, "not supported", "the Go backend learnt float16: make this test compute")
+				// the refused computation still moved g into a Go backend buffer: Take it
 				back, err := gomlxx.Take(g, adapters.ZeroCopyOnly())
 				require.NoError(t, err)
 				assert.Equal(t, []float32{1.5, -2, 0.25}, tc.want(back))
@@ -622,7 +622,7 @@ func TestHalfPrecisionComputation(t *testing.T) {
 // what is written through the view is what GoMLX computes on next.
 func TestViewWritesReachTheNextComputation(t *testing.T) {
 	g := tensors.FromFlatDataAndDimensions([]float32{1, 2, 3}, 3)
-	require.NoError(t, g.MaterializeOnDevice(simplego.GetBackend(), false, 0))
+	require.NoError(t, g.MaterializeOnDevice(gobackend.GetBackend(), false, 0))
 	require.True(t, g.HasLocal() && g.IsOnAnyDevice() && !g.IsShared())
 	v, err := gomlxx.FromTensor(g, adapters.ZeroCopyOnly())
 	require.NoError(t, err)
@@ -639,7 +639,7 @@ func TestHandBackDropsStaleDeviceCopy(t *testing.T) {
 	g := tensors.FromFlatDataAndDimensions([]float32{1, 2, 3}, 3)
 	v, err := gomlxx.FromTensor(g, adapters.ZeroCopyOnly())
 	require.NoError(t, err)
-	require.NoError(t, g.MaterializeOnDevice(simplego.GetBackend(), false, 0)) // a device copy of [1 2 3]
+	require.NoError(t, g.MaterializeOnDevice(gobackend.GetBackend(), false, 0)) // a device copy of [1 2 3]
 	require.NoError(t, core.Set[float32](v, 10, 0))
 	back, err := gomlxx.ToTensor(v, adapters.ZeroCopyOnly())
 	require.NoError(t, err)

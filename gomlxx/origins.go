@@ -6,7 +6,7 @@ import (
 	"unsafe"
 	"weak"
 
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 // origins remembers, for the first element of each local storage FromTensor made a view of,

@@ -8,11 +8,11 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/gomlx/gomlx/backends/simplego"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/graph"
-	"github.com/gomlx/gomlx/pkg/core/shapes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/gobackend"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
@@ -27,7 +27,7 @@ import (
 	"github.com/dlpack-go/dlpack/safetensorsx"
 )
 
-// A model's layer computed by GoMLX on its pure-Go backend (simplego, no C library), on inputs
+// A model's layer computed by GoMLX on its pure-Go backend (gobackend, no C library), on inputs
 // from Gonum (a matrix), from NumPy (a .npy file, Fortran order, written by Debian's NumPy) and
 // from a memory-mapped .safetensors file,
 // and the result handed, without a copy, to Gorgonia, and through a .npy file to NumPy, which
@@ -70,7 +70,7 @@ np.save(sys.argv[2], b)
 	require.NoError(t, err)
 
 	// y = tanh(x·w + b), by GoMLX on the pure-Go backend
-	layer, err := graph.NewExec(simplego.GetBackend(), func(x, w, b *graph.Node) *graph.Node {
+	layer, err := graph.NewExec(gobackend.GetBackend(), func(x, w, b *graph.Node) *graph.Node {
 		return graph.Tanh(graph.Add(graph.MatMul(x, w), graph.InsertAxes(b, 0)))
 	})
 	require.NoError(t, err)
@@ -79,7 +79,7 @@ np.save(sys.argv[2], b)
 	require.Equal(t, []int{3, 2}, yg.Shape().Dimensions)
 	yAddr := flatAddr(t, yg)
 
-	// the result leaves GoMLX without a copy (Take moves simplego's buffer) ...
+	// the result leaves GoMLX without a copy (Take moves the Go backend's buffer) ...
 	yc, err := gomlxx.Take(yg, adapters.ZeroCopyOnly())
 	require.NoError(t, err)
 	assert.Equal(t, yAddr, yc.Data())

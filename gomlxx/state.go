@@ -2,19 +2,19 @@ package gomlxx
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
-	"github.com/gomlx/gomlx/backends"
-	"github.com/gomlx/gomlx/backends/simplego"
-	"github.com/gomlx/gomlx/pkg/core/dtypes"
-	"github.com/gomlx/gomlx/pkg/core/tensors"
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 )
 
-// state is what a GoMLX tensor is at one moment, read under the tensor's own lock. GoMLX v0.26
+// state is what a GoMLX tensor is at one moment, read under the tensor's own lock. GoMLX v0.28
 // offers that lock only around its data-access callbacks (ConstFlatData, MutableFlatData): its
 // state accessors (Ok, Shape, IsShared, HasLocal, Backend) read the tensor's fields without it,
 // so reading them while another goroutine finalizes the tensor is a data race, and can see a
@@ -22,11 +22,11 @@ import (
 // inside ConstFlatData, where FinalizeAll cannot run.
 type state struct {
 	dtype   dtypes.DType
-	dims    []int            // a copy of the dimensions
-	shared  bool             // the data is a shared backend buffer (IsShared)
-	local   bool             // the tensor has local storage (HasLocal)
-	backend backends.Backend // the backend of its on-device buffer, nil when it has none
-	device  backends.DeviceNum
+	dims    []int           // a copy of the dimensions
+	shared  bool            // the data is a shared backend buffer (IsShared)
+	local   bool            // the tensor has local storage (HasLocal)
+	backend compute.Backend // the backend of its on-device buffer, nil when it has none
+	device  compute.DeviceNum
 	flat    any // the flat data ConstFlatData gave: valid while the lock is held
 }
 
@@ -58,7 +58,7 @@ func withState(t *tensors.Tensor, fn func(st *state) error) error {
 	return ferr
 }
 
-// finalizedMsgs are the messages of GoMLX v0.26's validity check (Tensor.CheckValid) for a
+// finalizedMsgs are the messages of GoMLX v0.28's validity check (Tensor.CheckValid) for a
 // tensor that was finalized: by FinalizeAll (its shape is gone), or by giving up its last
 // storage (DonateBuffer, FinalizeLocal).
 var finalizedMsgs = []string{"Tensor shape is invalid", "Tensor has no local or on-device representation"}
@@ -85,7 +85,7 @@ func (st *state) dtypeOf() (core.DLDataType, error) {
 		return dt, err
 	}
 	if !storable(st.dtype) {
-		return dt, fmt.Errorf("%w: gomlxx: GoMLX v0.26 has no host storage for dtype %s", adapters.ErrUnsupported, st.dtype)
+		return dt, fmt.Errorf("%w: gomlxx: GoMLX v0.28 has no host storage for dtype %s", adapters.ErrUnsupported, st.dtype)
 	}
 	return dt, nil
 }
@@ -115,8 +115,21 @@ func (st *state) backendName() string {
 // goBuffer reports whether the data is a buffer of the pure-Go backend: a Go slice, which stays
 // valid while referenced whatever happens to the buffer pool or the backend itself.
 func (st *state) goBuffer() bool {
-	_, ok := st.backend.(*simplego.Backend)
-	return ok
+	return isGoBackend(st.backend)
+}
+
+// goBackendPkg is where the pure-Go backend's type lives (github.com/gomlx/compute/gobackend is a
+// thin wrapper that does not export it).
+const goBackendPkg = "github.com/gomlx/compute/internal/gobackend"
+
+// isGoBackend reports whether b is an instance of the pure-Go backend (gobackend.New or
+// gobackend.GetBackend), whose buffers are Go slices.
+func isGoBackend(b compute.Backend) bool {
+	if b == nil {
+		return false
+	}
+	rt := reflect.TypeOf(b)
+	return rt.Kind() == reflect.Pointer && rt.Elem().PkgPath() == goBackendPkg && rt.Elem().Name() == "Backend"
 }
 
 // sharesHost reports whether the data is a buffer of a backend whose buffers are host memory.
