@@ -10,6 +10,7 @@ import (
 	"github.com/x448/float16"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // parallelMin is the elements from which Dequantize splits the work between goroutines: each
@@ -47,14 +48,14 @@ func (f *File) Dequantize(name string, dtype core.DLDataType) (*core.Tensor, err
 		return nil, err
 	}
 	if dtype != core.Float32 && dtype != core.Float16 {
-		return nil, fmt.Errorf("%w: tensor %q: Dequantize makes float32 or float16, not %s", ErrType, name, dtype)
+		return nil, errs.Errorf(ErrType, "ggufx: tensor %q: Dequantize makes float32 or float16, not %s", name, dtype)
 	}
 	dq, ok := dequantizers[ti.Type]
 	if !ok {
-		return nil, fmt.Errorf("%w: tensor %q is %s, which Dequantize does not convert (it converts %v); File.Blocks shares its blocks", ErrType, name, ti.Type, DequantizableTypes())
+		return nil, errs.Errorf(ErrType, "ggufx: tensor %q is %s, which Dequantize does not convert (it converts %v); File.Blocks shares its blocks", name, ti.Type, DequantizableTypes())
 	}
 	if f.st.Closed() {
-		return nil, fmt.Errorf("%w: %s", ErrClosed, f.path)
+		return nil, errs.Errorf(ErrClosed, "ggufx: %s was closed", f.path)
 	}
 	shape := ti.Shape()
 	if ti.Size == 0 {
@@ -62,7 +63,7 @@ func (f *File) Dequantize(name string, dtype core.DLDataType) (*core.Tensor, err
 	}
 	block, t, b, err := newOut(dtype, shape)
 	if err != nil {
-		return nil, fmt.Errorf("ggufx: tensor %q: %w", name, err)
+		return nil, fmt.Errorf("ggufx: %w (tensor %q)", err, name)
 	}
 	defer block.release()
 	err = f.withData(ti, func(src []byte) error {

@@ -7,8 +7,10 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 )
 
-// Errors returned by this package, always wrapped with what was wrong and the values at fault
-// (fmt.Errorf("%w: ...")). Test them with errors.Is. A sentinel that refines another wraps it.
+// Errors returned by this package. A message leads with what was wrong and the values at fault
+// ("ggufx: tensor "w" is Q4_0, which has no DLPack element type: ..."), without the sentinel's
+// own text; test them with errors.Is. A sentinel that refines another wraps it: an ErrHeader
+// error also matches ErrFormat, an ErrQuantized one ErrType.
 var (
 	// ErrFormat: the bytes are not a well-formed GGUF file. ErrHeader, ErrLayout, ErrTruncated
 	// and ErrVersion match it too.

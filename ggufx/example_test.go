@@ -92,7 +92,7 @@ func ExampleFile_Metadata() {
 	}
 	// Output:
 	// llama 4096 [<s> </s> hello]
-	// ggufx: metadata value of another type: metadata "llama.rope.freq_base" is float32, not float64
+	// ggufx: metadata "llama.rope.freq_base" is float32, not float64
 	// general.architecture: string = "llama"
 	// llama.context_length: uint32 = 4096
 	// llama.rope.freq_base: float32 = 10000
@@ -111,7 +111,7 @@ func ExampleFile_Tensor() {
 	_, err = f.Tensor("attn.weight")
 	fmt.Println(err)
 	// Output:
-	// ggufx: unsupported ggml type (adapters: conversion not supported): quantized: tensor "attn.weight" is Q8_0, which has no DLPack element type: File.Blocks shares its 34-byte blocks, File.Dequantize converts it to float32 or float16
+	// ggufx: tensor "attn.weight" is Q8_0, which has no DLPack element type: File.Blocks shares its 34-byte blocks, File.Dequantize converts it to float32 or float16
 }
 
 // Blocks shares a quantized tensor's blocks as bytes, without copying.
@@ -209,7 +209,7 @@ func ExampleParseHeader() {
 	_, err := ggufx.ParseHeader([]byte("GGUF\x01\x00\x00\x00"))
 	fmt.Println(err)
 	// Output:
-	// ggufx: malformed file: unsupported version: GGUF version 1 (32-bit counts, before August 2023) is not read; convert the file with a current llama.cpp
+	// ggufx: GGUF version 1 (32-bit counts, before August 2023) is not read; convert the file with a current llama.cpp
 }
 
 // OpenSplit opens every shard of a split model from the first one's name.
@@ -285,5 +285,5 @@ func ExampleValueOf() {
 	// string "llama"
 	// array [2]float32{0.5 1}
 	// array [2]array{[1]int32{1} [2]int32{2 3}}
-	// ggufx: metadata value of another type: GGUF has no value type for Go's int
+	// ggufx: GGUF has no value type for Go's int
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 	"github.com/dlpack-go/dlpack/internal/mmap"
 	"github.com/dlpack-go/dlpack/internal/tensorio"
 )
@@ -57,7 +58,7 @@ func Open(name string, opts ...adapters.Option) (*File, error) {
 	if mmap.Supported && size > 0 {
 		b, err := mmap.Map(f, size)
 		if err != nil {
-			return nil, fmt.Errorf("ggufx: mapping %s: %w", name, err)
+			return nil, fmt.Errorf("ggufx: %w (mapping %s)", err, name)
 		}
 		st.M = mmap.NewShared(b)
 		h, err = ParseHeader(b)
@@ -67,7 +68,7 @@ func Open(name string, opts ...adapters.Option) (*File, error) {
 		}
 	} else {
 		if o.Policy == adapters.CopyNever && size > 0 {
-			return nil, fmt.Errorf("ggufx: opening %s: %w: %v", name, adapters.ErrCopyRequired, mmap.ErrUnsupported)
+			return nil, errs.Errorf(adapters.ErrCopyRequired, "ggufx: %v, and adapters.ZeroCopyOnly() forbids a copy (opening %s)", mmap.ErrUnsupported, name)
 		}
 		h, err = ReadHeader(io.NewSectionReader(f, 0, size), size)
 		if err != nil {
@@ -127,8 +128,8 @@ func (f *File) Tensor(name string) (*core.Tensor, error) {
 	}
 	dt, ok := ti.Type.DType()
 	if !ok {
-		return nil, fmt.Errorf("%w: tensor %q is %s, which has no DLPack element type: File.Blocks shares its %d-byte blocks, File.Dequantize converts it to float32 or float16",
-			ErrQuantized, name, ti.Type, ti.Type.BlockBytes())
+		return nil, errs.Errorf(ErrQuantized, "ggufx: tensor %q is %s, which has no DLPack element type: File.Blocks shares its %d-byte blocks, File.Dequantize converts it to float32 or float16",
+			name, ti.Type, ti.Type.BlockBytes())
 	}
 	return f.view(ti, dt, ti.Shape())
 }
@@ -169,7 +170,7 @@ func (f *File) Blocks(name string) (*core.Tensor, BlockInfo, error) {
 // view makes the tensor of ti's bytes as dt and shape: over the mapping, or a copy.
 func (f *File) view(ti TensorInfo, dt core.DLDataType, shape []int64) (*core.Tensor, error) {
 	if f.st.Closed() {
-		return nil, fmt.Errorf("%w: %s", ErrClosed, f.path)
+		return nil, errs.Errorf(ErrClosed, "ggufx: %s was closed", f.path)
 	}
 	m := f.st.M
 	if ti.Size == 0 { // nothing to share: a fresh empty tensor
@@ -182,12 +183,12 @@ func (f *File) view(ti TensorInfo, dt core.DLDataType, shape []int64) (*core.Ten
 	shareable := m != nil && !hostBigEndian
 	cp, err := f.o.Choose(shareable, "the file is not memory-mapped on this system, or this machine is big-endian")
 	if err != nil {
-		return nil, fmt.Errorf("ggufx: tensor %q: %w", ti.Name, err)
+		return nil, fmt.Errorf("ggufx: %w (tensor %q)", err, ti.Name)
 	}
 	if cp {
 		block, t, b, err := newOut(dt, shape)
 		if err != nil {
-			return nil, fmt.Errorf("ggufx: tensor %q: %w", ti.Name, err)
+			return nil, fmt.Errorf("ggufx: %w (tensor %q)", err, ti.Name)
 		}
 		defer block.release()
 		if err := f.readAt(ti, b); err != nil {
@@ -201,13 +202,13 @@ func (f *File) view(ti TensorInfo, dt core.DLDataType, shape []int64) (*core.Ten
 		return t, nil
 	}
 	if !m.Retain() {
-		return nil, fmt.Errorf("%w: %s", ErrClosed, f.path)
+		return nil, errs.Errorf(ErrClosed, "ggufx: %s was closed", f.path)
 	}
 	off := f.h.DataOffset + ti.Offset
 	d := core.Desc{Data: unsafe.Pointer(&m.Bytes()[off]), Device: core.CPUDevice, DType: dt, Shape: shape, Flags: core.FlagReadOnly}
 	t, err := core.Wrap(d, m.Drop)
 	if err != nil { // Wrap has dropped the reference
-		return nil, fmt.Errorf("ggufx: tensor %q: %w", ti.Name, err)
+		return nil, fmt.Errorf("ggufx: %w (tensor %q)", err, ti.Name)
 	}
 	f.o.Report(false)
 	return t, nil
@@ -221,25 +222,25 @@ func (f *File) readAt(ti TensorInfo, b []byte) error {
 // withData calls fn with ti's bytes, from the mapping (held for the call) or read from the file.
 func (f *File) withData(ti TensorInfo, fn func(src []byte) error) error {
 	if f.st.Closed() {
-		return fmt.Errorf("%w: %s", ErrClosed, f.path)
+		return errs.Errorf(ErrClosed, "ggufx: %s was closed", f.path)
 	}
 	off := f.h.DataOffset + ti.Offset
 	if m := f.st.M; m != nil {
 		if !m.Retain() {
-			return fmt.Errorf("%w: %s", ErrClosed, f.path)
+			return errs.Errorf(ErrClosed, "ggufx: %s was closed", f.path)
 		}
 		defer m.Drop()
 		return fn(m.Bytes()[off : off+ti.Size])
 	}
 	if f.st.Closed() || f.st.F == nil {
-		return fmt.Errorf("%w: %s", ErrClosed, f.path)
+		return errs.Errorf(ErrClosed, "ggufx: %s was closed", f.path)
 	}
 	src := make([]byte, ti.Size)
 	if _, err := f.st.F.ReadAt(src, off); err != nil {
 		if f.st.Closed() {
-			return fmt.Errorf("%w: %s", ErrClosed, f.path)
+			return errs.Errorf(ErrClosed, "ggufx: %s was closed", f.path)
 		}
-		return fmt.Errorf("ggufx: tensor %q: reading %d bytes at %d: %w", ti.Name, ti.Size, off, err)
+		return fmt.Errorf("ggufx: reading tensor %q (%d bytes at offset %d): %w", ti.Name, ti.Size, off, err)
 	}
 	return fn(src)
 }

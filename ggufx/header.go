@@ -11,6 +11,8 @@ import (
 	"math/bits"
 	"slices"
 	"unsafe"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // Limits of what the parser accepts.
@@ -92,7 +94,7 @@ func (ti TensorInfo) Blocks() int64 { return ti.Len() / int64(ti.Type.BlockSize(
 func (h *Header) Info(name string) (TensorInfo, error) {
 	i, ok := h.index[name]
 	if !ok {
-		return TensorInfo{}, fmt.Errorf("%w: no tensor %q", ErrNotFound, name)
+		return TensorInfo{}, errs.Errorf(ErrNotFound, "ggufx: no tensor %q", name)
 	}
 	return h.Tensors[i], nil
 }
@@ -145,7 +147,7 @@ func (p *parser) pos() int64 { return p.size - p.left }
 // need checks that n more bytes are in the file.
 func (p *parser) need(n uint64) error {
 	if n > uint64(max(p.left, 0)) {
-		return fmt.Errorf("%w: %s needs %d bytes at offset %d, the file has %d left", ErrTruncated, p.what, n, p.pos(), max(p.left, 0))
+		return errs.Errorf(ErrTruncated, "ggufx: %s needs %d bytes at offset %d, the file has %d left", p.what, n, p.pos(), max(p.left, 0))
 	}
 	return nil
 }
@@ -156,7 +158,7 @@ func (p *parser) read(b []byte) error {
 	}
 	if _, err := io.ReadFull(p.r, b); err != nil {
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			return fmt.Errorf("%w: %s at offset %d: %v", ErrTruncated, p.what, p.pos(), err)
+			return errs.Errorf(ErrTruncated, "ggufx: %s at offset %d: %v", p.what, p.pos(), err)
 		}
 		return fmt.Errorf("ggufx: reading %s at offset %d: %w", p.what, p.pos(), err)
 	}
@@ -206,7 +208,7 @@ func (p *parser) header() (*Header, error) {
 		return nil, err
 	}
 	if string(magic[:]) != Magic {
-		return nil, fmt.Errorf("%w: magic %q, not %q: not a GGUF file", ErrHeader, magic[:], Magic)
+		return nil, errs.Errorf(ErrHeader, "ggufx: not a GGUF file: magic %q, not %q", magic[:], Magic)
 	}
 	p.what = "the version"
 	v, err := p.u32()
@@ -215,12 +217,12 @@ func (p *parser) header() (*Header, error) {
 	}
 	switch {
 	case v == 1:
-		return nil, fmt.Errorf("%w: GGUF version 1 (32-bit counts, before August 2023) is not read; convert the file with a current llama.cpp", ErrVersion)
+		return nil, errs.Errorf(ErrVersion, "ggufx: GGUF version 1 (32-bit counts, before August 2023) is not read; convert the file with a current llama.cpp")
 	case v == 2 || v == 3:
 	case bits.ReverseBytes32(v) >= 1 && bits.ReverseBytes32(v) <= 3:
-		return nil, fmt.Errorf("%w: a big-endian GGUF file (version %d byte-swapped): only little-endian files are read", ErrVersion, bits.ReverseBytes32(v))
+		return nil, errs.Errorf(ErrVersion, "ggufx: a big-endian GGUF file (version %d byte-swapped): only little-endian files are read", bits.ReverseBytes32(v))
 	default:
-		return nil, fmt.Errorf("%w: GGUF version %d (this package reads 2 and 3)", ErrVersion, v)
+		return nil, errs.Errorf(ErrVersion, "ggufx: GGUF version %d is not read (this package reads 2 and 3)", v)
 	}
 	h := &Header{Version: v, Metadata: &Metadata{}}
 	p.what = "the tensor count"
@@ -235,10 +237,10 @@ func (p *parser) header() (*Header, error) {
 	}
 	// a metadata pair takes at least 8+4+1 bytes (an empty key and a uint8), a tensor info 8+4+4+8
 	if nkv > uint64(p.left)/13 {
-		return nil, fmt.Errorf("%w: %d metadata pairs cannot fit in the %d bytes left", ErrHeader, nkv, p.left)
+		return nil, errs.Errorf(ErrHeader, "ggufx: %d metadata pairs cannot fit in the %d bytes left", nkv, p.left)
 	}
 	if nt > uint64(p.left)/24 {
-		return nil, fmt.Errorf("%w: %d tensors cannot fit in the %d bytes left", ErrHeader, nt, p.left)
+		return nil, errs.Errorf(ErrHeader, "ggufx: %d tensors cannot fit in the %d bytes left", nt, p.left)
 	}
 	h.Metadata.kvs = make([]KV, 0, min(nkv, 1024))
 	h.Metadata.index = make(map[string]int, min(nkv, 1024))
@@ -249,7 +251,7 @@ func (p *parser) header() (*Header, error) {
 			return nil, err
 		}
 		if _, dup := h.Metadata.index[key]; dup {
-			return nil, fmt.Errorf("%w: metadata key %q given twice", ErrHeader, key)
+			return nil, errs.Errorf(ErrHeader, "ggufx: metadata key %q given twice", key)
 		}
 		p.what = fmt.Sprintf("metadata %q", key)
 		t, err := p.u32()
@@ -266,10 +268,10 @@ func (p *parser) header() (*Header, error) {
 	if av, ok := h.Metadata.Get(AlignmentKey); ok {
 		a, isU32 := av.v.(uint32)
 		if !isU32 || av.typ != TypeUint32 {
-			return nil, fmt.Errorf("%w: %s is %s %v, not a uint32", ErrHeader, AlignmentKey, av.typ, av)
+			return nil, errs.Errorf(ErrHeader, "ggufx: %s is %s %v, not a uint32", AlignmentKey, av.typ, av)
 		}
 		if a == 0 || a%8 != 0 {
-			return nil, fmt.Errorf("%w: %s is %d, not a positive multiple of 8", ErrHeader, AlignmentKey, a)
+			return nil, errs.Errorf(ErrHeader, "ggufx: %s is %d, not a positive multiple of 8", AlignmentKey, a)
 		}
 		h.Alignment = int64(a)
 	}
@@ -281,7 +283,7 @@ func (p *parser) header() (*Header, error) {
 			return nil, err
 		}
 		if _, dup := h.index[ti.Name]; dup {
-			return nil, fmt.Errorf("%w: tensor %q given twice", ErrHeader, ti.Name)
+			return nil, errs.Errorf(ErrHeader, "ggufx: tensor %q given twice", ti.Name)
 		}
 		h.index[ti.Name] = len(h.Tensors)
 		h.Tensors = append(h.Tensors, ti)
@@ -321,7 +323,7 @@ func (p *parser) value(t ValueType, depth int) (Value, error) {
 	case TypeBool:
 		x, err := p.u8()
 		if err == nil && x > 1 {
-			err = fmt.Errorf("%w: bool byte %d at offset %d, not 0 or 1", ErrHeader, x, p.pos()-1)
+			err = errs.Errorf(ErrHeader, "ggufx: bool byte %d at offset %d, not 0 or 1", x, p.pos()-1)
 		}
 		return Value{typ: t, v: x == 1}, err
 	case TypeString:
@@ -339,12 +341,12 @@ func (p *parser) value(t ValueType, depth int) (Value, error) {
 	case TypeArray:
 		return p.array(depth)
 	}
-	return Value{}, fmt.Errorf("%w: value type %d at offset %d (the format has 0 to 12)", ErrHeader, uint32(t), p.pos()-4)
+	return Value{}, errs.Errorf(ErrHeader, "ggufx: value type %d at offset %d (the format has 0 to 12)", uint32(t), p.pos()-4)
 }
 
 func (p *parser) array(depth int) (Value, error) {
 	if depth > MaxDepth {
-		return Value{}, fmt.Errorf("%w: arrays nested more than %d deep at offset %d", ErrHeader, MaxDepth, p.pos())
+		return Value{}, errs.Errorf(ErrHeader, "ggufx: arrays nested more than %d deep at offset %d", MaxDepth, p.pos())
 	}
 	et, err := p.u32()
 	if err != nil {
@@ -356,14 +358,14 @@ func (p *parser) array(depth int) (Value, error) {
 	}
 	e := ValueType(et)
 	if !e.Known() {
-		return Value{}, fmt.Errorf("%w: array element type %d at offset %d (the format has 0 to 12)", ErrHeader, et, p.pos()-12)
+		return Value{}, errs.Errorf(ErrHeader, "ggufx: array element type %d at offset %d (the format has 0 to 12)", et, p.pos()-12)
 	}
 	minSize := uint64(8) // a string's length; an array's type and count take 12
 	if s := valueSizes[e]; s > 0 {
 		minSize = uint64(s)
 	}
 	if n > uint64(p.left)/minSize {
-		return Value{}, fmt.Errorf("%w: array of %d %s cannot fit in the %d bytes left (at offset %d)", ErrHeader, n, e, p.left, p.pos())
+		return Value{}, errs.Errorf(ErrHeader, "ggufx: array of %d %s cannot fit in the %d bytes left (at offset %d)", n, e, p.left, p.pos())
 	}
 	switch e {
 	case TypeUint8:
@@ -395,7 +397,7 @@ func (p *parser) array(depth int) (Value, error) {
 		out := make([]bool, len(raw))
 		for i, x := range raw {
 			if x > 1 {
-				return Value{}, fmt.Errorf("%w: bool %d of an array is %d, not 0 or 1", ErrHeader, i, x)
+				return Value{}, errs.Errorf(ErrHeader, "ggufx: bool %d of an array is %d, not 0 or 1", i, x)
 			}
 			out[i] = x == 1
 		}
@@ -456,7 +458,7 @@ func (p *parser) tensorInfo(i uint64) (TensorInfo, error) {
 		return TensorInfo{}, err
 	}
 	if nd > MaxDims {
-		return TensorInfo{}, fmt.Errorf("%w: tensor %q has %d dimensions, over %d", ErrHeader, name, nd, MaxDims)
+		return TensorInfo{}, errs.Errorf(ErrHeader, "ggufx: tensor %q has %d dimensions, over %d", name, nd, MaxDims)
 	}
 	ti := TensorInfo{Name: name, Dims: make([]int64, nd)}
 	n := uint64(1)
@@ -466,11 +468,11 @@ func (p *parser) tensorInfo(i uint64) (TensorInfo, error) {
 			return TensorInfo{}, err
 		}
 		if d > math.MaxInt64 {
-			return TensorInfo{}, fmt.Errorf("%w: tensor %q: dimension %d is %d, over 2^63", ErrLayout, name, j, d)
+			return TensorInfo{}, errs.Errorf(ErrLayout, "ggufx: tensor %q: dimension %d is %d, over 2^63", name, j, d)
 		}
 		hi, lo := bits.Mul64(n, d)
 		if hi != 0 || lo > math.MaxInt64 {
-			return TensorInfo{}, fmt.Errorf("%w: tensor %q: dimensions %v overflow 2^63 elements", ErrLayout, name, ti.Dims[:j+1])
+			return TensorInfo{}, errs.Errorf(ErrLayout, "ggufx: tensor %q: dimensions %v overflow 2^63 elements", name, ti.Dims[:j+1])
 		}
 		n = lo
 		ti.Dims[j] = int64(d)
@@ -481,14 +483,14 @@ func (p *parser) tensorInfo(i uint64) (TensorInfo, error) {
 	}
 	ti.Type = Type(t)
 	if !ti.Type.Known() {
-		return TensorInfo{}, fmt.Errorf("%w: tensor %q has ggml type %d, which ggml does not have (or has removed)", ErrType, name, t)
+		return TensorInfo{}, errs.Errorf(ErrType, "ggufx: tensor %q has ggml type %d, which ggml does not have (or has removed)", name, t)
 	}
 	off, err := p.u64()
 	if err != nil {
 		return TensorInfo{}, err
 	}
 	if off > math.MaxInt64 {
-		return TensorInfo{}, fmt.Errorf("%w: tensor %q: offset %d over 2^63", ErrLayout, name, off)
+		return TensorInfo{}, errs.Errorf(ErrLayout, "ggufx: tensor %q: offset %d over 2^63", name, off)
 	}
 	ti.Offset = int64(off)
 	bs := uint64(ti.Type.BlockSize())
@@ -497,11 +499,11 @@ func (p *parser) tensorInfo(i uint64) (TensorInfo, error) {
 		row = uint64(ti.Dims[0])
 	}
 	if row%bs != 0 {
-		return TensorInfo{}, fmt.Errorf("%w: tensor %q: rows of %d elements are not a whole number of %s blocks of %d", ErrLayout, name, row, ti.Type, bs)
+		return TensorInfo{}, errs.Errorf(ErrLayout, "ggufx: tensor %q: rows of %d elements are not a whole number of %s blocks of %d", name, row, ti.Type, bs)
 	}
 	hi, lo := bits.Mul64(n/bs, uint64(ti.Type.BlockBytes()))
 	if hi != 0 || lo > math.MaxInt64 {
-		return TensorInfo{}, fmt.Errorf("%w: tensor %q: %d elements of %s overflow 2^63 bytes", ErrLayout, name, n, ti.Type)
+		return TensorInfo{}, errs.Errorf(ErrLayout, "ggufx: tensor %q: %d elements of %s overflow 2^63 bytes", name, n, ti.Type)
 	}
 	ti.Size = int64(lo)
 	return ti, nil
@@ -514,10 +516,10 @@ func (h *Header) checkLayout(size int64) error {
 	order := make([]int, 0, len(h.Tensors))
 	for i, ti := range h.Tensors {
 		if ti.Offset%h.Alignment != 0 {
-			return fmt.Errorf("%w: tensor %q: offset %d is not a multiple of the alignment %d", ErrLayout, ti.Name, ti.Offset, h.Alignment)
+			return errs.Errorf(ErrLayout, "ggufx: tensor %q: offset %d is not a multiple of the alignment %d", ti.Name, ti.Offset, h.Alignment)
 		}
 		if ti.Size > 0 && (ti.Offset > avail || ti.Size > avail-ti.Offset) {
-			return fmt.Errorf("%w: tensor %q: data [%d, %d) of the data section runs past its end (%d bytes, from file offset %d)", ErrLayout, ti.Name, ti.Offset, uint64(ti.Offset)+uint64(ti.Size), avail, h.DataOffset)
+			return errs.Errorf(ErrLayout, "ggufx: tensor %q: data [%d, %d) of the data section runs past its end (%d bytes, from file offset %d)", ti.Name, ti.Offset, uint64(ti.Offset)+uint64(ti.Size), avail, h.DataOffset)
 		}
 		if ti.Size > 0 { // empty tensors' offsets are only checked for alignment
 			order = append(order, i)
@@ -528,7 +530,7 @@ func (h *Header) checkLayout(size int64) error {
 	for k := 1; k < len(order); k++ {
 		a, b := h.Tensors[order[k-1]], h.Tensors[order[k]]
 		if a.Offset+a.Size > b.Offset {
-			return fmt.Errorf("%w: tensors %q [%d, %d) and %q [%d, %d) overlap", ErrLayout, a.Name, a.Offset, a.Offset+a.Size, b.Name, b.Offset, b.Offset+b.Size)
+			return errs.Errorf(ErrLayout, "ggufx: tensors %q [%d, %d) and %q [%d, %d) overlap", a.Name, a.Offset, a.Offset+a.Size, b.Name, b.Offset, b.Offset+b.Size)
 		}
 	}
 	return nil

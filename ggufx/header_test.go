@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dlpack-go/dlpack/ggufx"
+	"github.com/dlpack-go/dlpack/internal/errs/errstest"
 )
 
 // valid is a small well-formed file: two metadata pairs, an F32 tensor of ne [3, 2] and a Q4_0
@@ -108,6 +109,7 @@ func TestParseHeaderHostile(t *testing.T) {
 			_, err := ggufx.ParseHeader(tc.b)
 			require.ErrorIs(t, err, tc.want)
 			assert.Contains(t, err.Error(), tc.msg)
+			assert.NoError(t, errstest.Check(err, sentinels...))
 			if !errors.Is(err, ggufx.ErrFormat) && !errors.Is(err, ggufx.ErrType) {
 				t.Fatalf("no sentinel: %v", err)
 			}

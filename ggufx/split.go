@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // The metadata keys of split models (llama.cpp's gguf-split).
@@ -60,21 +62,21 @@ func OpenSplit(name string, opts ...adapters.Option) (*Split, error) {
 	if _, found := first.Metadata().Get(SplitCountKey); found {
 		c, err := first.Metadata().Uint16(SplitCountKey)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", ErrSplit, name, err)
+			return nil, errs.Errorf(ErrSplit, "%w (in %s)", err, name)
 		}
 		count = int(c)
 		m := splitName.FindStringSubmatch(name)
 		if count > 1 && m == nil {
-			return nil, fmt.Errorf("%w: %s has %s %d but is not named PREFIX-00001-of-%05d.gguf", ErrSplit, name, SplitCountKey, count, count)
+			return nil, errs.Errorf(ErrSplit, "ggufx: %s has %s %d but is not named PREFIX-00001-of-%05d.gguf", name, SplitCountKey, count, count)
 		}
 		if count > 1 {
 			if n, _ := strconv.Atoi(m[3]); m[2] != "00001" || n != count {
-				return nil, fmt.Errorf("%w: %s is not the first of %d shards (%s %d)", ErrSplit, name, count, SplitCountKey, count)
+				return nil, errs.Errorf(ErrSplit, "ggufx: %s is not the first of %d shards (%s %d)", name, count, SplitCountKey, count)
 			}
 			for no := 1; no < count; no++ {
 				f, err := Open(SplitPath(m[1], no, count), opts...)
 				if err != nil {
-					return nil, fmt.Errorf("%w: shard %d of %d: %w", ErrSplit, no+1, count, err)
+					return nil, errs.Errorf(ErrSplit, "%w (shard %d of %d)", err, no+1, count)
 				}
 				s.files = append(s.files, f)
 			}
@@ -84,31 +86,33 @@ func OpenSplit(name string, opts ...adapters.Option) (*Split, error) {
 		if count > 1 {
 			got, err := f.Metadata().Uint16(SplitNoKey)
 			if err != nil || int(got) != no {
-				return nil, fmt.Errorf("%w: %s should be shard %d (%s): %v", ErrSplit, f.path, no, SplitNoKey, errOr(err, fmt.Sprintf("it says %d", got)))
+				return nil, errs.Errorf(ErrSplit, "ggufx: %s should be shard %d (%s): %v", f.path, no, SplitNoKey, errOr(err, fmt.Sprintf("it says %d", got)))
 			}
 			c, err := f.Metadata().Uint16(SplitCountKey)
 			if err != nil || int(c) != count {
-				return nil, fmt.Errorf("%w: %s should count %d shards (%s): %v", ErrSplit, f.path, count, SplitCountKey, errOr(err, fmt.Sprintf("it says %d", c)))
+				return nil, errs.Errorf(ErrSplit, "ggufx: %s should count %d shards (%s): %v", f.path, count, SplitCountKey, errOr(err, fmt.Sprintf("it says %d", c)))
 			}
 		}
 		for _, ti := range f.Tensors() {
 			if at, dup := s.index[ti.Name]; dup {
-				return nil, fmt.Errorf("%w: tensor %q is in shard %d and shard %d", ErrSplit, ti.Name, at, no)
+				return nil, errs.Errorf(ErrSplit, "ggufx: tensor %q is in shard %d and shard %d", ti.Name, at, no)
 			}
 			s.index[ti.Name] = no
 			s.names = append(s.names, ti.Name)
 		}
 	}
 	if n, err := first.Metadata().Int32(SplitTensorsCountKey); err == nil && int(n) != len(s.names) {
-		return nil, fmt.Errorf("%w: %s says %d tensors, the shards hold %d", ErrSplit, SplitTensorsCountKey, n, len(s.names))
+		return nil, errs.Errorf(ErrSplit, "ggufx: %s says %d tensors, the shards hold %d", SplitTensorsCountKey, n, len(s.names))
 	}
 	ok = true
 	return s, nil
 }
 
-func errOr(err error, s string) any {
+// errOr is what err says (without this package's prefix, which the message it goes in has), or
+// s when err is nil.
+func errOr(err error, s string) string {
 	if err != nil {
-		return err
+		return strings.TrimPrefix(err.Error(), "ggufx: ")
 	}
 	return s
 }
@@ -125,7 +129,7 @@ func (s *Split) Names() []string { return s.names }
 func (s *Split) file(name string) (*File, error) {
 	no, ok := s.index[name]
 	if !ok {
-		return nil, fmt.Errorf("%w: no tensor %q in %d shards", ErrNotFound, name, len(s.files))
+		return nil, errs.Errorf(ErrNotFound, "ggufx: no tensor %q in %d shards", name, len(s.files))
 	}
 	return s.files[no], nil
 }

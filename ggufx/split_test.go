@@ -12,6 +12,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/ggufx"
+	"github.com/dlpack-go/dlpack/internal/errs/errstest"
 )
 
 // writeShards writes a model of count shards, shard i holding tensor "t<i>" of [i+1] float32
@@ -110,6 +111,7 @@ func TestOpenSplitRefuses(t *testing.T) {
 			_, err := ggufx.OpenSplit(first)
 			require.ErrorIs(t, err, ggufx.ErrSplit)
 			assert.Contains(t, err.Error(), tc.msg)
+			assert.NoError(t, errstest.Check(err, sentinels...))
 			assert.Equal(t, live, ggufx.LiveMappings(), "the shards opened are closed")
 		})
 	}

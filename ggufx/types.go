@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // Type is a ggml tensor type (enum ggml_type): how a tensor's elements are stored.
@@ -127,5 +128,5 @@ func TypeOf(dt core.DLDataType) (Type, error) {
 			return t, nil
 		}
 	}
-	return 0, fmt.Errorf("%w: %s has no ggml type (GGUF holds F32, F16, BF16, F64, I8, I16, I32, I64 and quantized types)", ErrType, dt)
+	return 0, errs.Errorf(ErrType, "ggufx: %s has no ggml type (GGUF holds F32, F16, BF16, F64, I8, I16, I32, I64 and quantized types)", dt)
 }

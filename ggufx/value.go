@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // ValueType is the type of a metadata value (enum gguf_type).
@@ -115,7 +117,7 @@ func ValueOf(x any) (Value, error) {
 	case []Value:
 		return arrayOfValues(x)
 	}
-	return Value{}, fmt.Errorf("%w: GGUF has no value type for Go's %T", ErrValueType, x)
+	return Value{}, errs.Errorf(ErrValueType, "ggufx: GGUF has no value type for Go's %T", x)
 }
 
 func arr(elem ValueType, v any) Value { return Value{typ: TypeArray, elem: elem, v: v} }
@@ -124,17 +126,17 @@ func arr(elem ValueType, v any) Value { return Value{typ: TypeArray, elem: elem,
 // one of scalars becomes the typed slice.
 func arrayOfValues(xs []Value) (Value, error) {
 	if len(xs) == 0 {
-		return Value{}, fmt.Errorf("%w: an empty []Value has no element type (use a typed empty slice)", ErrValueType)
+		return Value{}, errs.Errorf(ErrValueType, "ggufx: an empty []Value has no element type (use a typed empty slice)")
 	}
 	t := xs[0].typ
 	for i, x := range xs {
 		if x.typ != t {
-			return Value{}, fmt.Errorf("%w: array element %d is %s, element 0 is %s (GGUF arrays hold one type)", ErrValueType, i, x.typ, t)
+			return Value{}, errs.Errorf(ErrValueType, "ggufx: array element %d is %s, element 0 is %s (GGUF arrays hold one type)", i, x.typ, t)
 		}
 	}
 	if t == TypeArray {
 		if d := depthOf(xs[0]) + 1; d > MaxDepth {
-			return Value{}, fmt.Errorf("%w: arrays nested %d deep, over %d", ErrValueType, d, MaxDepth)
+			return Value{}, errs.Errorf(ErrValueType, "ggufx: arrays nested %d deep, over %d", d, MaxDepth)
 		}
 		return arr(TypeArray, slices.Clone(xs)), nil
 	}
@@ -359,11 +361,11 @@ func (m *Metadata) Get(key string) (Value, bool) {
 // adding it at the end.
 func (m *Metadata) Set(key string, x any) error {
 	if key == "" {
-		return fmt.Errorf("%w: a metadata key may not be empty", ErrName)
+		return errs.Errorf(ErrName, "ggufx: a metadata key may not be empty")
 	}
 	v, err := ValueOf(x)
 	if err != nil {
-		return fmt.Errorf("metadata %q: %w", key, err)
+		return fmt.Errorf("%w (metadata %q)", err, key)
 	}
 	m.set(key, v)
 	return nil
@@ -398,7 +400,7 @@ func get[T any](m *Metadata, key string, want ValueType, elem ValueType) (T, err
 	var z T
 	v, ok := m.Get(key)
 	if !ok {
-		return z, fmt.Errorf("%w: metadata key %q", ErrNotFound, key)
+		return z, errs.Errorf(ErrNotFound, "ggufx: no metadata key %q", key)
 	}
 	x, ok := v.v.(T)
 	if !ok || v.typ != want || (want == TypeArray && v.elem != elem) {
@@ -410,7 +412,7 @@ func get[T any](m *Metadata, key string, want ValueType, elem ValueType) (T, err
 		if v.typ == TypeArray {
 			got = "an array of " + v.elem.String()
 		}
-		return z, fmt.Errorf("%w: metadata %q is %s, not %s", ErrValueType, key, got, what)
+		return z, errs.Errorf(ErrValueType, "ggufx: metadata %q is %s, not %s", key, got, what)
 	}
 	return x, nil
 }

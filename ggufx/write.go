@@ -7,9 +7,11 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 	"github.com/dlpack-go/dlpack/internal/tensorio"
 )
 
@@ -61,7 +63,7 @@ func alignmentOf(md *Metadata) (int64, error) {
 	}
 	a, isU32 := v.v.(uint32)
 	if !isU32 || a < 8 || a&(a-1) != 0 {
-		return 0, fmt.Errorf("%w: %s is %s %v, not a uint32 power of 2 from 8 (llama.cpp reads no other)", ErrHeader, AlignmentKey, v.typ, v)
+		return 0, errs.Errorf(ErrHeader, "ggufx: %s is %s %v, not a uint32 power of 2 from 8 (llama.cpp reads no other)", AlignmentKey, v.typ, v)
 	}
 	return int64(a), nil
 }
@@ -74,19 +76,19 @@ func planEntries(entries []Entry, align int64) ([]plannedEntry, error) {
 		t := e.Tensor
 		switch {
 		case e.Name == "":
-			return nil, fmt.Errorf("%w: tensor %d has an empty name", ErrName, i)
+			return nil, errs.Errorf(ErrName, "ggufx: tensor %d has an empty name", i)
 		case len(e.Name) > MaxNameLen:
-			return nil, fmt.Errorf("%w: tensor name %q is %d bytes, over %d (llama.cpp refuses longer ones)", ErrName, e.Name, len(e.Name), MaxNameLen)
+			return nil, errs.Errorf(ErrName, "ggufx: tensor name %q is %d bytes, over %d (llama.cpp refuses longer ones)", e.Name, len(e.Name), MaxNameLen)
 		case seen[e.Name]:
-			return nil, fmt.Errorf("%w: tensor %q given twice", ErrName, e.Name)
+			return nil, errs.Errorf(ErrName, "ggufx: tensor %q given twice", e.Name)
 		case t == nil:
-			return nil, fmt.Errorf("%w: ggufx: tensor %q is nil", core.ErrNil, e.Name)
+			return nil, errs.Errorf(core.ErrNil, "ggufx: tensor %q is nil", e.Name)
 		case t.Released():
-			return nil, fmt.Errorf("ggufx: tensor %q: %w", e.Name, core.ErrReleased)
+			return nil, errs.Errorf(core.ErrReleased, "ggufx: tensor %q was released", e.Name)
 		case !t.HostAccessible():
-			return nil, fmt.Errorf("ggufx: tensor %q: %w: %s", e.Name, core.ErrNotHost, t.Device())
+			return nil, errs.Errorf(core.ErrNotHost, "ggufx: tensor %q is on %s, not in host memory", e.Name, t.Device())
 		case t.Ndim() > MaxDims:
-			return nil, fmt.Errorf("%w: tensor %q has %d dimensions, GGUF holds at most %d", ErrType, e.Name, t.Ndim(), MaxDims)
+			return nil, errs.Errorf(ErrType, "ggufx: tensor %q has %d dimensions, GGUF holds at most %d", e.Name, t.Ndim(), MaxDims)
 		}
 		seen[e.Name] = true
 		if err := checkEntryType(e); err != nil {
@@ -98,7 +100,7 @@ func planEntries(entries []Entry, align int64) ([]plannedEntry, error) {
 		}
 		size := t.Len() / int64(e.Type.BlockSize()) * int64(e.Type.BlockBytes())
 		if size > math.MaxInt64-at-align {
-			return nil, fmt.Errorf("%w: tensor %q: the data would end past 2^63 bytes", core.ErrOverflow, e.Name)
+			return nil, errs.Errorf(core.ErrOverflow, "ggufx: tensor %q: the data would end past 2^63 bytes", e.Name)
 		}
 		ps[i] = plannedEntry{e: e, dims: dims, off: at, size: size}
 		at += size + pad(size, align)
@@ -110,25 +112,25 @@ func checkEntryType(e Entry) error {
 	dt := e.Tensor.DType()
 	if q, ok := quantizers[e.Type]; ok && q != nil {
 		if dt != core.Float32 {
-			return fmt.Errorf("%w: tensor %q is %s; %s is quantized from float32 only", ErrType, e.Name, dt, e.Type)
+			return errs.Errorf(ErrType, "ggufx: tensor %q is %s; %s is quantized from float32 only", e.Name, dt, e.Type)
 		}
 		if e.Tensor.Ndim() == 0 || e.Tensor.Dim(e.Tensor.Ndim()-1)%int64(e.Type.BlockSize()) != 0 {
-			return fmt.Errorf("%w: tensor %q of shape %v: %s needs a last dimension that is a multiple of %d", ErrType, e.Name, e.Tensor.Shape(), e.Type, e.Type.BlockSize())
+			return errs.Errorf(ErrType, "ggufx: tensor %q of shape %v: %s needs a last dimension that is a multiple of %d", e.Name, e.Tensor.Shape(), e.Type, e.Type.BlockSize())
 		}
 		return nil
 	}
 	want, ok := e.Type.DType()
 	if !ok {
 		if _, err := TypeOf(dt); err != nil && !e.Type.Known() {
-			return fmt.Errorf("tensor %q: %w", e.Name, err)
+			return fmt.Errorf("%w (tensor %q)", err, e.Name)
 		}
-		return fmt.Errorf("%w: tensor %q: Write stores plain types, Q8_0 and Q4_0, not %s", ErrType, e.Name, e.Type)
+		return errs.Errorf(ErrType, "ggufx: tensor %q: Write stores plain types, Q8_0 and Q4_0, not %s", e.Name, e.Type)
 	}
 	if want != dt {
-		return fmt.Errorf("%w: tensor %q is %s, but its entry stores it as %s (%s): use Plain, or convert it first", ErrType, e.Name, dt, e.Type, want)
+		return errs.Errorf(ErrType, "ggufx: tensor %q is %s, but its entry stores it as %s (%s): use Plain, or convert it first", e.Name, dt, e.Type, want)
 	}
 	if hostBigEndian && dt.Size() > 1 {
-		return fmt.Errorf("%w: tensor %q: writing %s on a big-endian machine (the format is little-endian) is not implemented", ErrType, e.Name, dt)
+		return errs.Errorf(ErrType, "ggufx: tensor %q: writing %s on a big-endian machine (the format is little-endian) is not implemented", e.Name, dt)
 	}
 	return nil
 }
@@ -201,6 +203,9 @@ func Write(w io.Writer, md *Metadata, tensors []Entry) error {
 			err = hw.err
 		}
 		if err != nil {
+			if strings.HasPrefix(err.Error(), "ggufx: ") { // this package's: the name after the cause
+				return fmt.Errorf("%w (writing tensor %q)", err, p.e.Name)
+			}
 			return fmt.Errorf("ggufx: writing tensor %q: %w", p.e.Name, err)
 		}
 	}
@@ -227,7 +232,7 @@ func writeQuantized(w io.Writer, p plannedEntry, q func([]byte, []float32)) erro
 	}
 	for i, v := range x {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return fmt.Errorf("%w: element %d is %v, which %s cannot hold", ErrType, i, v, p.e.Type)
+			return errs.Errorf(ErrType, "ggufx: element %d is %v, which %s cannot hold", i, v, p.e.Type)
 		}
 	}
 	bs, bb := p.e.Type.BlockSize(), p.e.Type.BlockBytes()

@@ -14,6 +14,7 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/ggufx"
+	"github.com/dlpack-go/dlpack/internal/errs/errstest"
 )
 
 // allValues is metadata with a value of every type, arrays of each, and nested arrays.
@@ -218,6 +219,7 @@ func TestWriteRefuses(t *testing.T) {
 			err := ggufx.WriteFile(filepath.Join(dir, "x.gguf"), tc.md, tc.es)
 			require.ErrorIs(t, err, tc.want)
 			assert.Contains(t, err.Error(), tc.msg)
+			assert.NoError(t, errstest.Check(err, sentinels...))
 			left, err := os.ReadDir(dir)
 			require.NoError(t, err)
 			assert.Empty(t, left, "nothing left behind")
