@@ -291,3 +291,40 @@ func BenchmarkPut64MiB(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPut64MiBColumn: a Put of 64 MiB of float32 in batches of 1 MiB, as an
+// arrow.fixed_shape_tensor column (rows of the shape's trailing dimensions) and as the flat
+// column of the earlier format (WithFlatColumn), for shapes whose rows are single elements,
+// 16 KiB, and over the chunk (then rows of the last dimension).
+func BenchmarkPut64MiBColumn(b *testing.B) {
+	ctx := context.Background()
+	for _, shape := range [][]int64{{16 << 20}, {4096, 4096}, {16, 1024, 1024}} {
+		x := core.MustNew(core.Float32, shape...)
+		for _, flat := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%v/flat=%v", shape, flat), func(b *testing.B) {
+				lis, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					b.Fatal(err)
+				}
+				srv := flightx.NewServer()
+				go srv.Serve(lis)
+				b.Cleanup(func() { srv.Stop(); srv.Close() })
+				opts := []flightx.Option{flightx.WithChunkBytes(1 << 20)}
+				if flat {
+					opts = append(opts, flightx.WithFlatColumn())
+				}
+				c, err := flightx.Dial(lis.Addr().String(), opts...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { c.Close() })
+				b.SetBytes(x.NumBytes())
+				for b.Loop() {
+					if err := c.Put(ctx, "x", x, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

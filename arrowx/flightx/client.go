@@ -150,7 +150,7 @@ func (c *Client) Put(ctx context.Context, name string, t *core.Tensor, meta map[
 	}
 	desc := &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{name}}
 	// everything sendTensor could refuse was checked above: an error now is the stream's
-	sendErr := sendTensor(stream.Send, desc, info, t, c.cfg.chunkBytes, c.cfg.mem)
+	sendErr := sendTensorAs(stream.Send, desc, info, t, c.cfg.chunkBytes, c.cfg.mem, c.cfg.flat)
 	if err := stream.CloseSend(); err != nil && sendErr == nil {
 		sendErr = err
 	}

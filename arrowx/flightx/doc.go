@@ -14,23 +14,60 @@
 // # Wire format
 //
 // A tensor is one Flight stream. Its ticket (DoGet) and its descriptor path (DoPut, ListFlights)
-// is the tensor's name. The schema has one column, "data", and metadata:
+// is the tensor's name. The schema has one column, "data", of Arrow's canonical extension type
+// arrow.fixed_shape_tensor (arrowx.FixedShapeTensorType: a FixedSizeList storage, with
+// ARROW:extension:name and the JSON ARROW:extension:metadata {"shape":[...]} on the field), so
+// that a Flight client in any language finds the element type and the shape in Arrow's own
+// types; and the schema's metadata says the rest:
 //
 //	dlpack.dtype   the element type, as core.DLDataType.String writes it: "float32", "bfloat16", "complex64", "bool", "int8x4"
-//	dlpack.shape   the shape, decimal sizes joined by commas: "2,3,4" ("" for a 0-d tensor)
-//	dlpack.order   "C": the batches hold the elements in row-major order
+//	dlpack.shape   the whole shape, decimal sizes joined by commas: "2,3,4" ("" for a 0-d tensor)
+//	dlpack.order   "C": the rows hold the elements in row-major order
 //	anything else  the tensor's own metadata (keys must not start with "dlpack.")
 //
-// The column's type is the dtype's Arrow primitive when it has a byte-wide one (int8…uint64,
-// float16, float32, float64), else FixedSizeBinary of the element size (bool as one byte,
-// bfloat16, complex, float8, vector lanes), so that pyarrow reads the common dtypes as numbers.
-// The batches are consecutive runs of elements, each at most the sender's chunk size
-// (WithChunkBytes, default 1 MiB); their lengths add up to the shape's product, and they have
-// no nulls. A receiver refuses anything else with ErrProtocol: every header is checked before
-// arrow-go reads it, the metadata is parsed as untrusted input, and a stream announcing more
-// than the receiver's limit (WithMaxBytes, default 1 GiB) is refused with ErrTooLarge. Bool
-// bytes other than 0 and 1 are normalised to 1 (a Go bool must hold 0 or 1), as numpyx does
-// with the bool data of files; a batch holding such bytes is copied rather than viewed.
+// Each row of the column is one tensor of the trailing dimensions: a tensor of shape [N, S...]
+// whose rows of S take at most the sender's chunk size (WithChunkBytes, default 1 MiB) is a
+// column of N rows of shape S, exactly as pyarrow's FixedShapeTensorArray.from_numpy_ndarray
+// would make it, and the batches carry as many whole rows as fit the chunk size (one at least),
+// the rows of the first dimension split across batches. When a row of the first dimension is
+// larger than the chunk, the leading dimensions are merged: the rows are those of the first
+// trailing run of dimensions that fits ([16, 1024, 1024] float32 in 1 MiB batches is a column
+// of 16384 rows of shape [1024]; a [1, 64Mi] tensor, rows of single elements, shape []), so that
+// every batch stays within the chunk size (or one row), and dlpack.shape gives the whole shape.
+// A 0-d tensor is one row of shape []. The batches have no nulls; all but the last carry the
+// same number of rows, at least half the chunk size when a row is smaller than that.
+//
+// What a reader that knows only Arrow sees: pyarrow (reader.read_all()) gets a table whose
+// column is a pyarrow.FixedShapeTensorArray (pyarrow registers the type):
+// column.combine_chunks().to_numpy_ndarray() is the tensor reshaped to [rows, S...], and
+// .reshape(shape from dlpack.shape) gives it back. A reader where no fixed_shape_tensor type
+// is registered (Java's arrow-vector unless the application registers one in its
+// ExtensionTypeRegistry) gets the FixedSizeList<T> storage, the extension name and metadata in
+// the field's metadata, and the same values. The element type is the Arrow primitive of the dtype
+// when it has one (int8…uint64, float16, float32, float64). Dtypes Arrow lacks travel in the
+// Arrow primitive of their width with their bits unchanged, and dlpack.dtype names them:
+//
+//	bool            uint8, one byte of 0 or 1 per element (numpy: .view(bool)); not bit-packed,
+//	                so that it is sent and received without a copy and a receiver's memory stays
+//	                bounded by what came (Arrow's canonical arrow.bool8 is the same bytes, but
+//	                arrowx does not map extension element types yet)
+//	bfloat16        uint16, the bfloat16 bits (numpy with ml_dtypes: .view(ml_dtypes.bfloat16))
+//	float8_*        uint8, the float8 bits (ml_dtypes.float8_e4m3fn and so on)
+//	complex64/128   float32/float64 with one more trailing dimension of 2, real then imaginary
+//	                (numpy: .view(np.complex64)[..., 0])
+//	lanes (int8x4)  the lane type with one more trailing dimension of the lane count
+//
+// A receiver checks that the column is the dtype's carrier of a row shape that ends the
+// tensor's shape (no permutation), and refuses anything else with ErrProtocol. It still reads
+// the format of earlier versions of this package, which WithFlatColumn sends: one flat column of
+// the dtype's Arrow primitive (FixedSizeBinary of the element size for bool, bfloat16, complex,
+// float8, lanes), batches of consecutive runs of elements, the shape only in dlpack.shape.
+//
+// Every header is checked before arrow-go reads it, the metadata is parsed as untrusted input,
+// and a stream announcing more than the receiver's limit (WithMaxBytes, default 1 GiB) is refused
+// with ErrTooLarge. Bool bytes other than 0 and 1 are normalised to 1 (a Go bool must hold 0 or
+// 1), as numpyx does with the bool data of files; a batch holding such bytes is copied rather
+// than viewed.
 //
 // # Memory a sender can make a server hold
 //

@@ -362,7 +362,8 @@ func TestServerDiesMidTransfer(t *testing.T) {
 func TestGetFlightInfo(t *testing.T) {
 	mem := noLeaks(t)
 	srv, addr := serve(t, flightx.WithAllocator(mem), flightx.WithChunkBytes(1000))
-	require.NoError(t, srv.Put("x", filled(t, core.Float64, 1, 50, 10), nil)) // 4000 bytes, 4 batches
+	// [50 10] float64, 4000 bytes: rows of 10 float64, 12 rows a batch of at most 1000 bytes, 5 batches
+	require.NoError(t, srv.Put("x", filled(t, core.Float64, 1, 50, 10), nil))
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
 	defer conn.Close()
@@ -371,7 +372,7 @@ func TestGetFlightInfo(t *testing.T) {
 	fi, err := fc.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{"x"}})
 	require.NoError(t, err)
 	assert.Equal(t, int64(4000), fi.TotalBytes)
-	assert.Equal(t, int64(4), fi.TotalRecords)
+	assert.Equal(t, int64(5), fi.TotalRecords)
 	require.Len(t, fi.Endpoint, 1)
 	assert.Equal(t, []byte("x"), fi.Endpoint[0].Ticket.Ticket)
 	s, err := flight.DeserializeSchema(fi.Schema, mem)

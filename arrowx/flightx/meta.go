@@ -176,35 +176,60 @@ func wireType(dt core.DLDataType) (arrow.DataType, error) {
 	return &arrow.FixedSizeBinaryType{ByteWidth: dt.Size()}, nil
 }
 
-// schemaOf makes the schema of a tensor stream.
+// schemaOf makes the schema of a tensor stream sent in batches of DefaultChunkBytes.
 func schemaOf(info Info) (*arrow.Schema, error) {
-	typ, err := wireType(info.DType)
-	if err != nil {
-		return nil, err
+	s, _, err := schemaFor(info, DefaultChunkBytes, false)
+	return s, err
+}
+
+// schemaFor makes the schema of a tensor stream sent in batches of chunkBytes: its column a
+// tensor column (returned too), or with legacy the flat column of the earlier format (the
+// column nil).
+func schemaFor(info Info, chunkBytes int, legacy bool) (*arrow.Schema, *tensorColumn, error) {
+	var typ arrow.DataType
+	var col *tensorColumn
+	if legacy {
+		t, err := wireType(info.DType)
+		if err != nil {
+			return nil, nil, err
+		}
+		typ = t
+	} else {
+		c, err := columnOf(info, chunkBytes)
+		if err != nil {
+			return nil, nil, err
+		}
+		typ, col = c.typ, &c
 	}
 	// as ParseShape checks on the other side: a view repeating elements (BroadcastTo) can
 	// have more bytes than a stream can say
 	if hi, lo := bits.Mul64(uint64(info.Len()), uint64(info.DType.Size())); hi != 0 || lo > math.MaxInt64 {
-		return nil, fmt.Errorf("%w: %s %v takes more than 2^63 bytes", core.ErrOverflow, info.DType, info.Shape)
+		return nil, nil, fmt.Errorf("%w: %s %v takes more than 2^63 bytes", core.ErrOverflow, info.DType, info.Shape)
 	}
 	keys := []string{KeyDType, KeyShape, KeyOrder}
 	vals := []string{info.DType.String(), formatShape(info.Shape), "C"}
 	for k, v := range info.Meta {
 		if strings.HasPrefix(k, keyPrefix) {
-			return nil, fmt.Errorf("%w: metadata key %q uses the reserved prefix %q", ErrProtocol, k, keyPrefix)
+			return nil, nil, fmt.Errorf("%w: metadata key %q uses the reserved prefix %q", ErrProtocol, k, keyPrefix)
 		}
 		keys, vals = append(keys, k), append(vals, v)
 	}
 	md := arrow.NewMetadata(keys, vals)
-	return arrow.NewSchema([]arrow.Field{{Name: column, Type: typ}}, &md), nil
+	return arrow.NewSchema([]arrow.Field{{Name: column, Type: typ}}, &md), col, nil
 }
 
 // DecodeSchema reads a tensor stream's schema (untrusted): the dtype, the shape, the order, the
-// one column of the matching wire type, and the rest of the metadata. name is left empty.
+// one column (a tensor column of the dtype's carrier and a row of the shape, or the flat column
+// of the earlier format), and the rest of the metadata. name is left empty.
 func DecodeSchema(s *arrow.Schema) (Info, error) {
-	var info Info
+	info, _, err := decodeSchema(s)
+	return info, err
+}
+
+// decodeSchema is DecodeSchema, with the tensor column (nil for a flat one).
+func decodeSchema(s *arrow.Schema) (info Info, col *tensorColumn, err error) {
 	if s == nil {
-		return info, fmt.Errorf("%w: no schema", ErrProtocol)
+		return info, nil, fmt.Errorf("%w: no schema", ErrProtocol)
 	}
 	md := s.Metadata()
 	get := func(k string) (string, bool) {
@@ -216,41 +241,51 @@ func DecodeSchema(s *arrow.Schema) (Info, error) {
 	}
 	ds, ok := get(KeyDType)
 	if !ok {
-		return info, fmt.Errorf("%w: schema metadata has no %s", ErrProtocol, KeyDType)
+		return info, nil, fmt.Errorf("%w: schema metadata has no %s", ErrProtocol, KeyDType)
 	}
 	dt, err := ParseDType(ds)
 	if err != nil {
-		return info, err
+		return info, nil, err
 	}
 	if dt.Size() == 0 {
-		return info, fmt.Errorf("%w: sub-byte dtype %s", ErrProtocol, dt)
+		return info, nil, fmt.Errorf("%w: sub-byte dtype %s", ErrProtocol, dt)
 	}
 	ss, ok := get(KeyShape)
 	if !ok {
-		return info, fmt.Errorf("%w: schema metadata has no %s", ErrProtocol, KeyShape)
+		return info, nil, fmt.Errorf("%w: schema metadata has no %s", ErrProtocol, KeyShape)
 	}
 	shape, err := ParseShape(ss, dt.Size())
 	if err != nil {
-		return info, err
+		return info, nil, err
 	}
 	if o, _ := get(KeyOrder); o != "C" {
-		return info, fmt.Errorf("%w: %s %q (want \"C\")", ErrProtocol, KeyOrder, truncate(o))
+		return info, nil, fmt.Errorf("%w: %s %q (want \"C\")", ErrProtocol, KeyOrder, truncate(o))
 	}
 	if s.NumFields() != 1 {
-		return info, fmt.Errorf("%w: %d columns (want 1)", ErrProtocol, s.NumFields())
+		return info, nil, fmt.Errorf("%w: %d columns (want 1)", ErrProtocol, s.NumFields())
 	}
-	want, err := wireType(dt)
-	if err != nil {
-		return info, err
+	info.DType, info.Shape = dt, shape
+	if ft, ok := s.Field(0).Type.(*arrowx.FixedShapeTensorType); ok {
+		c, err := columnFrom(ft, info)
+		if err != nil {
+			return Info{}, nil, err
+		}
+		col = &c
+	} else {
+		want, err := wireType(dt)
+		if err != nil {
+			return Info{}, nil, err
+		}
+		if got := s.Field(0).Type; !arrow.TypeEqual(got, want) {
+			return Info{}, nil, fmt.Errorf("%w: column of type %s carries %s (want %s or %s)", ErrProtocol, got, dt,
+				arrowx.FixedShapeTensorName, want)
+		}
 	}
-	if got := s.Field(0).Type; !arrow.TypeEqual(got, want) {
-		return info, fmt.Errorf("%w: column of type %s carries %s (want %s)", ErrProtocol, got, dt, want)
-	}
-	info.DType, info.Shape, info.Meta = dt, shape, map[string]string{}
+	info.Meta = map[string]string{}
 	for i, k := range md.Keys() {
 		if !strings.HasPrefix(k, keyPrefix) {
 			info.Meta[k] = md.Values()[i]
 		}
 	}
-	return info, nil
+	return info, col, nil
 }

@@ -13,7 +13,9 @@ import (
 )
 
 // TestSendIsZeroCopy: the body of every data message is the tensor's own memory, chunk by
-// chunk, for a C-contiguous tensor of a multiple of 8 bytes per chunk.
+// chunk, for a C-contiguous tensor of a multiple of 8 bytes per chunk: in the tensor column,
+// batches of whole rows (2 rows of 100 float32 in 1024 bytes), in the flat one of the earlier
+// format, runs of elements.
 func TestSendIsZeroCopy(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -29,12 +31,22 @@ func TestSendIsZeroCopy(t *testing.T) {
 		return nil
 	}
 	info := Info{DType: x.DType(), Shape: x.Shape()}
-	require.NoError(t, sendTensor(send, nil, info, x, 1024, mem))
-	require.Len(t, bodies, 4)
-	for i, b := range bodies {
-		assert.Equal(t, base+uintptr(i*1024), b, "body %d is the tensor's memory", i)
+	for _, tc := range []struct {
+		flat bool
+		lens []int
+	}{
+		{false, []int{800, 800, 800, 800, 800}},
+		{true, []int{1024, 1024, 1024, 928}},
+	} {
+		bodies, lens = nil, nil
+		require.NoError(t, sendTensorAs(send, nil, info, x, 1024, mem, tc.flat))
+		require.Equal(t, tc.lens, lens, "flat %v", tc.flat)
+		at := base
+		for i, b := range bodies {
+			assert.Equal(t, at, b, "flat %v: body %d is the tensor's memory", tc.flat, i)
+			at += uintptr(lens[i])
+		}
 	}
-	assert.Equal(t, []int{1024, 1024, 1024, 928}, lens)
 
 	// a chunk of 12 bytes needs padding: assembled in scratch memory, not the tensor's
 	y := core.MustNew(core.Float32, 3)

@@ -47,6 +47,7 @@ type config struct {
 	maxInFlight int64         // a server's WithMaxInFlight
 	idle        time.Duration // a server's WithIdleTimeout
 	inFlight    *budget       // the server's memory in flight; nil in a client
+	flat        bool          // WithFlatColumn
 }
 
 func newConfig(opts []Option) config {
@@ -92,6 +93,12 @@ func WithMaxInFlight(n int64) Option { return func(c *config) { c.maxInFlight = 
 // of 1 MiB (DefaultChunkBytes), a stream's share of the network must stay above about 35 KB/s.
 // A Client ignores this option (give its calls a context with a deadline).
 func WithIdleTimeout(d time.Duration) Option { return func(c *config) { c.idle = d } }
+
+// WithFlatColumn makes a sender (a Client's Put, a Server's DoGet and ListFlights) write the
+// earlier format of this package: one flat column of the elements (FixedSizeBinary for dtypes
+// without an Arrow primitive, bool as bytes), the shape only in the dlpack.shape metadata. It is
+// for receivers built before flightx sent arrow.fixed_shape_tensor columns; receivers read both.
+func WithFlatColumn() Option { return func(c *config) { c.flat = true } }
 
 // WithAllocator sets the Arrow allocator of the IPC readers and writers (for tests, a
 // memory.CheckedAllocator).
@@ -284,16 +291,21 @@ func (s *Server) Close() {
 
 func (s *Server) info(name string, e entry) (*flight.FlightInfo, error) {
 	info := Info{Name: name, DType: e.t.DType(), Shape: e.t.Shape(), Meta: e.meta}
-	schema, err := schemaOf(info)
+	schema, col, err := schemaFor(info, s.cfg.chunkBytes, s.cfg.flat)
 	if err != nil {
 		return nil, err
 	}
 	per := max(int64(s.cfg.chunkBytes)/int64(info.DType.Size()), 1)
+	records := (info.Len() + per - 1) / per
+	if col != nil {
+		rows, perRows := col.rows(info), col.batchRows(int64(info.DType.Size()), s.cfg.chunkBytes)
+		records = (rows + perRows - 1) / perRows
+	}
 	return &flight.FlightInfo{
 		Schema:           flight.SerializeSchema(schema, s.cfg.mem),
 		FlightDescriptor: &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{name}},
 		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: []byte(name)}}},
-		TotalRecords:     (info.Len() + per - 1) / per,
+		TotalRecords:     records,
 		TotalBytes:       info.Bytes(),
 	}, nil
 }
@@ -341,7 +353,7 @@ func (s *Server) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServe
 	}
 	defer t.Release()
 	info := Info{Name: name, DType: t.DType(), Shape: t.Shape(), Meta: meta}
-	if err := sendTensor(stream.Send, nil, info, t, s.cfg.chunkBytes, s.cfg.mem); err != nil {
+	if err := sendTensorAs(stream.Send, nil, info, t, s.cfg.chunkBytes, s.cfg.mem, s.cfg.flat); err != nil {
 		if _, ok := status.FromError(err); ok {
 			return err
 		}

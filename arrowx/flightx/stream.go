@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/arrowx"
 	"github.com/dlpack-go/dlpack/core"
 )
 
@@ -77,6 +78,12 @@ func (c *countWriter) Write(b []byte) (int, error) {
 // C-order copy made first.
 func sendTensor(send func(*flight.FlightData) error, desc *flight.FlightDescriptor, info Info, t *core.Tensor,
 	chunkBytes int, mem memory.Allocator) error {
+	return sendTensorAs(send, desc, info, t, chunkBytes, mem, false)
+}
+
+// sendTensorAs is sendTensor, in the flat column of the earlier format with legacy.
+func sendTensorAs(send func(*flight.FlightData) error, desc *flight.FlightDescriptor, info Info, t *core.Tensor,
+	chunkBytes int, mem memory.Allocator, legacy bool) error {
 	h, err := core.Hold(t)
 	if err != nil {
 		return err
@@ -91,7 +98,7 @@ func sendTensor(send func(*flight.FlightData) error, desc *flight.FlightDescript
 			return fmt.Errorf("flightx: %w", err)
 		}
 	}
-	schema, err := schemaOf(info)
+	schema, col, err := schemaFor(info, chunkBytes, legacy)
 	if err != nil {
 		return err
 	}
@@ -102,6 +109,12 @@ func sendTensor(send func(*flight.FlightData) error, desc *flight.FlightDescript
 	total := info.Len()
 	per := max(int64(chunkBytes)/size, 1)
 	base := unsafe.Slice((*byte)(src.Data()), total*size)
+	if col != nil {
+		if err := sendRows(w, schema, *col, base, info, chunkBytes, mem); err != nil {
+			return err
+		}
+		return w.Close()
+	}
 	for off := int64(0); off < total; off += per {
 		n := min(per, total-off)
 		buf := memory.NewBufferBytes(base[off*size : (off+n)*size])
@@ -117,6 +130,36 @@ func sendTensor(send func(*flight.FlightData) error, desc *flight.FlightDescript
 		}
 	}
 	return w.Close()
+}
+
+// sendRows writes the elements in base as batches of a tensor column, each of as many rows as
+// fit chunkBytes (one at least), over base itself.
+func sendRows(w *ipc.Writer, schema *arrow.Schema, col tensorColumn, base []byte, info Info, chunkBytes int,
+	mem memory.Allocator) error {
+	size := int64(info.DType.Size())
+	rows, per := col.rows(info), col.batchRows(size, chunkBytes)
+	listLen := int64(col.typ.Storage.(*arrow.FixedSizeListType).Len())
+	for r := int64(0); r < rows; r += per {
+		n := min(per, rows-r)
+		vals := base[r*col.rowElem*size : (r+n)*col.rowElem*size]
+		buf := memory.NewBufferBytes(vals)
+		child := array.NewData(col.typ.ValueType(), int(n*listLen), []*memory.Buffer{nil, buf}, nil, 0, 0)
+		buf.Release()
+		list := array.NewData(col.typ.Storage, int(n), []*memory.Buffer{nil}, []arrow.ArrayData{child}, 0, 0)
+		child.Release()
+		storage := array.MakeFromData(list)
+		list.Release()
+		ext := array.NewExtensionArrayWithStorage(col.typ, storage)
+		storage.Release()
+		rec := array.NewRecordBatch(schema, []arrow.Array{ext}, n)
+		ext.Release()
+		err := w.Write(rec)
+		rec.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Sizes that decide how a receiver keeps the batches of a tensor that is not yet assembled.
@@ -199,6 +242,9 @@ func batchValues(rec arrow.RecordBatch, info Info, want int64) ([]byte, *memory.
 		return nil, nil, fmt.Errorf("%w: batch of %d columns", ErrProtocol, rec.NumCols())
 	}
 	d := rec.Column(0).Data()
+	if ft, ok := d.DataType().(*arrowx.FixedShapeTensorType); ok {
+		return rowValues(d, ft, info, want)
+	}
 	n, off := int64(d.Len()), int64(d.Offset())
 	if n <= 0 || n > want {
 		return nil, nil, fmt.Errorf("%w: batch of %d elements when %d remain", ErrProtocol, n, want)
@@ -212,6 +258,42 @@ func batchValues(rec arrow.RecordBatch, info Info, want int64) ([]byte, *memory.
 		return nil, nil, fmt.Errorf("%w: values buffer too short for %d elements", ErrProtocol, n)
 	}
 	return bs[1].Bytes()[off*size : (off+n)*size], bs[1], nil
+}
+
+// rowValues is batchValues for a batch of a tensor column: the bytes of its rows' elements and
+// the buffer that holds them.
+func rowValues(d arrow.ArrayData, ft *arrowx.FixedShapeTensorType, info Info, want int64) ([]byte, *memory.Buffer, error) {
+	col, err := columnFrom(ft, info)
+	if err != nil {
+		return nil, nil, err
+	}
+	rows, off := int64(d.Len()), int64(d.Offset())
+	if rows <= 0 || col.rowElem == 0 || rows > want/col.rowElem {
+		return nil, nil, fmt.Errorf("%w: batch of %d rows of %d elements when %d elements remain", ErrProtocol, rows,
+			col.rowElem, want)
+	}
+	if d.NullN() != 0 {
+		return nil, nil, fmt.Errorf("%w: batch with %d null rows", ErrProtocol, d.NullN())
+	}
+	if len(d.Children()) != 1 {
+		return nil, nil, fmt.Errorf("%w: tensor column with %d children", ErrProtocol, len(d.Children()))
+	}
+	c := d.Children()[0]
+	if c.NullN() != 0 {
+		return nil, nil, fmt.Errorf("%w: batch with %d null elements", ErrProtocol, c.NullN())
+	}
+	listLen := int64(ft.Storage.(*arrow.FixedSizeListType).Len())
+	start, count := off*listLen+int64(c.Offset()), rows*listLen
+	bs := c.Buffers()
+	if off < 0 || start < 0 || len(bs) < 2 || bs[1] == nil {
+		return nil, nil, fmt.Errorf("%w: batch of %d rows without its values buffer", ErrProtocol, rows)
+	}
+	width := int64(ft.ValueType().(arrow.FixedWidthDataType).BitWidth() / 8)
+	if int64(bs[1].Len())/width < start+count {
+		return nil, nil, fmt.Errorf("%w: values buffer of %d bytes too short for %d rows of %d", ErrProtocol,
+			bs[1].Len(), rows, listLen)
+	}
+	return bs[1].Bytes()[start*width : (start+count)*width], bs[1], nil
 }
 
 // viewable reports whether values may be handed out where they lie: aligned for their dtype
@@ -260,7 +342,7 @@ func chunkOf(rec arrow.RecordBatch, info Info, want int64) (*core.Tensor, error)
 // vals are viewable, else a copy of its own (flagged core.FlagIsCopied).
 func chunkFrom(vals []byte, buf *memory.Buffer, dt core.DLDataType, view bool) (*core.Tensor, error) {
 	n := int64(len(vals) / dt.Size())
-	if !view || !viewable(vals, dt) {
+	if !view || buf == nil || !viewable(vals, dt) {
 		t, err := core.New(dt, n)
 		if err != nil {
 			return nil, err
@@ -299,7 +381,7 @@ func (r *receiver) add(rec arrow.RecordBatch) error {
 	case r.got == 0 && n == total:
 		// the whole tensor in one batch: a view of the message, unless the message carries
 		// much more than the values (a view would hold it all) or they are not viewable
-		view, cost := body <= int64(len(vals))+looseSlack, body
+		view, cost := buf != nil && body <= int64(len(vals))+looseSlack, body
 		if !view {
 			cost = int64(len(vals))
 		}
@@ -322,7 +404,7 @@ func (r *receiver) add(rec arrow.RecordBatch) error {
 // keep holds a batch until the tensor is assembled: a large one whose message is little more
 // than its values as a view, any other copied into staging.
 func (r *receiver) keep(vals []byte, buf *memory.Buffer, body int64) error {
-	if len(vals) >= minView && body <= int64(len(vals))+looseSlack && viewable(vals, r.info.DType) {
+	if buf != nil && len(vals) >= minView && body <= int64(len(vals))+looseSlack && viewable(vals, r.info.DType) {
 		if err := r.take(body); err != nil {
 			return err
 		}
