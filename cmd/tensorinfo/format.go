@@ -3,13 +3,14 @@ package main
 import (
 	"errors"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/dlpack-go/dlpack/core"
 )
 
-// A format is one kind of tensor file. Each lives in a file of its own (npy.go, npz.go) that
-// appends it to formats in an init function (npy.go, npz.go, safetensors.go); adding a format is adding such
+// A format is one kind of tensor file. Each lives in a file of its own that appends it to
+// formats in an init function (npy.go, npz.go, safetensors.go, gguf.go, parquet.go); adding a format is adding such
 // a file: its open reads the file's metadata into entries, its container's tensor gives an
 // entry's values (over a memory map where the format allows), and the rest of the command
 // (table, JSON, summaries, excerpts, errors and exit status) needs no change.
@@ -35,6 +36,12 @@ type container interface {
 	close() error
 }
 
+// A describer is a container that says more of the file than its entries: the text for the
+// header line, and what -json writes besides the arrays (GGUF metadata, a split model's shards).
+type describer interface {
+	describe(r *fileReport)
+}
+
 // A summarizer is a container that summarises an entry by reading it once, in pieces, never
 // holding it whole (where tensor reads the entry into memory: .npz members), so that -stats
 // works on entries larger than memory.
@@ -46,15 +53,30 @@ type summarizer interface {
 // than this tool reads (copyLimit). -repr notes it and goes on; -stats reads in pieces instead.
 var errTooLarge = errors.New("larger than this tool reads into memory")
 
+// errNotConverted: the entry's values are stored in a form this tool does not convert to a
+// tensor (a GGUF quantization that ggufx does not dequantize). It is listed; -stats shows no
+// summary and -repr says why.
+var errNotConverted = errors.New("not converted by this tool")
+
 // entry is what a file says about one tensor.
 type entry struct {
 	name      string // the key in an archive; the file's base name for a single array
 	dtype     core.DLDataType
 	descr     string // the dtype as the file writes it ("<f4"), when it has its own spelling
 	shape     []int64
-	bigEndian bool // multi-byte elements are stored most significant byte first
-	fortran   bool // column-major
-	size      int  // bytes of an element
+	bigEndian bool  // multi-byte elements are stored most significant byte first
+	fortran   bool  // column-major
+	size      int   // bytes of an element (of a block, for a quantized GGUF tensor)
+	bytes     int64 // the data's bytes where elements × size is not (quantized blocks); 0: elements × size
+	perm      []int // the order of the dimensions in memory, outermost first, where neither C nor F
+}
+
+// nbytes is the bytes of the entry's data as the file holds them.
+func (e entry) nbytes() int64 {
+	if e.bytes > 0 {
+		return e.bytes
+	}
+	return e.len() * int64(e.size)
 }
 
 func (e entry) len() int64 {
@@ -76,6 +98,13 @@ func (e entry) byteOrder() string {
 }
 
 func (e entry) layout() string {
+	if e.perm != nil {
+		parts := make([]string, len(e.perm))
+		for i, p := range e.perm {
+			parts[i] = strconv.Itoa(p)
+		}
+		return "permuted (" + strings.Join(parts, ", ") + ")"
+	}
 	if e.fortran && len(e.shape) > 1 {
 		return "F (column-major)"
 	}

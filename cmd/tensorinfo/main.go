@@ -1,6 +1,6 @@
 // Command tensorinfo shows what tensor files hold: for every array of a NumPy .npy file or .npz
-// archive, or tensor of a .safetensors file (model weights; memory-mapped, so files larger than
-// memory work), its name, dtype, shape, byte order, memory layout and size, and on request a summary
+// archive, tensor of a .safetensors or GGUF file (model weights; memory-mapped, so files larger
+// than memory work), or tensor column of a Parquet file, its name, dtype, shape, byte order, memory layout and size, and on request a summary
 // of its values (-stats: min, max and mean of the values that are not NaN, and the NaN count) or
 // a NumPy-style excerpt (-repr), as text or as JSON (-json).
 //
@@ -57,11 +57,37 @@
 // are found by key in constant time, so -stats of an archive of 100,000 members takes time in
 // proportion to its size.
 //
+// A GGUF file (llama.cpp's models; ggufx.Open, by memory map) lists every tensor with the dtype
+// of the values tensorinfo reads and, in parentheses, the ggml type as stored: "float32 (F32)"
+// for a plain tensor, read over the mapping, and "float32 (Q4_K, 256 per 144-byte block)" for a
+// quantized one, whose BYTES are its blocks' and whose values (-stats, -repr) are dequantized to
+// float32 (ggufx's Dequantize), in memory up to 1 GiB; one larger, or of a type ggufx does not
+// dequantize (the IQ and TQ families, MXFP4), is listed with no summary, and -repr says why. The
+// header line carries the GGUF version, alignment, key and tensor counts, general.architecture
+// and general.name; -json writes every metadata key ("metadata": arrays as "[N]type"). The first
+// shard of a split model (PREFIX-00001-of-NNNNN.gguf) lists the tensors of every shard
+// (ggufx.OpenSplit; "shards" in -json); another shard is listed alone.
+//
+//	$ tensorinfo tiny.gguf
+//	tiny.gguf (gguf, 3 arrays; GGUF v3, alignment 32, 2 keys, 3 tensors, general.architecture "llama", general.name "tiny")
+//	NAME         DTYPE                                 SHAPE    BYTE ORDER     LAYOUT         ELEMENTS  BYTES
+//	norm.weight  float32 (F32)                         (2, 3)   little-endian  C (row-major)  6         24
+//	attn.weight  float32 (Q8_0, 32 per 34-byte block)  (2, 32)  little-endian  C (row-major)  64        68
+//	ffn.weight   float32 (Q4_0, 32 per 18-byte block)  (1, 32)  little-endian  C (row-major)  32        18
+//
+// A Parquet file lists the columns that arrowx/parquetx reads as tensors (primitive numeric and
+// bool columns, FixedSizeList and arrow.fixed_shape_tensor columns: parquetx.Columns, the footer
+// only) with shape [rows, ...]; its header line gives the rows and row groups. A column is
+// summarised one row group at a time (each up to 1 GiB decoded), and decoded whole, up to 1
+// GiB, for an excerpt.
+//
 // The format is chosen by the file's extension, else by its first bytes. Each format is one
-// small file of this command (npy.go, npz.go, safetensors.go) that registers itself.
+// small file of this command (npy.go, npz.go, safetensors.go, gguf.go, parquet.go) that
+// registers itself.
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -70,6 +96,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -100,12 +127,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.stats, "stats", false, "summarise the values: min, max, mean (NaN excluded), NaN count")
 	fs.BoolVar(&o.repr, "repr", false, "print a NumPy-style excerpt of the values")
 	fs.BoolVar(&o.json, "json", false, "write JSON: an array with one object per file")
-	fs.StringVar(&o.name, "name", "", "show only the array with this name (an .npz key, a .safetensors tensor name)")
+	fs.StringVar(&o.name, "name", "", "show only the array with this name (an .npz key, a .safetensors or GGUF tensor name, a Parquet column)")
 	fs.Int64Var(&o.maxInflated, "max-inflated", defaultMaxInflated,
 		"the bytes one .npz file may inflate (headers, arrays and all); 0 for no limit")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: tensorinfo [-stats] [-repr] [-json] [-name KEY] [-max-inflated BYTES] FILE...")
-		fmt.Fprintln(stderr, "Shows the arrays of .npy, .npz and .safetensors files.")
+		fmt.Fprintln(stderr, "Shows the arrays of .npy, .npz, .safetensors, GGUF (.gguf) and Parquet (.parquet) files.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -156,8 +183,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // fileReport is what -json writes for a file.
 type fileReport struct {
-	File   string        `json:"file"`
-	Format string        `json:"format,omitempty"`
+	File   string `json:"file"`
+	Format string `json:"format,omitempty"`
+	// Summary is what the format says of the file besides its arrays, for the header line
+	// ("GGUF v3, alignment 32, ..."; "6 rows in 1 row group").
+	Summary string `json:"summary,omitempty"`
+	// Metadata is a GGUF file's metadata: every key, scalars as JSON values, arrays
+	// summarised as "[N]type".
+	Metadata map[string]any `json:"metadata,omitempty"`
+	// Shards are the files of a split GGUF model, in order.
+	Shards []string      `json:"shards,omitempty"`
 	Arrays []arrayReport `json:"arrays"`
 	Error  string        `json:"error,omitempty"`
 }
@@ -207,6 +242,9 @@ func inspect(path string, o options) (fileReport, error) {
 		return r, err
 	}
 	defer c.close()
+	if d, ok := c.(describer); ok {
+		d.describe(&r)
+	}
 	found := false
 	for i, e := range c.entries() {
 		if o.name != "" && e.name != o.name {
@@ -214,7 +252,7 @@ func inspect(path string, o options) (fileReport, error) {
 		}
 		found = true
 		a := arrayReport{Name: e.name, DType: e.dtype.String(), Descr: e.descr, Shape: e.shape,
-			ByteOrder: e.byteOrder(), Layout: e.layout(), Elements: e.len(), Bytes: e.len() * int64(e.size)}
+			ByteOrder: e.byteOrder(), Layout: e.layout(), Elements: e.len(), Bytes: e.nbytes()}
 		if a.Shape == nil {
 			a.Shape = []int64{}
 		}
@@ -245,8 +283,10 @@ func values(c container, i int, o options, a *arrayReport) error {
 		}
 	}
 	t, err := c.tensor(i)
-	if errors.Is(err, errTooLarge) && o.repr {
-		a.Repr = "(not shown: " + err.Error() + ")"
+	if errors.Is(err, errNotConverted) || errors.Is(err, errTooLarge) && o.repr {
+		if o.repr {
+			a.Repr = "(not shown: " + err.Error() + ")"
+		}
 		return nil
 	}
 	if err != nil {
@@ -270,7 +310,11 @@ func writeText(w io.Writer, r fileReport, o options) {
 	if len(r.Arrays) == 1 {
 		plural = ""
 	}
-	fmt.Fprintf(w, "%s (%s, %d array%s)\n", r.File, r.Format, len(r.Arrays), plural)
+	summary := ""
+	if r.Summary != "" {
+		summary = "; " + r.Summary
+	}
+	fmt.Fprintf(w, "%s (%s, %d array%s%s)\n", r.File, r.Format, len(r.Arrays), plural, summary)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	cols := "NAME\tDTYPE\tSHAPE\tBYTE ORDER\tLAYOUT\tELEMENTS\tBYTES"
 	if o.stats {
@@ -414,7 +458,17 @@ func (a *accumulator) addTensor(t *core.Tensor) error {
 	}
 	defer h.Release()
 	if !t.IsContiguous() && !t.IsFortranContiguous() {
-		return fmt.Errorf("%w: strides %v", core.ErrNotContiguous, t.Strides())
+		// a dense tensor in another order (a permuted arrow.fixed_shape_tensor column): its
+		// dimensions in memory order, which a summary does not depend on
+		v, err := memoryOrder(t)
+		if err != nil {
+			return err
+		}
+		defer v.Release()
+		if !v.IsContiguous() {
+			return fmt.Errorf("%w: strides %v", core.ErrNotContiguous, t.Strides())
+		}
+		t = v
 	}
 	switch t.DType() {
 	case core.Bool:
@@ -450,6 +504,17 @@ func (a *accumulator) addTensor(t *core.Tensor) error {
 		return addReal[float64](a, t)
 	}
 	return fmt.Errorf("%w: %s", errNoStats, t.DType())
+}
+
+// memoryOrder is a view of t with its dimensions in decreasing order of stride.
+func memoryOrder(t *core.Tensor) (*core.Tensor, error) {
+	st := t.Strides()
+	axes := make([]int, len(st))
+	for i := range axes {
+		axes[i] = i
+	}
+	slices.SortStableFunc(axes, func(a, b int) int { return cmp.Compare(st[b], st[a]) })
+	return t.Permute(axes...)
 }
 
 // realElement is the element types whose values convert to float64 directly.

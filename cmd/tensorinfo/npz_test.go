@@ -81,7 +81,7 @@ func TestNPZMaxInflated(t *testing.T) {
 	for _, args := range [][]string{{"-stats"}, {"-repr"}} {
 		code, _, errb = tensorinfo(append(args, "-max-inflated=1000000", path)...)
 		assert.Equal(t, 1, code, args)
-		assert.Contains(t, errb, "archive inflates past its cap", args)
+		assert.Contains(t, errb, "bytes are left of the MaxInflated cap", args)
 		assert.Contains(t, errb, "-max-inflated=1000000", args)
 	}
 	code, _, errb = tensorinfo("-max-inflated=1000000", path)

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+
+	"github.com/dlpack-go/dlpack/arrowx"
+	"github.com/dlpack-go/dlpack/arrowx/parquetx"
+	"github.com/dlpack-go/dlpack/core"
+)
+
+func init() {
+	formats = append(formats, format{
+		name:  "parquet",
+		exts:  []string{".parquet"},
+		magic: func(head []byte) bool { return bytes.HasPrefix(head, []byte("PAR1")) },
+		open:  openParquet,
+	})
+}
+
+// parquetFile is a Parquet file's tensor columns (parquetx.Columns: the footer only). A
+// column's values are decoded for an excerpt (parquetx.Read, up to copyLimit bytes), and for a
+// summary row group by row group (parquetx.RowGroups), so that only one row group's column is
+// in memory at a time.
+type parquetFile struct {
+	f      *os.File
+	r      parquet.ReaderAtSeeker // f without its Close: arrow-go's reader closes a source it can
+	groups []int64                // rows of each row group
+	cols   []parquetx.ColumnInfo
+	ent    []entry
+}
+
+func openParquet(path string, _ options) (c container, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+		}
+	}()
+	p := &parquetFile{f: f, r: struct{ parquet.ReaderAtSeeker }{f}}
+	if p.cols, err = parquetx.Columns(p.r); err != nil {
+		return nil, err
+	}
+	if p.groups, err = rowGroups(p.r); err != nil {
+		return nil, err
+	}
+	for _, c := range p.cols {
+		e := entry{name: c.Name, dtype: c.DType, descr: arrowDescr(c), shape: c.Shape, size: c.DType.Size(), perm: memoryAxes(c.Permutation)}
+		if c.DType == core.Bool {
+			e.size = 1 // as Read gives it: one byte a value
+		}
+		p.ent = append(p.ent, e)
+	}
+	return p, nil
+}
+
+// rowGroups is the rows of each row group of the file (Columns read the footer already: it
+// is well-formed).
+func rowGroups(f parquet.ReaderAtSeeker) (rows []int64, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			rows, err = nil, fmt.Errorf("%w: parquetx: malformed file: %v", arrowx.ErrMalformed, p)
+		}
+	}()
+	fr, err := file.NewParquetReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("parquetx: %w", err)
+	}
+	defer fr.Close()
+	for g := range fr.NumRowGroups() {
+		rows = append(rows, fr.MetaData().RowGroup(g).NumRows())
+	}
+	return rows, nil
+}
+
+// memoryAxes is the dimensions of a [rows, ...] tensor of arrow.fixed_shape_tensor's
+// permutation perm (element dimension i is physical dimension perm[i]) in memory order: rows,
+// then the logical dimension of each physical one. nil for the identity.
+func memoryAxes(perm []int) []int {
+	if perm == nil {
+		return nil
+	}
+	axes := make([]int, len(perm)+1)
+	for i, p := range perm {
+		if p < 0 || p >= len(perm) {
+			return nil // arrowx checked it
+		}
+		axes[1+p] = 1 + i
+	}
+	return axes
+}
+
+// arrowDescr is the column's Arrow type, short: the extension's name, fixed_size_list, or the
+// primitive type's name ("float", "int64").
+func arrowDescr(c parquetx.ColumnInfo) string {
+	switch t := c.Type.(type) {
+	case *arrowx.FixedShapeTensorType:
+		return t.ExtensionName()
+	}
+	if len(c.Shape) > 1 {
+		return "fixed_size_list"
+	}
+	return c.Type.String()
+}
+
+func (p *parquetFile) entries() []entry { return p.ent }
+
+func (p *parquetFile) tensor(i int) (*core.Tensor, error) {
+	e := p.ent[i]
+	if n := e.nbytes(); n > copyLimit {
+		return nil, fmt.Errorf("%w: the column decodes to %d bytes (limit %d)", errTooLarge, n, copyLimit)
+	}
+	return parquetx.Read(p.r, e.name)
+}
+
+// summarize decodes column i one row group at a time (parquetx.Read with parquetx.RowGroups),
+// each up to copyLimit bytes.
+func (p *parquetFile) summarize(i int) (*stats, error) {
+	e := p.ent[i]
+	perRow := e.nbytes()
+	if e.shape[0] > 0 {
+		perRow /= e.shape[0]
+	}
+	acc := newAccumulator()
+	for g, rows := range p.groups {
+		if rows == 0 {
+			continue
+		}
+		if n := rows * perRow; n > copyLimit {
+			return nil, fmt.Errorf("%w: row group %d of the column decodes to %d bytes (limit %d)", errTooLarge, g, n, copyLimit)
+		}
+		t, err := parquetx.Read(p.r, e.name, parquetx.RowGroups(g))
+		if err != nil {
+			return nil, err
+		}
+		err = acc.addTensor(t)
+		t.Release()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return acc.stats(), nil
+}
+
+// describe puts the row count and row groups on the header line.
+func (p *parquetFile) describe(r *fileReport) {
+	var rows int64
+	for _, n := range p.groups {
+		rows += n
+	}
+	plural := "s"
+	if len(p.groups) == 1 {
+		plural = ""
+	}
+	r.Summary = fmt.Sprintf("%d rows in %d row group%s", rows, len(p.groups), plural)
+}
+
+func (p *parquetFile) close() error { return p.f.Close() }
