@@ -85,3 +85,15 @@ func ExampleWithMaxInFlight() {
 	// true
 	// <nil> [small] 0
 }
+
+// A server for receivers built before flightx sent arrow.fixed_shape_tensor columns: the flat
+// column of the earlier format, which every version reads.
+func ExampleWithFlatColumn() {
+	srv := flightx.NewServer(flightx.WithFlatColumn())
+	defer srv.Close()
+	x := core.MustFromSlice([]float32{1, 2, 3, 4}, 2, 2)
+	defer x.Release()
+	fmt.Println(srv.Put("x", x, nil))
+	// Output:
+	// <nil>
+}
