@@ -144,8 +144,11 @@ def flight_checks(lib, pa):
             expect(md.get(b"dlpack.dtype") == b"float32" and md.get(b"dlpack.shape") == b"2,3,4",
                    "DoGet schema metadata %s" % md)
             expect(md.get(b"source") == b"go", "the tensor's own metadata %s" % md)
-            got = table.column("data").to_numpy()
-            expect(np.array_equal(got.reshape(2, 3, 4), x), "DoGet values %s" % got)
+            typ = table.schema.field("data").type
+            expect(isinstance(typ, pa.FixedShapeTensorType) and list(typ.shape) == [3, 4]
+                   and typ.value_type == pa.float32(), "DoGet column type %s (want arrow.fixed_shape_tensor)" % typ)
+            got = pa.concat_arrays(table.column("data").chunks).to_numpy_ndarray()
+            expect(got.shape == (2, 3, 4) and np.array_equal(got, x), "DoGet values %s" % got)
 
             y = np.arange(6, dtype=np.float64).reshape(2, 3) * 0.5
             schema = pa.schema([pa.field("data", pa.float64(), nullable=False)],
@@ -159,13 +162,27 @@ def flight_checks(lib, pa):
             t.release()
             del t
 
+            # and a tensor column pyarrow makes, as flightx sends them
+            z = np.arange(12, dtype=np.int16).reshape(4, 3)
+            col = pa.FixedShapeTensorArray.from_numpy_ndarray(z)
+            schema = pa.schema([pa.field("data", col.type)],
+                               metadata={"dlpack.dtype": "int16", "dlpack.shape": "4,3", "dlpack.order": "C"})
+            writer, _ = client.do_put(flight.FlightDescriptor.for_path("z"), schema)
+            writer.write_batch(pa.record_batch([col], schema=schema))
+            writer.close()
+            t = lib.flight_get("z")
+            expect(t.shape == (4, 3) and np.array_equal(np.asarray(t), z), "DoPut of a tensor column: Go read %s" % np.asarray(t))
+            t.release()
+            del t
+
             names = sorted(info.descriptor.path[0].decode() for info in client.list_flights())
-            expect(names == ["x", "y"], "ListFlights %s" % names)
-            expect(lib.flight_names() == "x,y", "the server holds %s" % lib.flight_names())
+            expect(names == ["x", "y", "z"], "ListFlights %s" % names)
+            expect(lib.flight_names() == "x,y,z", "the server holds %s" % lib.flight_names())
             client.close()
         finally:
             lib.flight_stop()
-        return "DoGet of a Go tensor, DoPut of a NumPy array, ListFlights (server %s)" % addr
+        return ("DoGet of a Go tensor as arrow.fixed_shape_tensor, DoPut of a flat NumPy array and of a "
+                "FixedShapeTensorArray, ListFlights (server %s)" % addr)
 
     check("Arrow Flight: Go server, pyarrow.flight client", round_trip)
 
