@@ -22,6 +22,7 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/core/cdlpack"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // The C functions below are what dlpackgo.Library uses to list and call registered functions
@@ -163,7 +164,7 @@ func dlpackgo_clone(h C.uintptr_t, errbuf *C.char, errlen C.size_t) C.uintptr_t 
 			return C.uintptr_t(register(c))
 		}
 	}
-	report(fmt.Errorf("pyexchange: copy: %w", err), errbuf, errlen)
+	report(inContext(err, "copy"), errbuf, errlen)
 	return 0
 }
 
@@ -265,7 +266,7 @@ func (f *function) call(in, out []C.pxg_value, handles bool) (err error) {
 			}
 		}
 		if ierr != nil && err == nil {
-			err = fmt.Errorf("%s() argument %d (%s): %w", f.Name, i+1, p.Name, ierr)
+			err = inContext(ierr, fmt.Sprintf("%s() argument %d, %s", f.Name, i+1, p.Name))
 		}
 		if t != nil {
 			tensors = append(tensors, t)
@@ -291,7 +292,7 @@ func (f *function) call(in, out []C.pxg_value, handles bool) (err error) {
 		}
 		v, err := scalarArg(p, &in[i])
 		if err != nil {
-			return fmt.Errorf("%w: %s() argument %d (%s): %w", ErrArgument, f.Name, i+1, p.Name, err)
+			return errs.Errorf(ErrArgument, "pyexchange: %s() argument %d (%s): %w", f.Name, i+1, p.Name, err)
 		}
 		if vals != nil {
 			vals[i] = v
@@ -441,8 +442,8 @@ func (f *function) store(results []reflect.Value, out []C.pxg_value, handles boo
 			t, _ := r.Interface().(*core.Tensor)
 			if t == nil {
 				dropResults(f, out[:i])
-				return fmt.Errorf("%w: %s() returned a nil *core.Tensor as result %d without an error",
-					core.ErrNil, f.Name, i)
+				return errs.Errorf(core.ErrNil, "pyexchange: %s() returned a nil *core.Tensor as result %d without an error",
+					f.Name, i)
 			}
 			dev := t.Device()
 			o.dev_type, o.dev_id = C.int32_t(dev.DeviceType), C.int32_t(dev.DeviceID)
@@ -453,7 +454,7 @@ func (f *function) store(results []reflect.Value, out []C.pxg_value, handles boo
 				h, err := NewHandle(t)
 				if err != nil {
 					dropResults(f, out[:i])
-					return fmt.Errorf("%s() result %d: %w", f.Name, i, err)
+					return inContext(err, fmt.Sprintf("%s() result %d", f.Name, i))
 				}
 				o.u, o.n = C.uint64_t(h), 1
 			} else {
@@ -467,7 +468,7 @@ func (f *function) store(results []reflect.Value, out []C.pxg_value, handles boo
 				}
 				if err != nil {
 					dropResults(f, out[:i])
-					return fmt.Errorf("%s() result %d: %w", f.Name, i, err)
+					return inContext(err, fmt.Sprintf("%s() result %d", f.Name, i))
 				}
 				o.p, o.n = unsafe.Pointer(m), 0
 			}

@@ -33,7 +33,7 @@ func ExampleRegister() {
 	// Output:
 	// <nil>
 	// true
-	// pyexchange: cannot register function: bad: parameter 0 has type []float64; want *core.Tensor, an integer, a float, bool or string
+	// pyexchange: bad: parameter 0 has type []float64; want *core.Tensor, an integer, a float, bool or string
 }
 
 // ExceptionFor says which Python exception a Go error raises; MapError adds a library's own.

@@ -23,10 +23,10 @@ import "C"
 
 import (
 	"errors"
-	"fmt"
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // The C functions below give dlpackgo/_exchange.py the DLPack 1.3 C exchange API of exchange_api.c: the
@@ -99,12 +99,12 @@ var ErrAllocate = errors.New("pyexchange: the exchange API's allocator refused")
 func ExchangeAllocate(dtype core.DLDataType, device core.DLDevice, shape []int64) (*core.DLManagedTensorVersioned, error) {
 	n := len(shape)
 	if n > 1<<10 {
-		return nil, fmt.Errorf("%w: ValueError: ndim %d", ErrAllocate, n)
+		return nil, errs.Errorf(ErrAllocate, "pyexchange: ValueError: ndim %d", n)
 	}
 	// The prototype and its shape live in C memory: C must not hold Go pointers to Go pointers.
 	mem := C.calloc(1, C.size_t(unsafe.Sizeof(core.DLTensor{}))+C.size_t(8*(n+1)))
 	if mem == nil {
-		return nil, fmt.Errorf("%w: %w", ErrAllocate, ErrOutOfMemory)
+		return nil, errs.Errorf(ErrAllocate, "%w", errs.Errorf(ErrOutOfMemory, "pyexchange: MemoryError: out of C memory for the prototype of a %d-dimensional tensor", n))
 	}
 	defer C.free(mem)
 	proto := (*core.DLTensor)(mem)
@@ -117,7 +117,7 @@ func ExchangeAllocate(dtype core.DLDataType, device core.DLDevice, shape []int64
 	var out unsafe.Pointer
 	var buf [512]C.char
 	if C.pxe_allocate(mem, &out, &buf[0]) != 0 {
-		return nil, fmt.Errorf("%w: %s", ErrAllocate, C.GoString(&buf[0]))
+		return nil, errs.Errorf(ErrAllocate, "pyexchange: %s", C.GoString(&buf[0]))
 	}
 	return (*core.DLManagedTensorVersioned)(out), nil
 }

@@ -38,5 +38,5 @@ func ExampleExchangeAllocate() {
 	// Output:
 	// version 1 3
 	// [2 3] [3 1] [0 0 0 0 1.5 0]
-	// true pyexchange: the exchange API's allocator refused: BufferError: dlpackgo: allocator: device type 2 is not supported (CPU only)
+	// true pyexchange: BufferError: dlpackgo: allocator: device type 2 is not supported (CPU only)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/core/cdlpack"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // Shareable reports whether t can be handed to a Python consumer without copying, and if not,
@@ -65,10 +66,10 @@ func hasNegativeStride(t *core.Tensor) bool {
 // core.NewUninit's cache at once) rather than whenever the garbage collector notices it.
 func forConsumer(t *core.Tensor, legacy bool, o adapters.Options) (v, copied *core.Tensor, err error) {
 	if t == nil {
-		return nil, nil, fmt.Errorf("%w: tensor", core.ErrNil)
+		return nil, nil, errs.Errorf(core.ErrNil, "nil tensor")
 	}
 	if t.Released() {
-		return nil, nil, core.ErrReleased
+		return nil, nil, errs.Errorf(core.ErrReleased, "the tensor was released")
 	}
 	shareable, why := Shareable(t, legacy)
 	cp, err := o.Choose(shareable, why)
@@ -78,7 +79,7 @@ func forConsumer(t *core.Tensor, legacy bool, o adapters.Options) (v, copied *co
 	if cp {
 		c, err := adapters.Contiguous(t)
 		if err != nil {
-			return nil, nil, fmt.Errorf("%w: a copy for export: %w", adapters.ErrUnsupported, err)
+			return nil, nil, errs.Errorf(adapters.ErrUnsupported, "%w (copying for export)", err)
 		}
 		v, err := tidy(c)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/core/cdlpack"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // Handle names a Go tensor for C and Python code: an integer they pass back to the library's
@@ -37,7 +38,7 @@ var (
 // A released tensor is refused (core.ErrReleased).
 func NewHandle(t *core.Tensor) (Handle, error) {
 	if t == nil {
-		return 0, fmt.Errorf("pyexchange: new handle: %w: tensor", core.ErrNil)
+		return 0, errs.Errorf(core.ErrNil, "pyexchange: a nil tensor gets no handle")
 	}
 	v, err := t.View()
 	if err != nil {
@@ -63,7 +64,7 @@ func Lookup(h Handle) (*core.Tensor, error) {
 	v, ok := handles.m[h]
 	handles.RUnlock()
 	if !ok {
-		return nil, fmt.Errorf("%w: %d", ErrHandle, uintptr(h))
+		return nil, errs.Errorf(ErrHandle, "pyexchange: unknown tensor handle %d (never issued, or released)", uintptr(h))
 	}
 	return v, nil
 }
@@ -77,7 +78,7 @@ func Release(h Handle) error {
 	delete(handles.m, h)
 	handles.Unlock()
 	if !ok {
-		return fmt.Errorf("%w: %d", ErrHandle, uintptr(h))
+		return errs.Errorf(ErrHandle, "pyexchange: unknown tensor handle %d (never issued, or released)", uintptr(h))
 	}
 	liveHandles.Add(-1)
 	v.Release()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/core/cdlpack"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // attached caches the first true answer of pxg_python_attached (the interpreter, once attached,
@@ -40,7 +41,7 @@ func pythonAttached() bool {
 // is shutting down. Without an attached interpreter the deleter is called directly.
 func ImportVersioned(m *core.DLManagedTensorVersioned) (*core.Tensor, error) {
 	if m == nil {
-		return nil, fmt.Errorf("pyexchange: import: %w: DLManagedTensorVersioned", core.ErrNil)
+		return nil, errs.Errorf(core.ErrNil, "pyexchange: import: nil *DLManagedTensorVersioned")
 	}
 	g, err := guard(unsafe.Pointer(m), false)
 	if err != nil {
@@ -58,7 +59,7 @@ func ImportVersioned(m *core.DLManagedTensorVersioned) (*core.Tensor, error) {
 // read-only flag.
 func ImportLegacy(m *core.DLManagedTensor) (*core.Tensor, error) {
 	if m == nil {
-		return nil, fmt.Errorf("pyexchange: import: %w: DLManagedTensor", core.ErrNil)
+		return nil, errs.Errorf(core.ErrNil, "pyexchange: import: nil *DLManagedTensor")
 	}
 	g, err := guard(unsafe.Pointer(m), true)
 	if err != nil {
@@ -87,7 +88,7 @@ func guard(p unsafe.Pointer, legacy bool) (unsafe.Pointer, error) {
 		C.pxg_delete_guarded_versioned((*C.pxg_managed_versioned)(p))
 	}
 	if g == nil {
-		return nil, fmt.Errorf("pyexchange: import: %w", ErrOutOfMemory)
+		return nil, errs.Errorf(ErrOutOfMemory, "pyexchange: import: out of C memory for the guard of a managed tensor")
 	}
 	return g, nil
 }
@@ -134,8 +135,8 @@ func managedDL(p unsafe.Pointer, legacy bool) (*core.DLTensor, core.Flags, error
 	}
 	m := (*core.DLManagedTensorVersioned)(p)
 	if v := m.Version; v.Major != core.Version.Major {
-		return nil, 0, fmt.Errorf("pyexchange: import: %w: version %d.%d, this package speaks %d.x",
-			core.ErrVersion, v.Major, v.Minor, core.Version.Major)
+		return nil, 0, errs.Errorf(core.ErrVersion, "pyexchange: import: DLPack major version %d (%d.%d), this package speaks %d.x",
+			v.Major, v.Major, v.Minor, core.Version.Major)
 	}
 	return &m.DLTensor, m.Flags, nil
 }

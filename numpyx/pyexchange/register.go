@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // ErrRegister: a function could not be registered (a bad name, a parameter or result type
@@ -143,7 +144,7 @@ func Register(name string, fn any, doc string) error {
 	registry.Lock()
 	defer registry.Unlock()
 	if _, dup := registry.byName[name]; dup {
-		return fmt.Errorf("%w: %q is already registered", ErrRegister, name)
+		return errs.Errorf(ErrRegister, "pyexchange: %q is already registered", name)
 	}
 	if registry.byName == nil {
 		registry.byName = map[string]int{}
@@ -166,21 +167,21 @@ func MustRegister(name string, fn any, doc string) {
 // describeFunc validates fn and builds its description.
 func describeFunc(name string, fn any, doc string) (*function, error) {
 	if !isIdentifier(name) || strings.HasPrefix(name, "_") {
-		return nil, fmt.Errorf("%w: name %q is not a Python identifier without a leading _", ErrRegister, name)
+		return nil, errs.Errorf(ErrRegister, "pyexchange: name %q is not a Python identifier without a leading _", name)
 	}
 	v := reflect.ValueOf(fn)
 	if fn == nil || v.Kind() != reflect.Func || v.IsNil() {
-		return nil, fmt.Errorf("%w: %s: fn is %T, want a non-nil func", ErrRegister, name, fn)
+		return nil, errs.Errorf(ErrRegister, "pyexchange: %s: fn is %T, want a non-nil func", name, fn)
 	}
 	t := v.Type()
 	if t.IsVariadic() {
-		return nil, fmt.Errorf("%w: %s: variadic functions are not supported (%v)", ErrRegister, name, t)
+		return nil, errs.Errorf(ErrRegister, "pyexchange: %s: variadic functions are not supported (%v)", name, t)
 	}
 	if t.NumOut() == 0 || t.Out(t.NumOut()-1) != errorType {
-		return nil, fmt.Errorf("%w: %s: the last result of %v must be error", ErrRegister, name, t)
+		return nil, errs.Errorf(ErrRegister, "pyexchange: %s: the last result of %v must be error", name, t)
 	}
 	if t.NumIn() > maxParams || t.NumOut()-1 > maxResults {
-		return nil, fmt.Errorf("%w: %s: %v has more than %d parameters or %d results", ErrRegister,
+		return nil, errs.Errorf(ErrRegister, "pyexchange: %s: %v has more than %d parameters or %d results",
 			name, t, maxParams, maxResults)
 	}
 	f := &function{Name: name, Doc: doc, fn: v, Params: []param{}, Results: []param{}, direct: directOf(fn)}
@@ -188,16 +189,16 @@ func describeFunc(name string, fn any, doc string) (*function, error) {
 	for i := range t.NumIn() {
 		k := kindOf(t.In(i))
 		if k == 0 {
-			return nil, fmt.Errorf("%w: %s: parameter %d has type %v; want *core.Tensor, an integer, a float, bool or string",
-				ErrRegister, name, i, t.In(i))
+			return nil, errs.Errorf(ErrRegister, "pyexchange: %s: parameter %d has type %v; want *core.Tensor, an integer, a float, bool or string",
+				name, i, t.In(i))
 		}
 		f.Params = append(f.Params, param{Name: names[i], Kind: kindNames[k], Type: t.In(i).String(), kind: k, typ: t.In(i)})
 	}
 	for i := range t.NumOut() - 1 {
 		k := kindOf(t.Out(i))
 		if k == 0 {
-			return nil, fmt.Errorf("%w: %s: result %d has type %v; want *core.Tensor, an integer, a float, bool or string",
-				ErrRegister, name, i, t.Out(i))
+			return nil, errs.Errorf(ErrRegister, "pyexchange: %s: result %d has type %v; want *core.Tensor, an integer, a float, bool or string",
+				name, i, t.Out(i))
 		}
 		f.Results = append(f.Results, param{Kind: kindNames[k], Type: t.Out(i).String(), kind: k, typ: t.Out(i)})
 	}

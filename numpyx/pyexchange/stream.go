@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // StreamSync makes the work queued so far on a device tensor visible to work a consumer queues
@@ -58,15 +59,15 @@ func syncForConsumer(t *core.Tensor, stream int64, given bool) error {
 	dev := t.Device().DeviceType
 	if dev == core.CPU {
 		if given {
-			return fmt.Errorf("%w: stream=%d for a tensor on %s (only None on the CPU)", ErrStream, stream, dev)
+			return errs.Errorf(ErrStream, "pyexchange: stream=%d for a tensor on %s (only None on the CPU)", stream, dev)
 		}
 		return nil
 	}
 	sync := streamSyncOf(dev)
 	if sync == nil {
 		if given && stream != -1 {
-			return fmt.Errorf("%w: stream=%d for a tensor on %s: this library installed no StreamSync "+
-				"for %s (pyexchange.SetStreamSync); only None and -1 are accepted", ErrStream, stream, dev, dev)
+			return errs.Errorf(ErrStream, "pyexchange: stream=%d for a tensor on %s: this library installed no StreamSync "+
+				"for %s (pyexchange.SetStreamSync); only None and -1 are accepted", stream, dev, dev)
 		}
 		return nil
 	}
