@@ -46,6 +46,13 @@
 // ToFixedShapeTensor makes such an array of a tensor; element i of the array is Index(0, i) of
 // the tensor, and a single tensor of shape S is the array of t reshaped to [1, S...].
 //
+// arrow.variable_shape_tensor (VariableShapeTensorType, registered too) holds tensors of one
+// rank and element type but their own shapes: a struct of the data (a List<T>) and the shape
+// (a FixedSizeList<int32>). VariableShapeTensorArray.Tensor(i) is a view of element i's data
+// (a permutation as strides), and NewVariableShapeTensorArray copies a list of tensors into
+// one array. cdatax carries fixed_shape_tensor arrays with their shape, flightx sends every
+// tensor as a fixed_shape_tensor column, and arrowx/parquetx stores them in Parquet files.
+//
 // # Ownership
 //
 // A tensor made of Arrow memory holds the Arrow buffer it uses: it takes a reference (Retain)
