@@ -27,9 +27,10 @@
 //     ErrUnsupported that names it.
 //   - Errors: every error wraps a sentinel (errors.Is). Sentinels are package variables whose
 //     message starts with the package name ("numpyx: malformed file"); one that refines another
-//     wraps it (fmt.Errorf("%w: bad .npy header", ErrFormat)), and conditions core or this
-//     package already names wrap those (core.ErrReleased, core.ErrNotHost, ErrCopyRequired,
-//     ErrUnsupported) instead of a new sentinel. Messages lead with what was wrong and the
+//     wraps it; an error of its kind wraps it without printing it first (inside this module,
+//     errs.Errorf(ErrFormat, "numpyx: shape[0] = %d is negative", n)); and conditions core or
+//     this package already names wrap those (core.ErrReleased, core.ErrNotHost,
+//     ErrCopyRequired, ErrUnsupported) instead of a new sentinel. Messages lead with what was wrong and the
 //     values at fault, then the context ("gonumx: *mat.Dense needs 2 dimensions, the tensor
 //     has shape [2 2 2]"), without the sentinel's generic text in front and without one
 //     package's prefix twice; the sentinel is matched by errors.Is, not printed first.
