@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 
 	"github.com/apache/arrow-go/v18/parquet"
@@ -52,6 +53,9 @@ func openParquet(path string, _ options) (c container, err error) {
 		return nil, err
 	}
 	for _, c := range p.cols {
+		if n, ok := checkedBytes(c.Shape, c.DType.Size()); !ok || n < 0 {
+			return nil, fmt.Errorf("%w: parquetx: column %q of shape %v of %s overflows int64 bytes", arrowx.ErrMalformed, c.Name, c.Shape, c.DType)
+		}
 		e := entry{name: c.Name, dtype: c.DType, descr: arrowDescr(c), shape: c.Shape, size: c.DType.Size(), perm: memoryAxes(c.Permutation)}
 		if c.DType == core.Bool {
 			e.size = 1 // as Read gives it: one byte a value
@@ -59,6 +63,19 @@ func openParquet(path string, _ options) (c container, err error) {
 		p.ent = append(p.ent, e)
 	}
 	return p, nil
+}
+
+// checkedBytes is the bytes of a tensor of shape and elements of size bytes; ok is false where
+// the product overflows int64 or a dimension is negative.
+func checkedBytes(shape []int64, size int) (n int64, ok bool) {
+	n = int64(max(size, 1))
+	for _, d := range shape {
+		if d < 0 || d > 0 && n > math.MaxInt64/d {
+			return 0, false
+		}
+		n *= d
+	}
+	return n, true
 }
 
 // rowGroups is the rows of each row group of the file (Columns read the footer already: it
@@ -133,8 +150,8 @@ func (p *parquetFile) summarize(i int) (*stats, error) {
 		if rows == 0 {
 			continue
 		}
-		if n := rows * perRow; n > copyLimit {
-			return nil, fmt.Errorf("%w: row group %d of the column decodes to %d bytes (limit %d)", errTooLarge, g, n, copyLimit)
+		if rows < 0 || perRow > 0 && rows > copyLimit/perRow {
+			return nil, fmt.Errorf("%w: row group %d of the column has %d rows of %d bytes (limit %d bytes)", errTooLarge, g, rows, perRow, copyLimit)
 		}
 		t, err := parquetx.Read(p.r, e.name, parquetx.RowGroups(g))
 		if err != nil {

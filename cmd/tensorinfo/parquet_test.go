@@ -167,7 +167,7 @@ func TestParquetRowGroups(t *testing.T) {
 	copyLimit = 40 // a row group of 48 bytes is beyond it too: no summary, and an error
 	code, _, errs = tensorinfo("-stats", path)
 	assert.Equal(t, 1, code)
-	assert.Contains(t, errs, `array "x": larger than this tool reads into memory: row group 0 of the column decodes to 48 bytes (limit 40)`)
+	assert.Contains(t, errs, `array "x": larger than this tool reads into memory: row group 0 of the column has 4 rows of 12 bytes (limit 40 bytes)`)
 }
 
 func TestParquetHostile(t *testing.T) {
@@ -199,5 +199,28 @@ func TestParquetHostile(t *testing.T) {
 			assert.Equal(t, 1, strings.Count(errs, "\n"), errs)
 			assert.Contains(t, out, good+" (parquet, 3 arrays", "the other file is still shown")
 		})
+	}
+}
+
+// A column whose footer promises more bytes than int64 holds is refused before anything is
+// decoded (checkedBytes), whatever the row count or list lengths a hostile footer gives.
+func TestCheckedBytes(t *testing.T) {
+	for _, c := range []struct {
+		shape []int64
+		size  int
+		want  int64
+		ok    bool
+	}{
+		{[]int64{6, 4}, 4, 96, true},
+		{[]int64{0, 1 << 40}, 8, 0, true},
+		{[]int64{1 << 40, 1 << 20}, 8, 0, false},
+		{[]int64{math.MaxInt64, 2}, 1, 0, false},
+		{[]int64{-1}, 4, 0, false},
+	} {
+		n, ok := checkedBytes(c.shape, c.size)
+		assert.Equal(t, c.ok, ok, "%v", c.shape)
+		if ok {
+			assert.Equal(t, c.want, n, "%v", c.shape)
+		}
 	}
 }
