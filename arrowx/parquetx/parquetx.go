@@ -93,7 +93,7 @@ func ReadFile(name, column string, opts ...adapters.Option) (*core.Tensor, error
 // more dimensions) or arrow.fixed_shape_tensor column [rows, S...] (the logical shape, a
 // permutation as strides). Nulls follow arrowx.FromArray (arrowx.FillNulls). The tensor is
 // read-only only where arrowx says so; the options are adapters' (ReportCopy, ZeroCopyOnly:
-// see the package doc for what is copied) and RowGroups.
+// see the package doc for what is copied) and RowGroups. r stays open.
 func Read(r parquet.ReaderAtSeeker, column string, opts ...adapters.Option) (t *core.Tensor, err error) {
 	// arrow-go's Parquet reader panics on some malformed files: a file is untrusted input, so
 	// that becomes an error
@@ -105,7 +105,9 @@ func Read(r parquet.ReaderAtSeeker, column string, opts ...adapters.Option) (t *
 			t, err = nil, errs.Errorf(arrowx.ErrMalformed, "parquetx: malformed file: %v", p)
 		}
 	}()
-	fr, err := file.NewParquetReader(r)
+	// arrow-go's reader closes a source it can close: hand it only reads and seeks, so that the
+	// caller's file stays open
+	fr, err := file.NewParquetReader(struct{ parquet.ReaderAtSeeker }{r})
 	if err != nil {
 		return nil, fmt.Errorf("parquetx: %w", err)
 	}

@@ -155,3 +155,16 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+func TestReadLeavesFileOpen(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "t.parquet")
+	require.NoError(t, parquetx.WriteFile(name, []parquetx.Column{{"x", seq(t, core.Float32, 3, 2)}}))
+	f, err := os.Open(name)
+	require.NoError(t, err)
+	defer f.Close()
+	for range 2 {
+		x, err := parquetx.Read(f, "x")
+		require.NoError(t, err, "the file is still open for a second read")
+		x.Release()
+	}
+}
