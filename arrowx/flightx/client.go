@@ -3,7 +3,6 @@ package flightx
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 
@@ -15,6 +14,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/dlpack-go/dlpack/core"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // Client fetches, sends and lists tensors on a Flight server of this package. It is safe for
@@ -31,7 +32,7 @@ func Dial(addr string, opts ...Option) (*Client, error) {
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)))
 	if err != nil {
-		return nil, fmt.Errorf("%w: dialing %s: %v", ErrTransport, addr, err)
+		return nil, errs.Errorf(ErrTransport, "flightx: dialing %s: %v", addr, err)
 	}
 	c := NewClient(conn, opts...)
 	c.conn = conn
@@ -70,11 +71,11 @@ func (c *Client) Get(ctx context.Context, name string) (*core.Tensor, map[string
 // returns the metadata; on error dst may hold part of the tensor.
 func (c *Client) GetInto(ctx context.Context, name string, dst *core.Tensor) (map[string]string, error) {
 	if dst == nil {
-		return nil, fmt.Errorf("%w: nil destination", ErrMismatch)
+		return nil, errs.Errorf(ErrMismatch, "flightx: nil destination")
 	}
 	h, err := core.Hold(dst)
 	if err != nil {
-		return nil, fmt.Errorf("flightx: get %q: %w", name, err)
+		return nil, wrapf(err, "get %q", name)
 	}
 	defer h.Release()
 	var info Info
@@ -105,14 +106,14 @@ func (c *Client) get(ctx context.Context, name string, info *Info, into *core.Te
 	defer cancel() // ends the stream, whatever happened
 	stream, err := c.fc.DoGet(ctx, &flight.Ticket{Ticket: []byte(name)})
 	if err != nil {
-		return nil, fmt.Errorf("flightx: get %q: %w", name, transportErr(err))
+		return nil, wrapf(transportErr(err), "get %q", name)
 	}
 	got, t, err := readStream(stream, c.cfg, func(_ *flight.FlightDescriptor, i *Info) error {
 		i.Name = name
 		return nil
 	}, into, each)
 	if err != nil {
-		return nil, fmt.Errorf("flightx: get %q: %w", name, err)
+		return nil, wrapf(err, "get %q", name)
 	}
 	got.Name = name
 	*info = got
@@ -128,25 +129,25 @@ func (c *Client) Put(ctx context.Context, name string, t *core.Tensor, meta map[
 		return err
 	}
 	if t == nil {
-		return fmt.Errorf("%w: nil tensor", core.ErrNil)
+		return errs.Errorf(core.ErrNil, "flightx: nil tensor")
 	}
 	h, err := core.Hold(t)
 	if err != nil {
-		return fmt.Errorf("flightx: put %q: %w", name, err)
+		return wrapf(err, "put %q", name)
 	}
 	defer h.Release()
 	info := Info{Name: name, DType: t.DType(), Shape: t.Shape(), Meta: meta}
 	if _, err := schemaOf(info); err != nil {
-		return fmt.Errorf("flightx: put %q: %w", name, err)
+		return wrapf(err, "put %q", name)
 	}
 	if !t.HostAccessible() {
-		return fmt.Errorf("flightx: put %q of %s: %w", name, t, core.ErrNotHost)
+		return errs.Errorf(core.ErrNotHost, "flightx: %s is not in host memory (put %q)", t, name)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stream, err := c.fc.DoPut(ctx)
 	if err != nil {
-		return fmt.Errorf("flightx: put %q: %w", name, transportErr(err))
+		return wrapf(transportErr(err), "put %q", name)
 	}
 	desc := &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{name}}
 	// everything sendTensor could refuse was checked above: an error now is the stream's
@@ -160,14 +161,14 @@ func (c *Client) Put(ctx context.Context, name string, t *core.Tensor, meta map[
 		if _, err := stream.Recv(); err != nil {
 			if errors.Is(err, io.EOF) {
 				if sendErr != nil {
-					return fmt.Errorf("flightx: put %q: %w", name, transportErr(sendErr))
+					return wrapf(transportErr(sendErr), "put %q", name)
 				}
 				return nil
 			}
-			return fmt.Errorf("flightx: put %q: %w", name, transportErr(err))
+			return wrapf(transportErr(err), "put %q", name)
 		}
 	}
-	return fmt.Errorf("%w: put %q: the server sent more than 16 results", ErrProtocol, name)
+	return errs.Errorf(ErrProtocol, "flightx: the server sent more than 16 results to put %q", name)
 }
 
 // List describes the tensors on the server.
@@ -176,7 +177,7 @@ func (c *Client) List(ctx context.Context) ([]Info, error) {
 	defer cancel()
 	stream, err := c.fc.ListFlights(ctx, &flight.Criteria{})
 	if err != nil {
-		return nil, fmt.Errorf("flightx: list: %w", transportErr(err))
+		return nil, wrapf(transportErr(err), "list")
 	}
 	var out []Info
 	for {
@@ -185,11 +186,11 @@ func (c *Client) List(ctx context.Context) ([]Info, error) {
 			return out, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("flightx: list: %w", transportErr(err))
+			return nil, wrapf(transportErr(err), "list")
 		}
 		info, err := infoOf(fi, c.cfg)
 		if err != nil {
-			return nil, fmt.Errorf("flightx: list: %w", err)
+			return nil, wrapf(err, "list")
 		}
 		out = append(out, info)
 	}
@@ -198,7 +199,7 @@ func (c *Client) List(ctx context.Context) ([]Info, error) {
 func infoOf(fi *flight.FlightInfo, cfg config) (Info, error) {
 	d := fi.GetFlightDescriptor()
 	if d == nil || len(d.Path) != 1 {
-		return Info{}, fmt.Errorf("%w: a flight without a one-name path", ErrProtocol)
+		return Info{}, errs.Errorf(ErrProtocol, "flightx: the server listed a flight without a one-name path")
 	}
 	s, err := deserializeSchema(fi.GetSchema(), cfg)
 	if err != nil {
@@ -235,20 +236,20 @@ func transportErr(err error) error {
 	st, _ := status.FromError(unwrapStatus(err))
 	switch st.Code() {
 	case codes.NotFound:
-		return fmt.Errorf("%w: %w", ErrNotFound, err)
+		return errs.Errorf(ErrNotFound, "flightx: the server has no such tensor: %w", err)
 	case codes.InvalidArgument:
-		return fmt.Errorf("%w (server): %w", ErrProtocol, err)
+		return errs.Errorf(ErrProtocol, "flightx: the server refused the stream as malformed: %w", err)
 	case codes.ResourceExhausted:
-		if strings.Contains(st.Message(), ErrBusy.Error()) {
-			return fmt.Errorf("%w: %w", ErrBusy, err)
+		if strings.Contains(st.Message(), busyMark) {
+			return errs.Errorf(ErrBusy, "flightx: the server is at its memory limit: %w", err)
 		}
-		return fmt.Errorf("%w: %w", ErrTooLarge, err)
+		return errs.Errorf(ErrTooLarge, "flightx: the server refused the size: %w", err)
 	case codes.DeadlineExceeded:
-		if strings.Contains(st.Message(), ErrIdle.Error()) {
-			return fmt.Errorf("%w: %w", ErrIdle, err)
+		if strings.Contains(st.Message(), idleMark) {
+			return errs.Errorf(ErrIdle, "flightx: the server timed out an idle stream: %w", err)
 		}
 	}
-	return fmt.Errorf("%w: %w", ErrTransport, err)
+	return errs.Errorf(ErrTransport, "flightx: call failed: %w", err)
 }
 
 // deserializeSchema reads the schema bytes of a FlightInfo (untrusted): arrow-go's reader may
@@ -256,7 +257,7 @@ func transportErr(err error) error {
 func deserializeSchema(b []byte, cfg config) (s *arrow.Schema, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			s, err = nil, fmt.Errorf("%w: unreadable schema: %v", ErrProtocol, r)
+			s, err = nil, errs.Errorf(ErrProtocol, "flightx: unreadable tensor schema: %v", r)
 		}
 	}()
 	if err := verifySchemaBytes(b); err != nil {
@@ -264,7 +265,7 @@ func deserializeSchema(b []byte, cfg config) (s *arrow.Schema, err error) {
 	}
 	s, err = flight.DeserializeSchema(b, cfg.mem)
 	if err != nil {
-		return nil, fmt.Errorf("%w: unreadable schema: %v", ErrProtocol, err)
+		return nil, errs.Errorf(ErrProtocol, "flightx: unreadable tensor schema: %v", err)
 	}
 	return s, nil
 }

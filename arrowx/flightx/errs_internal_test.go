@@ -23,6 +23,8 @@ func TestTransportErr(t *testing.T) {
 		{codes.ResourceExhausted, "grpc: received message larger than max", ErrTooLarge},
 		{codes.ResourceExhausted, ErrBusy.Error() + ": 5 bytes more", ErrBusy},
 		{codes.DeadlineExceeded, ErrIdle.Error() + ": no message for 1s", ErrIdle},
+		{codes.ResourceExhausted, (&budget{limit: 4}).take(5).Error() + ` (DoPut "w")`, ErrBusy},
+		{codes.DeadlineExceeded, "flightx: stream idle for 1s after 0 messages", ErrIdle},
 		{codes.DeadlineExceeded, "context deadline exceeded", ErrTransport},
 		{codes.Unavailable, "connection refused", ErrTransport},
 	}

@@ -1,12 +1,20 @@
 package flightx
 
 import (
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
+)
+
+// busyMark and idleMark are in the messages of ErrBusy and ErrIdle, old and new, so that a
+// client tells them from ErrTooLarge and other deadlines in the server's gRPC status.
+const (
+	busyMark = "server memory in flight"
+	idleMark = "flightx: stream idle"
 )
 
 // budget is a server's memory in flight: what its receivers hold, against its limit.
@@ -24,7 +32,7 @@ func (b *budget) take(n int64) error {
 	for {
 		u := b.used.Load()
 		if u+n > b.limit || u+n < u {
-			return fmt.Errorf("%w: %d bytes more would make %d in flight, the limit is %d", ErrBusy, n, u+n, b.limit)
+			return errs.Errorf(ErrBusy, "flightx: %d more bytes would put %d bytes of "+busyMark+", over its limit of %d", n, u+n, b.limit)
 		}
 		if b.used.CompareAndSwap(u, u+n) {
 			return nil
@@ -87,7 +95,7 @@ func (r *idleReader) Recv() (*flight.FlightData, error) {
 		r.n++
 		return m.fd, m.err
 	case <-r.timer.C:
-		return nil, fmt.Errorf("%w: no message for %v after %d messages", ErrIdle, r.idle, r.n)
+		return nil, errs.Errorf(ErrIdle, idleMark+" for %v after %d messages", r.idle, r.n)
 	}
 }
 

@@ -309,7 +309,7 @@ func stallOnce(ctx context.Context, fc flight.FlightServiceClient, name string) 
 		return err
 	}
 	err = p.wait()
-	if status.Code(err) != codes.DeadlineExceeded || !bytes.Contains([]byte(err.Error()), []byte(flightx.ErrIdle.Error())) {
+	if status.Code(err) != codes.DeadlineExceeded || !bytes.Contains([]byte(err.Error()), []byte("stream idle")) {
 		return fmt.Errorf("stalled stream %s: ended with %v, not the idle timeout", name, err)
 	}
 	return nil
@@ -330,7 +330,7 @@ func hostileOnce(ctx context.Context, t *testing.T, srv *flightx.Server, fc flig
 	}{
 		{"garbage header", func() error {
 			return sendRaw(ctx, fc, []*flight.FlightData{{DataHeader: []byte("not a flatbuffer"), FlightDescriptor: desc}})
-		}, answer{codes.InvalidArgument, "malformed"}},
+		}, answer{codes.InvalidArgument, "unreadable"}},
 		{"more elements than announced", func() error {
 			p, err := openRawPut(ctx, fc, "hostile", arrow.PrimitiveTypes.Int8, "int8", "4")
 			if err != nil {
@@ -365,7 +365,7 @@ func hostileOnce(ctx context.Context, t *testing.T, srv *flightx.Server, fc flig
 			defer p.close()
 			_ = p.send(make([]byte, 64))
 			return p.verdict()
-		}, answer{codes.ResourceExhausted, flightx.ErrTooLarge.Error()}},
+		}, answer{codes.ResourceExhausted, "over the limit of"}},
 		{"tiny batches, then a stall", func() error {
 			p, err := openRawPut(ctx, fc, "hostile", arrow.PrimitiveTypes.Int8, "int8", strconv.Itoa(64<<20))
 			if err != nil {
@@ -378,7 +378,7 @@ func hostileOnce(ctx context.Context, t *testing.T, srv *flightx.Server, fc flig
 				}
 			}
 			return p.wait()
-		}, answer{codes.DeadlineExceeded, flightx.ErrIdle.Error()}},
+		}, answer{codes.DeadlineExceeded, "stream idle"}},
 		{"one element in a 256 KiB message", func() error {
 			if err := sendRaw(ctx, fc, looseMessages(t, "loose", 256<<10)); err != nil {
 				return err

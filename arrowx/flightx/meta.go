@@ -2,7 +2,6 @@ package flightx
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"math/bits"
 	"strconv"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/dlpack-go/dlpack/arrowx"
 	"github.com/dlpack-go/dlpack/core"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // Errors of this package, each wrapped with what was wrong. Errors from the peer or the
@@ -79,7 +80,7 @@ func (i Info) Bytes() int64 { return i.Len() * int64(i.DType.Size()) }
 
 func checkName(name string) error {
 	if name == "" || len(name) > maxNameLen {
-		return fmt.Errorf("%w: %d bytes (want 1 to %d)", ErrName, len(name), maxNameLen)
+		return errs.Errorf(ErrName, "flightx: tensor name of %d bytes (want 1 to %d)", len(name), maxNameLen)
 	}
 	return nil
 }
@@ -110,11 +111,11 @@ func ParseDType(s string) (core.DLDataType, error) {
 	}
 	dt, ok := dtypeNames[name]
 	if !ok || lanes == 0 {
-		return core.DLDataType{}, fmt.Errorf("%w: %s %q is no DLPack dtype", ErrProtocol, KeyDType, truncate(s))
+		return core.DLDataType{}, errs.Errorf(ErrProtocol, "flightx: %s %q is no DLPack dtype", KeyDType, truncate(s))
 	}
 	dt.Lanes = uint16(lanes)
 	if err := dt.Validate(); err != nil {
-		return core.DLDataType{}, fmt.Errorf("%w: %s %q: %v", ErrProtocol, KeyDType, truncate(s), err)
+		return core.DLDataType{}, errs.Errorf(ErrProtocol, "flightx: %s %q: %v", KeyDType, truncate(s), err)
 	}
 	return dt, nil
 }
@@ -134,7 +135,7 @@ func ParseShape(s string, elemSize int) ([]int64, error) {
 		return []int64{}, nil
 	}
 	if strings.Count(s, ",") >= core.MaxNdim {
-		return nil, fmt.Errorf("%w: %s has more than %d dimensions", ErrProtocol, KeyShape, core.MaxNdim)
+		return nil, errs.Errorf(ErrProtocol, "flightx: %s has more than %d dimensions", KeyShape, core.MaxNdim)
 	}
 	parts := strings.Split(s, ",")
 	shape := make([]int64, len(parts))
@@ -142,12 +143,12 @@ func ParseShape(s string, elemSize int) ([]int64, error) {
 	for i, p := range parts {
 		d, err := strconv.ParseInt(p, 10, 64)
 		if err != nil || d < 0 || p[0] < '0' || p[0] > '9' || (len(p) > 1 && p[0] == '0') {
-			return nil, fmt.Errorf("%w: %s %q: size %d is not a non-negative decimal", ErrProtocol, KeyShape, truncate(s), i)
+			return nil, errs.Errorf(ErrProtocol, "flightx: %s %q: size %d is not a non-negative decimal", KeyShape, truncate(s), i)
 		}
 		shape[i] = d
 		hi, lo := bits.Mul64(total, uint64(d))
 		if hi != 0 || lo > math.MaxInt64 {
-			return nil, fmt.Errorf("%w: %s %q overflows", ErrProtocol, KeyShape, truncate(s))
+			return nil, errs.Errorf(ErrProtocol, "flightx: %s %q overflows", KeyShape, truncate(s))
 		}
 		if d != 0 {
 			total = lo
@@ -168,7 +169,7 @@ func formatShape(shape []int64) string {
 // byte-wide one, else a FixedSizeBinary of its size (bool, bfloat16, complex, float8, lanes).
 func wireType(dt core.DLDataType) (arrow.DataType, error) {
 	if dt.Size() == 0 {
-		return nil, fmt.Errorf("%w: sub-byte dtype %s cannot travel element by element", ErrProtocol, dt)
+		return nil, errs.Errorf(ErrProtocol, "flightx: sub-byte dtype %s cannot travel element by element", dt)
 	}
 	if at, err := arrowx.ToDType(dt); err == nil && dt != core.Bool {
 		return at, nil
@@ -204,13 +205,13 @@ func schemaFor(info Info, chunkBytes int, legacy bool) (*arrow.Schema, *tensorCo
 	// as ParseShape checks on the other side: a view repeating elements (BroadcastTo) can
 	// have more bytes than a stream can say
 	if hi, lo := bits.Mul64(uint64(info.Len()), uint64(info.DType.Size())); hi != 0 || lo > math.MaxInt64 {
-		return nil, nil, fmt.Errorf("%w: %s %v takes more than 2^63 bytes", core.ErrOverflow, info.DType, info.Shape)
+		return nil, nil, errs.Errorf(core.ErrOverflow, "flightx: %s %v takes more than 2^63 bytes", info.DType, info.Shape)
 	}
 	keys := []string{KeyDType, KeyShape, KeyOrder}
 	vals := []string{info.DType.String(), formatShape(info.Shape), "C"}
 	for k, v := range info.Meta {
 		if strings.HasPrefix(k, keyPrefix) {
-			return nil, nil, fmt.Errorf("%w: metadata key %q uses the reserved prefix %q", ErrProtocol, k, keyPrefix)
+			return nil, nil, errs.Errorf(ErrProtocol, "flightx: metadata key %q uses the reserved prefix %q", k, keyPrefix)
 		}
 		keys, vals = append(keys, k), append(vals, v)
 	}
@@ -229,7 +230,7 @@ func DecodeSchema(s *arrow.Schema) (Info, error) {
 // decodeSchema is DecodeSchema, with the tensor column (nil for a flat one).
 func decodeSchema(s *arrow.Schema) (info Info, col *tensorColumn, err error) {
 	if s == nil {
-		return info, nil, fmt.Errorf("%w: no schema", ErrProtocol)
+		return info, nil, errs.Errorf(ErrProtocol, "flightx: tensor stream without a schema")
 	}
 	md := s.Metadata()
 	get := func(k string) (string, bool) {
@@ -241,28 +242,28 @@ func decodeSchema(s *arrow.Schema) (info Info, col *tensorColumn, err error) {
 	}
 	ds, ok := get(KeyDType)
 	if !ok {
-		return info, nil, fmt.Errorf("%w: schema metadata has no %s", ErrProtocol, KeyDType)
+		return info, nil, errs.Errorf(ErrProtocol, "flightx: schema metadata has no %s", KeyDType)
 	}
 	dt, err := ParseDType(ds)
 	if err != nil {
 		return info, nil, err
 	}
 	if dt.Size() == 0 {
-		return info, nil, fmt.Errorf("%w: sub-byte dtype %s", ErrProtocol, dt)
+		return info, nil, errs.Errorf(ErrProtocol, "flightx: sub-byte dtype %s cannot travel in a tensor stream", dt)
 	}
 	ss, ok := get(KeyShape)
 	if !ok {
-		return info, nil, fmt.Errorf("%w: schema metadata has no %s", ErrProtocol, KeyShape)
+		return info, nil, errs.Errorf(ErrProtocol, "flightx: schema metadata has no %s", KeyShape)
 	}
 	shape, err := ParseShape(ss, dt.Size())
 	if err != nil {
 		return info, nil, err
 	}
 	if o, _ := get(KeyOrder); o != "C" {
-		return info, nil, fmt.Errorf("%w: %s %q (want \"C\")", ErrProtocol, KeyOrder, truncate(o))
+		return info, nil, errs.Errorf(ErrProtocol, "flightx: %s %q (want \"C\")", KeyOrder, truncate(o))
 	}
 	if s.NumFields() != 1 {
-		return info, nil, fmt.Errorf("%w: %d columns (want 1)", ErrProtocol, s.NumFields())
+		return info, nil, errs.Errorf(ErrProtocol, "flightx: schema of %d columns (want 1)", s.NumFields())
 	}
 	info.DType, info.Shape = dt, shape
 	if ft, ok := s.Field(0).Type.(*arrowx.FixedShapeTensorType); ok {
@@ -277,7 +278,7 @@ func decodeSchema(s *arrow.Schema) (info Info, col *tensorColumn, err error) {
 			return Info{}, nil, err
 		}
 		if got := s.Field(0).Type; !arrow.TypeEqual(got, want) {
-			return Info{}, nil, fmt.Errorf("%w: column of type %s carries %s (want %s or %s)", ErrProtocol, got, dt,
+			return Info{}, nil, errs.Errorf(ErrProtocol, "flightx: column of type %s carries %s (want %s or %s)", got, dt,
 				arrowx.FixedShapeTensorName, want)
 		}
 	}

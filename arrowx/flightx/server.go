@@ -18,6 +18,8 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // Defaults of the options.
@@ -147,13 +149,13 @@ func (s *Server) Put(name string, t *core.Tensor, meta map[string]string) error 
 		return err
 	}
 	if t == nil {
-		return fmt.Errorf("%w: nil tensor", core.ErrNil)
+		return errs.Errorf(core.ErrNil, "flightx: nil tensor")
 	}
 	if _, err := schemaOf(Info{DType: t.DType(), Shape: t.Shape(), Meta: meta}); err != nil {
 		return err
 	}
 	if !t.HostAccessible() {
-		return fmt.Errorf("flightx: serving %s: %w", t, core.ErrNotHost)
+		return errs.Errorf(core.ErrNotHost, "flightx: %s is not in host memory (serving it)", t)
 	}
 	var v *core.Tensor
 	var err error
@@ -163,7 +165,7 @@ func (s *Server) Put(name string, t *core.Tensor, meta map[string]string) error 
 		v, err = adapters.Contiguous(t)
 	}
 	if err != nil {
-		return fmt.Errorf("flightx: %w", err)
+		return wrapf(err, "")
 	}
 	m := make(map[string]string, len(meta))
 	for k, val := range meta {
@@ -194,7 +196,7 @@ func (s *Server) Get(name string) (*core.Tensor, map[string]string, error) {
 	}
 	s.mu.Unlock()
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: %q", ErrNotFound, name)
+		return nil, nil, errs.Errorf(ErrNotFound, "flightx: no tensor %q", name)
 	}
 	return v, e.meta, err
 }
@@ -250,7 +252,7 @@ func (s *Server) Serve(lis net.Listener) error {
 	s.mu.Unlock()
 	if err := g.Serve(lis); err != nil {
 		s.Stop()
-		return fmt.Errorf("%w: serving: %w", ErrTransport, err)
+		return errs.Errorf(ErrTransport, "flightx: serving failed: %w", err)
 	}
 	return nil
 }
@@ -375,7 +377,7 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
 	}
 	info, t, err := readStream(src, s.cfg, func(d *flight.FlightDescriptor, info *Info) error {
 		if d == nil || len(d.Path) != 1 {
-			return fmt.Errorf("%w: DoPut needs a descriptor PATH [name]", ErrProtocol)
+			return errs.Errorf(ErrProtocol, "flightx: DoPut needs a descriptor PATH [name]")
 		}
 		info.Name = d.Path[0]
 		return checkName(info.Name)

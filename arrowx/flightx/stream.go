@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -16,6 +17,8 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/arrowx"
 	"github.com/dlpack-go/dlpack/core"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // payloadWriter turns IPC payloads into FlightData messages. A record batch whose body is one
@@ -90,12 +93,12 @@ func sendTensorAs(send func(*flight.FlightData) error, desc *flight.FlightDescri
 	}
 	defer h.Release()
 	if !t.HostAccessible() {
-		return fmt.Errorf("flightx: sending %s: %w", t, core.ErrNotHost)
+		return errs.Errorf(core.ErrNotHost, "flightx: %s is not in host memory (sending it)", t)
 	}
 	src := t
 	if !t.IsContiguous() {
 		if src, err = adapters.Contiguous(t); err != nil {
-			return fmt.Errorf("flightx: %w", err)
+			return wrapf(err, "")
 		}
 	}
 	schema, col, err := schemaFor(info, chunkBytes, legacy)
@@ -239,7 +242,7 @@ func (r *receiver) take(n int64) error {
 // the bytes of its values and the buffer that holds them.
 func batchValues(rec arrow.RecordBatch, info Info, want int64) ([]byte, *memory.Buffer, error) {
 	if rec.NumCols() != 1 {
-		return nil, nil, fmt.Errorf("%w: batch of %d columns", ErrProtocol, rec.NumCols())
+		return nil, nil, errs.Errorf(ErrProtocol, "flightx: record batch of %d columns (want 1)", rec.NumCols())
 	}
 	d := rec.Column(0).Data()
 	if ft, ok := d.DataType().(*arrowx.FixedShapeTensorType); ok {
@@ -247,15 +250,15 @@ func batchValues(rec arrow.RecordBatch, info Info, want int64) ([]byte, *memory.
 	}
 	n, off := int64(d.Len()), int64(d.Offset())
 	if n <= 0 || n > want {
-		return nil, nil, fmt.Errorf("%w: batch of %d elements when %d remain", ErrProtocol, n, want)
+		return nil, nil, errs.Errorf(ErrProtocol, "flightx: batch of %d elements when %d remain", n, want)
 	}
 	if d.NullN() != 0 {
-		return nil, nil, fmt.Errorf("%w: batch with %d nulls", ErrProtocol, d.NullN())
+		return nil, nil, errs.Errorf(ErrProtocol, "flightx: batch with %d nulls", d.NullN())
 	}
 	bs := d.Buffers()
 	size := int64(info.DType.Size())
 	if len(bs) < 2 || bs[1] == nil || off < 0 || int64(bs[1].Len())/size < off+n {
-		return nil, nil, fmt.Errorf("%w: values buffer too short for %d elements", ErrProtocol, n)
+		return nil, nil, errs.Errorf(ErrProtocol, "flightx: values buffer too short for %d elements", n)
 	}
 	return bs[1].Bytes()[off*size : (off+n)*size], bs[1], nil
 }
@@ -269,28 +272,28 @@ func rowValues(d arrow.ArrayData, ft *arrowx.FixedShapeTensorType, info Info, wa
 	}
 	rows, off := int64(d.Len()), int64(d.Offset())
 	if rows <= 0 || col.rowElem == 0 || rows > want/col.rowElem {
-		return nil, nil, fmt.Errorf("%w: batch of %d rows of %d elements when %d elements remain", ErrProtocol, rows,
+		return nil, nil, errs.Errorf(ErrProtocol, "flightx: batch of %d rows of %d elements when %d elements remain", rows,
 			col.rowElem, want)
 	}
 	if d.NullN() != 0 {
-		return nil, nil, fmt.Errorf("%w: batch with %d null rows", ErrProtocol, d.NullN())
+		return nil, nil, errs.Errorf(ErrProtocol, "flightx: batch with %d null rows", d.NullN())
 	}
 	if len(d.Children()) != 1 {
-		return nil, nil, fmt.Errorf("%w: tensor column with %d children", ErrProtocol, len(d.Children()))
+		return nil, nil, errs.Errorf(ErrProtocol, "flightx: tensor column with %d children", len(d.Children()))
 	}
 	c := d.Children()[0]
 	if c.NullN() != 0 {
-		return nil, nil, fmt.Errorf("%w: batch with %d null elements", ErrProtocol, c.NullN())
+		return nil, nil, errs.Errorf(ErrProtocol, "flightx: batch with %d null elements", c.NullN())
 	}
 	listLen := int64(ft.Storage.(*arrow.FixedSizeListType).Len())
 	start, count := off*listLen+int64(c.Offset()), rows*listLen
 	bs := c.Buffers()
 	if off < 0 || start < 0 || len(bs) < 2 || bs[1] == nil {
-		return nil, nil, fmt.Errorf("%w: batch of %d rows without its values buffer", ErrProtocol, rows)
+		return nil, nil, errs.Errorf(ErrProtocol, "flightx: batch of %d rows without its values buffer", rows)
 	}
 	width := int64(ft.ValueType().(arrow.FixedWidthDataType).BitWidth() / 8)
 	if int64(bs[1].Len())/width < start+count {
-		return nil, nil, fmt.Errorf("%w: values buffer of %d bytes too short for %d rows of %d", ErrProtocol,
+		return nil, nil, errs.Errorf(ErrProtocol, "flightx: values buffer of %d bytes too short for %d rows of %d",
 			bs[1].Len(), rows, listLen)
 	}
 	return bs[1].Bytes()[start*width : (start+count)*width], bs[1], nil
@@ -473,7 +476,7 @@ func (r *receiver) place(vals []byte, off int64) error {
 // finish returns the tensor once every element came.
 func (r *receiver) finish() (*core.Tensor, error) {
 	if r.got != r.info.Len() {
-		return nil, fmt.Errorf("%w: stream ended after %d of %d elements", ErrProtocol, r.got, r.info.Len())
+		return nil, errs.Errorf(ErrProtocol, "flightx: stream ended after %d of %d elements", r.got, r.info.Len())
 	}
 	var t *core.Tensor
 	var err error
@@ -499,12 +502,12 @@ func (r *receiver) finish() (*core.Tensor, error) {
 // body points at the length of the message body of the batch rd read last.
 func receive(rd *flight.Reader, info Info, cfg config, body *int, into *core.Tensor, each func(chunk *core.Tensor, off int64) error) (*core.Tensor, error) {
 	if info.Bytes() > cfg.maxBytes {
-		return nil, fmt.Errorf("%w: %s %v is %d bytes, the limit %d", ErrTooLarge, info.DType, info.Shape, info.Bytes(), cfg.maxBytes)
+		return nil, errs.Errorf(ErrTooLarge, "flightx: %s %v is %d bytes, over the limit of %d", info.DType, info.Shape, info.Bytes(), cfg.maxBytes)
 	}
 	r := &receiver{info: info, budget: cfg.inFlight, body: body}
 	if into != nil {
 		if into.DType() != info.DType || into.Len() != info.Len() || !into.IsContiguous() || into.ReadOnly() || !into.HostAccessible() {
-			return nil, fmt.Errorf("%w: the stream holds %s %v, the destination is %s", ErrMismatch, info.DType, info.Shape, into)
+			return nil, errs.Errorf(ErrMismatch, "flightx: the stream holds %s %v, the destination is %s", info.DType, info.Shape, into)
 		}
 		flat, err := into.Reshape(info.Len())
 		if err != nil {
@@ -536,7 +539,7 @@ func receive(rd *flight.Reader, info Info, cfg config, body *int, into *core.Ten
 	}
 	if each != nil {
 		if r.got != info.Len() {
-			return nil, fmt.Errorf("%w: stream ended after %d of %d elements", ErrProtocol, r.got, info.Len())
+			return nil, errs.Errorf(ErrProtocol, "flightx: stream ended after %d of %d elements", r.got, info.Len())
 		}
 		return nil, nil
 	}
@@ -552,7 +555,10 @@ func readErr(err error) error {
 	if isStatus(err) {
 		return transportErr(err)
 	}
-	return fmt.Errorf("%w: %v", ErrProtocol, err)
+	if strings.HasPrefix(err.Error(), "flightx: ") { // a refusal of verifyHeader, through the reader
+		return errs.Errorf(ErrProtocol, "%v", err)
+	}
+	return errs.Errorf(ErrProtocol, "flightx: unreadable tensor stream: %v", err)
 }
 
 // readStream reads a tensor stream from src: the schema (decoded into info), then the batches,
@@ -570,7 +576,7 @@ func readStream(src flight.DataStreamReader, cfg config, before func(*flight.Fli
 			if t != nil {
 				t.Release()
 			}
-			t, err = nil, fmt.Errorf("%w: unreadable stream: %v", ErrProtocol, r)
+			t, err = nil, errs.Errorf(ErrProtocol, "flightx: unreadable tensor stream: %v", r)
 		}
 	}()
 	v := &verified{src: src}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/dlpack-go/dlpack/arrowx"
 	"github.com/dlpack-go/dlpack/core"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // The tensor column: a stream's one column is Arrow's canonical arrow.fixed_shape_tensor (see
@@ -24,7 +26,7 @@ import (
 // says which dtype the carrier holds.
 func carrier(dt core.DLDataType) (arrow.DataType, []int64, error) {
 	if dt.Size() == 0 {
-		return nil, nil, fmt.Errorf("%w: sub-byte dtype %s cannot travel element by element", ErrProtocol, dt)
+		return nil, nil, errs.Errorf(ErrProtocol, "flightx: sub-byte dtype %s cannot travel element by element", dt)
 	}
 	base := core.DLDataType{Code: dt.Code, Bits: dt.Bits, Lanes: 1}
 	var extra []int64
@@ -49,7 +51,7 @@ func carrier(dt core.DLDataType) (arrow.DataType, []int64, error) {
 	case 64:
 		return arrow.PrimitiveTypes.Uint64, extra, nil
 	}
-	return nil, nil, fmt.Errorf("%w: dtype %s has no Arrow carrier", ErrProtocol, dt)
+	return nil, nil, errs.Errorf(ErrProtocol, "flightx: dtype %s has no Arrow carrier", dt)
 }
 
 // tensorColumn describes a tensor column: its type, and how many of the tensor's elements
@@ -93,7 +95,7 @@ func columnOf(info Info, chunkBytes int) (tensorColumn, error) {
 	inner := append(slices.Clone(info.Shape[k:]), extra...)
 	ft, err := arrowx.NewFixedShapeTensorType(at, inner, nil, nil)
 	if err != nil {
-		return tensorColumn{}, fmt.Errorf("%w: %s %v as a tensor column: %v", ErrProtocol, info.DType, info.Shape, err)
+		return tensorColumn{}, errs.Errorf(ErrProtocol, "flightx: %s %v as a tensor column: %v", info.DType, info.Shape, err)
 	}
 	row := int64(1)
 	for _, d := range info.Shape[k:] {
@@ -111,7 +113,7 @@ func columnFrom(ft *arrowx.FixedShapeTensorType, info Info) (tensorColumn, error
 		return tensorColumn{}, err
 	}
 	bad := func(why string) (tensorColumn, error) {
-		return tensorColumn{}, fmt.Errorf("%w: column %s carries %s %v: %s", ErrProtocol, ft, info.DType, info.Shape, why)
+		return tensorColumn{}, errs.Errorf(ErrProtocol, "flightx: column %s carries %s %v: %s", ft, info.DType, info.Shape, why)
 	}
 	if !arrow.TypeEqual(ft.ValueType(), at) {
 		return bad(fmt.Sprintf("its value type is not %s", at))

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // arrow-go's IPC reader trusts the vector lengths of the flatbuffer headers it parses: a schema
@@ -176,62 +178,62 @@ func verifyHeader(h []byte, maxBody int) error {
 	b := fbuf(h)
 	root, ok := b.u32(0)
 	if !ok {
-		return fmt.Errorf("%w: header of %d bytes", ErrProtocol, len(h))
+		return errs.Errorf(ErrProtocol, "flightx: IPC message header of %d bytes is too short", len(h))
 	}
 	msg, err := b.table(root)
 	if err != nil {
-		return fmt.Errorf("%w: message: %v", ErrProtocol, err)
+		return errs.Errorf(ErrProtocol, "flightx: unreadable IPC message: %v", err)
 	}
 	if _, err := msg.tables(msgCustomMetadata); err != nil {
-		return fmt.Errorf("%w: message metadata: %v", ErrProtocol, err)
+		return errs.Errorf(ErrProtocol, "flightx: unreadable IPC message metadata: %v", err)
 	}
 	if p, err := msg.field(msgBodyLength); err != nil {
-		return fmt.Errorf("%w: %v", ErrProtocol, err)
+		return errs.Errorf(ErrProtocol, "flightx: unreadable IPC message: %v", err)
 	} else if p != 0 {
 		lo, ok1 := b.u32(p)
 		hi, ok2 := b.u32(p + 4)
 		if !ok1 || !ok2 || hi != 0 || lo > maxBody {
-			return fmt.Errorf("%w: message claims a body of %d bytes, %d came", ErrProtocol, uint64(hi)<<32|uint64(lo), maxBody)
+			return errs.Errorf(ErrProtocol, "flightx: IPC message claims a body of %d bytes, %d came", uint64(hi)<<32|uint64(lo), maxBody)
 		}
 	}
 	tp, err := msg.field(msgHeaderType)
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrProtocol, err)
+		return errs.Errorf(ErrProtocol, "flightx: unreadable IPC message: %v", err)
 	}
 	kind, _ := b.u8(tp)
 	hdr, ok, err := msg.subTable(msgHeader)
 	if err != nil || !ok {
-		return fmt.Errorf("%w: message without a header (%v)", ErrProtocol, err)
+		return errs.Errorf(ErrProtocol, "flightx: IPC message without a header (%v)", err)
 	}
 	switch kind {
 	case headerSchema:
 		if _, err := hdr.tables(schemaCustomMeta); err != nil {
-			return fmt.Errorf("%w: schema metadata: %v", ErrProtocol, err)
+			return errs.Errorf(ErrProtocol, "flightx: unreadable schema metadata: %v", err)
 		}
 		if _, _, err := hdr.vector(schemaFeatures, 8); err != nil {
-			return fmt.Errorf("%w: schema features: %v", ErrProtocol, err)
+			return errs.Errorf(ErrProtocol, "flightx: unreadable schema features: %v", err)
 		}
 		fields, err := hdr.tables(schemaFields)
 		if err != nil {
-			return fmt.Errorf("%w: schema fields: %v", ErrProtocol, err)
+			return errs.Errorf(ErrProtocol, "flightx: unreadable schema fields: %v", err)
 		}
 		count := 0
 		for _, f := range fields {
 			if err := verifyField(f, 1, &count); err != nil {
-				return fmt.Errorf("%w: schema field: %v", ErrProtocol, err)
+				return errs.Errorf(ErrProtocol, "flightx: unreadable schema field: %v", err)
 			}
 		}
 	case headerRecordBatch:
 		if p, _ := hdr.field(rbCompression); p != 0 {
-			return fmt.Errorf("%w: compressed record batch (tensor streams are not compressed)", ErrProtocol)
+			return errs.Errorf(ErrProtocol, "flightx: compressed record batch (tensor streams are not compressed)")
 		}
 		for _, v := range []struct{ slot, size int }{{rbNodes, 16}, {rbBuffers, 16}, {rbVariadic, 8}} {
 			if _, _, err := hdr.vector(v.slot, v.size); err != nil {
-				return fmt.Errorf("%w: record batch: %v", ErrProtocol, err)
+				return errs.Errorf(ErrProtocol, "flightx: unreadable record batch: %v", err)
 			}
 		}
 	default:
-		return fmt.Errorf("%w: IPC message of type %d in a tensor stream", ErrProtocol, kind)
+		return errs.Errorf(ErrProtocol, "flightx: IPC message of type %d in a tensor stream", kind)
 	}
 	return nil
 }
@@ -307,7 +309,7 @@ func verifySchemaBytes(b []byte) error {
 		off = 8
 	}
 	if !ok || n > len(b)-off {
-		return fmt.Errorf("%w: schema of %d bytes claims a %d-byte header", ErrProtocol, len(b), n)
+		return errs.Errorf(ErrProtocol, "flightx: schema of %d bytes claims a %d-byte header", len(b), n)
 	}
 	return verifyHeader(b[off:off+n], len(b)-off-n)
 }
