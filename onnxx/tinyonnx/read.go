@@ -3,8 +3,9 @@ package tinyonnx
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // ErrFormat reports bytes that are not a serialized onnx.ModelProto that ReadGraph can read.
@@ -44,7 +45,7 @@ const (
 // a few kilobytes of a model of gigabytes. Bytes that are not a ModelProto fail with ErrFormat.
 func ReadGraph(r io.ReaderAt, size int64) (*Graph, error) {
 	if size < 0 {
-		return nil, fmt.Errorf("%w: size %d", ErrFormat, size)
+		return nil, errs.Errorf(ErrFormat, "tinyonnx: negative model size %d", size)
 	}
 	c := &cursor{r: r, size: size}
 	g := &Graph{}
@@ -54,7 +55,7 @@ func ReadGraph(r io.ReaderAt, size int64) (*Graph, error) {
 			return nil
 		}
 		if f.wire != wireBytes {
-			return fmt.Errorf("%w: ModelProto.graph has wire type %d", ErrFormat, f.wire)
+			return errs.Errorf(ErrFormat, "tinyonnx: ModelProto.graph has wire type %d", f.wire)
 		}
 		found = true
 		return c.graph(f, g)
@@ -63,7 +64,7 @@ func ReadGraph(r io.ReaderAt, size int64) (*Graph, error) {
 		return nil, err
 	}
 	if !found {
-		return nil, fmt.Errorf("%w: no graph", ErrFormat)
+		return nil, errs.Errorf(ErrFormat, "tinyonnx: model without a graph")
 	}
 	return g, nil
 }
@@ -96,7 +97,7 @@ func (c *cursor) byteAt(off int64) (byte, error) {
 		return c.buf[off-c.bufOff], nil
 	}
 	if off < 0 || off >= c.size {
-		return 0, fmt.Errorf("%w: truncated at byte %d", ErrFormat, off)
+		return 0, errs.Errorf(ErrFormat, "tinyonnx: model truncated at byte %d", off)
 	}
 	n := min(int64(chunk), c.size-off)
 	if cap(c.buf) < chunk {
@@ -105,7 +106,7 @@ func (c *cursor) byteAt(off int64) (byte, error) {
 	c.buf = c.buf[:n]
 	if k, err := c.r.ReadAt(c.buf, off); int64(k) != n {
 		c.buf = c.buf[:0]
-		return 0, fmt.Errorf("%w: reading byte %d: %v", ErrFormat, off, err)
+		return 0, errs.Errorf(ErrFormat, "tinyonnx: cannot read byte %d: %v", off, err)
 	}
 	c.bufOff = off
 	return c.buf[0], nil
@@ -116,7 +117,7 @@ func (c *cursor) varint(off, end int64) (uint64, int64, error) {
 	var v uint64
 	for shift := uint(0); shift < 64; shift += 7 {
 		if off >= end {
-			return 0, 0, fmt.Errorf("%w: varint runs past its message at byte %d", ErrFormat, off)
+			return 0, 0, errs.Errorf(ErrFormat, "tinyonnx: varint runs past its message at byte %d", off)
 		}
 		b, err := c.byteAt(off)
 		if err != nil {
@@ -128,7 +129,7 @@ func (c *cursor) varint(off, end int64) (uint64, int64, error) {
 			return v, off, nil
 		}
 	}
-	return 0, 0, fmt.Errorf("%w: varint longer than 10 bytes at byte %d", ErrFormat, off)
+	return 0, 0, errs.Errorf(ErrFormat, "tinyonnx: varint longer than 10 bytes at byte %d", off)
 }
 
 // fields calls fn for each field of the message in [off, end).
@@ -140,7 +141,7 @@ func (c *cursor) fields(off, end int64, fn func(field) error) error {
 		}
 		f := field{num: int(key >> 3), wire: int(key & 7)}
 		if key>>3 == 0 || key>>3 > 1<<29 {
-			return fmt.Errorf("%w: field number %d at byte %d", ErrFormat, key>>3, off)
+			return errs.Errorf(ErrFormat, "tinyonnx: bad field number %d at byte %d", key>>3, off)
 		}
 		off = next
 		switch f.wire {
@@ -160,15 +161,15 @@ func (c *cursor) fields(off, end int64, fn func(field) error) error {
 				return err
 			}
 			if n > uint64(end-next) {
-				return fmt.Errorf("%w: field %d of %d bytes at byte %d runs past its message (%d bytes left)", ErrFormat, f.num, n, next, end-next)
+				return errs.Errorf(ErrFormat, "tinyonnx: field %d of %d bytes at byte %d runs past its message (%d bytes left)", f.num, n, next, end-next)
 			}
 			f.off, f.n = next, int64(n)
 			off = next + int64(n)
 		default:
-			return fmt.Errorf("%w: wire type %d at byte %d", ErrFormat, f.wire, off)
+			return errs.Errorf(ErrFormat, "tinyonnx: unknown wire type %d at byte %d", f.wire, off)
 		}
 		if off > end {
-			return fmt.Errorf("%w: field %d runs past its message at byte %d", ErrFormat, f.num, end)
+			return errs.Errorf(ErrFormat, "tinyonnx: field %d runs past its message at byte %d", f.num, end)
 		}
 		if err := fn(f); err != nil {
 			return err
@@ -180,14 +181,14 @@ func (c *cursor) fields(off, end int64, fn func(field) error) error {
 // str reads a string field.
 func (c *cursor) str(f field) (string, error) {
 	if f.wire != wireBytes {
-		return "", fmt.Errorf("%w: a string field (%d) of wire type %d", ErrFormat, f.num, f.wire)
+		return "", errs.Errorf(ErrFormat, "tinyonnx: string field %d has wire type %d", f.num, f.wire)
 	}
 	if f.n > maxString {
-		return "", fmt.Errorf("%w: a name of %d bytes (at most %d)", ErrFormat, f.n, maxString)
+		return "", errs.Errorf(ErrFormat, "tinyonnx: name of %d bytes (at most %d)", f.n, maxString)
 	}
 	b := make([]byte, f.n)
 	if k, err := c.r.ReadAt(b, f.off); int64(k) != f.n {
-		return "", fmt.Errorf("%w: reading %d bytes at %d: %v", ErrFormat, f.n, f.off, err)
+		return "", errs.Errorf(ErrFormat, "tinyonnx: cannot read %d bytes at %d: %v", f.n, f.off, err)
 	}
 	return string(b), nil
 }
@@ -195,7 +196,7 @@ func (c *cursor) str(f field) (string, error) {
 // sub checks that f holds a message.
 func sub(f field, what string) error {
 	if f.wire != wireBytes {
-		return fmt.Errorf("%w: %s has wire type %d", ErrFormat, what, f.wire)
+		return errs.Errorf(ErrFormat, "tinyonnx: %s has wire type %d", what, f.wire)
 	}
 	return nil
 }
@@ -297,7 +298,7 @@ func (c *cursor) tensorType(tf field, v *ValueInfo) error {
 		switch f.num {
 		case tensorElemType:
 			if f.wire != wireVarint {
-				return fmt.Errorf("%w: TypeProto.Tensor.elem_type has wire type %d", ErrFormat, f.wire)
+				return errs.Errorf(ErrFormat, "tinyonnx: TypeProto.Tensor.elem_type has wire type %d", f.wire)
 			}
 			v.ElemType = int32(f.v)
 		case tensorShape:
@@ -313,7 +314,7 @@ func (c *cursor) tensorType(tf field, v *ValueInfo) error {
 					return err
 				}
 				if len(v.Shape) == maxDims {
-					return fmt.Errorf("%w: value %q has more than %d dimensions", ErrFormat, v.Name, maxDims)
+					return errs.Errorf(ErrFormat, "tinyonnx: value %q has more than %d dimensions", v.Name, maxDims)
 				}
 				dim := int64(-1)
 				err := c.fields(d.off, d.off+d.n, func(x field) error {

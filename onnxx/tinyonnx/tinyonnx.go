@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"math"
 	"os"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // ErrModel reports a model description that cannot be written (a missing name, a bad shape).
@@ -133,12 +135,12 @@ func (m msg) str(field int, s string) msg { return m.bytes(field, []byte(s)) }
 // Encode returns the serialized onnx.ModelProto of m.
 func (m Model) Encode() ([]byte, error) {
 	if len(m.Inputs) == 0 || len(m.Outputs) == 0 || len(m.Nodes) == 0 {
-		return nil, fmt.Errorf("%w: a model needs inputs, outputs and nodes", ErrModel)
+		return nil, errs.Errorf(ErrModel, "tinyonnx: a model needs inputs, outputs and nodes")
 	}
 	var g msg
 	for i, n := range m.Nodes {
 		if n.Op == "" || len(n.Outputs) == 0 {
-			return nil, fmt.Errorf("%w: node %d needs an op and an output", ErrModel, i)
+			return nil, errs.Errorf(ErrModel, "tinyonnx: node %d needs an op and an output", i)
 		}
 		var nm msg
 		for _, in := range n.Inputs {
@@ -201,10 +203,10 @@ func (m Model) WriteFile(name string) error {
 
 func (v Value) encode() (msg, error) {
 	if v.Name == "" {
-		return nil, fmt.Errorf("%w: a value without a name", ErrModel)
+		return nil, errs.Errorf(ErrModel, "tinyonnx: a value without a name")
 	}
 	if v.Type != Float && v.Type != Double {
-		return nil, fmt.Errorf("%w: value %q: element type %d (want Float or Double)", ErrModel, v.Name, v.Type)
+		return nil, errs.Errorf(ErrModel, "tinyonnx: value %q has element type %d (want Float or Double)", v.Name, v.Type)
 	}
 	var shape msg
 	for i, d := range v.Shape {
@@ -223,12 +225,15 @@ func (in Initializer) encode() (msg, error) {
 	n := int64(1)
 	for _, d := range in.Shape {
 		if d < 0 {
-			return nil, fmt.Errorf("%w: initializer %q: shape %v", ErrModel, in.Name, in.Shape)
+			return nil, errs.Errorf(ErrModel, "tinyonnx: initializer %q has a negative size in shape %v", in.Name, in.Shape)
 		}
 		n *= d
 	}
-	if in.Name == "" || int64(len(in.Data)) != n {
-		return nil, fmt.Errorf("%w: initializer %q: %d values for shape %v", ErrModel, in.Name, len(in.Data), in.Shape)
+	if in.Name == "" {
+		return nil, errs.Errorf(ErrModel, "tinyonnx: an initializer without a name")
+	}
+	if int64(len(in.Data)) != n {
+		return nil, errs.Errorf(ErrModel, "tinyonnx: initializer %q has %d values for shape %v", in.Name, len(in.Data), in.Shape)
 	}
 	var t msg
 	for _, d := range in.Shape {
@@ -248,13 +253,13 @@ func (in Initializer) encode() (msg, error) {
 // len(w[0]) elements. Y has shape [batch, len(b)].
 func Dense(w [][]float64, b []float64) (Model, error) {
 	if len(w) == 0 || len(w[0]) == 0 || len(b) != len(w[0]) {
-		return Model{}, fmt.Errorf("%w: a %d×? weight matrix with %d biases", ErrModel, len(w), len(b))
+		return Model{}, errs.Errorf(ErrModel, "tinyonnx: a %d×? weight matrix with %d biases", len(w), len(b))
 	}
 	in, out := int64(len(w)), int64(len(b))
 	flat := make([]float64, 0, in*out)
 	for i, row := range w {
 		if int64(len(row)) != out {
-			return Model{}, fmt.Errorf("%w: row %d of W has %d values, want %d", ErrModel, i, len(row), out)
+			return Model{}, errs.Errorf(ErrModel, "tinyonnx: row %d of W has %d values, want %d", i, len(row), out)
 		}
 		flat = append(flat, row...)
 	}
