@@ -37,12 +37,13 @@ package ortgo
 
 import (
 	"errors"
-	"fmt"
 	"sync"
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/onnxx"
 	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // ErrNotInitialized: onnxruntime_go's environment is not initialized; call Init first.
@@ -65,7 +66,7 @@ func Init() error {
 	path, _, _ := onnxx.LoadedLibrary()
 	ort.SetSharedLibraryPath(path)
 	if err := ort.InitializeEnvironment(ort.WithLogLevelFatal()); err != nil {
-		return fmt.Errorf("%w: onnxruntime_go loading %s: %v", onnxx.ErrNoRuntime, path, err)
+		return errs.Errorf(onnxx.ErrNoRuntime, "ortgo: onnxruntime_go cannot load %s: %v", path, err)
 	}
 	return nil
 }

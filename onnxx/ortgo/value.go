@@ -13,6 +13,8 @@ import (
 	"github.com/dlpack-go/dlpack/onnxx"
 	"github.com/x448/float16"
 	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // ToValue makes an ONNX Runtime input of t. For a host tensor in C order of a supported dtype
@@ -62,16 +64,16 @@ func (b built) release() {
 // and destroys itself when unreachable; otherwise the caller calls release.
 func toValue(t *core.Tensor, o adapters.Options, public bool) (built, error) {
 	if t == nil {
-		return built{}, fmt.Errorf("%w: onnxx: nil tensor", core.ErrNil)
+		return built{}, errs.Errorf(core.ErrNil, "ortgo: nil tensor")
 	}
 	if err := initialized(); err != nil {
 		return built{}, err
 	}
 	if t.Released() {
-		return built{}, fmt.Errorf("onnxx: %w", core.ErrReleased)
+		return built{}, errs.Errorf(core.ErrReleased, "ortgo: the tensor was released")
 	}
 	if !t.HostAccessible() {
-		return built{}, fmt.Errorf("%w: %s is on %s", onnxx.ErrUnsupportedDevice, t, t.Device())
+		return built{}, errs.Errorf(onnxx.ErrUnsupportedDevice, "ortgo: %s is on %s, ORT values are in host memory", t, t.Device())
 	}
 	ot, err := ToDType(t.DType())
 	if err != nil {
@@ -82,7 +84,7 @@ func toValue(t *core.Tensor, o adapters.Options, public bool) (built, error) {
 	}
 	contiguous, why := t.IsContiguous(), ""
 	if !contiguous {
-		why = fmt.Sprintf("onnxx: ORT needs C-order elements, %s has strides %v", t, t.Strides())
+		why = fmt.Sprintf("ortgo: ORT needs C-order elements, %s has strides %v", t, t.Strides())
 	}
 	cp, err := o.Choose(contiguous, why) // reported by ToValue, once the value is made
 	if err != nil {
@@ -91,7 +93,7 @@ func toValue(t *core.Tensor, o adapters.Options, public bool) (built, error) {
 	src := t
 	if cp {
 		if src, err = adapters.Contiguous(t); err != nil {
-			return built{}, fmt.Errorf("onnxx: copying %s: %w", t, err)
+			return built{}, fmt.Errorf("ortgo: copying %s: %w", t, err)
 		}
 	}
 	b := built{src: src, copied: cp}
@@ -143,7 +145,7 @@ func toValue(t *core.Tensor, o adapters.Options, public bool) (built, error) {
 		if b.pin != nil {
 			b.pin.Unpin()
 		}
-		return built{}, fmt.Errorf("onnxx: making an ORT value of %s: %w", t, err)
+		return built{}, fmt.Errorf("ortgo: cannot make an ORT value of %s: %w", t, err)
 	}
 	return b, nil
 }
@@ -213,7 +215,7 @@ var made sync.Map
 // scalarValue copies a 0-d tensor into an *ort.Scalar[T]: onnxruntime_go makes 0-d values only
 // over their own one-element copy.
 func scalarValue(t *core.Tensor, o adapters.Options) (built, error) {
-	if _, err := o.Choose(false, "onnxx: onnxruntime_go copies 0-d values"); err != nil {
+	if _, err := o.Choose(false, "ortgo: onnxruntime_go copies 0-d values"); err != nil {
 		return built{}, err
 	}
 	var v ort.Value
@@ -242,10 +244,10 @@ func scalarValue(t *core.Tensor, o adapters.Options) (built, error) {
 	case core.Bool:
 		v, err = scalar[bool](t)
 	default:
-		return built{}, fmt.Errorf("%w: 0-d %s tensor (onnxruntime_go makes 0-d values of Go number types only)", onnxx.ErrDType, t.DType())
+		return built{}, errs.Errorf(onnxx.ErrDType, "ortgo: a 0-d %s tensor cannot become an ORT value (onnxruntime_go makes 0-d values of Go number types only)", t.DType())
 	}
 	if err != nil {
-		return built{}, fmt.Errorf("onnxx: making an ORT value of %s: %w", t, err)
+		return built{}, fmt.Errorf("ortgo: cannot make an ORT value of %s: %w", t, err)
 	}
 	return built{value: v, src: t, copied: true}, nil
 }
@@ -288,7 +290,7 @@ func FromValue(v ort.Value) (*core.Tensor, error) {
 	}
 	switch x := v.(type) {
 	case nil:
-		return nil, fmt.Errorf("%w: nil value", onnxx.ErrValue)
+		return nil, errs.Errorf(onnxx.ErrValue, "ortgo: nil ORT value")
 	case *ort.Tensor[float32]:
 		return fromTensor(x)
 	case *ort.Tensor[float64]:
@@ -336,18 +338,18 @@ func FromValue(v ort.Value) (*core.Tensor, error) {
 	case *ort.Scalar[bool]:
 		return fromScalar(x)
 	}
-	return nil, fmt.Errorf("%w: %T (ONNX type %s)", onnxx.ErrValue, v, v.GetONNXType())
+	return nil, errs.Errorf(onnxx.ErrValue, "ortgo: %T (ONNX type %s) is not a numeric tensor", v, v.GetONNXType())
 }
 
 func fromTensor[T scalarElem](x *ort.Tensor[T]) (*core.Tensor, error) {
 	shape := x.GetShape()
 	if len(shape) == 0 {
-		return nil, fmt.Errorf("%w: %T has no shape (destroyed?)", onnxx.ErrValue, x)
+		return nil, errs.Errorf(onnxx.ErrValue, "ortgo: %T has no shape (destroyed?)", x)
 	}
 	data := x.GetData()
 	n := shape.FlattenedSize()
 	if n != int64(len(data)) {
-		return nil, fmt.Errorf("%w: shape %v but %d elements", onnxx.ErrValue, shape, len(data))
+		return nil, errs.Errorf(onnxx.ErrValue, "ortgo: value of shape %v has %d elements", shape, len(data))
 	}
 	d := core.Desc{Device: core.CPUDevice, DType: core.DTypeOf[T](), Shape: shape}
 	if n > 0 {
@@ -359,19 +361,19 @@ func fromTensor[T scalarElem](x *ort.Tensor[T]) (*core.Tensor, error) {
 func fromCustom(x *ort.CustomDataTensor) (*core.Tensor, error) {
 	shape := x.GetShape()
 	if len(shape) == 0 {
-		return nil, fmt.Errorf("%w: %T has no shape (destroyed?)", onnxx.ErrValue, x)
+		return nil, errs.Errorf(onnxx.ErrValue, "ortgo: %T has no shape (destroyed?)", x)
 	}
 	dt, err := FromDType(ort.TensorElementDataType(x.DataType()))
 	if err != nil {
 		return nil, err
 	}
 	if err := shape.Validate(); err != nil {
-		return nil, fmt.Errorf("%w: %v", onnxx.ErrValue, err)
+		return nil, errs.Errorf(onnxx.ErrValue, "ortgo: value of bad shape %v: %v", shape, err)
 	}
 	n := shape.FlattenedSize()
 	data := x.GetData()
 	if int64(len(data))/int64(dt.Size()) < n {
-		return nil, fmt.Errorf("%w: %s of shape %v needs %d bytes, the value has %d", onnxx.ErrValue, dt, shape,
+		return nil, errs.Errorf(onnxx.ErrValue, "ortgo: %s of shape %v needs %d bytes, the value has %d", dt, shape,
 			n*int64(dt.Size()), len(data))
 	}
 	d := core.Desc{Device: core.CPUDevice, DType: dt, Shape: shape}
@@ -393,7 +395,7 @@ func wrapValue(d core.Desc, v ort.Value) (*core.Tensor, error) {
 		}
 	})
 	if err != nil {
-		return nil, fmt.Errorf("onnxx: %w", err)
+		return nil, fmt.Errorf("ortgo: %w", err)
 	}
 	owned.Store(true)
 	return t, nil
