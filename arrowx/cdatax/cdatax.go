@@ -60,6 +60,8 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/arrowx"
 	"github.com/dlpack-go/dlpack/core"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // ErrReleased: ImportArray was handed an ArrowArray or ArrowSchema (or a child of one) whose
@@ -128,7 +130,7 @@ func ImportArray(arr *cdata.CArrowArray, schema *cdata.CArrowSchema, opts ...ada
 // release callbacks; t's memory is held until it has.
 func ExportArray(t *core.Tensor, out *cdata.CArrowArray, outSchema *cdata.CArrowSchema, opts ...adapters.Option) error {
 	if out == nil || outSchema == nil {
-		return fmt.Errorf("%w: cdatax: ExportArray into a nil ArrowArray or ArrowSchema", arrowx.ErrNil)
+		return errs.Errorf(arrowx.ErrNil, "cdatax: ExportArray into a nil ArrowArray or ArrowSchema")
 	}
 	a, err := arrowx.ToArray(t, opts...)
 	if err != nil {
@@ -147,7 +149,7 @@ func ExportArray(t *core.Tensor, out *cdata.CArrowArray, outSchema *cdata.CArrow
 // memory as ToFixedShapeTensor does; t's memory is held until the consumer's releases have run.
 func ExportFixedShapeTensor(t *core.Tensor, out *cdata.CArrowArray, outSchema *cdata.CArrowSchema, opts ...adapters.Option) error {
 	if out == nil || outSchema == nil {
-		return fmt.Errorf("%w: cdatax: ExportFixedShapeTensor into a nil ArrowArray or ArrowSchema", arrowx.ErrNil)
+		return errs.Errorf(arrowx.ErrNil, "cdatax: ExportFixedShapeTensor into a nil ArrowArray or ArrowSchema")
 	}
 	a, err := arrowx.ToFixedShapeTensor(t, opts...)
 	if err != nil {

@@ -49,7 +49,7 @@ func ExampleImportArray_released() {
 	fmt.Println(err)
 	// Output:
 	// true
-	// cdatax: ArrowArray has a NULL release callback: cdatax: already released
+	// cdatax: ArrowArray has a NULL release callback (released already, or moved)
 }
 
 // A batch of four 2×3 matrices goes out as Arrow's canonical arrow.fixed_shape_tensor (the

@@ -11,6 +11,8 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/arrowx"
 	"github.com/dlpack-go/dlpack/core"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // cArray and cSchema are the C Data Interface's ArrowArray and ArrowSchema as Go reads them: the
@@ -110,7 +112,7 @@ func listSize(format string, depth int) (int32, error) {
 func checkSchema(s *cSchema, depth int) (leaf arrow.DataType, size int32, child *cSchema, err error) {
 	at := where("ArrowSchema", depth)
 	if s.release == nil {
-		return nil, 0, nil, fmt.Errorf("cdatax: %s has a NULL release callback: %w", at, ErrReleased)
+		return nil, 0, nil, errs.Errorf(ErrReleased, "cdatax: %s has a NULL release callback (released already, or moved)", at)
 	}
 	if s.format == nil {
 		return nil, 0, nil, fmt.Errorf("cdatax: %s format is NULL: %w", at, arrowx.ErrMalformed)
@@ -153,7 +155,7 @@ func checkSchema(s *cSchema, depth int) (leaf arrow.DataType, size int32, child 
 func checkArray(a *cArray, depth int, leaf arrow.DataType, size int32) (*cArray, error) {
 	at := where("ArrowArray", depth)
 	if a.release == nil {
-		return nil, fmt.Errorf("cdatax: %s has a NULL release callback: %w", at, ErrReleased)
+		return nil, errs.Errorf(ErrReleased, "cdatax: %s has a NULL release callback (released already, or moved)", at)
 	}
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("cdatax: %s %s: %w", at, fmt.Sprintf(format, args...), arrowx.ErrMalformed)
