@@ -45,7 +45,8 @@ goroot=$("$gobin" env GOROOT)
 go="$goroot/bin/go"
 export GOTOOLCHAIN=local CGO_ENABLED=1
 # go.sum pins every module (gomacro is not in the checksum database); nothing new may be added.
-export GOFLAGS=-mod=readonly
+# The kernel is its own module (tools/gophernotes), outside the repository's go.work.
+export GOFLAGS=-mod=readonly GOWORK=off
 
 repo=$(cd "$here/../.." && pwd)
 stamp=$(cat "$here/go.mod" "$here/go.sum" "$here/jsoner.patch" "$here/gomacro.patch" "$repo/scripts/build-kernel.sh" | sha256sum | cut -c1-16)
@@ -111,6 +112,10 @@ fi
 # (VCS) lookups end in a network error instead, so the module must not be GONOPROXY:
 # GOPRIVATE (no checksum database for it) with GONOPROXY=none (ask the proxy, which does not
 # have it).
+# Cells are built as plugins (-buildmode=plugin), where the assembly of pierrec/lz4/v4 v4.1.33
+# (arrow-go v18.9's IPC compression, imported by the Flight notebook) does not link ("R15 is
+# clobbered"): the kernel builds with -tags=noasm, which every such package honours with its
+# portable code.
 mkdir -p "$kernels_dir/$kernel_name"
 cp -f "$home/bin/logo-32x32.png" "$kernels_dir/$kernel_name/logo-32x32.png"
 cat >"$kernels_dir/$kernel_name/kernel.json" <<EOF
@@ -125,7 +130,7 @@ cat >"$kernels_dir/$kernel_name/kernel.json" <<EOF
     "CGO_ENABLED": "1",
     "GOPRIVATE": "github.com/dlpack-go/dlpack",
     "GONOPROXY": "none",
-    "GOFLAGS": "-mod=mod",
+    "GOFLAGS": "-mod=mod -tags=noasm",
     "GOMACRO_REPLACE": "github.com/dlpack-go/dlpack=$repo"
   }
 }

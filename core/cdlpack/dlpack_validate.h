@@ -37,19 +37,19 @@ static inline int dlpg_add_(int64_t a, int64_t b, int64_t *s) {
 static inline int dlpg_device_known_(int32_t t) {
 	switch (t) {
 	case 1: case 2: case 3: case 4: case 7: case 8: case 9: case 10: case 11: case 12: case 13:
-	case 14: case 15: case 16: case 17: case 18:
+	case 14: case 15: case 16: case 17: case 18: case 19: case 20: case 21:
 		return 1;
 	}
 	return 0;
 }
 
 static inline int dlpg_addressable_(int32_t t) {
-	return t == 1 || t == 2 || t == 3 || t == 13 || t == 10 || t == 11 || t == 14;
+	return t == 1 || t == 2 || t == 3 || t == 13 || t == 10 || t == 11 || t == 14 || t == 20;
 }
 
 /* dlpg_dtype_error_ is core's DLDataType.Validate: NULL, or what is wrong. */
 static inline const char *dlpg_dtype_error_(dlpg_dtype d) {
-	if (d.code > 17) return "dtype.code is not a DLPack type code";
+	if (d.code > 18) return "dtype.code is not a DLPack type code";
 	if (d.lanes == 0) return "dtype.lanes = 0";
 	int ok;
 	switch (d.code) {
@@ -58,6 +58,7 @@ static inline const char *dlpg_dtype_error_(dlpg_dtype d) {
 	case 3: ok = d.bits == 64 || d.bits == 32; break;
 	case 4: ok = d.bits == 16; break;
 	case 5: ok = d.bits == 32 || d.bits == 64 || d.bits == 128; break;
+	case 18: ok = d.bits == 32; break;
 	case 6: ok = d.bits == 8; break;
 	case 15: case 16: ok = d.bits == 6; break;
 	case 17: ok = d.bits == 4; break;

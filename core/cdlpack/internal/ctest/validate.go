@@ -18,8 +18,8 @@ import (
 	"github.com/dlpack-go/dlpack/core"
 )
 
-// Validate runs dlpack_validate.h's dlpg_validate on dl: "" if it accepts the tensor, else its
-// message. dl (and its shape and strides) must be in memory C may read for the call.
+// Validate runs dlpack_validate.h's dlpg_validate on dl (which knows DLPack's codes after v1.3:
+// kDLBcomplex, kDLTPU, kDLTPUHost, kDLAscend): "" if it accepts the tensor, else its message. dl (and its shape and strides) must be in memory C may read for the call.
 func Validate(dl *core.DLTensor) string {
 	var pin runtime.Pinner // dl may point at Go arrays: pinned, C may read them
 	defer pin.Unpin()
