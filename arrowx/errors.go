@@ -2,8 +2,8 @@ package arrowx
 
 import (
 	"errors"
-	"fmt"
-	"strings"
+
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // Errors of this package, each wrapped with what was wrong; unsupported types wrap
@@ -22,19 +22,8 @@ var (
 	ErrNil = errors.New("arrowx: nil argument")
 )
 
-// wrapf adds context to err: after it when err already names this package ("arrowx: offset -1
-// ... (FromArray of int32)"), so that the message leads with the cause and says "arrowx:" once,
-// and before it otherwise ("arrowx: ToArray: core: ..."). An empty format adds only the
-// package's name, where err lacks it.
+// wrapf adds context to err as errs.Wrap does for "arrowx": after a cause that already names
+// the package ("arrowx: offset -1 ... (FromArray of int32)"), before any other.
 func wrapf(err error, format string, args ...any) error {
-	named := strings.HasPrefix(err.Error(), "arrowx: ")
-	switch {
-	case format == "" && named:
-		return err
-	case format == "":
-		return fmt.Errorf("arrowx: %w", err)
-	case named:
-		return fmt.Errorf("%w (%s)", err, fmt.Sprintf(format, args...))
-	}
-	return fmt.Errorf("arrowx: %s: %w", fmt.Sprintf(format, args...), err)
+	return errs.Wrap("arrowx", err, format, args...)
 }

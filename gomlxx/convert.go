@@ -12,6 +12,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // ErrGoMLX is wrapped by the errors GoMLX itself reports (a tensor whose backend was finalized,
@@ -105,7 +106,7 @@ func view(t *tensors.Tensor, st *state, dt core.DLDataType) (*core.Tensor, error
 	}
 	c, err := core.WrapKeep(d, st.flat)
 	if err != nil {
-		return nil, fmt.Errorf("gomlxx: view of %s%v: %w", st.dtype, st.dims, err)
+		return nil, errs.Wrap("gomlxx", err, "view of %s%v", st.dtype, st.dims)
 	}
 	remember(t, d.Data)
 	return c, nil
@@ -119,7 +120,7 @@ func copyOut(st *state, dt core.DLDataType) (*core.Tensor, error) {
 	}
 	dst, err := core.New(dt, shape...)
 	if err != nil {
-		return nil, fmt.Errorf("gomlxx: copy of %s%v: %w", st.dtype, st.dims, err)
+		return nil, errs.Wrap("gomlxx", err, "copy of %s%v", st.dtype, st.dims)
 	}
 	d, err := flatDesc(st.flat, dt, st.dims)
 	if err == nil {
@@ -130,7 +131,7 @@ func copyOut(st *state, dt core.DLDataType) (*core.Tensor, error) {
 	}
 	if err != nil {
 		dst.Release()
-		return nil, fmt.Errorf("gomlxx: copy of %s%v: %w", st.dtype, st.dims, err)
+		return nil, errs.Wrap("gomlxx", err, "copy of %s%v", st.dtype, st.dims)
 	}
 	return dst.WithFlags(core.FlagIsCopied)
 }
@@ -140,19 +141,19 @@ func copyOut(st *state, dt core.DLDataType) (*core.Tensor, error) {
 func flatDesc(flat any, dt core.DLDataType, dims []int) (core.Desc, error) {
 	v := reflect.ValueOf(flat)
 	if v.Kind() != reflect.Slice || int(v.Type().Elem().Size()) != dt.Size() {
-		return core.Desc{}, fmt.Errorf("%w: gomlxx: GoMLX gave %T as the data of a %s tensor", ErrGoMLX, flat, dt)
+		return core.Desc{}, errs.Errorf(ErrGoMLX, "gomlxx: GoMLX gave %T as the data of a %s tensor", flat, dt)
 	}
 	shape := make([]int64, len(dims))
 	n := 1
 	for i, d := range dims {
 		if d < 0 || (d > 0 && n > math.MaxInt/d) {
-			return core.Desc{}, fmt.Errorf("%w: gomlxx: GoMLX dimensions %v", core.ErrShape, dims)
+			return core.Desc{}, errs.Errorf(core.ErrShape, "gomlxx: GoMLX dimensions %v are negative or overflow", dims)
 		}
 		shape[i] = int64(d)
 		n *= d
 	}
 	if v.Len() != n {
-		return core.Desc{}, fmt.Errorf("%w: gomlxx: GoMLX gave %d elements for dimensions %v", ErrGoMLX, v.Len(), dims)
+		return core.Desc{}, errs.Errorf(ErrGoMLX, "gomlxx: GoMLX gave %d elements for dimensions %v", v.Len(), dims)
 	}
 	d := core.Desc{Device: core.CPUDevice, DType: dt, Shape: shape}
 	if n > 0 {
@@ -229,7 +230,7 @@ func Take(t *tensors.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
 	}
 	if err := t.FinalizeAll(); err != nil {
 		c.Release()
-		return nil, fmt.Errorf("%w: finalizing the tensor taken: %v", ErrGoMLX, err)
+		return nil, errs.Errorf(ErrGoMLX, "gomlxx: finalizing the tensor taken: %v", err)
 	}
 	o.Report(copied)
 	return c, nil
@@ -252,7 +253,7 @@ func donate(t *tensors.Tensor, b compute.Backend, dev compute.DeviceNum, dt core
 	flat, err := buf.Data()
 	if err != nil {
 		release()
-		return nil, fmt.Errorf("%w: the data of the donated buffer: %v", ErrGoMLX, err)
+		return nil, errs.Errorf(ErrGoMLX, "gomlxx: the data of the donated buffer: %v", err)
 	}
 	d, err := flatDesc(flat, dt, dims)
 	if err != nil {
@@ -261,7 +262,7 @@ func donate(t *tensors.Tensor, b compute.Backend, dev compute.DeviceNum, dt core
 	}
 	c, err := core.Wrap(d, release) // runs release itself on an error
 	if err != nil {
-		return nil, fmt.Errorf("gomlxx: wrapping the donated buffer: %w", err)
+		return nil, errs.Wrap("gomlxx", err, "wrapping the donated buffer")
 	}
 	return c, nil
 }
@@ -302,7 +303,7 @@ func Shareable(t *core.Tensor) (ok bool, why string) {
 func ToTensor(t *core.Tensor, opts ...adapters.Option) (*tensors.Tensor, error) {
 	o := adapters.Apply(opts...)
 	if t == nil {
-		return nil, fmt.Errorf("%w: gomlxx: nil tensor", core.ErrNil)
+		return nil, errs.Errorf(core.ErrNil, "gomlxx: nil tensor")
 	}
 	if t.Released() {
 		return nil, fmt.Errorf("gomlxx: %w", core.ErrReleased)
@@ -312,7 +313,7 @@ func ToTensor(t *core.Tensor, opts ...adapters.Option) (*tensors.Tensor, error) 
 		return nil, err
 	}
 	if !storable(gdt) {
-		return nil, fmt.Errorf("%w: gomlxx: GoMLX v0.28 has no host storage for dtype %s (%s)", adapters.ErrUnsupported, gdt, t.DType())
+		return nil, errs.Errorf(adapters.ErrUnsupported, "gomlxx: GoMLX v0.28 has no host storage for dtype %s (%s)", gdt, t.DType())
 	}
 	gt, why := origin(t)
 	copied, err := o.Choose(gt != nil, why)
@@ -322,16 +323,16 @@ func ToTensor(t *core.Tensor, opts ...adapters.Option) (*tensors.Tensor, error) 
 	if !copied {
 		// computations must read what the view holds, not a device copy made since
 		if err := gt.InvalidateOnDevice(); err != nil {
-			return nil, fmt.Errorf("%w: dropping the device copy of the tensor handed back: %v", ErrGoMLX, err)
+			return nil, errs.Errorf(ErrGoMLX, "gomlxx: dropping the device copy of the tensor handed back: %v", err)
 		}
 		o.Report(false)
 		return gt, nil
 	}
 	if !t.HostAccessible() {
-		return nil, fmt.Errorf("%w: gomlxx: cannot copy %s memory into GoMLX", core.ErrNotHost, t.Device())
+		return nil, errs.Errorf(core.ErrNotHost, "gomlxx: cannot copy %s memory into GoMLX", t.Device())
 	}
 	if _, err := core.AllocSize(t.DType(), t.Shape()...); err != nil {
-		return nil, fmt.Errorf("gomlxx: copy of %s into GoMLX: %w", t, err)
+		return nil, errs.Wrap("gomlxx", err, "copy of %s into GoMLX", t)
 	}
 	dims := make([]int, t.Ndim())
 	for i := range dims {
@@ -353,10 +354,10 @@ func ToTensor(t *core.Tensor, opts ...adapters.Option) (*tensors.Tensor, error) 
 		cerr = adapters.Copy(dst, t)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrGoMLX, err)
+		return nil, errs.Errorf(ErrGoMLX, "gomlxx: %v", err)
 	}
 	if cerr != nil {
-		return nil, fmt.Errorf("gomlxx: copy of %s into GoMLX: %w", t, cerr)
+		return nil, errs.Wrap("gomlxx", cerr, "copy of %s into GoMLX", t)
 	}
 	o.Report(true)
 	return out, nil

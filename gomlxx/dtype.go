@@ -1,12 +1,11 @@
 package gomlxx
 
 import (
-	"fmt"
-
 	"github.com/gomlx/compute/dtypes"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // pairs maps every GoMLX dtype that DLPack can express to its DLPack element type. The first
@@ -54,7 +53,7 @@ func FromDType(dt dtypes.DType) (core.DLDataType, error) {
 			return p.d, nil
 		}
 	}
-	return core.DLDataType{}, fmt.Errorf("%w: gomlxx: GoMLX dtype %s (%d) has no DLPack type", adapters.ErrUnsupported, dt, int32(dt))
+	return core.DLDataType{}, errs.Errorf(adapters.ErrUnsupported, "gomlxx: GoMLX dtype %s (%d) has no DLPack type", dt, int32(dt))
 }
 
 // ToDType returns the GoMLX dtype of a DLPack element type, the inverse of FromDType. An
@@ -63,14 +62,14 @@ func FromDType(dt dtypes.DType) (core.DLDataType, error) {
 // dtype for (float6, opaque handles, complex32, int1, several lanes) with adapters.ErrUnsupported.
 func ToDType(dt core.DLDataType) (dtypes.DType, error) {
 	if err := dt.Validate(); err != nil {
-		return dtypes.InvalidDType, fmt.Errorf("gomlxx: %w", err)
+		return dtypes.InvalidDType, errs.Wrap("gomlxx", err, "")
 	}
 	for _, p := range pairs {
 		if p.d == dt {
 			return p.g, nil
 		}
 	}
-	return dtypes.InvalidDType, fmt.Errorf("%w: gomlxx: DLPack dtype %s has no GoMLX dtype", adapters.ErrUnsupported, dt)
+	return dtypes.InvalidDType, errs.Errorf(adapters.ErrUnsupported, "gomlxx: DLPack dtype %s has no GoMLX dtype", dt)
 }
 
 // storable reports whether GoMLX v0.28 can hold elements of dt in host memory.

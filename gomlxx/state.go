@@ -12,6 +12,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // state is what a GoMLX tensor is at one moment, read under the tensor's own lock. GoMLX v0.28
@@ -38,7 +39,7 @@ type state struct {
 // data is only on the device is copied to local storage by GoMLX first, as any read of it is.
 func withState(t *tensors.Tensor, fn func(st *state) error) error {
 	if t == nil {
-		return fmt.Errorf("%w: gomlxx: nil *tensors.Tensor", core.ErrNil)
+		return errs.Errorf(core.ErrNil, "gomlxx: nil *tensors.Tensor")
 	}
 	called := false
 	var ferr error
@@ -71,10 +72,10 @@ func gomlxErr(err error) error {
 	}
 	for _, m := range finalizedMsgs {
 		if strings.Contains(err.Error(), m) {
-			return fmt.Errorf("%w: gomlxx: the GoMLX tensor was finalized (FinalizeAll, or donated)", core.ErrReleased)
+			return errs.Errorf(core.ErrReleased, "gomlxx: the GoMLX tensor was finalized (FinalizeAll, or donated)")
 		}
 	}
-	return fmt.Errorf("%w: %v", ErrGoMLX, err)
+	return errs.Errorf(ErrGoMLX, "gomlxx: %v", err)
 }
 
 // dtypeOf returns the DLPack type of the tensor's elements, refusing a dtype GoMLX cannot hold
@@ -85,7 +86,7 @@ func (st *state) dtypeOf() (core.DLDataType, error) {
 		return dt, err
 	}
 	if !storable(st.dtype) {
-		return dt, fmt.Errorf("%w: gomlxx: GoMLX v0.28 has no host storage for dtype %s", adapters.ErrUnsupported, st.dtype)
+		return dt, errs.Errorf(adapters.ErrUnsupported, "gomlxx: GoMLX v0.28 has no host storage for dtype %s", st.dtype)
 	}
 	return dt, nil
 }

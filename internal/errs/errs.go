@@ -92,3 +92,20 @@ func CheckErr(err error, sentinels ...error) error {
 	}
 	return Check(err.Error(), sentinels...)
 }
+
+// Wrap adds context to err for package pkg ("arrowx"): after err when err already starts with
+// "pkg: " ("arrowx: offset -1 ... (FromArray of int32)"), so that the message leads with the
+// cause and names the package once, and before it otherwise ("arrowx: ToArray: core: ...").
+// An empty format adds only the package's name, where err lacks it.
+func Wrap(pkg string, err error, format string, args ...any) error {
+	named := strings.HasPrefix(err.Error(), pkg+": ")
+	switch {
+	case format == "" && named:
+		return err
+	case format == "":
+		return fmt.Errorf("%s: %w", pkg, err)
+	case named:
+		return fmt.Errorf("%w (%s)", err, fmt.Sprintf(format, args...))
+	}
+	return fmt.Errorf("%s: %s: %w", pkg, fmt.Sprintf(format, args...), err)
+}

@@ -55,3 +55,14 @@ func TestCheck(t *testing.T) {
 	assert.NoError(t, errs.CheckErr(nil))
 	assert.Error(t, errs.CheckErr(fmt.Errorf("%w: gonumx: x", errKind), errKind))
 }
+
+func TestWrap(t *testing.T) {
+	own := errs.Errorf(errKind, "arrowx: offset %d is out of range", -1)
+	w := errs.Wrap("arrowx", own, "FromArray of %s", "int32")
+	assert.EqualError(t, w, "arrowx: offset -1 is out of range (FromArray of int32)")
+	assert.ErrorIs(t, w, errKind)
+	assert.EqualError(t, errs.Wrap("arrowx", errInner, "ToArray"), "arrowx: ToArray: core: tensor was released")
+	assert.ErrorIs(t, errs.Wrap("arrowx", errInner, "ToArray"), errInner)
+	assert.Same(t, own, errs.Wrap("arrowx", own, ""))
+	assert.EqualError(t, errs.Wrap("arrowx", errInner, ""), "arrowx: core: tensor was released")
+}
