@@ -10,6 +10,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/ggufx"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 func init() {
@@ -109,10 +110,10 @@ func (g *ggufFile) tensor(i int) (*core.Tensor, error) {
 		return g.src.Tensor(e.name)
 	}
 	if !ggufx.Dequantizable(ti.Type) {
-		return nil, notConverted{fmt.Errorf("%w: ggufx does not dequantize %s", errNotConverted, ti.Type)}
+		return nil, notConverted{errs.Errorf(errNotConverted, "ggufx does not dequantize %s, so this tool does not convert it", ti.Type)}
 	}
 	if n := ti.Len() * 4; n > copyLimit {
-		return nil, notConverted{fmt.Errorf("%w: dequantized to float32 it would hold %d bytes (limit %d)", errTooLarge, n, copyLimit)}
+		return nil, notConverted{errs.Errorf(errTooLarge, "dequantized to float32 it would hold %d bytes, more than this tool reads into memory (%d)", n, copyLimit)}
 	}
 	return g.src.Dequantize(e.name, core.Float32)
 }

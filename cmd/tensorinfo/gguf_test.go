@@ -185,7 +185,7 @@ func TestGGUFNotConverted(t *testing.T) {
 	code, out, errs := tensorinfo("-stats", "-repr", "-name", "ffn.weight", iq)
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, out, "ffn.weight  float32 (IQ4_NL, 32 per 18-byte block)  (1, 32)  little-endian  C (row-major)  32        18     -    -    -     -\n")
-	assert.Contains(t, out, "(not shown: not converted by this tool: ggufx does not dequantize IQ4_NL)")
+	assert.Contains(t, out, "(not shown: ggufx does not dequantize IQ4_NL, so this tool does not convert it)")
 
 	defer func(old int64) { copyLimit = old }(copyLimit)
 	copyLimit = 200 // attn.weight dequantizes to 256 bytes, ffn.weight to 128
@@ -197,7 +197,7 @@ func TestGGUFNotConverted(t *testing.T) {
 		switch a.Name {
 		case "attn.weight":
 			assert.Nil(t, a.Stats)
-			assert.Equal(t, "(not shown: larger than this tool reads into memory: dequantized to float32 it would hold 256 bytes (limit 200))", a.Repr)
+			assert.Equal(t, "(not shown: dequantized to float32 it would hold 256 bytes, more than this tool reads into memory (200))", a.Repr)
 		default:
 			assert.NotNil(t, a.Stats, a.Name)
 			assert.True(t, strings.HasPrefix(a.Repr, "array("), a.Name)

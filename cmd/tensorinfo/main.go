@@ -105,6 +105,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/display"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -219,7 +220,7 @@ func inspect(path string, o options) (fileReport, error) {
 		return r, err
 	}
 	if !fi.Mode().IsRegular() {
-		return r, fmt.Errorf("%w: it is %s", errNotRegular, fileKind(fi.Mode()))
+		return r, errs.Errorf(errNotRegular, "it is %s, not a regular file", fileKind(fi.Mode()))
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -466,7 +467,7 @@ func (a *accumulator) addTensor(t *core.Tensor) error {
 		}
 		defer v.Release()
 		if !v.IsContiguous() {
-			return fmt.Errorf("%w: strides %v", core.ErrNotContiguous, t.Strides())
+			return errs.Errorf(core.ErrNotContiguous, "strides %v are not dense", t.Strides())
 		}
 		t = v
 	}
@@ -503,7 +504,7 @@ func (a *accumulator) addTensor(t *core.Tensor) error {
 	case core.Float64:
 		return addReal[float64](a, t)
 	}
-	return fmt.Errorf("%w: %s", errNoStats, t.DType())
+	return errs.Errorf(errNoStats, "no summary for %s", t.DType())
 }
 
 // memoryOrder is a view of t with its dimensions in decreasing order of stride.

@@ -155,7 +155,7 @@ func TestLargeNPZMember(t *testing.T) {
 	var got []fileReport
 	require.NoError(t, json.Unmarshal([]byte(out), &got))
 	a := got[0].Arrays[0]
-	assert.Equal(t, "(not shown: larger than this tool reads into memory: the member holds 1200000 bytes (limit 1000))", a.Repr)
+	assert.Equal(t, "(not shown: the member holds 1200000 bytes, more than this tool reads into memory (1000))", a.Repr)
 	require.NotNil(t, a.Stats)
 	assert.Equal(t, int64(300), a.Stats.NaN)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 	"github.com/dlpack-go/dlpack/numpyx"
 )
 
@@ -46,7 +47,7 @@ func openNPY(path string, _ options) (container, error) {
 		return nil, err
 	}
 	if avail := fi.Size() - h.DataOffset; h.DataLen() > avail {
-		return nil, fmt.Errorf("%w: header promises %d data bytes, the file holds %d", numpyx.ErrTruncated, h.DataLen(), avail)
+		return nil, errs.Errorf(numpyx.ErrTruncated, "numpyx: header promises %d data bytes, the file holds %d", h.DataLen(), avail)
 	}
 	return &npyFile{path: path, h: h}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 	"github.com/dlpack-go/dlpack/numpyx"
 )
 
@@ -65,7 +66,7 @@ func (f *npzFile) entries() []entry { return f.ent }
 func (f *npzFile) tensor(i int) (*core.Tensor, error) {
 	e := f.ent[i]
 	if n := e.len() * int64(e.size); n > copyLimit {
-		return nil, fmt.Errorf("%w: the member holds %d bytes (limit %d)", errTooLarge, n, copyLimit)
+		return nil, errs.Errorf(errTooLarge, "the member holds %d bytes, more than this tool reads into memory (%d)", n, copyLimit)
 	}
 	t, err := f.z.Read(e.name)
 	return t, f.capped(err)
@@ -77,7 +78,7 @@ func (f *npzFile) tensor(i int) (*core.Tensor, error) {
 func (f *npzFile) summarize(i int) (*stats, error) {
 	e := f.ent[i]
 	if e.dtype.Code == core.CodeComplex {
-		return nil, fmt.Errorf("%w: %s", errNoStats, e.dtype)
+		return nil, errs.Errorf(errNoStats, "no summary for %s", e.dtype)
 	}
 	h, rc, err := f.z.Open(e.name)
 	if err != nil {
@@ -96,7 +97,7 @@ func (f *npzFile) summarize(i int) (*stats, error) {
 		n := min(left, per)
 		if _, err := io.ReadFull(rc, raw[:n*size]); err != nil {
 			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				return nil, fmt.Errorf("%w: member %q ends %d elements early", numpyx.ErrTruncated, e.name, left)
+				return nil, errs.Errorf(numpyx.ErrTruncated, "numpyx: member %q ends %d elements early", e.name, left)
 			}
 			return nil, f.capped(err)
 		}

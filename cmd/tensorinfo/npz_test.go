@@ -112,7 +112,7 @@ func TestNotRegularFiles(t *testing.T) {
 		}()
 		select {
 		case errb := <-done:
-			assert.Equal(t, "tensorinfo: "+path+": not a regular file: it is "+kind+"\n", errb)
+			assert.Equal(t, "tensorinfo: "+path+": it is "+kind+", not a regular file\n", errb)
 		case <-time.After(5 * time.Second):
 			unblock(fifo, done)
 			t.Fatalf("%s: tensorinfo blocked", kind)

@@ -12,6 +12,7 @@ import (
 	"github.com/dlpack-go/dlpack/arrowx"
 	"github.com/dlpack-go/dlpack/arrowx/parquetx"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 func init() {
@@ -54,7 +55,7 @@ func openParquet(path string, _ options) (c container, err error) {
 	}
 	for _, c := range p.cols {
 		if n, ok := checkedBytes(c.Shape, c.DType.Size()); !ok || n < 0 {
-			return nil, fmt.Errorf("%w: parquetx: column %q of shape %v of %s overflows int64 bytes", arrowx.ErrMalformed, c.Name, c.Shape, c.DType)
+			return nil, errs.Errorf(arrowx.ErrMalformed, "parquetx: column %q of shape %v of %s overflows int64 bytes", c.Name, c.Shape, c.DType)
 		}
 		e := entry{name: c.Name, dtype: c.DType, descr: arrowDescr(c), shape: c.Shape, size: c.DType.Size(), perm: memoryAxes(c.Permutation)}
 		if c.DType == core.Bool {
@@ -83,7 +84,7 @@ func checkedBytes(shape []int64, size int) (n int64, ok bool) {
 func rowGroups(f parquet.ReaderAtSeeker) (rows []int64, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			rows, err = nil, fmt.Errorf("%w: parquetx: malformed file: %v", arrowx.ErrMalformed, p)
+			rows, err = nil, errs.Errorf(arrowx.ErrMalformed, "parquetx: malformed file: %v", p)
 		}
 	}()
 	fr, err := file.NewParquetReader(f)
@@ -132,7 +133,7 @@ func (p *parquetFile) entries() []entry { return p.ent }
 func (p *parquetFile) tensor(i int) (*core.Tensor, error) {
 	e := p.ent[i]
 	if n := e.nbytes(); n > copyLimit {
-		return nil, fmt.Errorf("%w: the column decodes to %d bytes (limit %d)", errTooLarge, n, copyLimit)
+		return nil, errs.Errorf(errTooLarge, "the column decodes to %d bytes, more than this tool reads into memory (%d)", n, copyLimit)
 	}
 	return parquetx.Read(p.r, e.name)
 }
@@ -151,7 +152,7 @@ func (p *parquetFile) summarize(i int) (*stats, error) {
 			continue
 		}
 		if rows < 0 || perRow > 0 && rows > copyLimit/perRow {
-			return nil, fmt.Errorf("%w: row group %d of the column has %d rows of %d bytes (limit %d bytes)", errTooLarge, g, rows, perRow, copyLimit)
+			return nil, errs.Errorf(errTooLarge, "row group %d of the column has %d rows of %d bytes, more than this tool reads into memory (%d)", g, rows, perRow, copyLimit)
 		}
 		t, err := parquetx.Read(p.r, e.name, parquetx.RowGroups(g))
 		if err != nil {

@@ -162,12 +162,12 @@ func TestParquetRowGroups(t *testing.T) {
 	assert.Equal(t, lo, a.Stats.Min.v)
 	assert.Equal(t, hi, a.Stats.Max.v)
 	assert.InDelta(t, mean, a.Stats.Mean.v, 1e-12)
-	assert.Equal(t, "(not shown: larger than this tool reads into memory: the column decodes to 120 bytes (limit 100))", a.Repr)
+	assert.Equal(t, "(not shown: the column decodes to 120 bytes, more than this tool reads into memory (100))", a.Repr)
 
 	copyLimit = 40 // a row group of 48 bytes is beyond it too: no summary, and an error
 	code, _, errs = tensorinfo("-stats", path)
 	assert.Equal(t, 1, code)
-	assert.Contains(t, errs, `array "x": larger than this tool reads into memory: row group 0 of the column has 4 rows of 12 bytes (limit 40 bytes)`)
+	assert.Contains(t, errs, `array "x": row group 0 of the column has 4 rows of 12 bytes, more than this tool reads into memory (40)`)
 }
 
 func TestParquetHostile(t *testing.T) {

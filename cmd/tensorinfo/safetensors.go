@@ -1,9 +1,8 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/errs"
 	"github.com/dlpack-go/dlpack/safetensorsx"
 )
 
@@ -63,8 +62,8 @@ func (s *safetensorsFile) tensor(i int) (*core.Tensor, error) {
 		return nil, err
 	}
 	if ok, _ := s.f.Shareable(s.names[i]); !ok && info.End-info.Begin > copyLimit {
-		return nil, fmt.Errorf("%w: %q is not aligned in the file and holds %d bytes (limit %d)",
-			errTooLarge, s.names[i], info.End-info.Begin, copyLimit)
+		return nil, errs.Errorf(errTooLarge, "%q is not aligned in the file and holds %d bytes, more than this tool reads into memory (%d)",
+			s.names[i], info.End-info.Begin, copyLimit)
 	}
 	return s.f.Tensor(s.names[i])
 }
