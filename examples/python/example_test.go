@@ -44,7 +44,7 @@ NumPy a[:, 1] scaled in place: [[3.0, 10.0], [1.0, 20.0]]
 PyTorch inverse: [[0.5, 0.0], [0.0, 0.25]] Tensor
 PyTorch scaled in place: [0.0, 0.5, 1.0, 1.5]
 GoValueError: example: matrix is singular: matrix singular or near-singular with condition number +Inf
-GoTypeError: core: element type does not match dtype: example: scale: dtype int64, want float32 or float64
+GoTypeError: example: scale: dtype int64, want float32 or float64 (core: element type does not match dtype)
 TypeError: scale() argument 2 (factor) must be float, not str
 `, string(out))
 }

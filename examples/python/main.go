@@ -50,7 +50,7 @@ func solve(a, b *core.Tensor) (*core.Tensor, error) {
 		return nil, fmt.Errorf("example: solve: a: %w", err)
 	}
 	if r, c := am.Dims(); r != c {
-		return nil, fmt.Errorf("%w: example: solve: a is %d×%d, want a square matrix", core.ErrArgument, r, c)
+		return nil, fmt.Errorf("example: solve: a is %d×%d, want a square matrix (%w)", r, c, core.ErrArgument)
 	}
 	var lu mat.LU
 	lu.Factorize(am)
@@ -84,7 +84,7 @@ func scale(x *core.Tensor, factor float64) error {
 	case core.Float32:
 		return each(x, func(p *float32) { *p *= float32(factor) })
 	}
-	return fmt.Errorf("%w: example: scale: dtype %v, want float32 or float64", core.ErrTypeMismatch, x.DType())
+	return fmt.Errorf("example: scale: dtype %v, want float32 or float64 (%w)", x.DType(), core.ErrTypeMismatch)
 }
 
 // each calls f with the address of every element of t, in C order, whatever the strides. The
