@@ -2,10 +2,10 @@ package numpyx
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 
 	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/internal/tensorio"
 )
 
 // openRegular opens the file called name for reading and returns it with its size, or refuses it
@@ -24,24 +24,7 @@ func openRegular(name string) (*os.File, int64, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, 0, errs.Errorf(ErrNotRegularFile, "numpyx: %s is %s, not a regular file", name, fileKind(fi.Mode()))
+		return nil, 0, errs.Errorf(ErrNotRegularFile, "numpyx: %s is %s, not a regular file", name, tensorio.FileKind(fi.Mode()))
 	}
 	return f, fi.Size(), nil
-}
-
-// fileKind names the kind of file mode m is, for errors.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	case m.IsDir():
-		return "a directory"
-	}
-	return "a file of mode " + m.String()
 }

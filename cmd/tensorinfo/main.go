@@ -93,7 +93,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"slices"
@@ -106,6 +105,7 @@ import (
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/display"
 	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/internal/tensorio"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -220,7 +220,7 @@ func inspect(path string, o options) (fileReport, error) {
 		return r, err
 	}
 	if !fi.Mode().IsRegular() {
-		return r, errs.Errorf(errNotRegular, "it is %s, not a regular file", fileKind(fi.Mode()))
+		return r, errs.Errorf(errNotRegular, "it is %s, not a regular file", tensorio.FileKind(fi.Mode()))
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -422,23 +422,6 @@ var errNoStats = errors.New("no summary for this dtype")
 // errNotRegular: the path is a named pipe, a device, a socket or a directory, which could block
 // the command or never end; tensorinfo reads regular files only.
 var errNotRegular = errors.New("not a regular file")
-
-// fileKind names the kind of file mode m is, for errors.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	case m.IsDir():
-		return "a directory"
-	}
-	return "of mode " + m.String()
-}
 
 // summarize reads every element once, in memory order (which a summary does not depend on), so
 // that a memory-mapped file streams through the page cache.
