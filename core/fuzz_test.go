@@ -89,6 +89,8 @@ func addFuzzSeeds(f *testing.F) {
 	f.Add(int32(1), uint8(99), uint8(32), uint16(0), int32(6), int32(-1), le(3), le(1), false, uint64(0), false)
 	f.Add(int32(1), uint8(2), uint8(32), uint16(1), int32(4), int32(0), le(3), le(1), false, ^uint64(0)-3, false)
 	f.Add(int32(1), uint8(2), uint8(32), uint16(1), int32(1), int32(0), le(3), le(1), false, ^uint64(0)-3, false)
+	// TPU pinned host memory is an address: its byte_offset is folded like the CPU's.
+	f.Add(int32(1), uint8(2), uint8(32), uint16(1), int32(core.TPUHost), int32(0), le(3), le(1), false, uint64(46), false)
 }
 
 // FuzzValidateDLTensor feeds arbitrary descriptors to ValidateDLTensor: it must not panic, and
@@ -141,7 +143,7 @@ func FuzzValidateDLTensor(f *testing.F) {
 		bhi := new(big.Int).Add(new(big.Int).Mul(hi, size), size)
 		require.True(t, blo.IsInt64() && bhi.IsInt64(), "byte extent [%s, %s) fits int64", blo, bhi)
 		switch d.Device.DeviceType {
-		case core.CPU, core.CUDA, core.CUDAHost, core.CUDAManaged, core.ROCM, core.ROCMHost, core.OneAPI:
+		case core.CPU, core.CUDA, core.CUDAHost, core.CUDAManaged, core.ROCM, core.ROCMHost, core.OneAPI, core.TPUHost:
 			first := new(big.Int).Add(big.NewInt(fakeBase), new(big.Int).SetUint64(dl.ByteOffset))
 			require.Equal(t, first.Uint64(), uint64(uintptr(d.Data)), "byte_offset folded into data")
 			require.Zero(t, d.ByteOffset)
