@@ -45,6 +45,8 @@
 // ExportArray fills the caller's ArrowArray and ArrowSchema; the C consumer must call their
 // release callbacks, as the interface requires. Until it does, the tensor's memory is held
 // (even if the tensor is released in Go); after it, it is let go once nothing else holds it.
+// Structs that still hold a live export (their release callback set) are refused with ErrLive
+// rather than overwritten, which would leak what that export holds.
 package cdatax
 
 import (
@@ -67,6 +69,12 @@ import (
 // ErrReleased: ImportArray was handed an ArrowArray or ArrowSchema (or a child of one) whose
 // release callback is NULL: released already, or moved, so that nothing in it may be read.
 var ErrReleased = errors.New("cdatax: already released")
+
+// ErrLive: ExportArray or ExportFixedShapeTensor was handed an ArrowArray or ArrowSchema that
+// still holds a live export (its release callback is not NULL). Filling it would lose that
+// export's release, and with it the memory the export holds, so the structs are left as they
+// are: the consumer must release them first (or pass fresh, zeroed ones).
+var ErrLive = errors.New("cdatax: destination holds a live export")
 
 // ImportArray takes an array from a C producer through the Arrow C Data Interface and returns
 // it as a tensor (see arrowx.FromArray), without copying its values. arr is moved, schema
@@ -127,10 +135,14 @@ func ImportArray(arr *cdata.CArrowArray, schema *cdata.CArrowSchema, opts ...ada
 // ExportArray hands t to a C consumer through the Arrow C Data Interface: it fills out and
 // outSchema with the array arrowx.ToArray makes of t (sharing t's memory when arrowx.Shareable
 // says so, else over one copy, as the adapters options decide). The consumer must call both
-// release callbacks; t's memory is held until it has.
+// release callbacks; t's memory is held until it has. Structs that still hold a live export
+// (a release callback not NULL) are refused with ErrLive and left untouched.
 func ExportArray(t *core.Tensor, out *cdata.CArrowArray, outSchema *cdata.CArrowSchema, opts ...adapters.Option) error {
 	if out == nil || outSchema == nil {
 		return errs.Errorf(arrowx.ErrNil, "cdatax: ExportArray into a nil ArrowArray or ArrowSchema")
+	}
+	if err := checkUnused(out, outSchema); err != nil {
+		return err
 	}
 	a, err := arrowx.ToArray(t, opts...)
 	if err != nil {
@@ -147,9 +159,13 @@ func ExportArray(t *core.Tensor, out *cdata.CArrowArray, outSchema *cdata.CArrow
 // shape t.Shape()[1:], so that the consumer (pyarrow's FixedShapeTensorArray, say) reads the
 // shape from the schema's ARROW:extension:name and ARROW:extension:metadata. It shares t's
 // memory as ToFixedShapeTensor does; t's memory is held until the consumer's releases have run.
+// Structs that still hold a live export are refused with ErrLive, as ExportArray does.
 func ExportFixedShapeTensor(t *core.Tensor, out *cdata.CArrowArray, outSchema *cdata.CArrowSchema, opts ...adapters.Option) error {
 	if out == nil || outSchema == nil {
 		return errs.Errorf(arrowx.ErrNil, "cdatax: ExportFixedShapeTensor into a nil ArrowArray or ArrowSchema")
+	}
+	if err := checkUnused(out, outSchema); err != nil {
+		return err
 	}
 	a, err := arrowx.ToFixedShapeTensor(t, opts...)
 	if err != nil {
@@ -158,6 +174,26 @@ func ExportFixedShapeTensor(t *core.Tensor, out *cdata.CArrowArray, outSchema *c
 	defer a.Release()
 	pinBuffers(a.Data())
 	cdata.ExportArrowArray(a, out, outSchema)
+	return nil
+}
+
+// checkUnused refuses destination structs whose release callback is not NULL: they hold a live
+// export that overwriting them would leak. Releasing it here instead was decided against: the
+// release belongs to whoever consumes that export, and a struct of uninitialised C memory would
+// have a garbage callback called.
+func checkUnused(out *cdata.CArrowArray, outSchema *cdata.CArrowSchema) error {
+	ca, cs := (*cArray)(unsafe.Pointer(out)), (*cSchema)(unsafe.Pointer(outSchema))
+	switch {
+	case ca.release != nil && cs.release != nil:
+		return errs.Errorf(ErrLive, "cdatax: the destination ArrowArray and ArrowSchema have release callbacks set "+
+			"(a live export): release them first, or export into zeroed structs")
+	case ca.release != nil:
+		return errs.Errorf(ErrLive, "cdatax: the destination ArrowArray has its release callback set "+
+			"(a live export): release it first, or export into a zeroed struct")
+	case cs.release != nil:
+		return errs.Errorf(ErrLive, "cdatax: the destination ArrowSchema has its release callback set "+
+			"(a live export): release it first, or export into a zeroed struct")
+	}
 	return nil
 }
 

@@ -123,3 +123,40 @@ func TestExportToC(t *testing.T) {
 	_, err = cdatax.ImportArray(nil, nil)
 	require.ErrorIs(t, err, arrowx.ErrNil)
 }
+
+// An export into structs that still hold a live export is refused, and leaves them as they were:
+// overwriting them would lose the first export's release and leak the memory it pins.
+func TestExportIntoLiveStructs(t *testing.T) {
+	leakcheck.Check(t)
+	mem := make([]float32, 4)
+	released := 0
+	f, err := core.Wrap(core.Desc{Data: unsafe.Pointer(&mem[0]), Device: core.CPUDevice, DType: core.Float32,
+		Shape: []int64{4}}, func() { released++ })
+	require.NoError(t, err)
+	for i := range mem {
+		mem[i] = float32(i + 1)
+	}
+	a, s := ctest.Alloc()
+	defer ctest.Free(a, s)
+	arr, sc := (*cdata.CArrowArray)(a), (*cdata.CArrowSchema)(s)
+	require.NoError(t, cdatax.ExportArray(f, arr, sc))
+	f.Release()
+
+	y := core.MustFromSlice([]float32{7, 8}, 2)
+	defer y.Release()
+	err = cdatax.ExportArray(y, arr, sc)
+	require.ErrorIs(t, err, cdatax.ErrLive)
+	assert.Contains(t, err.Error(), "ArrowArray and ArrowSchema")
+	require.ErrorIs(t, cdatax.ExportFixedShapeTensor(core.MustFromSlice([]float32{1, 2}, 1, 2), arr, sc), cdatax.ErrLive)
+
+	// the first export is intact: the consumer reads it, releases it, and its memory goes
+	sum, n := ctest.Sum(a, s)
+	assert.Equal(t, 10.0, sum)
+	assert.Equal(t, int64(4), n)
+	require.True(t, leakcheck.Until(func() bool { return released == 1 }), "the first export was let go")
+
+	// released structs take a new export
+	require.NoError(t, cdatax.ExportArray(y, arr, sc))
+	sum, _ = ctest.Sum(a, s)
+	assert.Equal(t, 15.0, sum)
+}
