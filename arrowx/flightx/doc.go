@@ -79,7 +79,10 @@
 // view of it all. A server bounds the memory its DoPut streams hold together (WithMaxInFlight,
 // default 2 GiB: a stream that would pass it is refused with ErrBusy) and ends a stream that
 // sends nothing for its idle timeout (WithIdleTimeout, default 30 s: ErrIdle), releasing what
-// it held. Server.InFlight tells the memory held now.
+// it held. The same timeout ends a DoGet whose client stops reading (a send that waits that long
+// for the client's flow-control window), so that such a client cannot hold a server goroutine
+// and a view of the tensor until its connection closes. Server.InFlight tells the memory held
+// now.
 //
 // # What is zero-copy
 //

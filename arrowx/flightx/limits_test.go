@@ -9,8 +9,10 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -26,6 +28,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/arrowx/flightx"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/leakcheck"
 )
 
 // rawPut is a DoPut stream driven by hand: a schema that announces any tensor, then whatever
@@ -398,4 +401,44 @@ func rogueServer(t *testing.T, send func(flight.FlightService_DoGetServer) error
 	go func() { _ = g.Serve(lis); close(done) }()
 	t.Cleanup(func() { g.Stop(); <-done })
 	return lis.Addr().String()
+}
+
+// TestStalledGetIsEnded: a DoGet client that stops reading (its flow-control window full) has its
+// stream ended by the server's idle timeout, so that the handler and its view of the tensor go
+// while the client's connection stays open; the client, reading again, finds the idle status.
+func TestStalledGetIsEnded(t *testing.T) {
+	noLeaks(t)
+	const idle = 300 * time.Millisecond
+	srv, addr := serve(t, flightx.WithIdleTimeout(idle))
+	// larger than every window gRPC may grant a stream that is not read (16 MiB) and the sockets
+	mem := make([]float32, 12<<20)
+	var released atomic.Bool
+	x, err := core.Wrap(core.Desc{Data: unsafe.Pointer(&mem[0]), Device: core.CPUDevice, DType: core.Float32,
+		Shape: []int64{int64(len(mem))}}, func() { released.Store(true) })
+	require.NoError(t, err)
+	require.NoError(t, srv.Put("big", x, nil))
+	x.Release()
+
+	fc := rawConn(t, addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	stream, err := fc.DoGet(ctx, &flight.Ticket{Ticket: []byte("big")})
+	require.NoError(t, err)
+	_, err = stream.Recv() // the schema; then the client stops reading
+	require.NoError(t, err)
+	time.Sleep(3 * idle)
+	srv.Delete("big")
+	require.True(t, leakcheck.Until(released.Load), "the stalled DoGet still holds the tensor")
+
+	n := 0
+	for ; ; n++ {
+		if _, err = stream.Recv(); err != nil {
+			break
+		}
+	}
+	assert.Equal(t, codes.DeadlineExceeded, status.Code(err), err)
+	assert.Contains(t, err.Error(), "stopped reading")
+	assert.Less(t, n, len(mem)*4/flightx.DefaultChunkBytes, "the stream ended before the tensor was sent")
+	t.Logf("the client had %d batches buffered when the server ended the stream", n)
+	runtime.KeepAlive(mem)
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -33,8 +34,8 @@ const (
 	// 2 GiB, room for one tensor of DefaultMaxBytes (which takes 1.5 times its size for a
 	// moment while it is assembled) and more.
 	DefaultMaxInFlight = 2 << 30
-	// DefaultIdleTimeout is how long a server's DoPut stream may go without a message before
-	// the server ends it: 30 s.
+	// DefaultIdleTimeout is how long a server's DoPut stream may go without a message, or its
+	// DoGet stream without a send going through, before the server ends it: 30 s.
 	DefaultIdleTimeout = 30 * time.Second
 	// maxMessage is the gRPC message size limit that the server and Dial set: room for a
 	// 15 MiB chunk and its header.
@@ -93,7 +94,10 @@ func WithMaxInFlight(n int64) Option { return func(c *config) { c.maxInFlight = 
 // DeadlineExceeded). A stalled client thus holds memory for a bounded time. A slow sender is not
 // cut off as long as each batch comes whole within d of the last: with the default and batches
 // of 1 MiB (DefaultChunkBytes), a stream's share of the network must stay above about 35 KB/s.
-// A Client ignores this option (give its calls a context with a deadline).
+// The same bound ends a DoGet whose client stops reading: when one send waits d for gRPC's
+// flow control (the client's window full), the server ends the stream with DeadlineExceeded and
+// lets go of the handler and its view of the tensor, which would otherwise stay until the
+// connection closed. A Client ignores this option (give its calls a context with a deadline).
 func WithIdleTimeout(d time.Duration) Option { return func(c *config) { c.idle = d } }
 
 // WithFlatColumn makes a sender (a Client's Put, a Server's DoGet and ListFlights) write the
@@ -346,22 +350,62 @@ func (s *Server) GetFlightInfo(_ context.Context, d *flight.FlightDescriptor) (*
 	return s.info(d.Path[0], e)
 }
 
-// DoGet streams the tensor named by the ticket.
+// DoGet streams the tensor named by the ticket. A client that stops reading (so that a send
+// waits for gRPC's flow control for the idle timeout, WithIdleTimeout) has its stream ended
+// with DeadlineExceeded, which lets the tensor and the handler go.
 func (s *Server) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServer) error {
 	name := string(tk.GetTicket())
 	t, meta, err := s.Get(name)
 	if err != nil {
 		return status.Errorf(codes.NotFound, "flightx: no tensor %q", name)
 	}
-	defer t.Release()
 	info := Info{Name: name, DType: t.DType(), Shape: t.Shape(), Meta: meta}
-	if err := sendTensorAs(stream.Send, nil, info, t, s.cfg.chunkBytes, s.cfg.mem, s.cfg.flat); err != nil {
-		if _, ok := status.FromError(err); ok {
-			return err
-		}
-		return status.Error(codes.Internal, err.Error())
+	if s.cfg.idle <= 0 {
+		defer t.Release()
+		return getStatus(sendTensorAs(stream.Send, nil, info, t, s.cfg.chunkBytes, s.cfg.mem, s.cfg.flat))
 	}
-	return nil
+	// A gRPC Send blocked on flow control returns only when the call ends, and the call ends
+	// when the handler returns: so the sends run on a goroutine of their own (which holds t), and
+	// the handler returns when they stall, which makes the blocked Send fail and that goroutine
+	// end. Progress is the time of the last Send's return.
+	var last atomic.Int64
+	last.Store(time.Now().UnixNano())
+	done := make(chan error, 1)
+	go func() {
+		defer t.Release()
+		done <- sendTensorAs(func(fd *flight.FlightData) error {
+			err := stream.Send(fd)
+			last.Store(time.Now().UnixNano())
+			return err
+		}, nil, info, t, s.cfg.chunkBytes, s.cfg.mem, s.cfg.flat)
+	}()
+	timer := time.NewTimer(s.cfg.idle)
+	defer timer.Stop()
+	for {
+		select {
+		case err := <-done:
+			return getStatus(err)
+		case <-timer.C:
+			since := time.Since(time.Unix(0, last.Load()))
+			if since < s.cfg.idle {
+				timer.Reset(s.cfg.idle - since)
+				continue
+			}
+			return status.Errorf(codes.DeadlineExceeded, idleMark+" for %v: the client of DoGet %q stopped reading",
+				s.cfg.idle, name)
+		}
+	}
+}
+
+// getStatus is the gRPC status DoGet returns for the error of its sends.
+func getStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	return status.Error(codes.Internal, err.Error())
 }
 
 // DoPut receives a tensor (descriptor PATH [name] on the first message) and stores it. The
