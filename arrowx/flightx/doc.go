@@ -71,7 +71,7 @@
 //
 // # Memory a sender can make a server hold
 //
-// A receiver allocates as batches come, never what a stream announces: until half the tensor
+// A server allocates as batches come, never what a stream announces: until half the tensor
 // has come it keeps the batches (large ones as views of their messages, small ones copied into
 // staging that grows with what came), then allocates the whole tensor. A stream thus holds at
 // most about twice what it sent, and one and a half times the tensor while it is put together;
@@ -79,7 +79,10 @@
 // view of it all. A server bounds the memory its DoPut streams hold together (WithMaxInFlight,
 // default 2 GiB: a stream that would pass it is refused with ErrBusy) and ends a stream that
 // sends nothing for its idle timeout (WithIdleTimeout, default 30 s: ErrIdle), releasing what
-// it held. The same timeout ends a DoGet whose client stops reading (a send that waits that long
+// it held. A Client's Get allocates the tensor at the first batch (what it asked for, within
+// WithMaxBytes), so that each batch is copied once while it is still in the processor's cache;
+// a large tensor gets mapped memory (core.NewUninit), whose pages are committed only as the
+// batches write them. The same timeout ends a DoGet whose client stops reading (a send that waits that long
 // for the client's flow-control window), so that such a client cannot hold a server goroutine
 // and a view of the tensor until its connection closes. Server.InFlight tells the memory held
 // now.
@@ -98,9 +101,9 @@
 //	                                                         (flagged core.FlagIsCopied): gRPC gives
 //	                                                         every message its own buffer, so one
 //	                                                         contiguous tensor needs the copy;
-//	                                                         batches under 64 KiB of the first half
-//	                                                         twice (staged until the tensor is
-//	                                                         allocated)
+//	                                                         in DoPut, batches under 64 KiB of the
+//	                                                         first half twice (staged until the
+//	                                                         tensor is allocated)
 //	receive chunk by chunk (Stream)                         none: each chunk is a view of its message
 //
 // A batch whose values a sender put at an address misaligned for their dtype (IPC aligns every
@@ -110,7 +113,7 @@
 // (Below this package, gRPC copies the body into its frame when sending and protobuf copies it
 // out of the frame when receiving: that is the network read and write.) Memory stays bounded:
 // a sender holds the tensor and one batch in flight; a receiver of Stream one batch; a receiver
-// of Get or DoPut at most one and a half times the tensor, and one batch.
+// of DoPut at most one and a half times the tensor, and one batch; of Get the tensor and one batch.
 //
 // # Ownership
 //

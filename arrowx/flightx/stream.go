@@ -392,7 +392,11 @@ func (r *receiver) add(rec arrow.RecordBatch) error {
 			return err
 		}
 		r.single, err = chunkFrom(vals, buf, r.info.DType, view)
-	case 2*(r.got+n) >= total:
+	case 2*(r.got+n) >= total || (r.budget == nil && r.got == 0):
+		// a client (no budget) allocates the tensor at the first batch, so that each batch is
+		// copied once while it is still in the cache, instead of being kept as a view and copied
+		// cold at half: what it asked for, within WithMaxBytes, and a large tensor's mapped pages
+		// (core.NewUninit) are committed only as the batches write them
 		err = r.assemble(vals)
 	default:
 		err = r.keep(vals, buf, body)
@@ -440,7 +444,10 @@ func (r *receiver) assemble(vals []byte) error {
 	if err := r.take(r.info.Bytes()); err != nil {
 		return err
 	}
-	dst, err := core.New(r.info.DType, r.info.Len())
+	// NewUninit: every byte is written (place) before the tensor is handed out, and a large
+	// one comes from core's cache of mapped blocks, its pages already faulted in when a tensor
+	// of the size was released before, instead of zeroed Go memory faulted in anew each time.
+	dst, err := core.NewUninit(r.info.DType, r.info.Len())
 	if err != nil {
 		return err
 	}
