@@ -44,7 +44,7 @@
 //
 // Names that several packages share mean the same operation at another level: core.ImportVersioned
 // and core.ImportLegacy take a managed tensor with a Go function as its deleter (the primitive);
-// core/cdlpack's import a C pointer and call its C deleter; numpyx/pyexchange's do the same for
+// core/cdlpack's import a C pointer and call its C deleter; pyexchange's do the same for
 // tensors that come from Python (the deleter runs with the GIL held). Exports likewise:
 // cdlpack's share any tensor as it is, pyexchange's also follow Python consumers' rules
 // (negative strides and read-only tensors are copied, see pyexchange.Shareable). Tensor.Data is

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """arrowx against pyarrow, where Python has pyarrow (the GPU host; Debian 12 packages none).
 
-It loads the C shared library built from arrowx/internal/pyarrowlib (.devicebuild/libdlpackarrow.so,
+It loads the C shared library built from pyexchange/internal/pyarrowlib (.devicebuild/libdlpackarrow.so,
 or $DLPACK_ARROW_LIB) with dlpackgo.Library, and checks:
 
   * the Arrow C Data Interface, pyarrow -> Go: primitive arrays (with an offset) and a
@@ -26,7 +26,7 @@ import traceback
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIB_PATH = os.environ.get("DLPACK_ARROW_LIB", os.path.join(ROOT, ".devicebuild", "libdlpackarrow.so"))
-sys.path.insert(0, os.path.join(ROOT, "numpyx", "python"))
+sys.path.insert(0, os.path.join(ROOT, "pyexchange", "python"))
 
 import numpy as np  # noqa: E402
 

@@ -48,5 +48,5 @@
 // stream=s.Protocol() to the producer's __dlpack__ for the stream it will use, and imports the
 // capsule's tensor with cdlpack.ImportVersioned; the result is a kDLCUDA tensor like any other.
 // gpu/cuda/devicecheck.py does both with PyTorch and CuPy through the Python exchange of
-// numpyx/pyexchange, whose StreamSync for CUDA tensors is ReadyFor (gpu/cuda/internal/devicelib).
+// pyexchange, whose StreamSync for CUDA tensors is ReadyFor (pyexchange/internal/cudalib).
 package gpu

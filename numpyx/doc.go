@@ -2,8 +2,11 @@
 // NumPy: anything numpy.save and numpy.savez write is read exactly, and anything written here
 // numpy.load reads exactly (the header is the one numpy.save writes, byte for byte).
 //
-// It is not a NumPy bridge for live Python objects, and it does not read pickled object
-// arrays, structured dtypes, strings or datetimes: those are refused with ErrUnsupportedDType.
+// numpyx is the .npy/.npz codec only. Live Python objects (NumPy arrays, PyTorch tensors, any
+// object with __dlpack__) cross to and from Go in process through package
+// github.com/dlpack-go/dlpack/pyexchange and its Python half, dlpackgo; numpyx/pyexchange is
+// that package's deprecated old path. numpyx does not read pickled object arrays, structured
+// dtypes, strings or datetimes: those are refused with ErrUnsupportedDType.
 //
 // # Overview
 //

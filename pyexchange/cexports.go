@@ -1,6 +1,10 @@
 package pyexchange
 
 /*
+// core's C declaration of the DLPack ABI (dlpack_abi.h, dlpack_validate.h) is found by this
+// include path, for every C file of the package, rather than by a relative #include whose depth
+// breaks silently when a folder moves.
+#cgo CFLAGS: -I${SRCDIR}/../core/cdlpack
 #include <stdint.h>
 #include <stddef.h>
 #include "pyexchange.h"
@@ -17,7 +21,7 @@ import (
 	"github.com/dlpack-go/dlpack/core/cdlpack"
 )
 
-// The C functions below are what the Python module (numpyx/python/dlpackgo) calls through
+// The C functions below are what the Python module (pyexchange/python/dlpackgo) calls through
 // ctypes. Every c-shared library that imports this package exports them. They never panic on
 // bad input: failures are reported through an error kind and a message buffer.
 

@@ -1,6 +1,6 @@
 // Package pyexchange is what a Go library loaded into a Python process needs to be called from
 // Python on NumPy and PyTorch arrays, and to hand its tensors to them and take theirs, without
-// copying: Register, the C functions that the pure-Python package dlpackgo (numpyx/python, with
+// copying: Register, the C functions that the pure-Python package dlpackgo (pyexchange/python, with
 // a pyproject.toml; the exchange itself is its module dlpackgo._exchange) calls, and the export
 // and import policy behind them. It is built on the C bridge of package core/cdlpack, and needs
 // cgo.

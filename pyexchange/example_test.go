@@ -8,7 +8,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
-	"github.com/dlpack-go/dlpack/numpyx/pyexchange"
+	"github.com/dlpack-go/dlpack/pyexchange"
 )
 
 // Handles are how a Go library loaded into Python names its tensors: Python holds the integer,

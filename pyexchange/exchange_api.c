@@ -37,7 +37,7 @@
 
 #include "pyexchange.h"
 #include "exchange_api.h"
-#include "../../core/cdlpack/dlpack_abi.h"
+#include "dlpack_abi.h"
 #include "call.h" /* pxg_pending_take */
 #include "_cgo_export.h" /* dlpackgo_sharer, dlpackgo_export, dlpackgo_import, dlpackgo_release */
 

@@ -5,7 +5,7 @@ package pyexchange
 #include <stdio.h>
 #include <stdlib.h>
 #include "exchange_api.h"
-#include "../../core/cdlpack/dlpack_abi.h"
+#include "dlpack_abi.h"
 
 // pxe_collect_error is the set_error of pxe_allocate: "kind: message" into the buffer ctx.
 static void pxe_collect_error(void *ctx, const char *kind, const char *message) {

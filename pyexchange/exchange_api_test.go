@@ -11,7 +11,7 @@ import (
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/core/cdlpack"
 	"github.com/dlpack-go/dlpack/internal/leakcheck"
-	"github.com/dlpack-go/dlpack/numpyx/pyexchange"
+	"github.com/dlpack-go/dlpack/pyexchange"
 )
 
 func TestExchangeAPITable(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The DLPack 1.3 C exchange API is tested against xharness (../python/xharness), a C extension
+// The DLPack 1.3 C exchange API is tested against xharness (internal/xharness), a C extension
 // that plays a framework on both sides. It is built here, once per test binary, with gcc and the
 // headers of Debian's python3-dev (scripts/setup.sh installs it): a missing compiler or header
 // fails the tests.
@@ -49,10 +49,10 @@ func harness(t testing.TB) string {
 		if harnessErr != nil {
 			return
 		}
-		cdlpack, _ := filepath.Abs("../../core/cdlpack")
+		cdlpack, _ := filepath.Abs("../core/cdlpack")
 		cmd := exec.Command("gcc", "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-Wno-unused-parameter",
 			"-I"+include, "-I"+cdlpack, "-o", filepath.Join(harnessDir, "xharness"+suffix),
-			"../python/xharness/xharness.c")
+			"internal/xharness/xharness.c")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			harnessErr = fmt.Errorf("building xharness: %w\n%s", err, out)
 		}

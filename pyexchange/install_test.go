@@ -14,7 +14,7 @@ import (
 	"github.com/dlpack-go/dlpack/core"
 )
 
-// TestPipInstall installs the dlpackgo package (../python, pyproject.toml) the way its README
+// TestPipInstall installs the dlpackgo package (python, pyproject.toml) the way its README
 // says, offline: into a fresh venv made with --system-site-packages, so that it sees the NumPy
 // and PyTorch of the test interpreter (python(): Debian's, which setup.sh equips), with
 // Debian's setuptools and wheel (--no-build-isolation, --no-index: no download). Then, from
@@ -22,7 +22,7 @@ import (
 // NumPy array and a torch tensor.
 func TestPipInstall(t *testing.T) {
 	lib := testLib(t)
-	src, err := filepath.Abs("../python")
+	src, err := filepath.Abs("python")
 	require.NoError(t, err)
 	dir := t.TempDir()
 	// build from a copy: setuptools writes build/ and *.egg-info next to pyproject.toml
@@ -62,18 +62,18 @@ print(a.tolist(), t.tolist(), dlpackgo.__version__, md.version("dlpackgo"), md.m
 // pyproject.toml reads the version from) against core.ModuleVersion and the repository's
 // LICENSE (Apache-2.0).
 func TestPythonPackageVersion(t *testing.T) {
-	init, err := os.ReadFile("../python/dlpackgo/__init__.py")
+	init, err := os.ReadFile("python/dlpackgo/__init__.py")
 	require.NoError(t, err)
 	require.Regexp(t, `(?m)^__version__ = "`+regexp.QuoteMeta(core.ModuleVersion)+`"$`, string(init),
 		"dlpackgo.__version__ must be core.ModuleVersion")
 	require.Regexp(t, `(?m)^__license__ = "Apache-2.0"$`, string(init))
-	pyproject, err := os.ReadFile("../python/pyproject.toml")
+	pyproject, err := os.ReadFile("python/pyproject.toml")
 	require.NoError(t, err)
 	require.Regexp(t, `(?m)^dynamic = \["version"\]`, string(pyproject), "the version is read from dlpackgo.__version__")
 	require.Regexp(t, `(?m)^version = \{ attr = "dlpackgo.__version__" \}$`, string(pyproject))
 	require.NotRegexp(t, `(?m)^version = "`, string(pyproject), "no second version")
 	require.Regexp(t, `(?m)^license = \{ text = "Apache-2.0" \}`, string(pyproject))
-	license, err := os.ReadFile("../../LICENSE")
+	license, err := os.ReadFile("../LICENSE")
 	require.NoError(t, err)
 	require.Contains(t, string(license), "Apache License\n                           Version 2.0")
 }

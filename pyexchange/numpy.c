@@ -32,7 +32,7 @@
 
 #include "call.h"
 #include "pyexchange.h"
-#include "../../core/cdlpack/dlpack_validate.h"
+#include "dlpack_validate.h"
 #include "_cgo_export.h" /* dlpackgo_import */
 
 /* The Python C API and NumPy facts the reader needs (pxg_numpy_attach). */

@@ -9,8 +9,8 @@
 #include <stdint.h>
 
 /* The DLPack managed tensors: the module's one C declaration of the ABI (core/cdlpack), under
- * this file's names. */
-#include "../../core/cdlpack/dlpack_abi.h"
+ * this file's names. Found by the include path of cexports.go's #cgo CFLAGS. */
+#include "dlpack_abi.h"
 typedef dlpg_tensor pxg_tensor;
 typedef dlpg_managed pxg_managed;
 typedef dlpg_managed_versioned pxg_managed_versioned;
@@ -61,7 +61,7 @@ enum {
 	PXG_API_COUNT
 };
 
-/* The version of the protocol between the library and the dlpackgo package (numpyx/python/dlpackgo/_exchange.py) (dlpackgo_abi). */
+/* The version of the protocol between the library and the dlpackgo package (pyexchange/python/dlpackgo/_exchange.py) (dlpackgo_abi). */
 #define PXG_ABI 7 /* 4: registered functions (call.h); 5: the NumPy reader, __dlpack__ in C;
                    6: registered functions called from C (dlpackgo_function); 7: read-only
                    and memory-mapped arrays, readonly() */

@@ -17,7 +17,7 @@ import (
 
 // The Python side is tested with the real NumPy and PyTorch: the tests build the c-shared test
 // library (internal/testlib) once, without -race (a c-shared library cannot carry the race
-// detector into Python), and run the Python tests in ../python against it. A missing python3,
+// detector into Python), and run the Python tests in python/ against it. A missing python3,
 // NumPy or PyTorch fails them: CI must install python3-numpy and python3-torch.
 
 var (
@@ -95,12 +95,12 @@ func emptyLib(t testing.TB) string {
 	return emptyPath
 }
 
-// runPython runs a script (or -m module) of ../python against the test library and returns its
+// runPython runs a script (or -m module) of python/ against the test library and returns its
 // combined output; it fails the test, with the output, if the script fails.
 func runPython(t testing.TB, args ...string) string {
 	t.Helper()
 	lib := testLib(t)
-	dir, err := filepath.Abs("../python")
+	dir, err := filepath.Abs("python")
 	require.NoError(t, err)
 	check := exec.Command(python(), "-c", "import numpy, torch")
 	out, err := check.CombinedOutput()
@@ -117,7 +117,7 @@ func runPython(t testing.TB, args ...string) string {
 	return buf.String()
 }
 
-// runUnittest runs the unittest module of ../python against the test library and fails the
+// runUnittest runs the unittest module of python/ against the test library and fails the
 // test unless every test passed and none was skipped; it logs the output.
 func runUnittest(t *testing.T, module string) {
 	t.Helper()

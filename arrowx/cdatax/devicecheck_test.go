@@ -12,11 +12,11 @@ import (
 )
 
 // TestDeviceCheckPyarrow runs arrowx/devicecheck_pyarrow.py against the library it drives
-// (arrowx/internal/pyarrowlib, on numpyx/pyexchange): here, where Debian has no pyarrow, its
+// (pyexchange/internal/pyarrowlib, on pyexchange): here, where Debian has no pyarrow, its
 // self-test (Go → the C Data Interface's structs as Python declares them → Go) and the answer "no
 // pyarrow" (exit status 2); where the interpreter has pyarrow, every check, which must pass.
 func TestDeviceCheckPyarrow(t *testing.T) {
-	lib := pyrun.Library(t, "../internal/pyarrowlib")
+	lib := pyrun.Library(t, "../../pyexchange/internal/pyarrowlib")
 
 	run := exec.Command(pyrun.Interpreter, "../devicecheck_pyarrow.py")
 	run.Env = append(os.Environ(), "DLPACK_ARROW_LIB="+lib, "PYTHONDONTWRITEBYTECODE=1")

@@ -1,9 +1,9 @@
 """Calls two Go functions (main.go) on NumPy arrays and PyTorch tensors, without copying.
 
     go build -buildmode=c-shared -o /tmp/libexample.so ./examples/python
-    PYTHONPATH=numpyx/python python3 examples/python/example.py /tmp/libexample.so
+    PYTHONPATH=pyexchange/python python3 examples/python/example.py /tmp/libexample.so
 
-(python3: any interpreter with NumPy and PyTorch; or pip install ./numpyx/python first.)
+(python3: any interpreter with NumPy and PyTorch; or pip install ./pyexchange/python first.)
 """
 
 import inspect

@@ -31,7 +31,7 @@ func TestExamplePy(t *testing.T) {
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 
-	pydir, err := filepath.Abs("../../numpyx/python")
+	pydir, err := filepath.Abs("../../pyexchange/python")
 	require.NoError(t, err)
 	run := exec.Command(python(), "example.py", lib)
 	run.Env = append(os.Environ(), "PYTHONPATH="+pydir, "PYTHONDONTWRITEBYTECODE=1")

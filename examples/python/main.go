@@ -2,7 +2,7 @@
 // functions that example.py calls on NumPy arrays and PyTorch tensors, without copying:
 //
 //	go build -buildmode=c-shared -o /tmp/libexample.so ./examples/python
-//	PYTHONPATH=numpyx/python python3 examples/python/example.py /tmp/libexample.so
+//	PYTHONPATH=pyexchange/python python3 examples/python/example.py /tmp/libexample.so
 //
 // (python3: any interpreter with NumPy and PyTorch.) Each function is an ordinary Go function
 // registered once, in init, with pyexchange.Register: no //export, no C types, no handles.
@@ -19,7 +19,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gonumx"
-	"github.com/dlpack-go/dlpack/numpyx/pyexchange"
+	"github.com/dlpack-go/dlpack/pyexchange"
 )
 
 // ErrSingular is returned by solve for a matrix Gonum cannot solve with; Python sees a

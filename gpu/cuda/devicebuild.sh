@@ -2,11 +2,11 @@
 # Builds the artefacts devicecheck.sh runs, into .devicebuild/ at the repository root, on a
 # linux/amd64 machine with Go and gcc (no GPU, no CUDA SDK needed):
 #   cuda.test, gpu.test   the tests of gpu/cuda and gpu (CGO_ENABLED=0: purego opens libcuda.so.1)
-#   libdlpackgpu.so       gpu/cuda/internal/devicelib: a Go library on numpyx/pyexchange (the
+#   libdlpackgpu.so       pyexchange/internal/cudalib: a Go library on pyexchange (the
 #                         product's Python exchange) that devicecheck.py loads with dlpackgo
 #   safetensorsx.test     for TestHuggingFaceSafetensors against the Python safetensors package there
-#   libdlpackarrow.so     arrowx/internal/pyarrowlib, for arrowx/devicecheck_pyarrow.py (pyarrow)
-#   libdlpackgo_test.so   numpyx/pyexchange/internal/testlib, for numpyx/python's tests on the
+#   libdlpackarrow.so     pyexchange/internal/pyarrowlib, for arrowx/devicecheck_pyarrow.py (pyarrow)
+#   libdlpackgo_test.so   pyexchange/internal/testlib, for pyexchange/python's tests on the
 #                         newer NumPy and PyTorch there (versioned capsules from real producers)
 # and what they were built from, which devicecheck.sh prints first and checks against its tree:
 #   BUILD                 the commit (git rev-parse HEAD), whether the tree was dirty (changes or
@@ -20,8 +20,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 # the packages built below (SOURCES.sha256 covers them and their dependencies): keep in step
-pkgs=(./gpu/cuda ./gpu ./safetensorsx ./gpu/cuda/internal/devicelib ./arrowx/internal/pyarrowlib
-	./numpyx/pyexchange/internal/testlib)
+pkgs=(./gpu/cuda ./gpu ./safetensorsx ./pyexchange/internal/cudalib ./pyexchange/internal/pyarrowlib
+	./pyexchange/internal/testlib)
 mkdir -p .devicebuild
 # A build that stops half-way leaves no record, so its mix of binaries is never taken for a build
 # of one commit.
@@ -29,10 +29,10 @@ rm -f .devicebuild/BUILD .devicebuild/SOURCES.sha256
 CGO_ENABLED=0 go test -ldflags="-s -w" -c -o .devicebuild/cuda.test ./gpu/cuda
 CGO_ENABLED=0 go test -ldflags="-s -w" -c -o .devicebuild/gpu.test ./gpu
 CGO_ENABLED=0 go test -ldflags="-s -w" -c -o .devicebuild/safetensorsx.test ./safetensorsx
-CGO_ENABLED=1 go build -ldflags="-s -w" -buildmode=c-shared -o .devicebuild/libdlpackgpu.so ./gpu/cuda/internal/devicelib
-CGO_ENABLED=1 go build -ldflags="-s -w" -buildmode=c-shared -o .devicebuild/libdlpackarrow.so ./arrowx/internal/pyarrowlib
+CGO_ENABLED=1 go build -ldflags="-s -w" -buildmode=c-shared -o .devicebuild/libdlpackgpu.so ./pyexchange/internal/cudalib
+CGO_ENABLED=1 go build -ldflags="-s -w" -buildmode=c-shared -o .devicebuild/libdlpackarrow.so ./pyexchange/internal/pyarrowlib
 # the host-side Python exchange tests, run there against NumPy 2.x and PyTorch 2.x
-CGO_ENABLED=1 go build -ldflags="-s -w" -buildmode=c-shared -o .devicebuild/libdlpackgo_test.so ./numpyx/pyexchange/internal/testlib
+CGO_ENABLED=1 go build -ldflags="-s -w" -buildmode=c-shared -o .devicebuild/libdlpackgo_test.so ./pyexchange/internal/testlib
 rm -f .devicebuild/libdlpackgpu.h .devicebuild/libdlpackgo_test.h .devicebuild/libdlpackarrow.h
 
 # What they were built from. The sources are hashed after the build: an edit during the build

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Device check of dlpack-go's CUDA tensors against PyTorch and CuPy, through the product's Python
-exchange: the dlpackgo package (numpyx/python) and a Go library built on numpyx/pyexchange.
+exchange: the dlpackgo package (pyexchange/python) and a Go library built on pyexchange.
 
-It loads the C shared library built from gpu/cuda/internal/devicelib (.devicebuild/libdlpackgpu.so,
+It loads the C shared library built from pyexchange/internal/cudalib (.devicebuild/libdlpackgpu.so,
 or $DLPACK_GPU_LIB) with dlpackgo.Library: Go tensors come back as dlpackgo.Tensor, whose
 __dlpack__ exports them (the stream argument honoured by the library's StreamSync, gpu.ReadyFor),
 and Library.from_dlpack takes torch and CuPy tensors. It checks:
@@ -30,7 +30,7 @@ import traceback
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LIB_PATH = os.environ.get("DLPACK_GPU_LIB", os.path.join(ROOT, ".devicebuild", "libdlpackgpu.so"))
-sys.path.insert(0, os.path.join(ROOT, "numpyx", "python"))
+sys.path.insert(0, os.path.join(ROOT, "pyexchange", "python"))
 
 import numpy as np  # noqa: E402
 

@@ -6,9 +6,9 @@
 #   1. the GPU tests of gpu/cuda and gpu, with DLPACK_REQUIRE_GPU=1 so that they fail rather
 #      than skip, and a short transfer benchmark;
 #   2. devicecheck.py: PyTorch and CuPy exchanging CUDA tensors with Go through the product's
-#      Python exchange (dlpackgo and numpyx/pyexchange, stream semantics by SetStreamSync),
+#      Python exchange (dlpackgo and pyexchange, stream semantics by SetStreamSync),
 #      and Go's H2D/D2H bandwidth next to torch's;
-#   3. numpyx/python/devicecheck_exchange.py: DLPack 1.3's C exchange API against torch's own, on
+#   3. pyexchange/python/devicecheck_exchange.py: DLPack 1.3's C exchange API against torch's own, on
 #      CPU and CUDA tensors, with timings;
 #   4. safetensorsx's TestHuggingFaceSafetensors against the Python safetensors package;
 #   5. arrowx/devicecheck_pyarrow.py: the Arrow C Data Interface and Arrow Flight against pyarrow.
@@ -206,12 +206,12 @@ elif budget "python exchange" 100; then
 	fi
 fi
 
-# numpyx/python's host tests against the NumPy and PyTorch of this machine (2.x: versioned
+# pyexchange/python's host tests against the NumPy and PyTorch of this machine (2.x: versioned
 # capsules from real producers and consumers).
 if [ -n "$PY" ] && [ -f "$B/libdlpackgo_test.so" ] && budget "host python exchange" 120; then
 	"$PY" -c 'import numpy, torch; print("host exchange with numpy", numpy.__version__, "torch", torch.__version__)'
 	t0=$(date +%s)
-	(cd numpyx/python && DLPACKGO_TESTLIB="$B/libdlpackgo_test.so" PYTHONDONTWRITEBYTECODE=1 timeout -k 10 "$T" "$PY" -m unittest test_dlpackgo) >"$LOG/pyhost.txt" 2>&1
+	(cd pyexchange/python && DLPACKGO_TESTLIB="$B/libdlpackgo_test.so" PYTHONDONTWRITEBYTECODE=1 timeout -k 10 "$T" "$PY" -m unittest test_dlpackgo) >"$LOG/pyhost.txt" 2>&1
 	rc=$?
 	dt=$(($(date +%s) - t0))
 	grep -E '^(FAIL|ERROR):|Error|^Ran |^OK|^FAILED' "$LOG/pyhost.txt" | head -60
@@ -225,15 +225,15 @@ if [ -n "$PY" ] && [ -f "$B/libdlpackgo_test.so" ] && budget "host python exchan
 	fi
 fi
 
-# DLPack 1.3's C exchange API against PyTorch's own (numpyx/python/devicecheck_exchange.py), and
-# test_exchange_api.py on this Python. xharness (numpyx/python/xharness) is built for this Python
+# DLPack 1.3's C exchange API against PyTorch's own (pyexchange/python/devicecheck_exchange.py), and
+# test_exchange_api.py on this Python. xharness (pyexchange/internal/xharness) is built for this Python
 # when gcc and Python.h are here; without it the C-level timings and test_exchange_api are not run.
 if [ -n "$PY" ] && [ -f "$B/libdlpackgo_test.so" ]; then
 	XH=$(mktemp -d)
 	inc=$("$PY" -c "import sysconfig; print(sysconfig.get_paths()['include'])")
 	suf=$("$PY" -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")
 	if command -v gcc >/dev/null 2>&1 && [ -f "$inc/Python.h" ] &&
-		gcc -shared -fPIC -O2 -I"$inc" -I"$ROOT/core/cdlpack" -o "$XH/xharness$suf" numpyx/python/xharness/xharness.c; then
+		gcc -shared -fPIC -O2 -I"$inc" -I"$ROOT/core/cdlpack" -o "$XH/xharness$suf" pyexchange/internal/xharness/xharness.c; then
 		export XHARNESS_DIR=$XH
 	else
 		echo "xharness not built (no gcc or no $inc/Python.h): no C-level timings, no test_exchange_api"
@@ -241,12 +241,12 @@ if [ -n "$PY" ] && [ -f "$B/libdlpackgo_test.so" ]; then
 	fi
 	if budget "exchange API against torch's" 150; then
 		t0=$(date +%s)
-		(cd numpyx/python && DLPACKGO_TESTLIB="$B/libdlpackgo_test.so" PYTHONDONTWRITEBYTECODE=1 timeout -k 10 "$T" "$PY" devicecheck_exchange.py)
+		(cd pyexchange/python && DLPACKGO_TESTLIB="$B/libdlpackgo_test.so" PYTHONDONTWRITEBYTECODE=1 timeout -k 10 "$T" "$PY" devicecheck_exchange.py)
 		rc=$?
 		script_verdict "exchange API against torch's" $rc $(($(date +%s) - t0)) "this torch has no __dlpack_c_exchange_api__"
 	fi
 	if [ -n "${XHARNESS_DIR:-}" ] && budget "test_exchange_api (xharness)" 120; then
-		(cd numpyx/python && DLPACKGO_TESTLIB="$B/libdlpackgo_test.so" PYTHONDONTWRITEBYTECODE=1 timeout -k 10 "$T" "$PY" -m unittest test_exchange_api) >"$LOG/xapi.txt" 2>&1
+		(cd pyexchange/python && DLPACKGO_TESTLIB="$B/libdlpackgo_test.so" PYTHONDONTWRITEBYTECODE=1 timeout -k 10 "$T" "$PY" -m unittest test_exchange_api) >"$LOG/xapi.txt" 2>&1
 		rc=$?
 		grep -E '^(FAIL|ERROR):|^Ran |^OK|^FAILED' "$LOG/xapi.txt" | head -30
 		if [ $rc -eq 0 ]; then

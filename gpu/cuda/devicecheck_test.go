@@ -13,7 +13,7 @@ import (
 )
 
 // TestDeviceCheckHostPart runs devicecheck.py's host checks here, without a GPU, so that the
-// device check and the library it drives (internal/devicelib, on numpyx/pyexchange) cannot rot
+// device check and the library it drives (pyexchange/internal/cudalib) cannot rot
 // between device runs: the exchange with PyTorch on host memory through the product's Python
 // package, and the answer "no GPU" (exit status 2). On a machine with a GPU, or without a Go
 // toolchain (the device host runs the prebuilt test binary), devicecheck.sh runs it instead.
@@ -21,7 +21,7 @@ func TestDeviceCheckHostPart(t *testing.T) {
 	if cuda.Available() == nil {
 		t.Skip("a CUDA device is present: devicecheck.sh runs devicecheck.py with its GPU checks")
 	}
-	lib := pyrun.Library(t, "./internal/devicelib")
+	lib := pyrun.Library(t, "../../pyexchange/internal/cudalib")
 
 	run := exec.Command(pyrun.Interpreter, "devicecheck.py")
 	run.Env = append(os.Environ(), "DLPACK_GPU_LIB="+lib, "PYTHONDONTWRITEBYTECODE=1")

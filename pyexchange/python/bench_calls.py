@@ -1,6 +1,6 @@
 """Times registered-function calls and the import of NumPy arrays into Go against their peers.
 
-Run by BenchmarkPythonCalls in numpyx/pyexchange; prints one JSON line:
+Run by BenchmarkPythonCalls in pyexchange; prints one JSON line:
 
     DLPACKGO_TESTLIB=/path/libdlpackgo_test.so python3 bench_calls.py
 

@@ -1,6 +1,6 @@
 """Times numpy.from_dlpack of a Go tensor against numpy.from_dlpack of a NumPy array.
 
-Run by BenchmarkNumPyFromDLPack in numpyx/pyexchange; prints one JSON line:
+Run by BenchmarkNumPyFromDLPack in pyexchange; prints one JSON line:
 
     DLPACKGO_TESTLIB=/path/libdlpackgo_test.so python3 bench_dlpackgo.py --size 1000
 

@@ -1,6 +1,6 @@
 """Times DLPack 1.3's C exchange API against __dlpack__ capsules, both directions, one process.
 
-Run by BenchmarkExchangeAPI in numpyx/pyexchange; prints one JSON line (ns per tensor, best of
+Run by BenchmarkExchangeAPI in pyexchange; prints one JSON line (ns per tensor, best of
 several repeats):
 
     DLPACKGO_TESTLIB=/path/lib.so XHARNESS_DIR=/dir python3 bench_exchange_api.py

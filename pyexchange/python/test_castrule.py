@@ -1,6 +1,6 @@
 """The cast rule (issue 33) for registered functions' arguments.
 
-Run by TestPythonCastRule in numpyx/pyexchange. The test library's functions that compute in
+Run by TestPythonCastRule in pyexchange. The test library's functions that compute in
 float64 (total, add, kept_total) convert their arguments under adapters.CheckCast: a cast that
 keeps every value happens (a copy), any other is refused with a TypeError (GoTypeError) naming
 both dtypes, before anything is computed; a complex array never reaches a float64 parameter with

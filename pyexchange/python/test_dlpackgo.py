@@ -1,7 +1,7 @@
 """Tests of dlpackgo with the real NumPy and PyTorch.
 
-Run by the Go test TestPython in numpyx/pyexchange, which builds the test library
-(numpyx/pyexchange/internal/testlib) with -buildmode=c-shared and points DLPACKGO_TESTLIB at it:
+Run by the Go test TestPython in pyexchange, which builds the test library
+(pyexchange/internal/testlib) with -buildmode=c-shared and points DLPACKGO_TESTLIB at it:
 
     DLPACKGO_TESTLIB=/path/libdlpackgo_test.so python3 -m unittest -v test_dlpackgo
 

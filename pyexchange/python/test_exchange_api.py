@@ -3,7 +3,7 @@ extension that plays a framework on both sides: it consumes dlpackgo.Tensor's
 __dlpack_c_exchange_api__ (producer tests) and publishes tables of its own, of several versions,
 that Library.from_dlpack consumes (consumer tests).
 
-Run by the Go test TestExchangeAPIPython in numpyx/pyexchange, which builds the test library and
+Run by the Go test TestExchangeAPIPython in pyexchange, which builds the test library and
 the harness (gcc with the python3-dev headers) and points DLPACKGO_TESTLIB and XHARNESS_DIR at
 them:
 

@@ -2,7 +2,7 @@
 and PyTorch, and of the Tensor's Python face (dtype names, strides, __array_interface__,
 from_dlpack's copy and device).
 
-Run by the Go test TestPythonFunctions in numpyx/pyexchange, like test_dlpackgo.py:
+Run by the Go test TestPythonFunctions in pyexchange, like test_dlpackgo.py:
 
     DLPACKGO_TESTLIB=/path/libdlpackgo_test.so python3 -m unittest -v test_functions
 """

@@ -1,6 +1,6 @@
 """Opening libraries: one that registers nothing, bare file names, a second Go library.
 
-Run by TestPythonLibrary in numpyx/pyexchange, with DLPACKGO_TESTLIB (the test library) and
+Run by TestPythonLibrary in pyexchange, with DLPACKGO_TESTLIB (the test library) and
 DLPACKGO_EMPTYLIB (internal/emptylib: imports pyexchange, registers no function). Each case runs
 in a Python process of its own (the interpreter that runs this file): a process holds one Go
 library, and the case of two needs a fresh one.

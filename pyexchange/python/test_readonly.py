@@ -1,6 +1,6 @@
 """Read-only and memory-mapped arrays into registered Go functions.
 
-Run by TestPythonReadOnly in numpyx/pyexchange (DLPACKGO_TESTLIB: the test library). NumPy's own
+Run by TestPythonReadOnly in pyexchange (DLPACKGO_TESTLIB: the test library). NumPy's own
 ``__dlpack__`` refuses read-only arrays (NumPy < 2.1); the library's C reader takes them, of
 ``numpy.ndarray`` and ``numpy.memmap``, as tensors flagged READ_ONLY: a Go function that reads
 them sees the values in place, one that writes them fails with core.ErrReadOnly, raised as

@@ -1,6 +1,6 @@
 """Tensor results of registered functions, made NumPy arrays in C.
 
-Run by TestPythonResults in numpyx/pyexchange. A host result becomes a NumPy array in the
+Run by TestPythonResults in pyexchange. A host result becomes a NumPy array in the
 library's C code (numpy.c: PyArray_NewFromDescr over the export's memory, whose base is a capsule
 of the export), with no copy whatever its size; a small result of Go memory is exported the light
 way (results.go: no cgo.Handle, a deleter that only queues its slot). torch results are

@@ -1,5 +1,5 @@
-// Command devicelib is the Go library gpu/cuda/devicecheck.py drives (go build
-// -buildmode=c-shared): the product's Python exchange (numpyx/pyexchange, the dlpackgo package)
+// Command cudalib is the Go library gpu/cuda/devicecheck.py drives (go build
+// -buildmode=c-shared): the product's Python exchange (pyexchange, the dlpackgo package)
 // with CUDA tensors, plus the few functions the check needs to make, fill, read and copy them.
 // Every tensor crosses through pyexchange: results as dlpackgo.Tensor, arguments as any object
 // with __dlpack__ (torch and CuPy CUDA tensors, NumPy arrays), exports with the stream semantics
@@ -15,7 +15,7 @@ import (
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gpu"
 	"github.com/dlpack-go/dlpack/gpu/cuda"
-	"github.com/dlpack-go/dlpack/numpyx/pyexchange"
+	"github.com/dlpack-go/dlpack/pyexchange"
 )
 
 func main() {}
@@ -61,7 +61,7 @@ func alloc(kind int, dtype core.DLDataType, shape ...int64) (*core.Tensor, error
 	case 2:
 		return core.New(dtype, shape...)
 	}
-	return nil, fmt.Errorf("devicelib: kind %d: want 0 (CUDA), 1 (pinned) or 2 (Go memory): %w", kind, core.ErrInvalid)
+	return nil, fmt.Errorf("cudalib: kind %d: want 0 (CUDA), 1 (pinned) or 2 (Go memory): %w", kind, core.ErrInvalid)
 }
 
 func newTensor(kind int, rows, cols int64) (*core.Tensor, error) {

@@ -1,6 +1,6 @@
 // Command pyarrowlib is the Go library arrowx/devicecheck_pyarrow.py drives (go build
 // -buildmode=c-shared), where Python has pyarrow (the GPU host; Debian 12 has none): the product's
-// Python exchange (numpyx/pyexchange, the dlpackgo package) with functions that hand Arrow arrays
+// Python exchange (pyexchange, the dlpackgo package) with functions that hand Arrow arrays
 // across the C Data Interface (arrowx/cdatax) and run a Flight server (arrowx/flightx) for
 // pyarrow.flight to talk to.
 package main
@@ -19,7 +19,7 @@ import (
 	"github.com/dlpack-go/dlpack/arrowx/cdatax"
 	"github.com/dlpack-go/dlpack/arrowx/flightx"
 	"github.com/dlpack-go/dlpack/core"
-	"github.com/dlpack-go/dlpack/numpyx/pyexchange"
+	"github.com/dlpack-go/dlpack/pyexchange"
 )
 
 func main() {}

@@ -3,7 +3,7 @@
 // foreign C memory) and read and write their elements from Go, so that the tests can prove
 // zero-copy sharing in both directions. Build it with
 //
-//	go build -buildmode=c-shared -o libdlpackgo_test.so ./numpyx/pyexchange/internal/testlib
+//	go build -buildmode=c-shared -o libdlpackgo_test.so ./pyexchange/internal/testlib
 package main
 
 /*
@@ -18,7 +18,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
-	"github.com/dlpack-go/dlpack/numpyx/pyexchange"
+	"github.com/dlpack-go/dlpack/pyexchange"
 )
 
 func main() {}

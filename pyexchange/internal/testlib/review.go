@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/dlpack-go/dlpack/core"
-	"github.com/dlpack-go/dlpack/numpyx/pyexchange"
+	"github.com/dlpack-go/dlpack/pyexchange"
 )
 
 // The registered functions of test_functions.py's Review tests: functions that misuse or keep

@@ -14,7 +14,7 @@
  * table of type(x) or cls the way a framework's C extension would, refusing a major version
  * other than 1; bench_* time the API against __dlpack__ in C.
  *
- * Built at test time (numpyx/pyexchange/exchange_python_test.go) with gcc and the python3-dev
+ * Built at test time (pyexchange/exchange_python_test.go) with gcc and the python3-dev
  * headers:  gcc -shared -fPIC -O2 $(python3-config --includes) -I core/cdlpack xharness.c
  */
 #define PY_SSIZE_T_CLEAN

@@ -2,7 +2,7 @@
 both ways without copying, through DLPack.
 
 A Go library built with ``go build -buildmode=c-shared`` that imports the Go package
-``github.com/dlpack-go/dlpack/numpyx/pyexchange`` and registers functions::
+``github.com/dlpack-go/dlpack/pyexchange`` and registers functions::
 
     func init() { pyexchange.Register("scale", scale, "scale(x, factor)\\n\\nx *= factor, in place.") }
 
@@ -31,6 +31,6 @@ __all__ = ["Library", "Tensor", "Array", "GoError", "GoValueError", "GoTypeError
            "GoMemoryError", "GoPanic", "dtype_name", "DLPACK_VERSION", "CPU", "FLAG_READ_ONLY",
            "FLAG_IS_COPIED"]
 # The version is the Go module's (core.ModuleVersion, core/version.go); pyproject.toml reads it
-# from here, and TestPythonPackageVersion (numpyx/pyexchange) fails when the two disagree.
+# from here, and TestPythonPackageVersion (pyexchange) fails when the two disagree.
 __version__ = "0.5.0"
 __license__ = "Apache-2.0"

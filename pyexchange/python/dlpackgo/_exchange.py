@@ -1,7 +1,7 @@
 """dlpackgo: live, zero-copy exchange of tensors between Python and a Go library, via DLPack.
 
 A Go library built with ``go build -buildmode=c-shared`` that imports the Go package
-``github.com/dlpack-go/dlpack/numpyx/pyexchange`` exports the C functions this module calls
+``github.com/dlpack-go/dlpack/pyexchange`` exports the C functions this module calls
 (``dlpackgo_*``). This module is pure Python: it uses ctypes only, and needs no compiler.
 
 Go to Python::
@@ -191,7 +191,7 @@ class Library:
         if abi is None or abi() != _ABI:
             raise RuntimeError(f"dlpackgo: {path} speaks another version of the dlpackgo protocol "
                                f"than this module ({_ABI}): rebuild it against the matching "
-                               "github.com/dlpack-go/dlpack/numpyx/pyexchange")
+                               "github.com/dlpack-go/dlpack/pyexchange")
         api = (c_void_p * len(_API))(*(_api_address(n) for n in _API))
         f = cdll.dlpackgo_init
         f.argtypes, f.restype = [POINTER(c_void_p), c_int], c_int
