@@ -63,6 +63,16 @@
 // the dtype's Arrow primitive (FixedSizeBinary of the element size for bool, bfloat16, complex,
 // float8, lanes), batches of consecutive runs of elements, the shape only in dlpack.shape.
 //
+// A stream without dlpack.dtype and dlpack.shape, from a sender that knows only Arrow (pyarrow's
+// flight.RecordBatchStream of a FixedShapeTensorArray, arrow-go's flight.NewRecordWriter), is
+// read too: its one column, an arrow.fixed_shape_tensor of an Arrow primitive (no permutation)
+// or a primitive column itself, gives the dtype and the row shape, and the number of rows is
+// learnt at its end: the tensor is [rows, row shape...] ([elements] for a primitive column), its
+// metadata the schema's. Such a receiver keeps the batches until the stream ends (one batch is
+// kept as a view and returned as the tensor, without a copy; more are copied once into one),
+// within WithMaxBytes (ErrTooLarge past it) and the server's WithMaxInFlight; Stream's Info has
+// Shape[0] -1 (Info.Unsized) for such a stream.
+//
 // Every header is checked before arrow-go reads it, the metadata is parsed as untrusted input,
 // and a stream announcing more than the receiver's limit (WithMaxBytes, default 1 GiB) is refused
 // with ErrTooLarge. Bool bytes other than 0 and 1 are normalised to 1 (a Go bool must hold 0 or

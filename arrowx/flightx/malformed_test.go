@@ -133,8 +133,16 @@ func TestMalformedGets(t *testing.T) {
 			defer w.Close()
 			return w.Write(rec)
 		}},
-		{"no metadata", func(s flight.FlightService_DoGetServer) error {
-			rec := batch(mem, map[string]string{}, []int32{1, 2, 3, 4}, nil)
+		// without metadata the stream is a plain Arrow one (TestPlainSender), whose column must
+		// then carry a DLPack dtype: strings do not
+		{"no metadata, a string column", func(s flight.FlightService_DoGetServer) error {
+			b := array.NewStringBuilder(mem)
+			b.AppendValues([]string{"a", "b"}, nil)
+			col := b.NewArray()
+			b.Release()
+			defer col.Release()
+			sc := arrow.NewSchema([]arrow.Field{{Name: "data", Type: arrow.BinaryTypes.String}}, nil)
+			rec := array.NewRecordBatch(sc, []arrow.Array{col}, 2)
 			defer rec.Release()
 			w := flight.NewRecordWriter(s, ipc.WithSchema(rec.Schema()), ipc.WithAllocator(mem))
 			defer w.Close()

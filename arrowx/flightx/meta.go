@@ -66,11 +66,17 @@ type Info struct {
 	Meta  map[string]string
 }
 
-// Len is the number of elements.
+// Unsized reports whether the stream did not announce its first dimension (a plain Arrow
+// stream: Shape[0] is -1 until it ended).
+func (i Info) Unsized() bool { return len(i.Shape) > 0 && i.Shape[0] < 0 }
+
+// Len is the number of elements (of the rows after the first dimension, when Unsized).
 func (i Info) Len() int64 {
 	n := int64(1)
 	for _, d := range i.Shape {
-		n *= d
+		if d >= 0 {
+			n *= d
+		}
 	}
 	return n
 }
@@ -222,6 +228,12 @@ func schemaFor(info Info, chunkBytes int, legacy bool) (*arrow.Schema, *tensorCo
 // DecodeSchema reads a tensor stream's schema (untrusted): the dtype, the shape, the order, the
 // one column (a tensor column of the dtype's carrier and a row of the shape, or the flat column
 // of the earlier format), and the rest of the metadata. name is left empty.
+//
+// A schema without dlpack.dtype and dlpack.shape is a plain Arrow stream (pyarrow, arrow-go):
+// its one column is an arrow.fixed_shape_tensor (no permutation) or a primitive column of an
+// Arrow type with a DLPack dtype (not the bit-packed boolean), and the stream is a tensor of
+// shape [rows, row shape...] whose number of rows only its end tells: Shape[0] is then -1
+// (Unsized reports it), and every schema metadata key is the tensor's metadata.
 func DecodeSchema(s *arrow.Schema) (Info, error) {
 	info, _, err := decodeSchema(s)
 	return info, err
@@ -241,6 +253,9 @@ func decodeSchema(s *arrow.Schema) (info Info, col *tensorColumn, err error) {
 		return md.Values()[i], true
 	}
 	ds, ok := get(KeyDType)
+	if _, hasShape := get(KeyShape); !ok && !hasShape {
+		return plainSchema(s)
+	}
 	if !ok {
 		return info, nil, errs.Errorf(ErrProtocol, "flightx: schema metadata has no %s", KeyDType)
 	}
@@ -287,6 +302,47 @@ func decodeSchema(s *arrow.Schema) (info Info, col *tensorColumn, err error) {
 		if !strings.HasPrefix(k, keyPrefix) {
 			info.Meta[k] = md.Values()[i]
 		}
+	}
+	return info, col, nil
+}
+
+// plainSchema reads the schema of a plain Arrow stream, one without this package's metadata
+// (see DecodeSchema): the dtype and the row shape from the column's type, the first dimension
+// unknown (-1).
+func plainSchema(s *arrow.Schema) (info Info, col *tensorColumn, err error) {
+	if s.NumFields() != 1 {
+		return info, nil, errs.Errorf(ErrProtocol, "flightx: schema of %d columns without %s and %s (want one "+
+			"%s or primitive column)", s.NumFields(), KeyDType, KeyShape, arrowx.FixedShapeTensorName)
+	}
+	typ := s.Field(0).Type
+	value, row := typ, []int64(nil)
+	ft, isTensor := typ.(*arrowx.FixedShapeTensorType)
+	if isTensor {
+		if ft.Permutation() != nil {
+			return info, nil, errs.Errorf(ErrProtocol, "flightx: column %s has a permutation (plain tensor streams "+
+				"are read in row-major order only)", ft)
+		}
+		value, row = ft.ValueType(), ft.Shape()
+	}
+	dt, err := arrowx.FromDType(value)
+	if err == nil && dt == core.Bool {
+		err = errs.Errorf(ErrProtocol, "bit-packed booleans are not read as bytes")
+	}
+	if err != nil {
+		return info, nil, errs.Errorf(ErrProtocol, "flightx: column of type %s without %s: %v", typ, KeyDType, err)
+	}
+	info.DType, info.Shape = dt, append([]int64{-1}, row...)
+	if isTensor {
+		c, err := columnFrom(ft, Info{DType: dt, Shape: append([]int64{0}, row...)})
+		if err != nil {
+			return Info{}, nil, err
+		}
+		col = &c
+	}
+	md := s.Metadata()
+	info.Meta = map[string]string{}
+	for i, k := range md.Keys() {
+		info.Meta[k] = md.Values()[i]
 	}
 	return info, col, nil
 }

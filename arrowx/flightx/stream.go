@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -194,6 +195,19 @@ type receiver struct {
 	single *core.Tensor // the first chunk, while it is the whole tensor
 	parts  []part       // the batches so far, until half the tensor came
 	dst    *core.Tensor // the assembled tensor (or GetInto's destination), once half came
+	// an unsized stream (a plain Arrow sender: info.Shape[0] unknown, 0 here until the end)
+	// keeps every batch until it ends, up to limit elements
+	open  bool
+	limit int64
+	rows  int64
+}
+
+// remaining is how many more elements the stream may bring.
+func (r *receiver) remaining() int64 {
+	if r.open {
+		return r.limit - r.got
+	}
+	return r.info.Len() - r.got
 }
 
 // part is batches kept before the tensor is assembled: a view of one message's values, or a
@@ -371,6 +385,9 @@ func (r *receiver) bodyLen(vals []byte) int64 {
 
 // add takes one batch.
 func (r *receiver) add(rec arrow.RecordBatch) error {
+	if r.open {
+		return r.addOpen(rec)
+	}
 	total, size := r.info.Len(), int64(r.info.DType.Size())
 	vals, buf, err := batchValues(rec, r.info, total-r.got)
 	if err != nil {
@@ -408,6 +425,78 @@ func (r *receiver) add(rec arrow.RecordBatch) error {
 	return nil
 }
 
+// addOpen takes one batch of an unsized stream: into GetInto's destination, or kept until the
+// stream ends, within the receiver's limit.
+func (r *receiver) addOpen(rec arrow.RecordBatch) error {
+	per := int64(1)
+	for _, d := range r.info.Shape[1:] {
+		per *= d
+	}
+	if rows := rec.NumRows(); rows > 0 && per > 0 && rows > r.remaining()/per {
+		if r.dst != nil {
+			return errs.Errorf(ErrMismatch, "flightx: the stream holds more than the destination's %d elements", r.limit)
+		}
+		return errs.Errorf(ErrTooLarge, "flightx: an unsized stream of %s rows of %v passes %d elements "+
+			"(the limit of %d bytes)", r.info.DType, r.info.Shape[1:], r.limit, r.limit*int64(r.info.DType.Size()))
+	}
+	vals, buf, err := batchValues(rec, r.info, r.remaining())
+	if err != nil {
+		return err
+	}
+	size := int64(r.info.DType.Size())
+	if r.dst != nil {
+		err = r.place(vals, r.got*size)
+	} else {
+		err = r.keep(vals, buf, r.bodyLen(vals))
+	}
+	if err != nil {
+		return err
+	}
+	r.got += int64(len(vals)) / size
+	r.rows += rec.NumRows()
+	return nil
+}
+
+// closeOpen learns an unsized stream's shape once it ended and puts its tensor together: GetInto's
+// destination must have been filled; one batch kept as a view is the tensor (no copy), any more
+// are copied into one.
+func (r *receiver) closeOpen() error {
+	r.info.Shape[0] = r.rows
+	switch {
+	case r.dst != nil:
+		if r.got != r.dst.Len() {
+			return errs.Errorf(ErrMismatch, "flightx: the stream held %s %v, the destination %d elements", r.info.DType,
+				r.info.Shape, r.dst.Len())
+		}
+	case len(r.parts) == 1 && r.parts[0].buf != nil:
+		p := r.parts[0]
+		t, err := chunkFrom(p.b, p.buf, r.info.DType, true)
+		if err != nil {
+			return err
+		}
+		r.single = t
+		r.dropParts()
+	case r.got > 0:
+		if err := r.take(r.info.Bytes()); err != nil {
+			return err
+		}
+		dst, err := core.NewUninit(r.info.DType, r.info.Len())
+		if err != nil {
+			return err
+		}
+		r.dst = dst
+		off := int64(0)
+		for _, p := range r.parts {
+			if err := r.place(p.b, off); err != nil {
+				return err
+			}
+			off += int64(len(p.b))
+		}
+		r.dropParts()
+	}
+	return nil
+}
+
 // keep holds a batch until the tensor is assembled: a large one whose message is little more
 // than its values as a view, any other copied into staging.
 func (r *receiver) keep(vals []byte, buf *memory.Buffer, body int64) error {
@@ -428,7 +517,7 @@ func (r *receiver) keep(vals []byte, buf *memory.Buffer, body int64) error {
 	}
 	// a new staging buffer: as large as what came so far (so they double), within what is left
 	size := int64(r.info.DType.Size())
-	c := min((r.info.Len()-r.got)*size, max(minStage, r.got*size, int64(len(vals))))
+	c := min(r.remaining()*size, max(minStage, r.got*size, int64(len(vals))))
 	if err := r.take(c); err != nil {
 		return err
 	}
@@ -482,6 +571,11 @@ func (r *receiver) place(vals []byte, off int64) error {
 
 // finish returns the tensor once every element came.
 func (r *receiver) finish() (*core.Tensor, error) {
+	if r.open {
+		if err := r.closeOpen(); err != nil {
+			return nil, err
+		}
+	}
 	if r.got != r.info.Len() {
 		return nil, errs.Errorf(ErrProtocol, "flightx: stream ended after %d of %d elements", r.got, r.info.Len())
 	}
@@ -508,15 +602,24 @@ func (r *receiver) finish() (*core.Tensor, error) {
 // chunk into each.
 // body points at the length of the message body of the batch rd read last.
 func receive(rd *flight.Reader, info Info, cfg config, body *int, into *core.Tensor, each func(chunk *core.Tensor, off int64) error) (*core.Tensor, error) {
+	open := info.Unsized()
+	if open { // the receiver's own copy, the first dimension counted as rows come
+		info.Shape = slices.Clone(info.Shape)
+		info.Shape[0] = 0
+	}
 	if info.Bytes() > cfg.maxBytes {
 		return nil, errs.Errorf(ErrTooLarge, "flightx: %s %v is %d bytes, over the limit of %d", info.DType, info.Shape, info.Bytes(), cfg.maxBytes)
 	}
-	r := &receiver{info: info, budget: cfg.inFlight, body: body}
+	r := &receiver{info: info, budget: cfg.inFlight, body: body, open: open,
+		limit: cfg.maxBytes / int64(info.DType.Size())}
 	if into != nil {
-		if into.DType() != info.DType || into.Len() != info.Len() || !into.IsContiguous() || into.ReadOnly() || !into.HostAccessible() {
+		if open {
+			r.limit = into.Len()
+		}
+		if into.DType() != info.DType || (!open && into.Len() != info.Len()) || !into.IsContiguous() || into.ReadOnly() || !into.HostAccessible() {
 			return nil, errs.Errorf(ErrMismatch, "flightx: the stream holds %s %v, the destination is %s", info.DType, info.Shape, into)
 		}
-		flat, err := into.Reshape(info.Len())
+		flat, err := into.Reshape(into.Len())
 		if err != nil {
 			return nil, err
 		}
@@ -525,7 +628,7 @@ func receive(rd *flight.Reader, info Info, cfg config, body *int, into *core.Ten
 	defer r.release()
 	for rd.Next() {
 		if each != nil {
-			chunk, err := chunkOf(rd.RecordBatch(), info, info.Len()-r.got)
+			chunk, err := chunkOf(rd.RecordBatch(), info, r.remaining())
 			if err != nil {
 				return nil, err
 			}
@@ -545,7 +648,7 @@ func receive(rd *flight.Reader, info Info, cfg config, body *int, into *core.Ten
 		return nil, readErr(err)
 	}
 	if each != nil {
-		if r.got != info.Len() {
+		if !open && r.got != info.Len() {
 			return nil, errs.Errorf(ErrProtocol, "flightx: stream ended after %d of %d elements", r.got, info.Len())
 		}
 		return nil, nil
