@@ -39,8 +39,10 @@
 // Every field of a foreign ArrowArray and ArrowSchema, and of their children, is checked before
 // arrow-go reads any of it (see ImportArray for what is refused, and with which error). What no
 // consumer can check is left to the producer: that each buffer holds as many bytes as the
-// length, offset and type claim, that pointers point where they say, and that a release callback
-// marks its struct released (arrow-go aborts the process if one does not).
+// length, offset and type claim, and that pointers point where they say. A release callback that
+// does not mark its struct released (release left non-NULL), which would make arrow-go abort the
+// process, is guarded against: cdatax marks the structs released after the producer's release
+// has run.
 //
 // ExportArray fills the caller's ArrowArray and ArrowSchema; the C consumer must call their
 // release callbacks, as the interface requires. Until it does, the tensor's memory is held
@@ -92,10 +94,10 @@ func ImportArray(arr *cdata.CArrowArray, schema *cdata.CArrowSchema, opts ...ada
 	ca, cs := (*cArray)(unsafe.Pointer(arr)), (*cSchema)(unsafe.Pointer(schema))
 	release := func() { // the top-level structs only: their producer releases the children
 		if ca != nil && ca.release != nil {
-			cdata.ReleaseCArrowArray(arr)
+			releaseArray(arr)
 		}
 		if cs != nil && cs.release != nil {
-			cdata.ReleaseCArrowSchema(schema)
+			releaseSchema(schema)
 		}
 	}
 	if arr == nil || schema == nil {
@@ -110,6 +112,9 @@ func ImportArray(arr *cdata.CArrowArray, schema *cdata.CArrowSchema, opts ...ada
 	typ, err := extensionOf(cs, dt)
 	if err != nil {
 		return nil, err
+	}
+	if !guardArray(arr) {
+		return nil, fmt.Errorf("cdatax: out of C memory importing an ArrowArray of %s: %w", dt, core.ErrTooLarge)
 	}
 	a, err := cdata.ImportCArrayWithType(arr, dt) // moves arr unless it fails before
 	if err != nil {

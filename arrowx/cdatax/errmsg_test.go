@@ -72,7 +72,13 @@ func TestErrorMessages(t *testing.T) {
 			ctest.ReleaseArrayAt(a, 0, true)
 		})},
 		{Name: "nulls", Want: arrowx.ErrNulls, Err: spoiled(one, true, nil)},
+		{Name: "ExportArray into a live export", Want: cdatax.ErrLive, Err: func() error {
+			arr, sc, _ := ctest.Produce(0, false, 2)
+			defer ctest.Free(arr, sc)
+			defer ctest.Sum(arr, sc) // releases the producer's structs
+			return cdatax.ExportArray(vec, (*cdata.CArrowArray)(arr), (*cdata.CArrowSchema)(sc))
+		}},
 	}
-	errstest.Run(t, `^cdatax: `, cases, cdatax.ErrReleased, arrowx.ErrNil, arrowx.ErrMalformed, arrowx.ErrNulls,
+	errstest.Run(t, `^cdatax: `, cases, cdatax.ErrReleased, cdatax.ErrLive, arrowx.ErrNil, arrowx.ErrMalformed, arrowx.ErrNulls,
 		arrowx.ErrMismatch)
 }

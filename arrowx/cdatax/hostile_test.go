@@ -215,3 +215,43 @@ func TestImportNilWithReleased(t *testing.T) {
 	require.ErrorIs(t, err, arrowx.ErrNil)
 	assert.Equal(t, []int64{1, 1}, ctest.Releases())
 }
+
+// TestSloppyRelease: a producer whose release callbacks do not set release to NULL (which makes
+// arrow-go abort the process) is released once, array and schema, on success and on refusal,
+// and the process goes on.
+func TestSloppyRelease(t *testing.T) {
+	leakcheck.Check(t)
+	arrays, schemas := ctest.ArrayReleases(), ctest.SchemaReleases()
+	a, s, _ := ctest.Produce(0, false, 2, 3)
+	defer ctest.Free(a, s)
+	ctest.Sloppy(a, s)
+	x, err := cdatax.ImportArray((*cdata.CArrowArray)(a), (*cdata.CArrowSchema)(s))
+	require.NoError(t, err)
+	assert.Equal(t, schemas+1, ctest.SchemaReleases(), "the schema was released")
+	assert.True(t, ctest.SchemaReleased(s), "and marked released")
+	vals, err := core.ReadOnlyElements[float32](x)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{0, 0.5, 1, 1.5, 2, 2.5}, vals)
+	x.Release()
+	require.True(t, leakcheck.Until(func() bool { return ctest.ArrayReleases() == arrays+1 }),
+		"the producer's array release ran")
+
+	// refused after the checks passed (nulls): released before the error
+	a2, s2, _ := ctest.Produce(0, true, 6)
+	defer ctest.Free(a2, s2)
+	ctest.Sloppy(a2, s2)
+	_, err = cdatax.ImportArray((*cdata.CArrowArray)(a2), (*cdata.CArrowSchema)(s2))
+	require.ErrorIs(t, err, arrowx.ErrNulls)
+	require.True(t, leakcheck.Until(func() bool { return ctest.ArrayReleases() == arrays+2 }))
+	assert.Equal(t, schemas+2, ctest.SchemaReleases())
+
+	// refused by the checks (a bad length): released at once
+	a3, s3, _ := ctest.Produce(0, false, 6)
+	defer ctest.Free(a3, s3)
+	ctest.Sloppy(a3, s3)
+	ctest.SetArray(a3, 0, ctest.Length, -1)
+	_, err = cdatax.ImportArray((*cdata.CArrowArray)(a3), (*cdata.CArrowSchema)(s3))
+	require.ErrorIs(t, err, arrowx.ErrMalformed)
+	assert.Equal(t, arrays+3, ctest.ArrayReleases())
+	assert.True(t, ctest.Released(a3))
+}

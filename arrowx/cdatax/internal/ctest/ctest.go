@@ -145,6 +145,23 @@ static void ct_release_schema(struct ArrowSchema *s) {
 	s->release = NULL;
 }
 
+// Sloppy releases: they free as the producer's do, then leave release set (to themselves), as a
+// producer that forgets to mark its struct released does.
+static void ct_sloppy_release_array(struct ArrowArray *a) {
+	ct_release_array(a);
+	a->release = ct_sloppy_release_array;
+}
+
+static void ct_sloppy_release_schema(struct ArrowSchema *s) {
+	ct_release_schema(s);
+	s->release = ct_sloppy_release_schema;
+}
+
+static void ct_make_sloppy(struct ArrowArray *a, struct ArrowSchema *s) {
+	a->release = ct_sloppy_release_array;
+	s->release = ct_sloppy_release_schema;
+}
+
 // ct_fill fills a and s with level `level` of a float32 tensor of the given shape as nested
 // FixedSizeLists: the leaf (level ndim-1) holds the values k*0.5 for k = 0, 1, ... in C order,
 // starting at element `offset` of its buffer (the leaf's offset field), with every third element
@@ -331,6 +348,13 @@ func Alloc() (arr, schema unsafe.Pointer) { return C.ct_alloc_array(), C.ct_allo
 func Free(arr, schema unsafe.Pointer) {
 	C.free(arr)
 	C.free(schema)
+}
+
+// Sloppy makes the release callbacks of the top-level structs from Produce sloppy: they free
+// what the producer made, as before, but leave the struct's release set instead of NULL, as a
+// producer that breaks that rule of the C Data Interface does.
+func Sloppy(arr, schema unsafe.Pointer) {
+	C.ct_make_sloppy((*C.struct_ArrowArray)(arr), (*C.struct_ArrowSchema)(schema))
 }
 
 // Released reports whether the ArrowArray's release callback is NULL (released or moved).
