@@ -294,7 +294,7 @@ func TestMalformedArrays(t *testing.T) {
 	require.ErrorIs(t, err, arrowx.ErrMalformed)
 
 	_, err = arrowx.FromArray(nil)
-	require.ErrorIs(t, err, arrowx.ErrNil)
+	require.ErrorIs(t, err, core.ErrNil)
 
 	s := array.NewStringBuilder(memory.DefaultAllocator)
 	s.Append("x")
@@ -672,13 +672,13 @@ func TestConformanceTensor(t *testing.T) {
 		DTypes: []core.DLDataType{core.Float32, core.Float64, core.Int8, core.Int16, core.Int32,
 			core.Int64, core.Uint8, core.Uint16, core.Uint32, core.Uint64},
 		RoundTrip: tensorRoundTrip,
-		Shareable: arrowx.TensorShareable,
+		Shareable: arrowx.ShareableAsTensor,
 	})
 }
 
 func TestErrorsMatchSentinels(t *testing.T) {
 	_, err := arrowx.ToArray(nil)
-	assert.True(t, errors.Is(err, arrowx.ErrNil))
+	assert.True(t, errors.Is(err, core.ErrNil))
 	x := core.MustFromSlice([]float32{1})
 	x.Release()
 	_, err = arrowx.ToArray(x)
@@ -731,5 +731,24 @@ func TestFillNeverGuesses(t *testing.T) {
 		assert.Equal(t, tc.allow, fmt.Sprint(v), name)
 		out.Release()
 		arr.Release()
+	}
+}
+
+// TestNamingForwarders: arrowx.ErrNil is core.ErrNil (errors.Is matches either), and the
+// deprecated predicate names answer as the new ones.
+func TestNamingForwarders(t *testing.T) {
+	_, err := arrowx.ToArray(nil)
+	require.ErrorIs(t, err, core.ErrNil)
+	require.ErrorIs(t, err, arrowx.ErrNil) //nolint:staticcheck // the deprecated name must keep working
+	require.ErrorIs(t, err, core.ErrInvalid)
+	for _, x := range []*core.Tensor{core.MustFromSlice([]float32{1, 2, 3, 4}, 2, 2), core.MustFromSlice([]bool{true})} {
+		ok1, why1 := arrowx.ShareableAsTensor(x)
+		ok2, why2 := arrowx.TensorShareable(x) //nolint:staticcheck
+		assert.Equal(t, ok1, ok2)
+		assert.Equal(t, why1, why2)
+		ok1, why1 = arrowx.ShareableAsRecord(x)
+		ok2, why2 = arrowx.RecordShareable(x) //nolint:staticcheck
+		assert.Equal(t, ok1, ok2)
+		assert.Equal(t, why1, why2)
 	}
 }

@@ -23,7 +23,7 @@
 //	FromRecord: record batch → [rows, cols] tensor     columns equally spaced in one buffer  copied once into C order
 //	ToRecord: [rows, cols] tensor → record batch       each column compact (Fortran order)   copied once into Fortran order
 //
-// Shareable, TensorShareable and RecordShareable tell in advance (and why not). Every
+// Shareable, ShareableAsTensor and ShareableAsRecord tell in advance (and why not). Every
 // conversion takes the adapters options: adapters.ZeroCopyOnly refuses a copy with
 // adapters.ErrCopyRequired, adapters.AlwaysCopy copies anyway, adapters.ReportCopy says which
 // happened; copies carry core.FlagIsCopied. FillNulls is this package's own option.

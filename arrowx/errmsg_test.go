@@ -30,8 +30,8 @@ func TestErrorMessages(t *testing.T) {
 	rev, _ := core.MustFromSlice([]float32{1, 2, 3}).Reverse(0)
 	matrix := core.MustFromSlice([]float32{1, 2, 3, 4}, 2, 2)
 	cases := []errstest.Case{
-		{Name: "FromArray nil", Want: arrowx.ErrNil, Err: func() error { _, err := arrowx.FromArray(nil); return err }},
-		{Name: "FromArrayData nil", Want: arrowx.ErrNil, Err: func() error { _, err := arrowx.FromArrayData(nil); return err }},
+		{Name: "FromArray nil", Want: core.ErrNil, Err: func() error { _, err := arrowx.FromArray(nil); return err }},
+		{Name: "FromArrayData nil", Want: core.ErrNil, Err: func() error { _, err := arrowx.FromArrayData(nil); return err }},
 		{Name: "FromArray nulls", Want: arrowx.ErrNulls, Err: func() error { _, err := arrowx.FromArray(withNulls()); return err }},
 		{Name: "FromArray fill cast", Want: adapters.ErrCast, Err: func() error {
 			_, err := arrowx.FromArray(withNulls(), arrowx.FillNulls(1.5))
@@ -45,7 +45,7 @@ func TestErrorMessages(t *testing.T) {
 			_, err := arrowx.FromArray(b.NewArray(), adapters.ZeroCopyOnly())
 			return err
 		}},
-		{Name: "ToArray nil", Want: arrowx.ErrNil, Err: func() error { _, err := arrowx.ToArray(nil); return err }},
+		{Name: "ToArray nil", Want: core.ErrNil, Err: func() error { _, err := arrowx.ToArray(nil); return err }},
 		{Name: "ToArray 0-d", Want: adapters.ErrUnsupported, Err: func() error { _, err := arrowx.ToArray(core.Scalar(float32(1))); return err }},
 		{Name: "ToArray complex", Want: adapters.ErrUnsupported, Err: func() error {
 			_, err := arrowx.ToArray(core.MustFromSlice([]complex64{1}))
@@ -56,12 +56,12 @@ func TestErrorMessages(t *testing.T) {
 			_, err := arrowx.ToArray(rev, adapters.ZeroCopyOnly())
 			return err
 		}},
-		{Name: "ToTensor nil", Want: arrowx.ErrNil, Err: func() error { _, err := arrowx.ToTensor(nil); return err }},
+		{Name: "ToTensor nil", Want: core.ErrNil, Err: func() error { _, err := arrowx.ToTensor(nil); return err }},
 		{Name: "ToTensor float16", Want: adapters.ErrUnsupported, Err: func() error {
 			_, err := arrowx.ToTensor(core.MustNew(core.Float16, 2))
 			return err
 		}},
-		{Name: "FromRecord nil", Want: arrowx.ErrNil, Err: func() error { _, err := arrowx.FromRecord(nil); return err }},
+		{Name: "FromRecord nil", Want: core.ErrNil, Err: func() error { _, err := arrowx.FromRecord(nil); return err }},
 		{Name: "ToRecord 1-D", Want: adapters.ErrUnsupported, Err: func() error {
 			_, err := arrowx.ToRecord(core.MustFromSlice([]float32{1}), nil)
 			return err
@@ -83,5 +83,5 @@ func TestErrorMessages(t *testing.T) {
 			return err
 		}},
 	}
-	errstest.Run(t, `^arrowx: `, cases, arrowx.ErrNil, arrowx.ErrNulls, arrowx.ErrMalformed, arrowx.ErrMismatch)
+	errstest.Run(t, `^arrowx: `, cases, core.ErrNil, arrowx.ErrNulls, arrowx.ErrMalformed, arrowx.ErrMismatch)
 }

@@ -3,11 +3,13 @@ package arrowx
 import (
 	"errors"
 
+	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // Errors of this package, each wrapped with what was wrong; unsupported types wrap
-// adapters.ErrUnsupported instead, and invalid tensors the errors of package core.
+// adapters.ErrUnsupported instead, nil arguments core.ErrNil, and invalid tensors the other
+// errors of package core.
 var (
 	// ErrNulls: the array (or one of its list levels) has nulls and no fill value was given
 	// (see FillNulls).
@@ -19,7 +21,9 @@ var (
 	// ErrMismatch: the columns of a record batch differ in type or length.
 	ErrMismatch = errors.New("arrowx: columns do not form a matrix")
 	// ErrNil: a nil array, tensor or record batch was given.
-	ErrNil = errors.New("arrowx: nil argument")
+	//
+	// Deprecated: use core.ErrNil, which this is (errors.Is matches either).
+	ErrNil = core.ErrNil
 )
 
 // wrapf adds context to err as errs.Wrap does for "arrowx": after a cause that already names

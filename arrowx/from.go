@@ -154,7 +154,7 @@ func (lv level) validBits() ([]byte, error) {
 // copy with adapters.ErrCopyRequired, AlwaysCopy copies, ReportCopy says which happened).
 func FromArray(arr arrow.Array, opts ...adapters.Option) (*core.Tensor, error) {
 	if arr == nil {
-		return nil, errs.Errorf(ErrNil, "arrowx: FromArray of a nil array")
+		return nil, errs.Errorf(core.ErrNil, "arrowx: FromArray of a nil array")
 	}
 	return fromData(arr.Data(), opts...)
 }
@@ -168,7 +168,7 @@ func FromArrayData(d arrow.ArrayData, opts ...adapters.Option) (*core.Tensor, er
 
 func fromData(d arrow.ArrayData, opts ...adapters.Option) (*core.Tensor, error) {
 	if d == nil {
-		return nil, errs.Errorf(ErrNil, "arrowx: an array without data")
+		return nil, errs.Errorf(core.ErrNil, "arrowx: an array without data")
 	}
 	if ft, ok := d.DataType().(*FixedShapeTensorType); ok {
 		return fromFixedShape(ft, d, opts)

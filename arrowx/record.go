@@ -14,10 +14,10 @@ import (
 	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
-// RecordShareable reports whether ToRecord can share t's memory, and if not, why: t must be a
+// ShareableAsRecord reports whether ToRecord can share t's memory, and if not, why: t must be a
 // 2-D host tensor of a byte-wide Arrow primitive dtype whose columns are each compact (row
 // stride 1, as in Fortran order or a column slice of it).
-func RecordShareable(t *core.Tensor) (ok bool, why string) {
+func ShareableAsRecord(t *core.Tensor) (ok bool, why string) {
 	if why := hostWhy(t); why != "" {
 		return false, why
 	}
@@ -38,13 +38,13 @@ func RecordShareable(t *core.Tensor) (ok bool, why string) {
 }
 
 // ToRecord makes a record batch of a 2-D tensor [rows, columns], column j being t[:, j], named
-// names[j] (or "0", "1", ... when names is nil). A RecordShareable tensor (Fortran order) is
+// names[j] (or "0", "1", ... when names is nil). A ShareableAsRecord tensor (Fortran order) is
 // shared: each column is a primitive array over its own elements, and the arrays hold the
 // memory (core.Attach). Other layouts are copied once into Fortran order, booleans into
 // bit-packed columns. FromRecord of the result is a view again. The caller releases the batch.
 func ToRecord(t *core.Tensor, names []string, opts ...adapters.Option) (arrow.RecordBatch, error) {
 	if t == nil {
-		return nil, errs.Errorf(ErrNil, "arrowx: ToRecord of a nil tensor")
+		return nil, errs.Errorf(core.ErrNil, "arrowx: ToRecord of a nil tensor")
 	}
 	h, err := core.Hold(t)
 	if err != nil {
@@ -66,7 +66,7 @@ func ToRecord(t *core.Tensor, names []string, opts ...adapters.Option) (arrow.Re
 		return nil, errs.Errorf(ErrMismatch, "arrowx: %d names for %d columns", len(names), cols)
 	}
 	o := adapters.Apply(opts...)
-	cp, err := o.Choose(RecordShareable(t))
+	cp, err := o.Choose(ShareableAsRecord(t))
 	if err != nil {
 		return nil, wrapf(err, "ToRecord of %s", t)
 	}
@@ -125,3 +125,9 @@ func ToRecord(t *core.Tensor, names []string, opts ...adapters.Option) (arrow.Re
 	o.Report(cp)
 	return array.NewRecordBatch(arrow.NewSchema(fields, nil), arrs, rows), nil
 }
+
+// RecordShareable is ShareableAsRecord.
+//
+// Deprecated: use ShareableAsRecord (the project's rule: Shareable is core → Arrow array,
+// ShareableAsX core → X).
+func RecordShareable(t *core.Tensor) (ok bool, why string) { return ShareableAsRecord(t) }

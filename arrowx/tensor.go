@@ -25,11 +25,11 @@ func tensorDType(dt core.DLDataType) bool {
 	return false
 }
 
-// TensorShareable reports whether ToTensor can give an arrow-go tensor over t's own memory, and
+// ShareableAsTensor reports whether ToTensor can give an arrow-go tensor over t's own memory, and
 // if not, why: t must be on the host, of a dtype arrow-go's tensor package has, with no negative
 // stride (an arrow-go tensor addresses its elements from its first byte up). Row-major,
 // column-major, sliced and broadcast (zero-stride) layouts all share.
-func TensorShareable(t *core.Tensor) (ok bool, why string) {
+func ShareableAsTensor(t *core.Tensor) (ok bool, why string) {
 	if why := hostWhy(t); why != "" {
 		return false, why
 	}
@@ -46,13 +46,13 @@ func TensorShareable(t *core.Tensor) (ok bool, why string) {
 }
 
 // ToTensor makes an arrow-go tensor (package arrow/tensor: strides in bytes, row- or
-// column-major or any non-negative strides) of t. A TensorShareable tensor is shared: the
+// column-major or any non-negative strides) of t. A ShareableAsTensor tensor is shared: the
 // tensor's data is a buffer over t's memory that holds it (core.Attach). Others are copied into
 // C order; bool, float16 and the dtypes Arrow lacks are refused (adapters.ErrUnsupported), since
 // the tensor package has no type for them. Release the result (Release) as any arrow-go tensor.
 func ToTensor(t *core.Tensor, opts ...adapters.Option) (tensor.Interface, error) {
 	if t == nil {
-		return nil, errs.Errorf(ErrNil, "arrowx: ToTensor of a nil tensor")
+		return nil, errs.Errorf(core.ErrNil, "arrowx: ToTensor of a nil tensor")
 	}
 	h, err := core.Hold(t)
 	if err != nil {
@@ -70,7 +70,7 @@ func ToTensor(t *core.Tensor, opts ...adapters.Option) (tensor.Interface, error)
 		return nil, err
 	}
 	o := adapters.Apply(opts...)
-	cp, err := o.Choose(TensorShareable(t))
+	cp, err := o.Choose(ShareableAsTensor(t))
 	if err != nil {
 		return nil, wrapf(err, "ToTensor of %s", t)
 	}
@@ -125,7 +125,7 @@ func ToTensor(t *core.Tensor, opts ...adapters.Option) (tensor.Interface, error)
 // buffer is mutable, as in FromArray.
 func FromTensor(at tensor.Interface, opts ...adapters.Option) (*core.Tensor, error) {
 	if at == nil || at.Data() == nil {
-		return nil, errs.Errorf(ErrNil, "arrowx: FromTensor of a nil or released tensor")
+		return nil, errs.Errorf(core.ErrNil, "arrowx: FromTensor of a nil or released tensor")
 	}
 	dt, err := FromDType(at.DataType())
 	if err != nil {
@@ -238,7 +238,7 @@ func abs(x int64) int64 {
 // FromArray's rules (FillNulls). Options apply as in FromArray.
 func FromRecord(rec arrow.RecordBatch, opts ...adapters.Option) (*core.Tensor, error) {
 	if rec == nil {
-		return nil, errs.Errorf(ErrNil, "arrowx: FromRecord of a nil record batch")
+		return nil, errs.Errorf(core.ErrNil, "arrowx: FromRecord of a nil record batch")
 	}
 	ncols, rows := rec.NumCols(), rec.NumRows()
 	if ncols == 0 {
@@ -400,3 +400,9 @@ func viewColumns(lays []layout, rows, colStride int64) (*core.Tensor, error) {
 		}
 	})
 }
+
+// TensorShareable is ShareableAsTensor.
+//
+// Deprecated: use ShareableAsTensor (the project's rule: Shareable is core → Arrow array,
+// ShareableAsX core → X).
+func TensorShareable(t *core.Tensor) (ok bool, why string) { return ShareableAsTensor(t) }

@@ -66,7 +66,7 @@ func init() {
 // none). Shapes with a dimension of 0 are refused: arrow-go has no FixedSizeList of size 0.
 func NewFixedShapeTensorType(value arrow.DataType, shape []int64, dimNames []string, permutation []int) (*FixedShapeTensorType, error) {
 	if value == nil {
-		return nil, errs.Errorf(ErrNil, "arrowx: fixed_shape_tensor without an element type")
+		return nil, errs.Errorf(core.ErrNil, "arrowx: fixed_shape_tensor without an element type")
 	}
 	if _, err := FromDType(value); err != nil {
 		return nil, wrapf(err, "fixed_shape_tensor of %s", value)
@@ -252,7 +252,7 @@ func fromFixedShape(ft *FixedShapeTensorType, d arrow.ArrayData, opts []adapters
 // size 0. The array holds t's memory as ToArray's does.
 func ToFixedShapeTensor(t *core.Tensor, opts ...adapters.Option) (arrow.Array, error) {
 	if t == nil {
-		return nil, errs.Errorf(ErrNil, "arrowx: ToFixedShapeTensor of a nil tensor")
+		return nil, errs.Errorf(core.ErrNil, "arrowx: ToFixedShapeTensor of a nil tensor")
 	}
 	h, err := core.Hold(t)
 	if err != nil {

@@ -55,7 +55,7 @@ func Shareable(t *core.Tensor) (ok bool, why string) {
 // Arrow array; the tensor's memory is let go when the array is unreachable.
 func ToArray(t *core.Tensor, opts ...adapters.Option) (arrow.Array, error) {
 	if t == nil {
-		return nil, errs.Errorf(ErrNil, "arrowx: ToArray of a nil tensor")
+		return nil, errs.Errorf(core.ErrNil, "arrowx: ToArray of a nil tensor")
 	}
 	h, err := core.Hold(t)
 	if err != nil {
@@ -149,7 +149,7 @@ func packBools(t *core.Tensor) (*memory.Buffer, error) {
 }
 
 // hostWhy says why t cannot lend its memory to Arrow at all (nil, released, not on the host),
-// or "" when it can be considered; the predicates (Shareable, TensorShareable, RecordShareable)
+// or "" when it can be considered; the predicates (Shareable, ShareableAsTensor, ShareableAsRecord)
 // start from it.
 func hostWhy(t *core.Tensor) string {
 	switch {

@@ -73,7 +73,7 @@ func variableStorage(value arrow.DataType, ndim int) arrow.DataType {
 // dimension that varies), each nil or of ndim entries.
 func NewVariableShapeTensorType(value arrow.DataType, ndim int, dimNames []string, permutation []int, uniformShape []int64) (*VariableShapeTensorType, error) {
 	if value == nil {
-		return nil, errs.Errorf(ErrNil, "arrowx: variable_shape_tensor without an element type")
+		return nil, errs.Errorf(core.ErrNil, "arrowx: variable_shape_tensor without an element type")
 	}
 	if _, err := FromDType(value); err != nil {
 		return nil, fmt.Errorf("arrowx: variable_shape_tensor of %s: %w", value, err)
@@ -361,7 +361,7 @@ func NewVariableShapeTensorArray(tensors []*core.Tensor, dimNames []string, unif
 	}
 	for k, t := range tensors {
 		if t == nil {
-			return nil, errs.Errorf(ErrNil, "arrowx: NewVariableShapeTensorArray: tensor %d is nil", k)
+			return nil, errs.Errorf(core.ErrNil, "arrowx: NewVariableShapeTensorArray: tensor %d is nil", k)
 		}
 	}
 	dt, ndim := tensors[0].DType(), tensors[0].Ndim()
