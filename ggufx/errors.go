@@ -43,6 +43,10 @@ var (
 	// ErrName: a tensor name or metadata key that cannot be written: empty, given twice,
 	// or (tensor names) longer than MaxNameLen.
 	ErrName error = errors.New("ggufx: bad name")
+	// ErrNotRegularFile: a file to read (Open, Map, ReadFile, OpenSplit) is a named pipe, a
+	// directory, a device or a socket. It is refused at once: opening a named pipe never waits
+	// for a writer.
+	ErrNotRegularFile error = errors.New("ggufx: not a regular file")
 	// ErrClosed: the File was closed (tensors taken before Close stay valid).
 	ErrClosed error = errors.New("ggufx: file closed")
 )

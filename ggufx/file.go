@@ -3,7 +3,6 @@ package ggufx
 import (
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"unsafe"
 
@@ -38,9 +37,9 @@ type File struct {
 // adapters.ZeroCopyOnly() refuses to open.
 func Open(name string, opts ...adapters.Option) (*File, error) {
 	o := adapters.Apply(opts...)
-	f, err := os.Open(name)
+	f, size, err := tensorio.OpenRegular(name, "ggufx", ErrNotRegularFile)
 	if err != nil {
-		return nil, fmt.Errorf("ggufx: %w", err)
+		return nil, err
 	}
 	keep := false
 	defer func() {
@@ -48,11 +47,6 @@ func Open(name string, opts ...adapters.Option) (*File, error) {
 			f.Close()
 		}
 	}()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("ggufx: %w", err)
-	}
-	size := fi.Size()
 	st := &mmap.Source{}
 	var h *Header
 	if mmap.Supported && size > 0 {

@@ -11,12 +11,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/tensorio/notregular"
 	"github.com/dlpack-go/dlpack/numpyx"
 )
 
@@ -113,50 +113,20 @@ func TestNPZMemberPastEnd(t *testing.T) {
 // Every file opener refuses a named pipe, a directory and a device with ErrNotRegularFile, at
 // once: a named pipe nobody writes to used to block the opener forever.
 func TestOpenersRefuseNonRegularFiles(t *testing.T) {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo.npz")
-	mkfifo(t, fifo)
+	paths, fifo := notregular.Paths(t, "fifo.npz")
 	openers := map[string]func(string) error{
 		"ReadFile": func(p string) error { _, err := numpyx.ReadFile(p); return err },
 		"Map":      func(p string) error { _, err := numpyx.Map(p); return err },
 		"OpenNPZ":  func(p string) error { _, err := numpyx.OpenNPZ(p); return err },
 		"ReadNPZ":  func(p string) error { _, err := numpyx.ReadNPZ(p); return err },
 	}
-	paths := map[string]string{"a named pipe (FIFO)": fifo, "a directory": dir}
-	if _, err := os.Stat(os.DevNull); err == nil {
-		paths["a character device"] = os.DevNull
-	}
 	for opener, open := range openers {
 		for kind, path := range paths {
 			t.Run(opener+"/"+kind, func(t *testing.T) {
-				err := withinOrUnblock(t, fifo, func() error { return open(path) })
+				err := notregular.Within(t, fifo, func() error { return open(path) })
 				require.ErrorIs(t, err, numpyx.ErrNotRegularFile)
 				assert.Equal(t, fmt.Sprintf("numpyx: %s is %s, not a regular file", path, kind), err.Error())
 			})
-		}
-	}
-}
-
-// withinOrUnblock runs f, and fails the test if f has not returned after a few seconds (it is
-// blocked opening the named pipe fifo): then it opens the pipe for writing, which lets f go on.
-func withinOrUnblock(t *testing.T, fifo string, f func() error) error {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- f() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(5 * time.Second):
-		for { // each open for writing lets a reader blocked opening the pipe go on
-			select {
-			case <-done:
-				t.Fatal("the opener blocked on a named pipe")
-				return nil
-			case <-time.After(10 * time.Millisecond):
-				if w, err := os.OpenFile(fifo, os.O_WRONLY|syscallNonblock, 0); err == nil {
-					w.Close()
-				}
-			}
 		}
 	}
 }

@@ -34,6 +34,9 @@ var (
 	ErrNotFound error = errors.New("safetensorsx: no such tensor")
 	// ErrName: a tensor name that cannot be written: "__metadata__", or not valid UTF-8.
 	ErrName error = errors.New("safetensorsx: bad tensor name")
+	// ErrNotRegularFile: a file to read (ReadFile, Map, Open) is a named pipe, a directory, a
+	// device or a socket. It is refused at once: opening a named pipe never waits for a writer.
+	ErrNotRegularFile error = errors.New("safetensorsx: not a regular file")
 	// ErrClosed: the File was closed (tensors taken before Close stay valid).
 	ErrClosed error = errors.New("safetensorsx: file closed")
 )

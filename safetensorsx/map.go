@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"unsafe"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/errs"
 	"github.com/dlpack-go/dlpack/internal/mmap"
+	"github.com/dlpack-go/dlpack/internal/tensorio"
 )
 
 // File is a safetensors file opened by Open: its header, read and checked, and its bytes,
@@ -38,9 +38,9 @@ type File struct {
 // same happens by default and adapters.ZeroCopyOnly() refuses to open.
 func Open(path string, opts ...adapters.Option) (*File, error) {
 	o := adapters.Apply(opts...)
-	f, err := os.Open(path)
+	f, size, err := tensorio.OpenRegular(path, "safetensorsx", ErrNotRegularFile)
 	if err != nil {
-		return nil, fmt.Errorf("safetensorsx: %w", err)
+		return nil, err
 	}
 	keep := false
 	defer func() {
@@ -48,11 +48,6 @@ func Open(path string, opts ...adapters.Option) (*File, error) {
 			f.Close()
 		}
 	}()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("safetensorsx: %w", err)
-	}
-	size := fi.Size()
 	h, err := ReadHeader(io.NewSectionReader(f, 0, size))
 	if err != nil {
 		return nil, err

@@ -3,7 +3,6 @@ package safetensorsx
 import (
 	"fmt"
 	"io"
-	"os"
 	"sync"
 
 	"github.com/dlpack-go/dlpack/adapters"
@@ -46,16 +45,11 @@ func ReadFile(path string, opts ...adapters.Option) (map[string]*core.Tensor, er
 
 // readFile is ReadFile once the copy policy has allowed it.
 func readFile(path string) (map[string]*core.Tensor, error) {
-	f, err := os.Open(path)
+	f, size, err := tensorio.OpenRegular(path, "safetensorsx", ErrNotRegularFile)
 	if err != nil {
-		return nil, fmt.Errorf("safetensorsx: %w", err)
+		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("safetensorsx: %w", err)
-	}
-	size := fi.Size()
 	// the header without its index by name: readTensors finds names given twice
 	h, err := readHeader(io.NewSectionReader(f, 0, size), false)
 	if err != nil {

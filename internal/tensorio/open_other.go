@@ -1,6 +1,6 @@
 //go:build !unix
 
-package numpyx
+package tensorio
 
 // openNonblock is 0 where the system has no O_NONBLOCK: a named pipe is refused once it is open.
 const openNonblock = 0

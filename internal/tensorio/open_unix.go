@@ -1,6 +1,6 @@
 //go:build unix
 
-package numpyx
+package tensorio
 
 import "syscall"
 
