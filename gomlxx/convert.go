@@ -19,14 +19,14 @@ import (
 // a buffer the backend refuses to hand over), with GoMLX's message.
 var ErrGoMLX = errors.New("gomlxx: GoMLX reported an error")
 
-// ShareableTensor reports whether FromTensor shares t's memory under the default policy, and
+// ShareableFromTensor reports whether FromTensor shares t's memory under the default policy, and
 // when it does not, why: t must be a live GoMLX tensor with local storage (a Go slice the tensor
 // owns: made by FromShape, FromFlatDataAndDimensions, FromValue, LocalClone, ToLocal, or
 // brought to the host by MutableFlatData) and no shared backend buffer. The memory of a shared
 // or on-device buffer belongs to the backend, which reuses or frees it when the tensor is
 // finalized or donated, and no view of it could survive that: FromTensor copies it, and Take
 // moves it without a copy.
-func ShareableTensor(t *tensors.Tensor) (ok bool, why string) {
+func ShareableFromTensor(t *tensors.Tensor) (ok bool, why string) {
 	err := withState(t, func(st *state) error {
 		if _, err := st.dtypeOf(); err != nil {
 			return err
@@ -40,9 +40,15 @@ func ShareableTensor(t *tensors.Tensor) (ok bool, why string) {
 	return why == "", why
 }
 
+// ShareableTensor is the old name of ShareableFromTensor.
+//
+// Deprecated: use ShareableFromTensor. The predicates of this module are named for the direction
+// they ask about: Shareable (core -> GoMLX), ShareableFrom<Kind> (GoMLX -> core).
+func ShareableTensor(t *tensors.Tensor) (ok bool, why string) { return ShareableFromTensor(t) }
+
 // FromTensor converts a GoMLX tensor to a core tensor.
 //
-// When t has local storage (see ShareableTensor) the result is a writable view of that memory,
+// When t has local storage (see ShareableFromTensor) the result is a writable view of that memory,
 // without a copy: the same Go slice GoMLX reads and writes, in C order with t's dimensions.
 // FromTensor then drops any on-device copy (t.InvalidateOnDevice), so that the local storage is
 // the tensor's only truth and writes through the view are what GoMLX computes on next. The view

@@ -36,7 +36,7 @@
 // takes the adapters options: adapters.ZeroCopyOnly() fails with adapters.ErrCopyRequired
 // (whose message says why) instead of copying, adapters.AlwaysCopy() copies even when sharing is
 // possible, adapters.ReportCopy(&b) says which happened; copies made here carry
-// core.FlagIsCopied. ShareableTensor and Shareable predict, for FromTensor and ToTensor, what the
+// core.FlagIsCopied. ShareableFromTensor and Shareable predict, for FromTensor and ToTensor, what the
 // default does.
 //
 // Every GoMLX dtype that has host storage in v0.28 converts, zero-copy where the table says:
@@ -112,7 +112,7 @@
 //
 // Every function here reads a GoMLX tensor's state (whether it is live, its shape, where its data
 // is) under GoMLX's own lock of the tensor, the one its ConstFlatData holds around its callback,
-// since GoMLX v0.28 offers no other: FromTensor, Take, ShareableTensor, Aliases and ToTensor may
+// since GoMLX v0.28 offers no other: FromTensor, Take, ShareableFromTensor, Aliases and ToTensor may
 // race FinalizeAll (or any GoMLX method) on another goroutine. Each then works on the tensor as it
 // was at one moment: a result of the live tensor, or, once it is finalized, core.ErrReleased,
 // the same error every time. On a backend without shared buffers (XLA on a GPU), reading the

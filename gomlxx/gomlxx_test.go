@@ -139,7 +139,7 @@ func TestFromTensorSharesEveryDtype(t *testing.T) {
 		t.Run(p.g.String(), func(t *testing.T) {
 			g := tensors.FromShape(shapes.Make(p.g, 2, 3))
 			pattern(t, g)
-			ok, why := gomlxx.ShareableTensor(g)
+			ok, why := gomlxx.ShareableFromTensor(g)
 			require.True(t, ok, why)
 			var copied bool
 			c, err := gomlxx.FromTensor(g, adapters.ZeroCopyOnly(), adapters.ReportCopy(&copied))
@@ -215,7 +215,7 @@ func TestComputationResultIsCopiedOrTaken(t *testing.T) {
 	out := square(t).MustExec1(in)
 	require.False(t, out.HasLocal(), "the Go backend keeps results in its buffers")
 
-	ok, why := gomlxx.ShareableTensor(out)
+	ok, why := gomlxx.ShareableFromTensor(out)
 	assert.False(t, ok)
 	assert.Contains(t, why, "Take moves the pure-Go backend's buffers")
 	_, err := gomlxx.FromTensor(out, adapters.ZeroCopyOnly())
@@ -402,7 +402,7 @@ func TestErrors(t *testing.T) {
 	require.ErrorIs(t, err, core.ErrNil)
 	_, err = gomlxx.Take(nil)
 	require.ErrorIs(t, err, core.ErrNil)
-	ok, why := gomlxx.ShareableTensor(nil)
+	ok, why := gomlxx.ShareableFromTensor(nil)
 	assert.False(t, ok)
 	assert.Contains(t, why, "nil")
 	_, err = gomlxx.ToTensor(nil)

@@ -13,7 +13,7 @@ import (
 	"github.com/dlpack-go/dlpack/gomlxx"
 )
 
-// FromTensor, Take, ShareableTensor and Aliases racing FinalizeAll on another goroutine read the
+// FromTensor, Take, ShareableFromTensor and Aliases racing FinalizeAll on another goroutine read the
 // tensor's state under GoMLX's lock: the race detector sees no race, and each call either works
 // on the live tensor (its values, exactly) or fails with core.ErrReleased, every time (reading
 // the state without the lock, a third of the calls said "no host storage for dtype
@@ -51,8 +51,8 @@ func TestRaceFinalizeAll(t *testing.T) {
 			}
 			return err
 		},
-		"ShareableTensor": func(g *tensors.Tensor) error {
-			if ok, why := gomlxx.ShareableTensor(g); !ok {
+		"ShareableFromTensor": func(g *tensors.Tensor) error {
+			if ok, why := gomlxx.ShareableFromTensor(g); !ok {
 				require.Contains(t, why, "finalized", why)
 			}
 			return nil
