@@ -15,6 +15,7 @@
 //	FromArray: primitive array → 1-D tensor            no nulls                              nulls: refused, or copied with FillNulls
 //	FromArray: FixedSizeList<…<T>> → N-D tensor        no nulls at any level                 as above
 //	FromArray: boolean array → bool tensor             never (Arrow packs bits)              copied
+//	FromArray: arrow.bool8 array → bool tensor         every byte 0 or 1                     copied (other bytes become 1)
 //	ToArray: tensor → primitive / nested FixedSizeList C-contiguous, Arrow dtype, not bool   copied once into C order (bool: bit-packed)
 //	FromTensor: arrow-go tensor → tensor               always (strides, row or column major) refused if malformed
 //	ToTensor: tensor → arrow-go tensor                 strides ≥ 0, dtype in arrow/tensor     copied into C order
@@ -29,7 +30,8 @@
 // happened; copies carry core.FlagIsCopied. FillNulls is this package's own option.
 //
 // Dtypes: int8 to int64, uint8 to uint64, float16, float32, float64 map to Arrow's primitives,
-// bool to Arrow's boolean (FromDType, ToDType). bfloat16, complex, float8 and sub-byte types
+// bool to Arrow's boolean (FromDType, ToDType); Arrow's canonical arrow.bool8 (a byte per
+// value) reads as bool too. bfloat16, complex, float8 and sub-byte types
 // have no Arrow primitive and are refused with adapters.ErrUnsupported (package flightx carries
 // them as fixed-size binary). arrow-go's tensor package has no float16 or bool. A 0-d tensor
 // has no array form (an array has a length); an N-D tensor with an empty inner dimension

@@ -2,6 +2,7 @@ package arrowx
 
 import (
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
@@ -10,7 +11,9 @@ import (
 
 // FromDType maps an Arrow fixed-width primitive type to its DLPack element type: the signed and
 // unsigned integers of 8 to 64 bits, float16, float32, float64, and boolean (core.Bool, one byte
-// per element in a tensor, one bit in Arrow: arrays of it are always copied). Other Arrow types
+// per element in a tensor, one bit in Arrow: arrays of it are always copied), and Arrow's
+// canonical arrow.bool8 extension type (one byte per element as in a tensor: arrays of it are
+// shared when every byte is 0 or 1, else copied with every other byte read as true). Other Arrow types
 // (temporal, decimal, nested, variable-width) fail with an error wrapping adapters.ErrUnsupported
 // that names the type.
 func FromDType(dt arrow.DataType) (core.DLDataType, error) {
@@ -43,7 +46,17 @@ func FromDType(dt arrow.DataType) (core.DLDataType, error) {
 	case arrow.BOOL:
 		return core.Bool, nil
 	}
+	if isBool8(dt) {
+		return core.Bool, nil
+	}
 	return core.DLDataType{}, errs.Errorf(adapters.ErrUnsupported, "arrowx: Arrow type %s has no DLPack element type", dt)
+}
+
+// isBool8 reports whether dt is Arrow's canonical arrow.bool8 (one byte per bool, 0 false and
+// any other value true), which arrow-go registers as extensions.Bool8Type.
+func isBool8(dt arrow.DataType) bool {
+	_, ok := dt.(*extensions.Bool8Type)
+	return ok
 }
 
 // ToDType maps a DLPack element type to the Arrow type of the same values: the inverse of

@@ -31,6 +31,8 @@ type layout struct {
 	leaf   arrow.ArrayData // levels[len-1].data
 	first  int64           // index of the first leaf element in the leaf's values buffer
 	total  int64           // number of leaf elements
+	// bytewise: a bool leaf of one byte per value (Arrow's canonical arrow.bool8), not bits
+	bytewise bool
 }
 
 // mulCheck returns a*b, or false if it overflows int64 (both non-negative).
@@ -86,6 +88,7 @@ func layoutOf(d arrow.ArrayData) (layout, error) {
 		return l, err
 	}
 	l.dtype, l.leaf, l.first, l.total = dt, d, start, n
+	l.bytewise = isBool8(d.DataType())
 	// the leaf's values buffer must hold elements first .. first+total
 	var have int64
 	if bs := d.Buffers(); len(bs) > 1 && bs[1] != nil {
@@ -93,7 +96,7 @@ func layoutOf(d arrow.ArrayData) (layout, error) {
 	}
 	var need int64
 	if n > 0 {
-		if dt == core.Bool {
+		if dt == core.Bool && !l.bytewise {
 			need = (start+n-1)/8 + 1 // start+n ≤ MaxInt64: +7 could overflow
 		} else {
 			end, ok := mulCheck(start+n, int64(dt.Size()))
@@ -193,10 +196,12 @@ func fromData(d arrow.ArrayData, opts ...adapters.Option) (*core.Tensor, error) 
 	}
 	share, why := true, ""
 	switch {
-	case l.dtype == core.Bool:
+	case l.dtype == core.Bool && !l.bytewise:
 		share, why = false, "Arrow booleans are bit-packed"
 	case nulls:
 		share, why = false, "the array has nulls to fill"
+	case l.bytewise && !l.zeroOne():
+		share, why = false, "arrow.bool8 values other than 0 and 1 become 1"
 	}
 	cp, err := o.Choose(share, why)
 	if err != nil {
@@ -234,6 +239,28 @@ func (l layout) view() (*core.Tensor, error) {
 	return core.Wrap(desc, buf.Release) // Wrap releases buf itself if it fails
 }
 
+// zeroOne reports whether every value of a bytewise bool leaf is 0 or 1, as a bool tensor's
+// must be (NumPy, PyTorch and this module read other bytes as undefined): only then may the
+// tensor share the arrow.bool8 buffer.
+func (l layout) zeroOne() bool {
+	if l.total == 0 {
+		return true
+	}
+	for _, b := range l.leaf.Buffers()[1].Bytes()[l.first : l.first+l.total] {
+		if b > 1 {
+			return false
+		}
+	}
+	return true
+}
+
+func b2u(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // copyOut copies the elements into a new tensor, filling nulls with fill.
 func (l layout) copyOut(fill float64, nulls bool) (*core.Tensor, error) {
 	t, err := core.New(l.dtype, l.shape...)
@@ -248,13 +275,18 @@ func (l layout) copyOut(fill float64, nulls bool) (*core.Tensor, error) {
 		return nil, err
 	}
 	src := l.leaf.Buffers()[1].Bytes()
-	if l.dtype == core.Bool {
+	switch {
+	case l.dtype == core.Bool && !l.bytewise:
 		for k := range l.total {
 			if bitutil.BitIsSet(src, int(l.first+k)) {
 				dst[k] = 1
 			}
 		}
-	} else {
+	case l.bytewise: // arrow.bool8: any value but 0 is true
+		for k, b := range src[l.first : l.first+l.total] {
+			dst[k] = b2u(b != 0)
+		}
+	default:
 		size := int64(l.dtype.Size())
 		copy(dst, src[l.first*size:(l.first+l.total)*size])
 	}

@@ -310,7 +310,11 @@ func ToFixedShapeTensor(t *core.Tensor, opts ...adapters.Option) (arrow.Array, e
 	}
 	defer flat.Release()
 	var again bool
-	storage, err := ToArray(flat, append(opts, adapters.ReportCopy(&again))...)
+	toOpts := append(slices.Clip(opts), adapters.ReportCopy(&again))
+	if copied { // src is the copy already: AlwaysCopy must not copy it a second time
+		toOpts = append(toOpts, adapters.WithCopy(adapters.CopyIfNeeded))
+	}
+	storage, err := ToArray(flat, toOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -320,19 +324,28 @@ func ToFixedShapeTensor(t *core.Tensor, opts ...adapters.Option) (arrow.Array, e
 }
 
 // innerOrder is the order of t's axes with the first kept first and the inner ones sorted by
-// decreasing stride (ties keep their order): the order in which t's elements lie in memory
-// when it lies in any order of C.
+// decreasing stride: the order in which t's elements lie in memory when it lies in any order of
+// C. A dimension of size 1 has no stride that matters, and a comparator that called it equal to
+// every other would not be a strict weak order (a sort may then leave the others unsorted): the
+// inner axes of size 1 keep their places, and the others are sorted (stably) into the remaining
+// places.
 func innerOrder(t *core.Tensor) []int {
 	order := identity(t.Ndim())
 	st := t.Strides()
-	inner := order[1:]
-	sort.SliceStable(inner, func(i, j int) bool {
-		a, b := inner[i], inner[j]
-		if t.Dim(a) == 1 || t.Dim(b) == 1 {
-			return false // a dimension of 1 has no stride that matters: leave it where it is
+	var moving []int
+	for _, a := range order[1:] {
+		if t.Dim(a) != 1 {
+			moving = append(moving, a)
 		}
-		return st[a] > st[b]
-	})
+	}
+	sort.SliceStable(moving, func(i, j int) bool { return st[moving[i]] > st[moving[j]] })
+	k := 0
+	for i := 1; i < len(order); i++ {
+		if t.Dim(order[i]) != 1 {
+			order[i] = moving[k]
+			k++
+		}
+	}
 	return order
 }
 

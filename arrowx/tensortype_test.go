@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/assert"
@@ -17,7 +20,9 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/arrowx"
+	"github.com/dlpack-go/dlpack/arrowx/internal/arrowtest"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/foreignmem"
 	"github.com/dlpack-go/dlpack/internal/nodetest"
 )
 
@@ -26,38 +31,10 @@ var arrowDTypes = []core.DLDataType{
 	core.Uint64, core.Float16, core.Float32, core.Float64,
 }
 
-// seqTensor is a C-order tensor of dt whose elements are 0, 1, 2, ... (bools alternate).
-func seqTensor(t *testing.T, dt core.DLDataType, shape ...int64) *core.Tensor {
-	t.Helper()
-	n := int64(1)
-	for _, d := range shape {
-		n *= d
-	}
-	f := make([]float64, n)
-	for i := range f {
-		f[i] = float64(i % 100)
-		if dt == core.Bool {
-			f[i] = float64(i % 2)
-		}
-	}
-	src := core.MustFromSlice(f, shape...)
-	out, err := adapters.Cast(src, dt)
-	require.NoError(t, err)
-	return out
-}
+// seqTensor is arrowtest.Seq: 0, 1, 2, ... (bools alternate).
+var seqTensor = arrowtest.Seq
 
-func requireSameValues(t *testing.T, want, got *core.Tensor, msg string) {
-	t.Helper()
-	require.Equal(t, want.DType(), got.DType(), msg)
-	require.Equal(t, want.Shape(), got.Shape(), msg)
-	a, err := adapters.Contiguous(want)
-	require.NoError(t, err)
-	b, err := adapters.Contiguous(got)
-	require.NoError(t, err)
-	ab, _ := a.ReadOnlyBytes()
-	bb, _ := b.ReadOnlyBytes()
-	assert.Equal(t, ab, bb, msg)
-}
+var requireSameValues = arrowtest.RequireSame
 
 // TestFixedShapeTensorRoundTrip: every Arrow dtype and rank, to arrow.fixed_shape_tensor and
 // back, sharing memory except for bool.
@@ -340,4 +317,120 @@ func FuzzFixedShapeMetadata(f *testing.F) {
 		}
 		require.Equal(t, int64(n), size)
 	})
+}
+
+// TestFixedShapeTensorSizeOneInnerDims: a batch permuted around an inner dimension of size 1
+// is C order of a permutation of its inner dimensions, and is shared (innerOrder used to call
+// the size-1 dimension equal to every other, leaving the rest unsorted, and copied it).
+func TestFixedShapeTensorSizeOneInnerDims(t *testing.T) {
+	base := seqTensor(t, core.Float32, 2, 4, 1, 3)
+	defer base.Release()
+	for _, axes := range [][]int{{0, 3, 2, 1}, {0, 2, 3, 1}, {0, 3, 1, 2}} {
+		x, err := base.Permute(axes...)
+		require.NoError(t, err)
+		var copied bool
+		arr, err := arrowx.ToFixedShapeTensor(x, adapters.ZeroCopyOnly(), adapters.ReportCopy(&copied))
+		require.NoError(t, err, "%v: strides %v", axes, x.Strides())
+		assert.False(t, copied)
+		back, err := arrowx.FromArray(arr, adapters.ZeroCopyOnly())
+		require.NoError(t, err)
+		requireSameValues(t, x, back, fmt.Sprint(axes))
+		assert.Equal(t, base.Data(), back.Data(), "%v: shared", axes)
+		back.Release()
+		arr.Release()
+		x.Release()
+	}
+}
+
+// TestFixedShapeTensorCopiesOnce: a batch in no order of C, under AlwaysCopy, is copied once
+// (it used to be copied into C order and then copied again by ToArray).
+func TestFixedShapeTensorCopiesOnce(t *testing.T) {
+	base := seqTensor(t, core.Float32, 64, 64, 64) // 1 MiB: Go memory (below the mapped size)
+	defer base.Release()
+	rev, err := base.Reverse(2)
+	require.NoError(t, err)
+	defer rev.Release()
+	for _, opt := range []adapters.Option{adapters.AlwaysCopy(), adapters.WithCopy(adapters.CopyIfNeeded)} {
+		var ms0, ms1 runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms0)
+		var copied bool
+		arr, err := arrowx.ToFixedShapeTensor(rev, opt, adapters.ReportCopy(&copied))
+		runtime.ReadMemStats(&ms1)
+		require.NoError(t, err)
+		assert.True(t, copied)
+		got := ms1.TotalAlloc - ms0.TotalAlloc
+		assert.Less(t, got, uint64(rev.NumBytes())*3/2, "allocated %d bytes for a %d-byte tensor: copied twice", got, rev.NumBytes())
+		back, err := arrowx.FromArray(arr)
+		require.NoError(t, err)
+		requireSameValues(t, rev, back, "reversed")
+		back.Release()
+		arr.Release()
+	}
+}
+
+// TestFixedShapeTensorOnlyHolder: ToFixedShapeTensor holds its operand, the only holder of memory
+// unmapped on release, while collections run throughout, in every layout (shared, permuted,
+// copied); the arrays read the right elements afterwards.
+func TestFixedShapeTensorOnlyHolder(t *testing.T) {
+	base := seqTensor(t, core.Float32, 64, 32, 48)
+	defer base.Release()
+	tr, err := base.Permute(0, 2, 1)
+	require.NoError(t, err)
+	rev, err := base.Reverse(2)
+	require.NoError(t, err)
+	foreignmem.Collect(t)
+	for name, x := range map[string]*core.Tensor{"C": base, "permuted": tr, "reversed": rev} {
+		for range 10 {
+			m, err := foreignmem.Twin(x)
+			require.NoError(t, err)
+			arr, err := arrowx.ToFixedShapeTensor(m.Tensor) // nothing else holds m.Tensor
+			m = foreignmem.Mapped{}
+			require.NoError(t, err, name)
+			runtime.GC()
+			back, err := arrowx.FromArray(arr)
+			require.NoError(t, err)
+			requireSameValues(t, x, back, name)
+			back.Release()
+			arr.Release()
+		}
+	}
+}
+
+// TestBool8: Arrow's canonical arrow.bool8 (a byte per bool) is a bool tensor over the array's
+// memory when every byte is 0 or 1, and a copy (any other byte true) otherwise.
+func TestBool8(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	b := extensions.NewBool8Builder(mem)
+	b.AppendValues([]bool{true, false, true, true}, nil)
+	arr := b.NewArray()
+	b.Release()
+	var copied bool
+	x, err := arrowx.FromArray(arr, adapters.ZeroCopyOnly(), adapters.ReportCopy(&copied))
+	require.NoError(t, err)
+	assert.False(t, copied)
+	assert.Equal(t, core.Bool, x.DType())
+	vals, err := x.ReadOnlyBools()
+	require.NoError(t, err)
+	assert.Equal(t, []bool{true, false, true, true}, vals)
+	storage := arr.(array.ExtensionArray).Storage().Data().Buffers()[1].Bytes()
+	assert.Equal(t, unsafe.Pointer(&storage[0]), x.Data(), "shared")
+	x.Release()
+
+	// a byte of 2 is true, but no bool tensor may hold it: copied
+	storage[1] = 2
+	_, err = arrowx.FromArray(arr, adapters.ZeroCopyOnly())
+	require.ErrorIs(t, err, adapters.ErrCopyRequired)
+	y, err := arrowx.FromArray(arr, adapters.ReportCopy(&copied))
+	require.NoError(t, err)
+	assert.True(t, copied)
+	yb, _ := y.ReadOnlyBytes()
+	assert.Equal(t, []byte{1, 1, 1, 1}, yb)
+	y.Release()
+	arr.Release()
+
+	dt, err := arrowx.FromDType(extensions.NewBool8Type())
+	require.NoError(t, err)
+	assert.Equal(t, core.Bool, dt)
 }
