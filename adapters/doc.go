@@ -70,6 +70,45 @@
 // requests and convert whatever they are given. The conformance kit checks the rule for every
 // adapter that declares such conversions (adaptertest.Adapter.Casts).
 //
+// # File formats: the second shape
+//
+// A package for a file of tensors (numpyx, safetensorsx, ggufx) converts no value of another
+// library: its values are bytes in a file. It follows this shape instead, the standard library's
+// (archive/zip, debug/elf), with the entry points the format makes sense of:
+//
+//   - Read(r io.Reader, opts ...Option) reads what r holds (a tensor, or a file's tensors by
+//     name) into memory of its own; ReadFile(path, opts...) does the same from a file.
+//   - Map(path, opts...) maps the file read-only and returns tensors over the mapping: zero-copy,
+//     nothing read until an element is touched.
+//   - Open(path, opts...) opens a many-tensor file, mapped where the system can, and returns a
+//     file value (Names, Tensor(name), Header, ...) that must be closed; tensors taken from it
+//     stay valid after Close. NewReader(r io.ReaderAt, size int64, opts...) is the same over any
+//     ReaderAt, reading into memory of its own.
+//   - Write(w io.Writer, ...) and WriteFile(path, ...) write; WriteFile replaces the file
+//     atomically.
+//   - ReadHeader(r) reads, and ParseHeader(b) parses, only the header; HeaderOf(...) is the
+//     header a write would produce; a file value's Header method returns its own.
+//
+// Options are this package's Option, with the copy policy meaning what it means for adapters
+// (Read under ZeroCopyOnly fails with ErrCopyRequired, Open under AlwaysCopy copies every
+// tensor); a setting of one format only is a function of that package returning an Option
+// (numpyx.Compressed, numpyx.MaxInflated), built with WithExtra, never an option type of its
+// own. A path that is not a regular file (a named pipe, a directory, a device) is refused at
+// once with the package's ErrNotRegularFile, never waited on. Each package doc says which of
+// the two shapes it follows.
+//
+// # Naming the zero-copy predicates
+//
+// A predicate reports (ok bool, why string), and its name says the direction it asks about:
+//
+//   - Shareable(t *core.Tensor): core to the package's main type (the ToX of the contract).
+//   - ShareableAs<Kind>(t *core.Tensor): core to another kind of the package's values
+//     (arrowx.ShareableAsTensor, arrowx.ShareableAsRecord).
+//   - ShareableFrom<Kind>(x): the package's value to core (gomlxx.ShareableFromTensor).
+//
+// Every package doc that says when a conversion shares memory and when it copies does so under
+// the heading "Zero-copy and copies".
+//
 // # Copies
 //
 // Copy writes one tensor's elements into another of the same shape, converting the dtype when
