@@ -9,6 +9,7 @@
 //	C ArrowArray (primitive, FixedSizeList) → tensor  always          booleans; nulls with arrowx.FillNulls
 //	tensor (C order, Arrow primitive dtype) → C       always          other layouts (once), bool (bit-packed)
 //	arrow.fixed_shape_tensor ⇄ tensor [N, shape...]  as above        as above
+//	arrow.variable_shape_tensor ⇄ arrowx array        always          nothing (Tensor(i): as FromArray)
 //
 // An array whose ArrowSchema's metadata names Arrow's canonical extension type
 // arrow.fixed_shape_tensor (ARROW:extension:name) is imported as that type: its
@@ -17,7 +18,10 @@
 // sends one. The metadata is untrusted like every other field: a shape that does not fit the
 // FixedSizeList, a negative dimension, a permutation that is not one, or metadata whose lengths
 // run past 1 MiB or 1024 pairs are refused with arrowx.ErrMalformed, after the producer's release.
-// Other extension types are read as their storage.
+// Other extension types are read as their storage. Arrays of arrow.variable_shape_tensor (a
+// Struct of a List of values and a FixedSizeList<int32> of shapes) travel as
+// arrowx.VariableShapeTensorArray: ExportVariableShapeTensors and ImportVariableShapeTensors,
+// whose Tensor(i) is element i over the producer's memory.
 //
 // The mapping is arrowx.FromArray's and arrowx.ToArray's: a primitive array is a 1-D tensor, a
 // FixedSizeList (nested for more dimensions) an N-D one; offsets are honoured; arrays with nulls
@@ -102,7 +106,7 @@ func ImportArray(arr *cdata.CArrowArray, schema *cdata.CArrowSchema, opts ...ada
 	}
 	if arr == nil || schema == nil {
 		release()
-		return nil, fmt.Errorf("cdatax: ImportArray with a nil ArrowArray or ArrowSchema: %w", arrowx.ErrNil)
+		return nil, errs.Errorf(core.ErrNil, "cdatax: ImportArray with a nil ArrowArray or ArrowSchema")
 	}
 	defer release() // the schema, always; the array, unless it was moved
 	dt, err := checkForeign(ca, cs)
@@ -144,7 +148,7 @@ func ImportArray(arr *cdata.CArrowArray, schema *cdata.CArrowSchema, opts ...ada
 // (a release callback not NULL) are refused with ErrLive and left untouched.
 func ExportArray(t *core.Tensor, out *cdata.CArrowArray, outSchema *cdata.CArrowSchema, opts ...adapters.Option) error {
 	if out == nil || outSchema == nil {
-		return errs.Errorf(arrowx.ErrNil, "cdatax: ExportArray into a nil ArrowArray or ArrowSchema")
+		return errs.Errorf(core.ErrNil, "cdatax: ExportArray into a nil ArrowArray or ArrowSchema")
 	}
 	if err := checkUnused(out, outSchema); err != nil {
 		return err
@@ -167,7 +171,7 @@ func ExportArray(t *core.Tensor, out *cdata.CArrowArray, outSchema *cdata.CArrow
 // Structs that still hold a live export are refused with ErrLive, as ExportArray does.
 func ExportFixedShapeTensor(t *core.Tensor, out *cdata.CArrowArray, outSchema *cdata.CArrowSchema, opts ...adapters.Option) error {
 	if out == nil || outSchema == nil {
-		return errs.Errorf(arrowx.ErrNil, "cdatax: ExportFixedShapeTensor into a nil ArrowArray or ArrowSchema")
+		return errs.Errorf(core.ErrNil, "cdatax: ExportFixedShapeTensor into a nil ArrowArray or ArrowSchema")
 	}
 	if err := checkUnused(out, outSchema); err != nil {
 		return err

@@ -121,7 +121,7 @@ func TestExportToC(t *testing.T) {
 	assert.Equal(t, 1, released)
 
 	_, err = cdatax.ImportArray(nil, nil)
-	require.ErrorIs(t, err, arrowx.ErrNil)
+	require.ErrorIs(t, err, core.ErrNil)
 }
 
 // An export into structs that still hold a live export is refused, and leaves them as they were:

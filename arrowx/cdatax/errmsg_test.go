@@ -49,13 +49,13 @@ func TestErrorMessages(t *testing.T) {
 	one := []int64{6}
 	matrix := []int64{2, 3}
 	cases := []errstest.Case{
-		{Name: "ExportArray nil structs", Want: arrowx.ErrNil, Err: func() error { return cdatax.ExportArray(vec, nil, nil) }},
-		{Name: "ExportFixedShapeTensor nil structs", Want: arrowx.ErrNil, Err: func() error {
+		{Name: "ExportArray nil structs", Want: core.ErrNil, Err: func() error { return cdatax.ExportArray(vec, nil, nil) }},
+		{Name: "ExportFixedShapeTensor nil structs", Want: core.ErrNil, Err: func() error {
 			return cdatax.ExportFixedShapeTensor(vec, nil, nil)
 		}},
-		{Name: "ImportArray nil structs", Want: arrowx.ErrNil, Err: func() error { _, err := cdatax.ImportArray(nil, nil); return err }},
+		{Name: "ImportArray nil structs", Want: core.ErrNil, Err: func() error { _, err := cdatax.ImportArray(nil, nil); return err }},
 		{Name: "ExportArray complex", Want: adapters.ErrUnsupported, Err: export(false, core.MustFromSlice([]complex64{1}))},
-		{Name: "ExportArray nil tensor", Want: arrowx.ErrNil, Err: export(false, nil)},
+		{Name: "ExportArray nil tensor", Want: core.ErrNil, Err: export(false, nil)},
 		{Name: "ExportFixedShapeTensor 0-d", Want: adapters.ErrUnsupported, Err: export(true, core.Scalar(float32(1)))},
 		{Name: "length -1", Want: arrowx.ErrMalformed, Err: spoiled(one, false, setArray(0, ctest.Length, -1))},
 		{Name: "null_count > length", Want: arrowx.ErrMalformed, Err: spoiled(one, false, setArray(0, ctest.NullCount, 7))},
@@ -79,6 +79,6 @@ func TestErrorMessages(t *testing.T) {
 			return cdatax.ExportArray(vec, (*cdata.CArrowArray)(arr), (*cdata.CArrowSchema)(sc))
 		}},
 	}
-	errstest.Run(t, `^cdatax: `, cases, cdatax.ErrReleased, cdatax.ErrLive, arrowx.ErrNil, arrowx.ErrMalformed, arrowx.ErrNulls,
+	errstest.Run(t, `^cdatax: `, cases, cdatax.ErrReleased, cdatax.ErrLive, core.ErrNil, arrowx.ErrMalformed, arrowx.ErrNulls,
 		arrowx.ErrMismatch)
 }

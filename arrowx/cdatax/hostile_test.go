@@ -210,9 +210,9 @@ func TestImportNilWithReleased(t *testing.T) {
 	defer ctest.Free(arr, sc)
 	ctest.ReleaseSchemaAt(sc, 0, false)
 	_, err := cdatax.ImportArray(nil, (*cdata.CArrowSchema)(sc))
-	require.ErrorIs(t, err, arrowx.ErrNil)
+	require.ErrorIs(t, err, core.ErrNil)
 	_, err = cdatax.ImportArray((*cdata.CArrowArray)(arr), nil)
-	require.ErrorIs(t, err, arrowx.ErrNil)
+	require.ErrorIs(t, err, core.ErrNil)
 	assert.Equal(t, []int64{1, 1}, ctest.Releases())
 }
 
