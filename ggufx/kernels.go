@@ -86,11 +86,15 @@ func dqQ4_0(y []float32, x []byte) {
 		}
 		o := y[:32:32]
 		lo, hi := binary.LittleEndian.Uint64(b[2:]), binary.LittleEndian.Uint64(b[10:])
+		// In the order of the output: the low nibbles (elements 0-15), then the high ones.
+		a, c := o[:16:16], o[16:32:32]
 		for j := range 8 {
-			o[j] = v[lo>>(8*j)&15]
-			o[j+16] = v[lo>>(8*j+4)&15]
-			o[j+8] = v[hi>>(8*j)&15]
-			o[j+24] = v[hi>>(8*j+4)&15]
+			a[j] = v[lo>>(8*j)&15]
+			a[j+8] = v[hi>>(8*j)&15]
+		}
+		for j := range 8 {
+			c[j] = v[lo>>(8*j+4)&15]
+			c[j+8] = v[hi>>(8*j+4)&15]
 		}
 		x, y = x[18:], y[32:]
 	}
@@ -374,16 +378,23 @@ func dqQ6_K(y []float32, x []byte) {
 			qh := b[128+32*n : 128+32*n+32]
 			sc := ds[8*n : 8*n+8]
 			o := out[:128:128]
-			for l := 0; l < 32; l++ {
-				is := l / 16
-				q1 := int32((ql[l]&0x0f)|((qh[l]>>0)&3)<<4) - 32
-				q2 := int32((ql[l+32]&0x0f)|((qh[l]>>2)&3)<<4) - 32
-				q3 := int32((ql[l]>>4)|((qh[l]>>4)&3)<<4) - 32
-				q4 := int32((ql[l+32]>>4)|((qh[l]>>6)&3)<<4) - 32
-				o[l] = sc[is] * int8Float[uint8(q1)]
-				o[l+32] = sc[is+2] * int8Float[uint8(q2)]
-				o[l+64] = sc[is+4] * int8Float[uint8(q3)]
-				o[l+96] = sc[is+6] * int8Float[uint8(q4)]
+			for h := 0; h < 2; h++ { // elements 16h to 16h+15 of each quarter share a scale
+				s0, s1, s2, s3 := sc[h], sc[h+2], sc[h+4], sc[h+6]
+				for l := 16 * h; l < 16*h+16; l += 8 { // eight elements of each quarter from 8-byte loads
+					a := binary.LittleEndian.Uint64(ql[l:])
+					c := binary.LittleEndian.Uint64(ql[l+32:])
+					e := binary.LittleEndian.Uint64(qh[l:])
+					o0, o1 := o[l:l+8:l+8], o[l+32:l+40:l+40]
+					o2, o3 := o[l+64:l+72:l+72], o[l+96:l+104:l+104]
+					for j := range 8 {
+						qa, qc, qe := uint32(a>>(8*j)), uint32(c>>(8*j)), uint32(e>>(8*j))
+						// q - 32 is exact as a float32: the products are the reference's.
+						o0[j] = s0 * float32(int32(qa&15|(qe&3)<<4)-32)
+						o1[j] = s1 * float32(int32(qc&15|(qe&0x0c)<<2)-32)
+						o2[j] = s2 * float32(int32(qa>>4&15|qe&0x30)-32)
+						o3[j] = s3 * float32(int32(qc>>4&15|(qe&0xc0)>>2)-32)
+					}
+				}
 			}
 			out = out[128:]
 		}
