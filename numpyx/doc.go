@@ -14,8 +14,14 @@
 //     ParseHeader and HeaderOf for headers alone.
 //   - Memory maps: Map opens a file as a read-only tensor over the file's bytes, in constant
 //     time, unmapped when released or unreachable.
-//   - .npz: ReadNPZ and WriteNPZ (Compressed() deflates) for whole archives; OpenNPZ/NewNPZ read
-//     member by member, lazily; NPZWriter writes member by member.
+//   - .npz: ReadNPZ and WriteNPZ (Compressed() deflates) for whole archives; Open (a file) and
+//     NewReader (any io.ReaderAt) read member by member, lazily; NPZWriter writes member by
+//     member.
+//
+// numpyx follows the file-format shape of the adapter contract (see package adapters): Read,
+// ReadFile, Map, Write, WriteFile and the header functions for the one-tensor .npy, Open and
+// NewReader for the many-tensor .npz, options as adapters.Option (MaxInflated and Compressed
+// are such options; NPZOption, OpenNPZ and NewNPZ are deprecated old names).
 //
 // Format versions 1.0, 2.0 and 3.0 are read; dtypes b1, i1-i8, u1-u8, f2 (float16), f4, f8,
 // c8 and c16 in either byte order, C or Fortran order, 0-d and empty arrays. Headers are
@@ -34,7 +40,7 @@
 //   - Inputs are never modified; a written tensor is read through its memory as it lies (C- or
 //     Fortran-contiguous) or streamed in C order through a small buffer.
 //
-// # Zero copy
+// # Zero-copy and copies
 //
 // ReadFile, Read and the .npz readers copy into memory of their own (a file is not memory):
 // core.NewUninit's, Go memory for arrays under 4 MiB and, under core.DefaultAllocation, mapped

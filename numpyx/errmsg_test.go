@@ -44,7 +44,7 @@ func TestErrorMessages(t *testing.T) {
 	truncated := file("truncated.npy", npyFile(f8("(4,)"), make([]byte, 31)))
 	bigEndian := file("big.npy", npyFile("{'descr': '>f8', 'fortran_order': False, 'shape': (2,), }", make([]byte, 16)))
 	npz := func(b []byte, opts ...numpyx.NPZOption) *numpyx.NPZ {
-		z, err := numpyx.NewNPZ(bytes.NewReader(b), int64(len(b)), opts...)
+		z, err := numpyx.NewReader(bytes.NewReader(b), int64(len(b)), opts...)
 		require.NoError(t, err)
 		return z
 	}
@@ -93,16 +93,16 @@ func TestErrorMessages(t *testing.T) {
 		{Name: "missing file", Want: os.ErrNotExist, Err: func() error { _, err := numpyx.ReadFile(filepath.Join(dir, "none.npy")); return err }},
 		{Name: "directory", Want: numpyx.ErrNotRegularFile, Err: func() error { _, err := numpyx.ReadNPZ(dir); return err }},
 		{Name: "not a zip archive", Want: numpyx.ErrFormat, Err: func() error {
-			_, err := numpyx.NewNPZ(bytes.NewReader([]byte("not a zip")), 9)
+			_, err := numpyx.NewReader(bytes.NewReader([]byte("not a zip")), 9)
 			return err
 		}},
 		{Name: "npz: two members under one key", Want: numpyx.ErrDuplicateKey, Err: func() error {
 			dup := rawNPZ(t, false, "a.npy", nil, "a", nil)
-			_, err := numpyx.NewNPZ(bytes.NewReader(dup), int64(len(dup)))
+			_, err := numpyx.NewReader(bytes.NewReader(dup), int64(len(dup)))
 			return err
 		}},
 		{Name: "npz: member past the end", Want: numpyx.ErrTruncated, Err: func() error {
-			_, err := numpyx.NewNPZ(bytes.NewReader(pastEnd), int64(len(pastEnd)))
+			_, err := numpyx.NewReader(bytes.NewReader(pastEnd), int64(len(pastEnd)))
 			return err
 		}},
 		{Name: "npz: no such key", Want: numpyx.ErrNotFound, Err: func() error { _, err := npz(good.Bytes()).Read("y"); return err }},

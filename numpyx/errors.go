@@ -32,7 +32,7 @@ var (
 	ErrDuplicateKey error = errors.New("numpyx: duplicate array key")
 	// ErrTooLarge: reading an .npz archive would inflate more bytes than its MaxInflated cap.
 	ErrTooLarge error = errors.New("numpyx: archive inflates past its cap")
-	// ErrNotRegularFile: a file to read (ReadFile, Map, OpenNPZ, ReadNPZ) is a named pipe, a
+	// ErrNotRegularFile: a file to read (ReadFile, Map, Open, ReadNPZ) is a named pipe, a
 	// device, a socket or a directory: such files can block a reader forever or never end, and
 	// are refused before anything is read.
 	ErrNotRegularFile error = errors.New("numpyx: not a regular file")

@@ -24,7 +24,7 @@ func ExampleNPZ_Open() {
 		fmt.Println(err)
 		return
 	}
-	z, err := numpyx.NewNPZ(bytes.NewReader(buf.Bytes()), int64(buf.Len()), numpyx.MaxInflated(1<<30))
+	z, err := numpyx.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()), numpyx.MaxInflated(1<<30))
 	if err != nil {
 		fmt.Println(err)
 		return

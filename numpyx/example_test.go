@@ -80,7 +80,7 @@ func ExampleNPZWriter() {
 	if err := w.Close(); err != nil {
 		panic(err)
 	}
-	z, err := numpyx.NewNPZ(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	z, err := numpyx.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
 	if err != nil {
 		panic(err)
 	}

@@ -97,7 +97,7 @@ func FuzzReadNPZ(f *testing.F) {
 	f.Add(append(bytes.Clone(rawNPZ(f, true, "a.npy", s[3]))[:30], rawNPZ(f, false, "b", nil)...))
 	f.Add(overlappingNPZ(f, 3, s[5]))
 	f.Fuzz(func(t *testing.T, archive []byte) {
-		z, err := numpyx.NewNPZ(bytes.NewReader(archive), int64(len(archive)), numpyx.MaxInflated(64<<20))
+		z, err := numpyx.NewReader(bytes.NewReader(archive), int64(len(archive)), numpyx.MaxInflated(64<<20))
 		checkErr(t, err)
 		if err != nil {
 			return

@@ -172,7 +172,7 @@ func TestNPZMaxInflated(t *testing.T) {
 	assert.Len(t, all, 2)
 	_, err = numpyx.ReadNPZ(name, numpyx.MaxInflated(8_000_080+2*header-1))
 	require.ErrorIs(t, err, numpyx.ErrTooLarge, "one byte short")
-	z, err := numpyx.OpenNPZ(name, numpyx.MaxInflated(80+header))
+	z, err := numpyx.Open(name, numpyx.MaxInflated(80+header))
 	require.NoError(t, err)
 	defer z.Close()
 	_, err = z.Read("small")

@@ -144,7 +144,7 @@ func TestNPZHostile(t *testing.T) {
 	require.NoError(t, w.Write("a", core.MustFromSlice([]float64{1, 2, 3, 4})))
 	require.NoError(t, w.Close())
 
-	_, err := numpyx.NewNPZ(bytes.NewReader([]byte("not a zip")), 9)
+	_, err := numpyx.NewReader(bytes.NewReader([]byte("not a zip")), 9)
 	require.ErrorIs(t, err, numpyx.ErrFormat)
 
 	// a member whose header promises more than it holds
@@ -165,7 +165,7 @@ func TestNPZHostile(t *testing.T) {
 			// rebuild by hand: deflate the lying member
 			b = rawNPZ(t, comp, "a.npy", npyFile("{'descr': '<f8', 'fortran_order': False, 'shape': (100000000,), }", make([]byte, 64)))
 		}
-		z, err := numpyx.NewNPZ(bytes.NewReader(b), int64(len(b)))
+		z, err := numpyx.NewReader(bytes.NewReader(b), int64(len(b)))
 		require.NoError(t, err)
 		_, err = z.Read("a")
 		require.Error(t, err)
@@ -173,7 +173,7 @@ func TestNPZHostile(t *testing.T) {
 		assert.NoError(t, errstest.Check(err, sentinels...))
 	}
 
-	z, err := numpyx.NewNPZ(bytes.NewReader(ok.Bytes()), int64(ok.Len()))
+	z, err := numpyx.NewReader(bytes.NewReader(ok.Bytes()), int64(ok.Len()))
 	require.NoError(t, err)
 	_, err = z.Read("missing")
 	require.ErrorIs(t, err, numpyx.ErrNotFound)
@@ -184,7 +184,7 @@ func TestNPZHostile(t *testing.T) {
 	i := bytes.Index(b, []byte{0, 0, 0, 0, 0, 0, 0xf0, 0x3f}) // 1.0 as little-endian float64
 	require.Positive(t, i)
 	b[i+7] = 0x40
-	z, err = numpyx.NewNPZ(bytes.NewReader(b), int64(len(b)))
+	z, err = numpyx.NewReader(bytes.NewReader(b), int64(len(b)))
 	require.NoError(t, err)
 	_, err = z.Read("a")
 	require.ErrorIs(t, err, numpyx.ErrFormat)
@@ -194,7 +194,7 @@ func TestNPZHostile(t *testing.T) {
 	require.NoError(t, w.Write("a", core.Scalar(1.0)))
 	require.ErrorIs(t, w.Write("a", core.Scalar(1.0)), numpyx.ErrDuplicateKey)
 	dup := rawNPZ(t, false, "a.npy", ok.Bytes()[:0], "a", nil)
-	_, err = numpyx.NewNPZ(bytes.NewReader(dup), int64(len(dup)))
+	_, err = numpyx.NewReader(bytes.NewReader(dup), int64(len(dup)))
 	require.ErrorIs(t, err, numpyx.ErrDuplicateKey)
 }
 

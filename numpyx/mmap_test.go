@@ -101,7 +101,7 @@ func TestMapFortran(t *testing.T) {
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "f.npy")
 	require.NoError(t, numpyx.WriteFile(path, ft))
-	for _, open := range []func(string) (*core.Tensor, error){numpyx.ReadFile, func(p string) (*core.Tensor, error) { return numpyx.Map(p) }} {
+	for _, open := range []func(string) (*core.Tensor, error){func(p string) (*core.Tensor, error) { return numpyx.ReadFile(p) }, func(p string) (*core.Tensor, error) { return numpyx.Map(p) }} {
 		m, err := open(path)
 		require.NoError(t, err)
 		assert.Equal(t, []int64{3, 2}, m.Shape())

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/errs"
 	"github.com/dlpack-go/dlpack/internal/tensorio"
@@ -30,9 +31,17 @@ type NPZ struct {
 	limit atomic.Int64
 }
 
-// NPZOption sets how an .npz archive is read (OpenNPZ, NewNPZ, ReadNPZ) or written (WriteNPZ,
-// NewNPZWriter); each option says which it is for, and the other side ignores it.
-type NPZOption func(*npzConfig)
+// NPZOption was the option type of the .npz functions; they take adapters.Option now, and
+// MaxInflated and Compressed return one.
+//
+// Deprecated: use adapters.Option.
+type NPZOption = adapters.Option
+
+// limitKey and compressKey hold MaxInflated's and Compressed's settings in adapters.Options.
+type (
+	limitKey    struct{}
+	compressKey struct{}
+)
 
 // npzConfig is what the options set.
 type npzConfig struct {
@@ -40,12 +49,14 @@ type npzConfig struct {
 	compress bool  // Compressed
 }
 
-func npzConfigOf(opts []NPZOption) npzConfig {
+func npzConfigOf(opts []adapters.Option) npzConfig {
+	o := adapters.Apply(opts...)
 	c := npzConfig{limit: -1}
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
+	if v, ok := o.Extra(limitKey{}); ok {
+		c.limit = v.(int64)
+	}
+	if _, ok := o.Extra(compressKey{}); ok {
+		c.compress = true
 	}
 	return c
 }
@@ -59,21 +70,25 @@ func npzConfigOf(opts []NPZOption) npzConfig {
 // comes from someone you do not trust. The default is no cap. (Whatever the cap, a member is
 // inflated from its own bytes only: archives whose members share compressed data are refused
 // when they are opened.)
-func MaxInflated(n int64) NPZOption { return func(c *npzConfig) { c.limit = max(n, 0) } }
+//
+// Other packages ignore it, and so does everything in numpyx but the .npz readers.
+func MaxInflated(n int64) adapters.Option { return adapters.WithExtra(limitKey{}, max(n, 0)) }
 
 // Compressed, when writing, deflates the members, like numpy.savez_compressed; the default stores
 // them as they are, like numpy.savez.
-func Compressed() NPZOption { return func(c *npzConfig) { c.compress = true } }
+// Other packages ignore it, and so does everything in numpyx but the .npz writers.
+func Compressed() adapters.Option { return adapters.WithExtra(compressKey{}, true) }
 
-// OpenNPZ opens the .npz file called name. Close it when done; the tensors it returned stay
-// valid after Close (they are in memory of their own, see Read). What is not a regular file (a
+// Open opens the .npz file called name, the package's many-tensor file. Close it when done; the
+// tensors it returned stay valid after Close (they are in memory of their own, see NPZ.Read:
+// members are inflated, so no option makes them share the file). What is not a regular file (a
 // named pipe, a device, a directory) is refused with ErrNotRegularFile, without blocking.
-func OpenNPZ(name string, opts ...NPZOption) (*NPZ, error) {
+func Open(name string, opts ...adapters.Option) (*NPZ, error) {
 	f, size, err := openRegular(name)
 	if err != nil {
 		return nil, err
 	}
-	z, err := NewNPZ(f, size, opts...)
+	z, err := NewReader(f, size, opts...)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -82,14 +97,26 @@ func OpenNPZ(name string, opts ...NPZOption) (*NPZ, error) {
 	return z, nil
 }
 
-// NewNPZ reads the directory of the .npz archive of size bytes in r. Members that do not end in
+// OpenNPZ is the old name of Open.
+//
+// Deprecated: use Open.
+func OpenNPZ(name string, opts ...adapters.Option) (*NPZ, error) { return Open(name, opts...) }
+
+// NewNPZ is the old name of NewReader.
+//
+// Deprecated: use NewReader.
+func NewNPZ(r io.ReaderAt, size int64, opts ...adapters.Option) (*NPZ, error) {
+	return NewReader(r, size, opts...)
+}
+
+// NewReader reads the directory of the .npz archive of size bytes in r. Members that do not end in
 // ".npy" keep their whole name as their key (numpy.load does the same); two members with the
 // same key are refused (ErrDuplicateKey). The directory is checked before anything is inflated:
 // every member's data must lie inside the archive (ErrTruncated), and no two members' data may
 // overlap (ErrFormat): a directory of many entries over one compressed stream, as zip bombs are
 // built, would inflate that stream once per entry. Looking a key up takes constant time, however
 // many members the archive has.
-func NewNPZ(r io.ReaderAt, size int64, opts ...NPZOption) (*NPZ, error) {
+func NewReader(r io.ReaderAt, size int64, opts ...adapters.Option) (*NPZ, error) {
 	zr, err := zip.NewReader(r, size)
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) { // names are keys here, never paths
 		return nil, errs.Errorf(ErrFormat, "numpyx: not a zip archive: %v", err)
@@ -145,7 +172,7 @@ func checkExtents(files []*zip.File, size int64) error {
 // Keys returns the keys of the arrays, in archive order.
 func (z *NPZ) Keys() []string { return slices.Clone(z.keys) }
 
-// Close closes the file OpenNPZ opened; it does nothing for an NPZ made by NewNPZ.
+// Close closes the file Open opened; it does nothing for an NPZ made by NewReader.
 func (z *NPZ) Close() error {
 	if z.closer == nil {
 		return nil
@@ -365,8 +392,8 @@ func (z *NPZ) take(n int64) (left int64, ok bool) {
 // ReadNPZ reads every array of the .npz file called name, keyed as numpy.load keys them
 // ("x.npy" is "x"). Pass MaxInflated to bound what an untrusted archive may allocate. On an
 // error the arrays already read are released.
-func ReadNPZ(name string, opts ...NPZOption) (map[string]*core.Tensor, error) {
-	z, err := OpenNPZ(name, opts...)
+func ReadNPZ(name string, opts ...adapters.Option) (map[string]*core.Tensor, error) {
+	z, err := Open(name, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -395,7 +422,7 @@ type NPZWriter struct {
 
 // NewNPZWriter starts an .npz archive on w. Members are stored as they are, like numpy.savez,
 // or deflated with Compressed(), like numpy.savez_compressed. Close finishes the archive.
-func NewNPZWriter(w io.Writer, opts ...NPZOption) *NPZWriter {
+func NewNPZWriter(w io.Writer, opts ...adapters.Option) *NPZWriter {
 	return &NPZWriter{zw: zip.NewWriter(w), compress: npzConfigOf(opts).compress, seen: map[string]bool{}}
 }
 
@@ -438,7 +465,7 @@ func (z *NPZWriter) Close() error {
 // reads each back under its key. Members are stored as they are, like numpy.savez, or deflated
 // with Compressed(), like numpy.savez_compressed. The file is replaced as WriteFile replaces
 // one.
-func WriteNPZ(name string, arrays map[string]*core.Tensor, opts ...NPZOption) error {
+func WriteNPZ(name string, arrays map[string]*core.Tensor, opts ...adapters.Option) error {
 	return tensorio.ReplaceFile("numpyx", name, func(f *os.File) error {
 		z := NewNPZWriter(f, opts...)
 		keys := make([]string, 0, len(arrays))

@@ -77,7 +77,7 @@ func TestNPZOverlappingMembers(t *testing.T) {
 	bomb := overlappingNPZ(t, 2000, npy.Bytes())
 	require.Less(t, len(bomb), 200<<10)
 	r := &countingReaderAt{r: bytes.NewReader(bomb)}
-	_, err := numpyx.NewNPZ(r, int64(len(bomb)))
+	_, err := numpyx.NewReader(r, int64(len(bomb)))
 	require.ErrorIs(t, err, numpyx.ErrFormat)
 	assert.Contains(t, err.Error(), `members "a0.npy" and "a1.npy" share bytes`)
 	assert.Less(t, r.n.Load(), int64(2*len(bomb)), "the directory is checked without inflating anything")
@@ -88,7 +88,7 @@ func TestNPZOverlappingMembers(t *testing.T) {
 	require.ErrorIs(t, err, numpyx.ErrFormat)
 
 	one := overlappingNPZ(t, 1, npy.Bytes())
-	z, err := numpyx.NewNPZ(bytes.NewReader(one), int64(len(one)))
+	z, err := numpyx.NewReader(bytes.NewReader(one), int64(len(one)))
 	require.NoError(t, err)
 	x, err := z.Read("a0")
 	require.NoError(t, err)
@@ -105,7 +105,7 @@ func TestNPZMemberPastEnd(t *testing.T) {
 	// the central directory's compressed size: 20 bytes into its entry
 	dir := bytes.Index(b, []byte{0x50, 0x4b, 0x01, 0x02})
 	binary.LittleEndian.PutUint32(b[dir+20:], uint32(len(b)))
-	_, err := numpyx.NewNPZ(bytes.NewReader(b), int64(len(b)))
+	_, err := numpyx.NewReader(bytes.NewReader(b), int64(len(b)))
 	require.ErrorIs(t, err, numpyx.ErrTruncated)
 	assert.Contains(t, err.Error(), `member "a0.npy" claims`)
 }
@@ -117,7 +117,7 @@ func TestOpenersRefuseNonRegularFiles(t *testing.T) {
 	openers := map[string]func(string) error{
 		"ReadFile": func(p string) error { _, err := numpyx.ReadFile(p); return err },
 		"Map":      func(p string) error { _, err := numpyx.Map(p); return err },
-		"OpenNPZ":  func(p string) error { _, err := numpyx.OpenNPZ(p); return err },
+		"Open":     func(p string) error { _, err := numpyx.Open(p); return err },
 		"ReadNPZ":  func(p string) error { _, err := numpyx.ReadNPZ(p); return err },
 	}
 	for opener, open := range openers {
@@ -140,7 +140,7 @@ func TestNPZOpen(t *testing.T) {
 	w := numpyx.NewNPZWriter(&buf, numpyx.Compressed())
 	require.NoError(t, w.Write("x", x))
 	require.NoError(t, w.Close())
-	z, err := numpyx.NewNPZ(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	z, err := numpyx.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
 	require.NoError(t, err)
 	h, rc, err := z.Open("x")
 	require.NoError(t, err)
@@ -163,7 +163,7 @@ func TestNPZOpen(t *testing.T) {
 	i := bytes.Index(b, want)
 	require.Positive(t, i)
 	b[i] ^= 1
-	z, err = numpyx.NewNPZ(bytes.NewReader(b), int64(len(b)))
+	z, err = numpyx.NewReader(bytes.NewReader(b), int64(len(b)))
 	require.NoError(t, err)
 	_, rc, err = z.Open("x")
 	require.NoError(t, err)
@@ -173,7 +173,7 @@ func TestNPZOpen(t *testing.T) {
 
 	// a header that promises more than the member holds
 	lie := rawNPZ(t, true, "x.npy", npyFile("{'descr': '<f8', 'fortran_order': False, 'shape': (100,), }", make([]byte, 64)))
-	z, err = numpyx.NewNPZ(bytes.NewReader(lie), int64(len(lie)))
+	z, err = numpyx.NewReader(bytes.NewReader(lie), int64(len(lie)))
 	require.NoError(t, err)
 	_, rc, err = z.Open("x")
 	require.NoError(t, err)
@@ -184,7 +184,7 @@ func TestNPZOpen(t *testing.T) {
 	rc.Close()
 
 	// the cap: the array's 48 bytes are taken when it is opened
-	z, err = numpyx.NewNPZ(bytes.NewReader(buf.Bytes()), int64(buf.Len()), numpyx.MaxInflated(128+47))
+	z, err = numpyx.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()), numpyx.MaxInflated(128+47))
 	require.NoError(t, err)
 	_, _, err = z.Open("x")
 	require.ErrorIs(t, err, numpyx.ErrTooLarge)
@@ -200,7 +200,7 @@ func BenchmarkNPZManyMembers(b *testing.B) {
 			arc := manyMembers(b, n)
 			b.ResetTimer()
 			for b.Loop() {
-				z, err := numpyx.NewNPZ(bytes.NewReader(arc), int64(len(arc)))
+				z, err := numpyx.NewReader(bytes.NewReader(arc), int64(len(arc)))
 				require.NoError(b, err)
 				for _, k := range z.Keys() {
 					x, err := z.Read(k)

@@ -48,7 +48,7 @@ func bigNPZ(t *testing.T, corrupt string, keys ...string) []byte {
 // for it goes back at once (no collection needed).
 func TestNPZReadReleasesOnBadChecksum(t *testing.T) {
 	b := bigNPZ(t, "a", "a", "ok")
-	z, err := numpyx.NewNPZ(bytes.NewReader(b), int64(len(b)))
+	z, err := numpyx.NewReader(bytes.NewReader(b), int64(len(b)))
 	require.NoError(t, err)
 	ok, err := z.Read("ok")
 	require.NoError(t, err)
@@ -83,7 +83,7 @@ func TestNPZMaxInflatedConcurrent(t *testing.T) {
 	require.NoError(t, w.Write("small", core.MustNew(core.Float64, 10))) // 80 data bytes, a 128-byte header
 	require.NoError(t, w.Close())
 	const perRead, limit = 80 + 128, 10 * (80 + 128)
-	z, err := numpyx.NewNPZ(bytes.NewReader(buf.Bytes()), int64(buf.Len()), numpyx.MaxInflated(limit))
+	z, err := numpyx.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()), numpyx.MaxInflated(limit))
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -105,7 +105,7 @@ func TestNPZMaxInflatedConcurrent(t *testing.T) {
 	assert.LessOrEqual(t, okReads*perRead, limit, "the reads that succeeded fit the cap")
 	assert.Equal(t, 40, okReads+capped)
 
-	z, err = numpyx.NewNPZ(bytes.NewReader(buf.Bytes()), int64(buf.Len()), numpyx.MaxInflated(limit))
+	z, err = numpyx.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()), numpyx.MaxInflated(limit))
 	require.NoError(t, err)
 	for i := range 10 {
 		x, err := z.Read("small")
@@ -164,7 +164,7 @@ func TestNPZMaxInflatedTrailing(t *testing.T) {
 	bomb := bombNPZ(t, 1<<30)
 	require.Less(t, len(bomb), 2<<20)
 	r := &countingReaderAt{r: bytes.NewReader(bomb)}
-	z, err := numpyx.NewNPZ(r, int64(len(bomb)), numpyx.MaxInflated(1<<20))
+	z, err := numpyx.NewReader(r, int64(len(bomb)), numpyx.MaxInflated(1<<20))
 	require.NoError(t, err)
 	r.n.Store(0)
 	_, err = z.Read("a")
@@ -173,14 +173,14 @@ func TestNPZMaxInflatedTrailing(t *testing.T) {
 	assert.Less(t, r.n.Load(), int64(len(bomb)/10), "the trailing bytes were inflated far past the cap")
 
 	small := bombNPZ(t, 1000)
-	z, err = numpyx.NewNPZ(bytes.NewReader(small), int64(len(small)), numpyx.MaxInflated(128+1008))
+	z, err = numpyx.NewReader(bytes.NewReader(small), int64(len(small)), numpyx.MaxInflated(128+1008))
 	require.NoError(t, err)
 	x, err := z.Read("a")
 	require.NoError(t, err, "a 128-byte header, 8 data bytes and 1000 trailing ones fit a cap of 1136")
 	x.Release()
 	_, err = z.Read("a")
 	require.ErrorIs(t, err, numpyx.ErrTooLarge, "the cap is spent")
-	z, err = numpyx.NewNPZ(bytes.NewReader(small), int64(len(small)))
+	z, err = numpyx.NewReader(bytes.NewReader(small), int64(len(small)))
 	require.NoError(t, err)
 	x, err = z.Read("a")
 	require.NoError(t, err, "no cap")

@@ -174,7 +174,7 @@ func TestReadNumPy(t *testing.T) {
 			z := npz[path]
 			if z == nil {
 				var err error
-				z, err = numpyx.OpenNPZ(path)
+				z, err = numpyx.Open(path)
 				require.NoError(t, err)
 				npz[path] = z
 			}

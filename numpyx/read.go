@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/errs"
 	"github.com/dlpack-go/dlpack/internal/tensorio"
@@ -89,7 +90,27 @@ func readFull(r io.Reader, b []byte, what string) error {
 // that promises more than that is refused before anything is allocated; otherwise the data is
 // gathered in growing chunks until half of it has arrived, so that a lying header never
 // costs more than twice the bytes actually present.
-func Read(r io.Reader) (*core.Tensor, error) {
+//
+// Reading is a copy, so adapters.ZeroCopyOnly() refuses (adapters.ErrCopyRequired: use Map), and
+// adapters.ReportCopy reports true; the other options change nothing.
+func Read(r io.Reader, opts ...adapters.Option) (*core.Tensor, error) {
+	o := adapters.Apply(opts...)
+	if _, err := o.Choose(false, readWhy); err != nil {
+		return nil, fmt.Errorf("numpyx: reading: %w", err)
+	}
+	t, err := read(r)
+	if err != nil {
+		return nil, err
+	}
+	o.Report(true)
+	return t, nil
+}
+
+// readWhy is why Read and ReadFile do not share.
+const readWhy = "reading copies the file's bytes into memory of the tensor's own (Map shares them)"
+
+// read is Read once the copy policy has allowed it.
+func read(r io.Reader) (*core.Tensor, error) {
 	h, err := ReadHeader(r)
 	if err != nil {
 		return nil, err
@@ -99,14 +120,24 @@ func Read(r io.Reader) (*core.Tensor, error) {
 
 // ReadFile reads the .npy file called name (see Read). The file's size bounds what its header
 // may promise, and a read needs memory for the array only. What is not a regular file (a named
-// pipe, a device, a directory) is refused with ErrNotRegularFile, without blocking.
-func ReadFile(name string) (*core.Tensor, error) {
+// pipe, a device, a directory) is refused with ErrNotRegularFile, without blocking. opts are
+// Read's.
+func ReadFile(name string, opts ...adapters.Option) (*core.Tensor, error) {
+	o := adapters.Apply(opts...)
+	if _, err := o.Choose(false, readWhy); err != nil {
+		return nil, fmt.Errorf("numpyx: reading %s: %w", name, err)
+	}
 	f, _, err := openRegular(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return Read(f)
+	t, err := read(f)
+	if err != nil {
+		return nil, err
+	}
+	o.Report(true)
+	return t, nil
 }
 
 // newFor allocates the tensor h describes: C order, or the transposed view of a C-order

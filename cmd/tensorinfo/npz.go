@@ -37,7 +37,7 @@ func openNPZ(path string, o options) (container, error) {
 	if o.maxInflated > 0 {
 		opts = append(opts, numpyx.MaxInflated(o.maxInflated))
 	}
-	z, err := numpyx.OpenNPZ(path, opts...)
+	z, err := numpyx.Open(path, opts...)
 	if err != nil {
 		return nil, err
 	}
