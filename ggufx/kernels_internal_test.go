@@ -1,6 +1,10 @@
 package ggufx
 
-import "testing"
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
 
 // BenchmarkKernels runs each dequantization kernel alone on 1 Mi elements in memory (in the
 // cache hierarchy's L2/L3 range for the input, not the output), without File or allocation:
@@ -27,5 +31,30 @@ func BenchmarkKernels(b *testing.B) {
 				dq(dst, src)
 			}
 		})
+	}
+}
+
+// The kernel Dequantize uses for each type (the assembly one where the build has it) agrees
+// bit for bit with the Go kernel on random blocks: every byte value, any half as the scale,
+// and lengths that are not a multiple of the assembly's batch.
+func TestKernelsAgreeWithGo(t *testing.T) {
+	goKernels := map[Type]dequantizer{Q4_0: dqQ4_0}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for typ, ref := range goKernels {
+		for _, blocks := range []int{1, 63, 64, 65, 200} {
+			src := make([]byte, blocks*typ.BlockBytes())
+			for i := range src {
+				src[i] = byte(rng.Uint32())
+			}
+			want := make([]float32, blocks*typ.BlockSize())
+			got := make([]float32, len(want))
+			ref(want, src)
+			dequantizers[typ](got, src)
+			for i := range want {
+				if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
+					t.Fatalf("%s, %d blocks: element %d is %v (%#x), the Go kernel's %v (%#x)", typ, blocks, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+				}
+			}
+		}
 	}
 }

@@ -1,0 +1,59 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+DATA q4mask<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA q4mask<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL q4mask<>(SB), RODATA|NOPTR, $16
+
+DATA q4eight<>+0(SB)/4, $8
+GLOBL q4eight<>(SB), RODATA|NOPTR, $4
+
+// func q4_0AVX2(y *float32, x *byte, d *float32, n int)
+TEXT ·q4_0AVX2(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ d+16(FP), DX
+	MOVQ n+24(FP), CX
+	VMOVDQU q4mask<>(SB), X15
+	VPBROADCASTD q4eight<>(SB), Y14
+	TESTQ CX, CX
+	JLE done
+
+loop:
+	VBROADCASTSS (DX), Y0
+	VMOVDQU 2(SI), X1      // qs[0:16]
+	VPAND X15, X1, X2      // low nibbles: elements 0-15
+	VPSRLW $4, X1, X3
+	VPAND X15, X3, X3      // high nibbles: elements 16-31
+	VPMOVZXBD X2, Y4
+	VPSRLDQ $8, X2, X2
+	VPMOVZXBD X2, Y5
+	VPMOVZXBD X3, Y6
+	VPSRLDQ $8, X3, X3
+	VPMOVZXBD X3, Y7
+	VPSUBD Y14, Y4, Y4
+	VPSUBD Y14, Y5, Y5
+	VPSUBD Y14, Y6, Y6
+	VPSUBD Y14, Y7, Y7
+	VCVTDQ2PS Y4, Y4
+	VCVTDQ2PS Y5, Y5
+	VCVTDQ2PS Y6, Y6
+	VCVTDQ2PS Y7, Y7
+	VMULPS Y0, Y4, Y4
+	VMULPS Y0, Y5, Y5
+	VMULPS Y0, Y6, Y6
+	VMULPS Y0, Y7, Y7
+	VMOVUPS Y4, (DI)
+	VMOVUPS Y5, 32(DI)
+	VMOVUPS Y6, 64(DI)
+	VMOVUPS Y7, 96(DI)
+	ADDQ $18, SI
+	ADDQ $128, DI
+	ADDQ $4, DX
+	DECQ CX
+	JNZ loop
+
+done:
+	VZEROUPPER
+	RET
