@@ -25,7 +25,11 @@
 //     io.ReaderAt and then single tensors by name; ReadHeader and ParseHeader read headers.
 //   - Writing: Write (any io.Writer) and WriteFile; HeaderOf says what would be written.
 //
-// # Zero copy
+// safetensorsx follows the file-format shape of the adapter contract (see package adapters):
+// Read, ReadFile, Map, Open, NewReader, Write, WriteFile and the header functions, every one
+// taking adapters.Option where it reads.
+//
+// # Zero-copy and copies
 //
 //	operation                          elements                 result
 //	Open + File.Tensor, Map            shared with the mapping  read-only view, O(1) in file size

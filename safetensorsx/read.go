@@ -389,11 +389,20 @@ type Reader struct {
 	r    io.ReaderAt
 	size int64
 	h    *Header
+	o    adapters.Options // the copy policy NewReader was given, for ReportCopy
 }
 
 // NewReader reads and checks the header of the safetensors file r holds (size bytes: exactly
 // what the header promises) and reads no data.
-func NewReader(r io.ReaderAt, size int64) (*Reader, error) {
+//
+// A Reader reads into memory of its own, so adapters.ZeroCopyOnly() refuses here
+// (adapters.ErrCopyRequired: use Open or Map), and adapters.ReportCopy is set to true by every
+// Tensor and ReadAll call that succeeds.
+func NewReader(r io.ReaderAt, size int64, opts ...adapters.Option) (*Reader, error) {
+	o := adapters.Apply(opts...)
+	if _, err := o.Choose(false, readWhy); err != nil {
+		return nil, fmt.Errorf("safetensorsx: NewReader: %w", err)
+	}
 	h, err := ReadHeader(io.NewSectionReader(r, 0, size))
 	if err != nil {
 		return nil, err
@@ -401,7 +410,7 @@ func NewReader(r io.ReaderAt, size int64) (*Reader, error) {
 	if err := checkSize(h, size-h.DataOffset); err != nil {
 		return nil, err
 	}
-	return &Reader{r: r, size: size, h: h}, nil
+	return &Reader{r: r, size: size, h: h, o: o}, nil
 }
 
 // Header returns the parsed header. It is shared: do not modify it.
@@ -428,6 +437,7 @@ func (r *Reader) Tensor(name string) (*core.Tensor, error) {
 	if err != nil {
 		return nil, inTensor(name, err)
 	}
+	r.o.Report(true)
 	return t, nil
 }
 
@@ -468,5 +478,10 @@ func (r *Reader) ReadAll() (map[string]*core.Tensor, error) {
 	if err := r.h.checkTiles(); err != nil { // the shared Header may have been changed
 		return nil, err
 	}
-	return readTensors(io.NewSectionReader(r.r, r.h.DataOffset, r.h.DataLen), r.h, true)
+	ts, err := readTensors(io.NewSectionReader(r.r, r.h.DataOffset, r.h.DataLen), r.h, true)
+	if err != nil {
+		return nil, err
+	}
+	r.o.Report(true)
+	return ts, nil
 }
