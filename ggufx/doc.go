@@ -27,10 +27,19 @@
 //     tensor over the mapping; File.Dequantize converts Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1,
 //     Q2_K to Q6_K and Q8_K (and the float types) to float32 or float16.
 //   - ParseHeader and ReadHeader parse and check headers of bytes and readers.
+//   - NewReader reads the header of any io.ReaderAt and returns a File that reads each tensor
+//     into memory of its own when asked for it.
 //   - Write and WriteFile write metadata and tensors (plain types, and Q8_0 and Q4_0 quantized
 //     from float32); Metadata.Set and ValueOf make metadata values.
 //
-// # Zero copy
+// ggufx follows the file-format shape of the adapter contract (see package adapters) for a
+// many-tensor file: Open (mapped) and NewReader (any io.ReaderAt) return a File, OpenSplit a
+// Split; Write, WriteFile and the header functions; options are adapters.Option. It has no Read,
+// ReadFile or Map returning tensors by name: a GGUF file is mostly quantized tensors, which have
+// no DLPack element type, so each is taken from the File as a tensor, as blocks or dequantized.
+// ReadHeader takes the size of what r holds, which bounds the counts the header declares.
+//
+// # Zero-copy and copies
 //
 //	operation                       elements                  result
 //	Open + File.Tensor              shared with the mapping   read-only view, O(1) in file size

@@ -23,6 +23,7 @@ type File struct {
 	path string
 	o    adapters.Options
 	st   *mmap.Source
+	ra   io.ReaderAt // what NewReader was given; nil for Open's files
 }
 
 // Open opens the GGUF file called name by memory map. It maps the file read-only and reads and
@@ -226,11 +227,15 @@ func (f *File) withData(ti TensorInfo, fn func(src []byte) error) error {
 		defer m.Drop()
 		return fn(m.Bytes()[off : off+ti.Size])
 	}
-	if f.st.Closed() || f.st.F == nil {
-		return errs.Errorf(ErrClosed, "ggufx: %s was closed", f.path)
+	ra := f.ra
+	if ra == nil {
+		if f.st.Closed() || f.st.F == nil {
+			return errs.Errorf(ErrClosed, "ggufx: %s was closed", f.path)
+		}
+		ra = f.st.F
 	}
 	src := make([]byte, ti.Size)
-	if _, err := f.st.F.ReadAt(src, off); err != nil {
+	if _, err := ra.ReadAt(src, off); err != nil {
 		if f.st.Closed() {
 			return errs.Errorf(ErrClosed, "ggufx: %s was closed", f.path)
 		}
