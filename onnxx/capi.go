@@ -32,10 +32,13 @@ const (
 	fnSetInterOpNumThreads                      fn = 25
 	fnSessionGetInputCount                      fn = 30
 	fnSessionGetOutputCount                     fn = 31
+	fnSessionGetOverridableInitializerCount     fn = 32
 	fnSessionGetInputTypeInfo                   fn = 33
 	fnSessionGetOutputTypeInfo                  fn = 34
+	fnSessionGetOverridableInitializerTypeInfo  fn = 35
 	fnSessionGetInputName                       fn = 36
 	fnSessionGetOutputName                      fn = 37
+	fnSessionGetOverridableInitializerName      fn = 38
 	fnCreateTensorWithDataAsOrtValue            fn = 49
 	fnGetTensorMutableData                      fn = 51
 	fnCastTypeInfoToTensorInfo                  fn = 55

@@ -70,7 +70,7 @@ func (s *Session) runWith(inputs, outputs map[string]*core.Tensor, ro uintptr, o
 	var inBuf, outBuf [4]*core.Tensor // most models have few inputs and outputs: no allocation
 	ins, err := gather("input", s.inputs, inputs, inBuf[:0])
 	if err != nil {
-		return nil, err
+		return nil, s.initializerError(inputs, err)
 	}
 	outs, err := gather("output", s.outputs, outputs, outBuf[:0])
 	if err != nil {
@@ -109,6 +109,18 @@ func gather(kind string, infos []IOInfo, m map[string]*core.Tensor, buf []*core.
 		}
 	}
 	return buf, nil
+}
+
+// initializerError is err, the error of a run fed a name that is not one of the session's inputs,
+// or, when that name is an overridable initializer of the model, an error saying how to feed it.
+func (s *Session) initializerError(inputs map[string]*core.Tensor, err error) error {
+	for n := range inputs {
+		if index(s.inputs, n) < 0 && index(s.inits, n) >= 0 {
+			return errs.Errorf(ErrModel, "onnxx: input %q is an overridable initializer of the model, which this session does not take: name it in NewSession's inputNames to feed it (inputs: %s)",
+				n, quoted(s.inputs))
+		}
+	}
+	return err
 }
 
 // RunInto runs the model on inputs, one tensor per input in the order of Inputs, and writes the

@@ -155,6 +155,11 @@ type IOInfo struct {
 	// an input takes a tensor of any shape, and such an output comes back in the shape the run
 	// computes. It is not a scalar, whose Shape is empty too with UnknownRank unset.
 	UnknownRank bool
+	// Initializer is set for an overridable initializer: a value the model holds (a weight, a
+	// constant) that a run may replace, as ORT allows for an initializer the graph also lists
+	// among its inputs. Session.Initializers lists them; a session takes one as an input when
+	// NewSession's inputNames names it.
+	Initializer bool
 
 	err error // why this package cannot pass it (refused when a session is asked to use it)
 }
@@ -191,6 +196,7 @@ type Session struct {
 	api             *ortAPI
 	h               *handle
 	inputs, outputs []IOInfo
+	inits           []IOInfo  // the model's overridable initializers (see Initializers)
 	inNames         []uintptr // const char* of each input name, into names
 	outNames        []uintptr
 	names           [][]byte // the NUL-terminated names the pointers point into
@@ -225,7 +231,9 @@ func (h *handle) release() {
 }
 
 // NewSession loads the model at path for running with the named inputs and outputs (nil means all
-// of the model's, in the model's order). opts may be nil (ORT's defaults, ORT silent). It calls
+// of the model's, in the model's order). inputNames may also name overridable initializers (see
+// Session.Initializers): the session then takes each as an input, which every run feeds like
+// the others, in place of the model's value. opts may be nil (ORT's defaults, ORT silent). It calls
 // Init. Inputs or outputs that are not numeric or bool tensors (strings, sequences, maps) are
 // refused with ErrValue: leave such outputs out with outputNames.
 func NewSession(path string, inputNames, outputNames []string, opts *SessionOptions) (*Session, error) {
@@ -452,12 +460,22 @@ func (s *Session) describe(g *tinyonnx.Graph, inputNames, outputNames []string) 
 	if err != nil {
 		return err
 	}
+	inits, err := s.infos("overridable initializer", fnSessionGetOverridableInitializerCount,
+		fnSessionGetOverridableInitializerName, fnSessionGetOverridableInitializerTypeInfo)
+	if err != nil {
+		return err
+	}
+	for i := range inits {
+		inits[i].Initializer = true
+	}
 	if g != nil {
 		declare(ins, g.Inputs)
+		declare(inits, g.Inputs)
 		declare(outs, g.Outputs)
 	}
-	echoes := echoes(g, ins)
-	if s.inputs, err = pick("input", ins, inputNames); err != nil {
+	s.inits = inits
+	echoes := echoes(g, append(slices.Clip(ins), inits...))
+	if s.inputs, err = pickInputs(ins, inits, inputNames); err != nil {
 		return err
 	}
 	if s.outputs, err = pick("output", outs, outputNames); err != nil {
@@ -677,6 +695,31 @@ func pick(kind string, infos []IOInfo, want []string) ([]IOInfo, error) {
 	return out, nil
 }
 
+// pickInputs keeps the inputs named in want, in want's order (nil: all of ins), each one of ins
+// or of the overridable initializers inits.
+func pickInputs(ins, inits []IOInfo, want []string) ([]IOInfo, error) {
+	if want == nil {
+		return ins, nil
+	}
+	out := make([]IOInfo, 0, len(want))
+	for _, n := range want {
+		i := index(ins, n)
+		switch {
+		case i >= 0:
+			out = append(out, ins[i])
+		case index(inits, n) >= 0:
+			out = append(out, inits[index(inits, n)])
+		default:
+			if len(inits) == 0 {
+				return nil, unknownName("input", n, ins)
+			}
+			return nil, errs.Errorf(ErrModel, "onnxx: input %q is not an input or overridable initializer of the model (inputs: %s; overridable initializers: %s)",
+				n, quoted(ins), quoted(inits))
+		}
+	}
+	return out, nil
+}
+
 func index(infos []IOInfo, name string) int {
 	for i := range infos {
 		if infos[i].Name == name {
@@ -701,6 +744,11 @@ func quoted(infos []IOInfo) string {
 
 // Inputs describes the inputs the session takes, in order.
 func (s *Session) Inputs() []IOInfo { return cloneInfos(s.inputs) }
+
+// Initializers describes the model's overridable initializers: values the model holds that a run
+// may replace (ORT's SessionGetOverridableInitializer*: initializers the graph also lists among
+// its inputs), with Initializer set. To feed one, name it in NewSession's inputNames.
+func (s *Session) Initializers() []IOInfo { return cloneInfos(s.inits) }
 
 // Outputs describes the outputs the session returns, in order.
 func (s *Session) Outputs() []IOInfo { return cloneInfos(s.outputs) }

@@ -332,5 +332,11 @@ save(helper.make_graph([helper.make_node("Loop", ["M", "C", "V0"], ["V"], body=s
                        [vi("M", TensorProto.INT64, []), vi("C", TensorProto.BOOL, []), vi("V0", f32, [1])],
                        [vi("V", f32, [1])]), "spin")
 
+# 16. An overridable initializer: Y = X + B, B [3] an initializer ([1, 2, 3]) that the graph also
+#     lists among its inputs (IR version 8), so that ORT lets a run replace it.
+save(helper.make_graph([helper.make_node("Add", ["X", "B"], ["Y"])], "overridable",
+                       [vi("X", f32, [2, 3]), vi("B", f32, [3])], [vi("Y", f32, [2, 3])],
+                       initializer=[helper.make_tensor("B", f32, [3], [1.0, 2.0, 3.0])]), "overridable")
+
 with open(os.path.join(out, "manifest.json"), "w") as f:
     json.dump({"cases": cases}, f, indent=1)
