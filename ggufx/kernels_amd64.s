@@ -57,3 +57,59 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// EIGHT converts the 8 bytes in the low half of X (nibbles) to floats, value·D - M, into (at)(DI).
+#define EIGHT(X, D, M, at) \
+	VPMOVZXBD X, Y8 \
+	VCVTDQ2PS Y8, Y8 \
+	VMULPS D, Y8, Y8 \
+	VSUBPS M, Y8, Y8 \
+	VMOVUPS Y8, at(DI)
+
+// SIXTEEN dequantizes 16 bytes of qs at (R8): low nibbles with Y0, Y1 into lo(DI), high
+// nibbles with Y2, Y3 into lo+128(DI).
+#define SIXTEEN(off, lo, lo2, hi, hi2) \
+	VMOVDQU off(R8), X4 \
+	VPAND X15, X4, X5 \
+	VPSRLW $4, X4, X6 \
+	VPAND X15, X6, X6 \
+	EIGHT(X5, Y0, Y1, lo) \
+	VPSRLDQ $8, X5, X5 \
+	EIGHT(X5, Y0, Y1, lo2) \
+	EIGHT(X6, Y2, Y3, hi) \
+	VPSRLDQ $8, X6, X6 \
+	EIGHT(X6, Y2, Y3, hi2)
+
+// func q4_KAVX2(y *float32, x *byte, dm *float32, n int)
+TEXT ·q4_KAVX2(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ dm+16(FP), DX
+	MOVQ n+24(FP), CX
+	VMOVDQU q4mask<>(SB), X15
+	TESTQ CX, CX
+	JLE kdone
+
+kblock:
+	LEAQ 16(SI), R8
+	MOVQ $4, BX
+
+kgroup:
+	VBROADCASTSS 0(DX), Y0
+	VBROADCASTSS 4(DX), Y1
+	VBROADCASTSS 8(DX), Y2
+	VBROADCASTSS 12(DX), Y3
+	SIXTEEN(0, 0, 32, 128, 160)
+	SIXTEEN(16, 64, 96, 192, 224)
+	ADDQ $32, R8
+	ADDQ $256, DI
+	ADDQ $16, DX
+	DECQ BX
+	JNZ kgroup
+	ADDQ $144, SI
+	DECQ CX
+	JNZ kblock
+
+kdone:
+	VZEROUPPER
+	RET
