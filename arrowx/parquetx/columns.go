@@ -34,33 +34,60 @@ type ColumnInfo struct {
 }
 
 // Columns lists the columns of the Parquet file r that Read reads as tensors (primitive numeric
-// and bool columns, FixedSizeList of them, nested for more dimensions, and
+// and bool columns, arrow.bool8, FixedSizeList of them, nested for more dimensions, and
 // arrow.fixed_shape_tensor), in schema order; other columns are left out. It reads the footer
 // only, and leaves r open (an *os.File too). A malformed file gets an error (wrapping
 // arrowx.ErrMalformed where arrow-go's reader panics), never a panic.
-func Columns(r parquet.ReaderAtSeeker) (cols []ColumnInfo, err error) {
+func Columns(r parquet.ReaderAtSeeker) ([]ColumnInfo, error) {
+	info, err := Describe(r)
+	if err != nil {
+		return nil, err
+	}
+	return info.Columns, nil
+}
+
+// FileInfo is what the footer of a Parquet file says about its tensors.
+type FileInfo struct {
+	// Columns are the tensor columns, as Columns lists them.
+	Columns []ColumnInfo
+	// RowGroups is the number of rows of each row group, in file order (RowGroups takes their
+	// indices).
+	RowGroups []int64
+}
+
+// Describe reads the footer of the Parquet file r once and returns its tensor columns and the
+// size of each row group, leaving r open. Errors as in Columns.
+func Describe(r parquet.ReaderAtSeeker) (info FileInfo, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			cols, err = nil, errs.Errorf(arrowx.ErrMalformed, "parquetx: malformed file: %v", p)
+			info, err = FileInfo{}, errs.Errorf(arrowx.ErrMalformed, "parquetx: malformed file: %v", p)
 		}
 	}()
 	// arrow-go's reader closes a source that is an io.Closer: hand it only the reading
 	fr, err := file.NewParquetReader(struct{ parquet.ReaderAtSeeker }{r})
 	if err != nil {
-		return nil, fmt.Errorf("parquetx: %w", err)
+		return info, fmt.Errorf("parquetx: %w", err)
 	}
 	defer fr.Close()
 	ar, err := pqarrow.NewFileReader(fr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
 	if err != nil {
-		return nil, fmt.Errorf("parquetx: %w", err)
+		return info, fmt.Errorf("parquetx: %w", err)
 	}
 	schema, err := ar.Schema()
 	if err != nil {
-		return nil, fmt.Errorf("parquetx: %w", err)
+		return info, fmt.Errorf("parquetx: %w", err)
 	}
+	schema = withBool8(fr, schema)
 	rows := fr.NumRows()
 	if rows < 0 {
-		return nil, errs.Errorf(arrowx.ErrMalformed, "parquetx: malformed file: %d rows", rows)
+		return info, errs.Errorf(arrowx.ErrMalformed, "parquetx: malformed file: %d rows", rows)
+	}
+	for g := range fr.NumRowGroups() {
+		n := fr.MetaData().RowGroup(g).NumRows()
+		if n < 0 {
+			return FileInfo{}, errs.Errorf(arrowx.ErrMalformed, "parquetx: malformed file: row group %d has %d rows", g, n)
+		}
+		info.RowGroups = append(info.RowGroups, n)
 	}
 	for _, f := range schema.Fields() {
 		c := ColumnInfo{Name: f.Name, Type: f.Type, Shape: []int64{rows}}
@@ -75,10 +102,10 @@ func Columns(r parquet.ReaderAtSeeker) (cols []ColumnInfo, err error) {
 			c.Shape = append(c.Shape, elem...)
 		}
 		if ok {
-			cols = append(cols, c)
+			info.Columns = append(info.Columns, c)
 		}
 	}
-	return cols, nil
+	return info, nil
 }
 
 // listType is the element type and shape of a primitive column or a FixedSizeList of them.

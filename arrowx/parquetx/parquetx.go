@@ -1,7 +1,8 @@
 // Package parquetx reads tensors from Parquet files and writes them there, through arrow-go's
 // pure-Go Parquet implementation (parquet/pqarrow): a column of FixedSizeList<T> or of Arrow's
 // canonical arrow.fixed_shape_tensor (see arrowx.FixedShapeTensorType) is one [rows, ...]
-// tensor, and a group of equal-typed numeric columns a [rows, columns] matrix. These are how
+// tensor (Read), and a group of equal-typed primitive columns a [rows, columns] matrix
+// (ReadMatrix); Describe reads what a file holds from its footer. These are how
 // embedding tables, feature columns and datasets on model hubs keep tensors at rest.
 //
 // # What is copied
@@ -125,6 +126,17 @@ func Read(r parquet.ReaderAtSeeker, column string, opts ...adapters.Option) (t *
 	if err != nil {
 		return nil, fmt.Errorf("parquetx: %w", err)
 	}
+	schema = withBool8(fr, schema)
+	chunks, err := readColumn(ar, schema, column, groups, rows)
+	if err != nil {
+		return nil, err
+	}
+	defer chunks.Release()
+	return fromChunks(chunks, column, o, opts)
+}
+
+// readColumn decodes the rows of the row groups asked for of one column, in one batch.
+func readColumn(ar *pqarrow.FileReader, schema *arrow.Schema, column string, groups []int, rows int64) (*arrow.Chunked, error) {
 	idx := schema.FieldIndices(column)
 	if len(idx) != 1 {
 		return nil, errs.Errorf(ErrColumn, "parquetx: column %q is not in the file (it has %v)", column, fieldNames(schema))
@@ -142,8 +154,7 @@ func Read(r parquet.ReaderAtSeeker, column string, opts ...adapters.Option) (t *
 	if err != nil {
 		return nil, fmt.Errorf("parquetx: column %q: %w", column, err)
 	}
-	defer chunks.Release()
-	return fromChunks(chunks, column, o, opts)
+	return asBool8(chunks, schema.Field(idx[0]).Type), nil
 }
 
 // fromChunks makes one tensor of a column's decoded chunks: over the one chunk's memory, or a

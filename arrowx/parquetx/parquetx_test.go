@@ -16,37 +16,14 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/arrowx"
+	"github.com/dlpack-go/dlpack/arrowx/internal/arrowtest"
 	"github.com/dlpack-go/dlpack/arrowx/parquetx"
 	"github.com/dlpack-go/dlpack/core"
 )
 
-func seq(t *testing.T, dt core.DLDataType, shape ...int64) *core.Tensor {
-	t.Helper()
-	n := int64(1)
-	for _, d := range shape {
-		n *= d
-	}
-	f := make([]float64, n)
-	for i := range f {
-		f[i] = float64(i%97) - 40
-	}
-	out, err := adapters.Cast(core.MustFromSlice(f, shape...), dt)
-	require.NoError(t, err)
-	return out
-}
+var seq = arrowtest.Seq
 
-func same(t *testing.T, want, got *core.Tensor, msg string) {
-	t.Helper()
-	require.Equal(t, want.DType(), got.DType(), msg)
-	require.Equal(t, want.Shape(), got.Shape(), msg)
-	a, err := adapters.Contiguous(want)
-	require.NoError(t, err)
-	b, err := adapters.Contiguous(got)
-	require.NoError(t, err)
-	ab, _ := a.ReadOnlyBytes()
-	bb, _ := b.ReadOnlyBytes()
-	assert.Equal(t, ab, bb, msg)
-}
+var same = arrowtest.RequireSame
 
 func TestRoundTrip(t *testing.T) {
 	for _, dt := range []core.DLDataType{core.Int8, core.Int32, core.Int64, core.Uint16, core.Float16, core.Float32, core.Float64, core.Bool} {
@@ -148,11 +125,20 @@ func FuzzRead(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes())
+	buf.Reset()
+	if err := parquetx.Write(&buf, []parquetx.Column{{"x", core.MustFromSlice([]int16{1, 2, 3})}, {"y", core.MustFromSlice([]int16{4, 5, 6})}}); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(buf.Bytes())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		x, err := parquetx.Read(bytes.NewReader(b), "x")
 		if err == nil {
 			x.Release()
 		}
+		if m, err := parquetx.ReadMatrix(bytes.NewReader(b), []string{"x", "y"}); err == nil {
+			m.Release()
+		}
+		_, _ = parquetx.Describe(bytes.NewReader(b))
 	})
 }
 

@@ -6,9 +6,6 @@ import (
 	"math"
 	"os"
 
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/file"
-
 	"github.com/dlpack-go/dlpack/arrowx"
 	"github.com/dlpack-go/dlpack/arrowx/parquetx"
 	"github.com/dlpack-go/dlpack/core"
@@ -24,14 +21,13 @@ func init() {
 	})
 }
 
-// parquetFile is a Parquet file's tensor columns (parquetx.Columns: the footer only). A
+// parquetFile is a Parquet file's tensor columns (parquetx.Describe: the footer only). A
 // column's values are decoded for an excerpt (parquetx.Read, up to copyLimit bytes), and for a
 // summary row group by row group (parquetx.RowGroups), so that only one row group's column is
 // in memory at a time.
 type parquetFile struct {
-	f      *os.File
-	r      parquet.ReaderAtSeeker // f without its Close: arrow-go's reader closes a source it can
-	groups []int64                // rows of each row group
+	f      *os.File // parquetx leaves it open: closed by close
+	groups []int64  // rows of each row group
 	cols   []parquetx.ColumnInfo
 	ent    []entry
 }
@@ -46,13 +42,12 @@ func openParquet(path string, _ options) (c container, err error) {
 			f.Close()
 		}
 	}()
-	p := &parquetFile{f: f, r: struct{ parquet.ReaderAtSeeker }{f}}
-	if p.cols, err = parquetx.Columns(p.r); err != nil {
+	p := &parquetFile{f: f}
+	info, err := parquetx.Describe(f) // one read of the footer: columns and row groups
+	if err != nil {
 		return nil, err
 	}
-	if p.groups, err = rowGroups(p.r); err != nil {
-		return nil, err
-	}
+	p.cols, p.groups = info.Columns, info.RowGroups
 	for _, c := range p.cols {
 		if n, ok := checkedBytes(c.Shape, c.DType.Size()); !ok || n < 0 {
 			return nil, errs.Errorf(arrowx.ErrMalformed, "parquetx: column %q of shape %v of %s overflows int64 bytes", c.Name, c.Shape, c.DType)
@@ -77,25 +72,6 @@ func checkedBytes(shape []int64, size int) (n int64, ok bool) {
 		n *= d
 	}
 	return n, true
-}
-
-// rowGroups is the rows of each row group of the file (Columns read the footer already: it
-// is well-formed).
-func rowGroups(f parquet.ReaderAtSeeker) (rows []int64, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			rows, err = nil, errs.Errorf(arrowx.ErrMalformed, "parquetx: malformed file: %v", p)
-		}
-	}()
-	fr, err := file.NewParquetReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("parquetx: %w", err)
-	}
-	defer fr.Close()
-	for g := range fr.NumRowGroups() {
-		rows = append(rows, fr.MetaData().RowGroup(g).NumRows())
-	}
-	return rows, nil
 }
 
 // memoryAxes is the dimensions of a [rows, ...] tensor of arrow.fixed_shape_tensor's
@@ -135,7 +111,7 @@ func (p *parquetFile) tensor(i int) (*core.Tensor, error) {
 	if n := e.nbytes(); n > copyLimit {
 		return nil, errs.Errorf(errTooLarge, "the column decodes to %d bytes, more than this tool reads into memory (%d)", n, copyLimit)
 	}
-	return parquetx.Read(p.r, e.name)
+	return parquetx.Read(p.f, e.name)
 }
 
 // summarize decodes column i one row group at a time (parquetx.Read with parquetx.RowGroups),
@@ -154,7 +130,7 @@ func (p *parquetFile) summarize(i int) (*stats, error) {
 		if rows < 0 || perRow > 0 && rows > copyLimit/perRow {
 			return nil, errs.Errorf(errTooLarge, "row group %d of the column has %d rows of %d bytes, more than this tool reads into memory (%d)", g, rows, perRow, copyLimit)
 		}
-		t, err := parquetx.Read(p.r, e.name, parquetx.RowGroups(g))
+		t, err := parquetx.Read(p.f, e.name, parquetx.RowGroups(g))
 		if err != nil {
 			return nil, err
 		}
