@@ -9,7 +9,7 @@
 // packages, all pure Go. It is a module of its own (github.com/dlpack-go/dlpack/gomlxx), so that
 // requiring dlpack-go never moves the GoMLX version a user's module picks.
 //
-// # What is shared and what is copied
+// # Zero-copy and copies
 //
 // A GoMLX tensor keeps its data in one of three places: local storage (a Go slice the tensor
 // owns: FromShape, FromFlatDataAndDimensions, FromValue, LocalClone, ToLocal, and any tensor

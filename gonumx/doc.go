@@ -5,7 +5,9 @@
 // It is not a linear-algebra package and not a general tensor library: it only describes Gonum's
 // storage to DLPack and DLPack memory to Gonum.
 //
-// # Gonum to tensor: always zero-copy
+// # Zero-copy and copies
+//
+// Gonum to tensor: always zero-copy.
 //
 // Every From function makes a tensor over the memory Gonum already holds, with Gonum's real
 // strides; none of them copies an element:
@@ -28,7 +30,7 @@
 // The tensor holds the Gonum value (core.WrapKeep), so the value, and any foreign memory it
 // keeps alive, lives at least as long as the tensor or any view of it.
 //
-// # Tensor to Gonum: zero-copy when the layout fits
+// Tensor to Gonum: zero-copy when the layout fits.
 //
 // ToDense, ToMatrix, ToVecDense, ToCDense, ToCVector, ToGeneral32 and ToVector32 share memory
 // when the tensor is on the host, writable, of the target's element type, and its strides fit

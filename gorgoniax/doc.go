@@ -4,7 +4,9 @@
 // It is not an array library: it describes a *tensor.Dense's memory to DLPack and DLPack memory
 // to Gorgonia, and copies only what Gorgonia cannot represent.
 //
-// # Gorgonia to tensor: always zero-copy
+// # Zero-copy and copies
+//
+// Gorgonia to tensor: always zero-copy.
 //
 // FromDense makes a tensor over the *tensor.Dense's array with the Dense's own shape and
 // strides: contiguous tensors, Gorgonia's views (Slice: a sub-array with the parent's strides),
@@ -16,7 +18,7 @@
 // mask) and tensors whose memory the CPU cannot read are refused with adapters.ErrUnsupported.
 // The tensor holds the Dense (core.WrapKeep).
 //
-// # Tensor to Gorgonia: zero-copy when Gorgonia can describe it
+// Tensor to Gorgonia: zero-copy when Gorgonia can describe it.
 //
 // ToDense shares memory for every writable host tensor of a supported dtype whose strides are
 // all positive (dimensions of size 0 or 1 aside): C order becomes a plain row-major Dense,
