@@ -1,7 +1,6 @@
 package core_test
 
 import (
-	"errors"
 	"fmt"
 	"unsafe"
 
@@ -108,17 +107,4 @@ func ExampleIndices() {
 	fmt.Println()
 	// Output:
 	// [0 0]=1 [0 1]=4 [1 0]=2 [1 1]=5 [2 0]=3 [2 1]=6
-}
-
-// AllocSize says what a new tensor would take, or why it cannot be had, before anything is
-// allocated: here a view that repeats one element 2^40 times, which a copy would make 8 TiB.
-func ExampleAllocSize() {
-	n, err := core.AllocSize(core.Float32, 1024, 1024)
-	fmt.Println(n, err)
-	big, _ := core.MustFromSlice([]float64{1}, 1).BroadcastTo(1 << 40)
-	_, err = core.AllocSize(big.DType(), big.Shape()...)
-	fmt.Println(errors.Is(err, core.ErrTooLarge))
-	// Output:
-	// 4194304 <nil>
-	// true
 }

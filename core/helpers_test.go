@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // elems reads every element of t in C order through At, whatever its strides.
@@ -59,4 +60,11 @@ func reuseFreedMemory() {
 			_ = make([]byte, 200)
 		}
 	}
+}
+
+// withAllocation sets memory's allocation for the test and puts the previous one back after it.
+func withAllocation(t *testing.T, a memory.Allocation) {
+	t.Helper()
+	prev := memory.SetAllocation(a)
+	t.Cleanup(func() { memory.SetAllocation(prev) })
 }

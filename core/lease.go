@@ -39,7 +39,10 @@ type Lease struct {
 // NewLease allocates a block for a C-order tensor of dtype and shape, which must have elements.
 // It fails as New does on a bad dtype or shape, and with ErrInvalid for a shape without elements.
 func NewLease(dtype DLDataType, shape ...int64) (*Lease, error) {
-	n, err := AllocSize(dtype, shape...)
+	n, err := CompactSize(dtype, shape...)
+	if err == nil {
+		err = FitsMemory(n)
+	}
 	if err != nil {
 		return nil, err
 	}

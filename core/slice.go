@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/internal/errs"
@@ -73,12 +74,21 @@ func New(dtype DLDataType, shape ...int64) (*Tensor, error) {
 	if len(shape) > MaxNdim {
 		return nil, errNdim(len(shape))
 	}
-	nbytes, err := newSize(dtype, shape)
+	nbytes, err := allocSize(dtype, shape)
 	if err != nil {
 		return nil, err
 	}
+	if err := FitsMemory(nbytes); err != nil {
+		return nil, fmt.Errorf("%w (%v of %s)", err, shape, dtype)
+	}
 	return newCompact(dtype, shape, nbytes), nil
 }
+
+// NewUninit allocates a C-order tensor as New does: zeroed Go memory, 64-byte aligned.
+//
+// Deprecated: use memory.NewUninit, which maps large tensors without zeroing them and caches
+// their blocks; core no longer allocates anything but Go memory.
+func NewUninit(dtype DLDataType, shape ...int64) (*Tensor, error) { return New(dtype, shape...) }
 
 // MustNew is New that panics on error.
 func MustNew(dtype DLDataType, shape ...int64) *Tensor {

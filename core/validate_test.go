@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // TestValidateErrorsNameFieldAndValue checks that each refusal wraps the right sentinel and
@@ -113,9 +114,9 @@ func TestAllocationsPastMemory(t *testing.T) {
 	const n = 1 << 43 // 64 TiB of float64, under Go's own limit
 	_, err := core.New(core.Float64, n)
 	require.ErrorIs(t, err, core.ErrTooLarge)
-	_, err = core.NewUninit(core.Float64, n)
+	_, err = memory.NewUninit(core.Float64, n)
 	require.ErrorIs(t, err, core.ErrTooLarge)
-	_, _, err = core.NewUninitParts(n*8, nil)
+	_, _, err = memory.NewUninitParts(n*8, nil)
 	require.ErrorIs(t, err, core.ErrTooLarge)
 	x, err := core.New(core.Float64, 1<<10) // ordinary sizes are untouched
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package core_test
+package memory_test
 
 import (
 	"fmt"
@@ -12,21 +12,22 @@ import (
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/leakcheck"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // manyParts returns n float32 parts of shape [2, k] (k = 1 + i%5), each in a 64-byte slot, and
 // the block size they need.
-func manyParts(n int) ([]core.Part, int64) {
-	parts := make([]core.Part, n)
+func manyParts(n int) ([]memory.Part, int64) {
+	parts := make([]memory.Part, n)
 	for i := range parts {
-		parts[i] = core.Part{Offset: int64(64 * i), DType: core.Float32, Shape: []int64{2, int64(1 + i%5)}, Flags: core.FlagIsCopied}
+		parts[i] = memory.Part{Offset: int64(64 * i), DType: core.Float32, Shape: []int64{2, int64(1 + i%5)}, Flags: core.FlagIsCopied}
 	}
 	return parts, int64(64 * n)
 }
 
 // fillAndCheck writes a distinct byte pattern into every part through block, and checks that
 // each part sees its own bytes (zero copy: the parts are views of the block).
-func fillAndCheck(t *testing.T, block *core.Tensor, ts []*core.Tensor, parts []core.Part) {
+func fillAndCheck(t *testing.T, block *core.Tensor, ts []*core.Tensor, parts []memory.Part) {
 	t.Helper()
 	h, err := core.Hold(block)
 	require.NoError(t, err)
@@ -53,10 +54,10 @@ func fillAndCheck(t *testing.T, block *core.Tensor, ts []*core.Tensor, parts []c
 }
 
 func TestNewUninitPartsGoMemory(t *testing.T) {
-	withAllocation(t, core.DefaultAllocation())
+	withAllocation(t, memory.DefaultAllocation())
 	base := leakcheck.Settle()
 	parts, size := manyParts(700) // three chunks of tensors
-	block, ts, err := core.NewUninitParts(size, parts)
+	block, ts, err := memory.NewUninitParts(size, parts)
 	require.NoError(t, err)
 	require.Len(t, ts, len(parts))
 	assert.False(t, block.Foreign(), "a block under MappedMin is Go memory")
@@ -84,11 +85,11 @@ func TestNewUninitPartsGoMemory(t *testing.T) {
 func TestNewUninitPartsShapes(t *testing.T) {
 	shapes := [][]int64{{3}, {3}, {3}, {}, {}, {3, 1}, {3, 1}, {3}, {2, 0, 4}, {2, 0, 4}, {}}
 	strides := [][]int64{{1}, {1}, {1}, {}, {}, {1, 1}, {1, 1}, {1}, {0, 4, 1}, {0, 4, 1}, {}}
-	parts := make([]core.Part, len(shapes))
+	parts := make([]memory.Part, len(shapes))
 	for i, s := range shapes {
-		parts[i] = core.Part{Offset: int64(16 * i), DType: core.Int32, Shape: s}
+		parts[i] = memory.Part{Offset: int64(16 * i), DType: core.Int32, Shape: s}
 	}
-	_, ts, err := core.NewUninitParts(int64(16*len(parts)), parts)
+	_, ts, err := memory.NewUninitParts(int64(16*len(parts)), parts)
 	require.NoError(t, err)
 	for i, x := range ts {
 		assert.Equal(t, shapes[i], x.Shape(), "part %d", i)
@@ -106,11 +107,11 @@ func TestNewUninitPartsMapped(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("mapped allocation is Linux only; elsewhere the block is Go memory")
 	}
-	withAllocation(t, core.Allocation{MappedMin: 64 << 10, CacheBytes: 64 << 20, CacheIdle: time.Minute})
+	withAllocation(t, memory.Allocation{MappedMin: 64 << 10, CacheBytes: 64 << 20, CacheIdle: time.Minute})
 	base := leakcheck.Settle()
-	cached0, live0 := core.PoolBytes()
+	cached0, live0 := memory.PoolBytes()
 	parts, size := manyParts(1500) // 96,000 bytes: mapped
-	block, ts, err := core.NewUninitParts(size, parts)
+	block, ts, err := memory.NewUninitParts(size, parts)
 	require.NoError(t, err)
 	require.True(t, block.Foreign(), "a block from MappedMin up is mapped")
 	assert.Equal(t, base+1, core.LiveForeign(), "one owner for the block and all its parts")
@@ -133,46 +134,46 @@ func TestNewUninitPartsMapped(t *testing.T) {
 	assert.Equal(t, byte(1000%256), vb[0])
 	v.Release()
 	assert.Equal(t, base, core.LiveForeign(), "the last holder gave the block back")
-	cached, live := core.PoolBytes()
+	cached, live := memory.PoolBytes()
 	assert.Equal(t, live0, live)
 	assert.Greater(t, cached, cached0, "the block went back to the cache")
 
 	// dropped without Release: the collector gives the block back, exactly once
-	block, ts, err = core.NewUninitParts(size, parts)
+	block, ts, err = memory.NewUninitParts(size, parts)
 	require.NoError(t, err)
 	require.True(t, block.Foreign())
 	assert.Equal(t, base+1, core.LiveForeign())
 	fillAndCheck(t, block, ts, parts)
 	block, ts = nil, nil
 	assert.Equal(t, base, leakcheck.Settle())
-	_, live = core.PoolBytes()
+	_, live = memory.PoolBytes()
 	assert.Equal(t, live0, live)
 }
 
 func TestNewUninitPartsErrors(t *testing.T) {
-	withAllocation(t, core.Allocation{MappedMin: 1, CacheBytes: 0})
+	withAllocation(t, memory.Allocation{MappedMin: 1, CacheBytes: 0})
 	base := leakcheck.Settle()
-	_, live0 := core.PoolBytes()
-	f32 := func(off int64, shape ...int64) core.Part {
-		return core.Part{Offset: off, DType: core.Float32, Shape: shape}
+	_, live0 := memory.PoolBytes()
+	f32 := func(off int64, shape ...int64) memory.Part {
+		return memory.Part{Offset: off, DType: core.Float32, Shape: shape}
 	}
 	for _, c := range []struct {
 		name  string
 		size  int64
-		parts []core.Part
+		parts []memory.Part
 		want  error
 	}{
 		{"negative size", -1, nil, core.ErrOverflow},
 		{"huge size", 1 << 60, nil, core.ErrOverflow},
-		{"bad dtype", 64, []core.Part{{DType: core.DLDataType{Code: 99, Bits: 8, Lanes: 1}, Shape: []int64{4}}}, core.ErrDType},
-		{"negative dim", 64, []core.Part{f32(0, 2, -1)}, core.ErrShape},
-		{"too many dims", 64, []core.Part{f32(0, make([]int64, core.MaxNdim+1)...)}, core.ErrNdim},
-		{"shape overflows", 64, []core.Part{f32(0, 1<<40, 1<<40)}, core.ErrOverflow},
-		{"past the end", 64, []core.Part{f32(0, 4), f32(56, 3)}, core.ErrBounds},
-		{"negative offset", 64, []core.Part{f32(-4, 1)}, core.ErrBounds},
-		{"offset past the end", 64, []core.Part{f32(1<<62, 1)}, core.ErrBounds},
+		{"bad dtype", 64, []memory.Part{{DType: core.DLDataType{Code: 99, Bits: 8, Lanes: 1}, Shape: []int64{4}}}, core.ErrDType},
+		{"negative dim", 64, []memory.Part{f32(0, 2, -1)}, core.ErrShape},
+		{"too many dims", 64, []memory.Part{f32(0, make([]int64, core.MaxNdim+1)...)}, core.ErrNdim},
+		{"shape overflows", 64, []memory.Part{f32(0, 1<<40, 1<<40)}, core.ErrOverflow},
+		{"past the end", 64, []memory.Part{f32(0, 4), f32(56, 3)}, core.ErrBounds},
+		{"negative offset", 64, []memory.Part{f32(-4, 1)}, core.ErrBounds},
+		{"offset past the end", 64, []memory.Part{f32(1<<62, 1)}, core.ErrBounds},
 	} {
-		_, _, err := core.NewUninitParts(c.size, c.parts)
+		_, _, err := memory.NewUninitParts(c.size, c.parts)
 		require.ErrorIs(t, err, c.want, c.name)
 		require.ErrorIs(t, err, core.ErrInvalid, c.name)
 		if len(c.parts) > 1 {
@@ -180,15 +181,15 @@ func TestNewUninitPartsErrors(t *testing.T) {
 		}
 	}
 	assert.Equal(t, base, core.LiveForeign(), "a refused part allocates nothing")
-	_, live := core.PoolBytes()
+	_, live := memory.PoolBytes()
 	assert.Equal(t, live0, live)
 
 	// empty parts, 0-d parts and an empty block are fine
-	block, ts, err := core.NewUninitParts(0, []core.Part{f32(0, 0, 7)})
+	block, ts, err := memory.NewUninitParts(0, []memory.Part{f32(0, 0, 7)})
 	require.NoError(t, err)
 	assert.True(t, ts[0].Empty())
 	assert.True(t, block.Empty())
-	_, ts, err = core.NewUninitParts(4, []core.Part{f32(0)})
+	_, ts, err = memory.NewUninitParts(4, []memory.Part{f32(0)})
 	require.NoError(t, err)
 	assert.Equal(t, 0, ts[0].Ndim())
 	require.NoError(t, core.Set(ts[0], float32(2.5)))
@@ -201,15 +202,15 @@ func TestNewUninitPartsErrors(t *testing.T) {
 // WrapKeep one by one over the same Go memory (what a reader of many small tensors did before).
 func BenchmarkNewUninitParts(b *testing.B) {
 	const n = 4096
-	parts := make([]core.Part, n)
+	parts := make([]memory.Part, n)
 	for i := range parts {
-		parts[i] = core.Part{Offset: int64(256 * i), DType: core.Float32, Shape: []int64{64}}
+		parts[i] = memory.Part{Offset: int64(256 * i), DType: core.Float32, Shape: []int64{64}}
 	}
 	size := int64(256 * n)
 	b.Run(fmt.Sprintf("%d/NewUninitParts", n), func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, _, err := core.NewUninitParts(size, parts); err != nil {
+			if _, _, err := memory.NewUninitParts(size, parts); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,4 +1,4 @@
-package core_test
+package memory_test
 
 import (
 	"runtime"
@@ -11,19 +11,20 @@ import (
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/leakcheck"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // withAllocation runs the test under a (here, a process-wide) allocation setting.
-func withAllocation(t *testing.T, a core.Allocation) {
+func withAllocation(t *testing.T, a memory.Allocation) {
 	t.Helper()
-	prev := core.SetAllocation(a)
-	t.Cleanup(func() { core.SetAllocation(prev) })
+	prev := memory.SetAllocation(a)
+	t.Cleanup(func() { memory.SetAllocation(prev) })
 }
 
 func TestNewUninitSmallIsGoMemory(t *testing.T) {
-	withAllocation(t, core.DefaultAllocation())
+	withAllocation(t, memory.DefaultAllocation())
 	base := leakcheck.Settle()
-	x, err := core.NewUninit(core.Float32, 16, 16)
+	x, err := memory.NewUninit(core.Float32, 16, 16)
 	require.NoError(t, err)
 	assert.False(t, x.Foreign(), "a small tensor is Go memory")
 	assert.Equal(t, base, core.LiveForeign())
@@ -42,10 +43,10 @@ func TestNewUninitMappedReleaseAndReuse(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("mapped allocation is Linux only; elsewhere NewUninit is New (TestNewUninitOff)")
 	}
-	withAllocation(t, core.Allocation{MappedMin: 1 << 20, HugePages: true, CacheBytes: 64 << 20, CacheIdle: time.Minute})
+	withAllocation(t, memory.Allocation{MappedMin: 1 << 20, HugePages: true, CacheBytes: 64 << 20, CacheIdle: time.Minute})
 	base := leakcheck.Settle()
-	cached0, _ := core.PoolBytes()
-	x, err := core.NewUninit(core.Float64, 1024, 1024) // 8 MiB
+	cached0, _ := memory.PoolBytes()
+	x, err := memory.NewUninit(core.Float64, 1024, 1024) // 8 MiB
 	require.NoError(t, err)
 	require.True(t, x.Foreign(), "a large tensor is mapped memory")
 	assert.Equal(t, base+1, core.LiveForeign())
@@ -66,34 +67,34 @@ func TestNewUninitMappedReleaseAndReuse(t *testing.T) {
 	require.NoError(t, err)
 	x.Release()
 	view.Release()
-	cached, live := core.PoolBytes()
+	cached, live := memory.PoolBytes()
 	assert.Equal(t, cached0, cached, "nothing goes back under a hold")
 	assert.Equal(t, int64(8<<20), live)
 	// the memory is still there: element [0, 4] of the view is [1023, 4] of x
 	assert.Equal(t, float64(1023*1024+4), *(*float64)(unsafe.Add(view.Data(), 4*8)))
 	h.Release()
-	cached, live = core.PoolBytes()
+	cached, live = memory.PoolBytes()
 	assert.Equal(t, cached0+8<<20, cached, "the last holder gives the block to the cache")
 	assert.Zero(t, live)
 	assert.Equal(t, base, core.LiveForeign())
 
 	// the next tensor of a similar size reuses it: same address, pages already in
-	y, err := core.NewUninit(core.Float32, 2000, 1000) // 7.6 MiB: within a quarter of 8 MiB
+	y, err := memory.NewUninit(core.Float32, 2000, 1000) // 7.6 MiB: within a quarter of 8 MiB
 	require.NoError(t, err)
 	assert.Equal(t, addr, y.Data())
-	z, err := core.NewUninit(core.Float64, 256, 1024) // 2 MiB: too small for that block
+	z, err := memory.NewUninit(core.Float64, 256, 1024) // 2 MiB: too small for that block
 	require.NoError(t, err)
 	assert.NotEqual(t, addr, z.Data())
 	y.Release()
 	z.Release()
 	y.Release() // idempotent: the block went back once
-	cached, live = core.PoolBytes()
+	cached, live = memory.PoolBytes()
 	assert.Equal(t, cached0+8<<20+2<<20, cached)
 	assert.Zero(t, live)
 
 	// a smaller cache unmaps what does not fit
-	core.SetAllocation(core.Allocation{MappedMin: 1 << 20, CacheBytes: 0})
-	cached, _ = core.PoolBytes()
+	memory.SetAllocation(memory.Allocation{MappedMin: 1 << 20, CacheBytes: 0})
+	cached, _ = memory.PoolBytes()
 	assert.Zero(t, cached)
 	assert.Equal(t, base, core.LiveForeign())
 }
@@ -102,51 +103,51 @@ func TestNewUninitIdleBlocksAreUnmapped(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("mapped allocation is Linux only")
 	}
-	withAllocation(t, core.Allocation{MappedMin: 1 << 20, CacheBytes: 64 << 20, CacheIdle: 20 * time.Millisecond})
-	x, err := core.NewUninit(core.Uint8, 3<<20)
+	withAllocation(t, memory.Allocation{MappedMin: 1 << 20, CacheBytes: 64 << 20, CacheIdle: 20 * time.Millisecond})
+	x, err := memory.NewUninit(core.Uint8, 3<<20)
 	require.NoError(t, err)
 	x.Release()
-	cached, _ := core.PoolBytes()
+	cached, _ := memory.PoolBytes()
 	require.Equal(t, int64(3<<20), cached)
-	assert.Eventually(t, func() bool { c, _ := core.PoolBytes(); return c == 0 }, 5*time.Second, 10*time.Millisecond)
+	assert.Eventually(t, func() bool { c, _ := memory.PoolBytes(); return c == 0 }, 5*time.Second, 10*time.Millisecond)
 }
 
 func TestNewUninitUnreleasedTensorsAreCollected(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("mapped allocation is Linux only")
 	}
-	withAllocation(t, core.Allocation{MappedMin: 1 << 20, CacheBytes: 0})
+	withAllocation(t, memory.Allocation{MappedMin: 1 << 20, CacheBytes: 0})
 	base := leakcheck.Settle()
 	// 4 GiB in 64 MiB tensors, none released: mapped memory is outside Go's heap, so NewUninit
 	// must make the collector run (the machine has less than that to spare many times over)
 	for range 64 {
-		x, err := core.NewUninit(core.Uint8, 64<<20)
+		x, err := memory.NewUninit(core.Uint8, 64<<20)
 		require.NoError(t, err)
 		mustData[uint8](t, x)[64<<20-1] = 1 // touch one page
 	}
-	_, live := core.PoolBytes()
+	_, live := memory.PoolBytes()
 	assert.Less(t, live, int64(2<<30), "collections bound what unreleased tensors map")
 	assert.Equal(t, base, leakcheck.Settle())
 }
 
 func TestNewUninitOff(t *testing.T) {
-	withAllocation(t, core.Allocation{})
-	x, err := core.NewUninit(core.Float64, 1024, 1024)
+	withAllocation(t, memory.Allocation{})
+	x, err := memory.NewUninit(core.Float64, 1024, 1024)
 	require.NoError(t, err)
 	assert.False(t, x.Foreign(), "MappedMin 0: Go memory")
 }
 
 func TestNewUninitErrors(t *testing.T) {
-	_, err := core.NewUninit(core.DLDataType{Code: 99, Bits: 8, Lanes: 1}, 4)
+	_, err := memory.NewUninit(core.DLDataType{Code: 99, Bits: 8, Lanes: 1}, 4)
 	assert.ErrorIs(t, err, core.ErrDType)
-	_, err = core.NewUninit(core.Float64, -1)
+	_, err = memory.NewUninit(core.Float64, -1)
 	assert.ErrorIs(t, err, core.ErrShape)
-	_, err = core.NewUninit(core.Float64, 1<<40, 1<<40)
+	_, err = memory.NewUninit(core.Float64, 1<<40, 1<<40)
 	assert.ErrorIs(t, err, core.ErrOverflow)
-	x, err := core.NewUninit(core.Float32)
+	x, err := memory.NewUninit(core.Float32)
 	require.NoError(t, err)
 	assert.Equal(t, 0, x.Ndim())
-	e, err := core.NewUninit(core.Float32, 0, 1<<30)
+	e, err := memory.NewUninit(core.Float32, 0, 1<<30)
 	require.NoError(t, err)
 	assert.True(t, e.Empty())
 }

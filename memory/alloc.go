@@ -1,4 +1,4 @@
-package core
+package memory
 
 import (
 	"fmt"
@@ -8,13 +8,13 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/core"
 )
 
 // Allocation says where NewUninit puts the memory of a new tensor. Tensors smaller than
-// MappedMin get Go memory, like New; larger ones get memory mapped from the operating system
+// MappedMin get Go memory, like core.New; larger ones get memory mapped from the operating system
 // (anonymous, private), which Go neither zeroes nor counts in its heap. Mapped memory is foreign
-// memory in every respect: the tensor's Foreign reports true, LiveForeign counts each block,
+// memory in every respect: the tensor's Foreign reports true, core.LiveForeign counts each block,
 // and the block is given back exactly once, when the last holder lets go (Release, or the
 // collector's cleanup), never under a Hold. Given back means kept in a small cache for the next
 // NewUninit of a similar size, whose pages are then already mapped in (no page faults, no
@@ -24,7 +24,7 @@ import (
 // always uses Go memory.
 type Allocation struct {
 	// MappedMin is the size in bytes from which NewUninit maps memory; zero or negative means
-	// never (NewUninit is then New).
+	// never (NewUninit is then core.New).
 	MappedMin int64
 	// HugePages asks the kernel for transparent huge pages (madvise MADV_HUGEPAGE) on mapped
 	// blocks of 4 MiB and more, which are then 2 MiB aligned: a 2 MiB page faults in once
@@ -67,13 +67,13 @@ func SetAllocation(a Allocation) (previous Allocation) {
 }
 
 // NewUninit allocates a C-order tensor whose elements are not initialised: the caller must
-// write every element before reading any (the copy and cast kernels of package adapters do, and
-// Clone, Contiguous and Cast use it). Small tensors get zeroed Go memory, as from New; large
+// write every element before reading any (the copy and cast kernels do, and Clone, Contiguous
+// and Cast use it). Small tensors get zeroed Go memory, as from core.New; large
 // ones get mapped memory that is not zeroed and that is given back when the tensor is released
 // (see Allocation for the sizes and SetAllocation to choose). Release such a tensor when done
 // with it: its block then goes back to the cache at once, instead of when the collector finds
 // the tensor unreachable. The data is 64-byte aligned either way.
-func NewUninit(dtype DLDataType, shape ...int64) (*Tensor, error) {
+func NewUninit(dtype core.DLDataType, shape ...int64) (*core.Tensor, error) {
 	nbytes, err := newSize(dtype, shape)
 	if err != nil {
 		return nil, err
@@ -82,77 +82,50 @@ func NewUninit(dtype DLDataType, shape ...int64) (*Tensor, error) {
 	cfg := pool.cfg
 	pool.mu.Unlock()
 	if cfg.MappedMin <= 0 || nbytes < cfg.MappedMin || !canMap {
-		return New(dtype, shape...)
+		return core.New(dtype, shape...)
 	}
 	b, ok := takeBlock(nbytes, cfg.HugePages && nbytes >= hugeMin)
 	if !ok { // the system refused a mapping: Go memory, as New
-		return New(dtype, shape...)
+		return core.New(dtype, shape...)
 	}
-	return Wrap(Desc{Data: b.base, Device: CPUDevice, DType: dtype, Shape: shape}, func() { putBlock(b) })
+	return core.Wrap(core.Desc{Data: b.base, Device: core.CPUDevice, DType: dtype, Shape: shape}, func() { putBlock(b) })
 }
 
-// AllocSize returns the bytes a new C-order tensor of dtype and shape takes, or the error New
-// and NewUninit would return for it: a bad dtype or shape, a size past int64 (ErrOverflow), or
-// more memory and swap than this process may have (ErrTooLarge). Adapters that allocate a copy in
-// another library's memory ask it first: Go's allocator ends the process when it cannot have
-// the memory.
-func AllocSize(dtype DLDataType, shape ...int64) (int64, error) {
-	if len(shape) > MaxNdim {
-		return 0, errNdim(len(shape))
-	}
+// AllocSize returns the bytes a new C-order tensor of dtype and shape takes, or the error
+// core.New and NewUninit would return for it: a bad dtype or shape, a size past int64
+// (core.ErrOverflow), or more memory and swap than this process may have (core.ErrTooLarge).
+// Adapters that allocate a copy in another library's memory ask it first: Go's allocator ends
+// the process when it cannot have the memory.
+func AllocSize(dtype core.DLDataType, shape ...int64) (int64, error) {
 	return newSize(dtype, shape)
 }
 
-// allocSize is the size in bytes of a compact tensor of dtype and shape, checked as untrusted
-// input (NewUninitParts' parts; New and NewUninit add the machine's memory: newSize).
-func allocSize(dtype DLDataType, shape []int64) (int64, error) {
-	if err := dtype.Validate(); err != nil {
-		return 0, err
-	}
-	n, err := numElements(shape)
+// newSize is core.CompactSize for a new tensor: also refused when the machine could never give it.
+func newSize(dtype core.DLDataType, shape []int64) (int64, error) {
+	nbytes, err := core.CompactSize(dtype, shape...)
 	if err != nil {
 		return 0, err
 	}
-	nbits, ok := mul(n, int64(dtype.Bits)*int64(dtype.Lanes))
-	if !ok || nbits > 1<<62 {
-		return 0, errs.Errorf(ErrOverflow, "core: the bits of %d elements of %s overflow int64", n, dtype)
-	}
-	nbytes := bitsToBytes(nbits)
-	if nbytes > maxAlloc {
-		return 0, errs.Errorf(ErrOverflow, "core: %d bytes for %d elements of %s exceed what Go can allocate", nbytes, n, dtype)
-	}
-	return nbytes, nil
-}
-
-// newSize is allocSize for a new tensor: also refused when the machine could never give it.
-func newSize(dtype DLDataType, shape []int64) (int64, error) {
-	nbytes, err := allocSize(dtype, shape)
-	if err != nil {
-		return 0, err
-	}
-	if err := fitsMemory(nbytes); err != nil {
+	if err := core.FitsMemory(nbytes); err != nil {
 		return 0, fmt.Errorf("%w (%v of %s)", err, shape, dtype)
 	}
 	return nbytes, nil
 }
 
-// fitsMemory refuses an allocation of n bytes that this machine could never give: more than
-// its memory and swap together, or than the control group's limit (ErrTooLarge).
-func fitsMemory(n int64) error {
-	if m := machineMemory(); n > m {
-		return errs.Errorf(ErrTooLarge, "core: %d bytes asked for, the process may have %d bytes of memory and swap", n, m)
-	}
-	return nil
-}
+// maxAlloc bounds what a tensor may take (core's own bound on Go allocations).
+const maxAlloc = 1<<47 - core.Alignment
 
 // machineMemory is the bytes of memory and swap this process may have (maxAlloc where the
-// system does not say), read once.
+// system does not say), read once, when first needed.
 var machineMemory = sync.OnceValue(func() int64 {
 	if m := systemMemory(); m > 0 && m < maxAlloc {
 		return m
 	}
 	return maxAlloc
 })
+
+// core.New refuses what this machine could never give, once this package is in the program.
+func init() { core.SetMemoryLimit(machineMemory) }
 
 const (
 	hugeMin   = 4 << 20  // the smallest block that asks for huge pages

@@ -1,4 +1,4 @@
-package core
+package memory
 
 // PoolBytes reports the bytes of mapped blocks in NewUninit's cache and under tensors, for
 // tests.
@@ -7,3 +7,6 @@ func PoolBytes() (cached, live int64) {
 	defer pool.mu.Unlock()
 	return pool.cached, pool.live
 }
+
+// SystemMemory is systemMemory, for tests.
+var SystemMemory = systemMemory

@@ -1,4 +1,4 @@
-package core
+package cgroup
 
 import (
 	"os"
@@ -50,7 +50,6 @@ func TestCgroupLimit(t *testing.T) {
 		})
 	}
 	assert.Zero(t, cgroupLimit(filepath.Join(t.TempDir(), "missing"), defaultCgroupMounts("/sys/fs/cgroup"), 0))
-	assert.Positive(t, systemMemory(), "this machine's own")
 }
 
 // TestCgroupLimitFromMountinfo finds the hierarchies where mountinfo says they are: mounted

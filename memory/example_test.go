@@ -1,0 +1,22 @@
+package memory_test
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/memory"
+)
+
+// AllocSize says what a new tensor would take, or why it cannot be had, before anything is
+// allocated: here a view that repeats one element 2^40 times, which a copy would make 8 TiB.
+func ExampleAllocSize() {
+	n, err := memory.AllocSize(core.Float32, 1024, 1024)
+	fmt.Println(n, err)
+	big, _ := core.MustFromSlice([]float64{1}, 1).BroadcastTo(1 << 40)
+	_, err = memory.AllocSize(big.DType(), big.Shape()...)
+	fmt.Println(errors.Is(err, core.ErrTooLarge))
+	// Output:
+	// 4194304 <nil>
+	// true
+}
