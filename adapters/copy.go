@@ -11,6 +11,7 @@ import (
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/copyplan"
 	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // Order is the memory order of a tensor that Clone or Cast makes.
@@ -25,9 +26,9 @@ const (
 
 // Clone copies t's elements, whatever its strides (negative, zero, offsets, Fortran order),
 // into a new compact tensor in the given order. The copy is writable, carries
-// core.FlagIsCopied, and aliases nothing. Its memory comes from core.NewUninit, which the copy
+// core.FlagIsCopied, and aliases nothing. Its memory comes from memory.NewUninit, which the copy
 // overwrites whole: Go memory for small tensors, and for large ones memory mapped outside Go's
-// heap (a foreign tensor; core.SetAllocation chooses the sizes), which goes back to a cache for
+// heap (a foreign tensor; memory.SetAllocation chooses the sizes), which goes back to a cache for
 // the next copy as soon as the clone is released. Release a large clone when done with it.
 func Clone(t *core.Tensor, order Order) (*core.Tensor, error) {
 	return CastOrder(t, t.DType(), order)
@@ -50,7 +51,7 @@ func CastOrder(t *core.Tensor, dtype core.DLDataType, order Order) (*core.Tensor
 		// allocate reversed and transpose: the Fortran-order view of a C-order buffer
 		slices.Reverse(shape)
 	}
-	out, err := core.NewUninit(dtype, shape...)
+	out, err := memory.NewUninit(dtype, shape...)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +118,7 @@ func Copy(dst, src *core.Tensor) error {
 		} else {
 			// the writes could land on elements not read yet: read them all first, like NumPy's
 			// copyto does for overlapping operands
-			tmp, err := core.NewUninit(src.DType(), src.Shape()...) // every element is written next
+			tmp, err := memory.NewUninit(src.DType(), src.Shape()...) // every element is written next
 			if err != nil {
 				return fmt.Errorf("adapters: copy through a temporary: %w", err)
 			}

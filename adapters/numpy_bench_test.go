@@ -16,6 +16,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/memory"
 	"github.com/dlpack-go/dlpack/numpyx"
 )
 
@@ -57,9 +58,9 @@ func benchNumPy(b *testing.B, dt core.DLDataType, size int64) {
 	cols := n / rows
 	// the sources are allocated as NumPy's are: large blocks of mapped memory with huge pages
 	// (NumPy 1.24 asks for them from 4 MiB), faulted in once, here
-	a, err := core.NewUninit(dt, rows, cols)
+	a, err := memory.NewUninit(dt, rows, cols)
 	require.NoError(b, err)
-	wide, err := core.NewUninit(dt, rows, 2*cols)
+	wide, err := memory.NewUninit(dt, rows, 2*cols)
 	require.NoError(b, err)
 	require.NoError(b, iota(a))
 	require.NoError(b, iota(wide))
@@ -105,7 +106,7 @@ func benchNumPy(b *testing.B, dt core.DLDataType, size int64) {
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			// start cold: no cached block, as NumPy's first copy has no free memory of that size
-			core.SetAllocation(core.SetAllocation(core.Allocation{}))
+			memory.SetAllocation(memory.SetAllocation(memory.Allocation{}))
 			var goNs, pyNs []float64
 			var goRSS, pyRSS int64
 			cpus, rep := allowedCPUs(), 0

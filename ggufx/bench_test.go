@@ -9,6 +9,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/ggufx"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // sparseFile writes a GGUF file with one F32 tensor of n elements whose data is a hole (the file
@@ -93,7 +94,7 @@ func BenchmarkCopyOutput(b *testing.B) {
 	}
 	b.SetBytes(4 * benchElements)
 	for b.Loop() {
-		x, err := core.NewUninit(core.Float32, benchElements)
+		x, err := memory.NewUninit(core.Float32, benchElements)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -38,7 +38,7 @@ func DequantizableTypes() []Type {
 // It converts the types Dequantizable reports (the float types too, F32 to float32 being a
 // copy); the others (the IQ and TQ families, MXFP4) are refused with ErrType, naming the type.
 //
-// The result is in memory of its own, from core's large-allocation path (core.NewUninitParts:
+// The result is in memory of its own, from core's large-allocation path (memory.NewUninitParts:
 // mapped memory from 4 MiB up), writable and flagged core.FlagIsCopied; the mapping is held only
 // while it is read. Tensors of 2^18 elements and more are converted on up to GOMAXPROCS
 // goroutines.

@@ -11,6 +11,7 @@ import (
 	"github.com/dlpack-go/dlpack/internal/errs"
 	"github.com/dlpack-go/dlpack/internal/mmap"
 	"github.com/dlpack-go/dlpack/internal/tensorio"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // File is a GGUF file opened by Open: its header, read and checked, and its bytes, mapped
@@ -259,15 +260,15 @@ func (b outBlock) release() {
 }
 
 // newOut allocates a C-order tensor of dt and shape in memory of its own, not initialised
-// (core.NewUninitParts: core's large-allocation path from 4 MiB up), flagged
+// (memory.NewUninitParts: core's large-allocation path from 4 MiB up), flagged
 // core.FlagIsCopied, and returns it with its bytes, held until the caller releases block
 // (after filling every byte).
 func newOut(dt core.DLDataType, shape []int64) (block outBlock, t *core.Tensor, b []byte, err error) {
-	n, err := core.AllocSize(dt, shape...)
+	n, err := memory.AllocSize(dt, shape...)
 	if err != nil {
 		return outBlock{}, nil, nil, err
 	}
-	bt, ts, err := core.NewUninitParts(n, []core.Part{{DType: dt, Shape: shape, Flags: core.FlagIsCopied}})
+	bt, ts, err := memory.NewUninitParts(n, []memory.Part{{DType: dt, Shape: shape, Flags: core.FlagIsCopied}})
 	if err != nil {
 		return outBlock{}, nil, nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // ErrGoMLX is wrapped by the errors GoMLX itself reports (a tensor whose backend was finalized,
@@ -337,7 +338,7 @@ func ToTensor(t *core.Tensor, opts ...adapters.Option) (*tensors.Tensor, error) 
 	if !t.HostAccessible() {
 		return nil, errs.Errorf(core.ErrNotHost, "gomlxx: cannot copy %s memory into GoMLX", t.Device())
 	}
-	if _, err := core.AllocSize(t.DType(), t.Shape()...); err != nil {
+	if _, err := memory.AllocSize(t.DType(), t.Shape()...); err != nil {
 		return nil, errs.Wrap("gomlxx", err, "copy of %s into GoMLX", t)
 	}
 	dims := make([]int, t.Ndim())

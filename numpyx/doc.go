@@ -43,7 +43,7 @@
 // # Zero-copy and copies
 //
 // ReadFile, Read and the .npz readers copy into memory of their own (a file is not memory):
-// core.NewUninit's, Go memory for arrays under 4 MiB and, under core.DefaultAllocation, mapped
+// memory.NewUninit's, Go memory for arrays under 4 MiB and, under memory.DefaultAllocation, mapped
 // memory from core's cache of blocks from 4 MiB up (foreign memory, given back when the tensor
 // is released or collected: release it when done). Map shares the file's bytes instead: the
 // tensor is the page cache, read-only, and its release unmaps. Data that cannot be used as it

@@ -11,6 +11,7 @@ import (
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/errs"
 	"github.com/dlpack-go/dlpack/internal/tensorio"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // ReadHeader reads the magic, version, length field and header dict of a .npy file from r and
@@ -79,8 +80,8 @@ func readFull(r io.Reader, b []byte, what string) error {
 	}
 }
 
-// Read reads a .npy array from r into a new tensor in memory of its own (core.NewUninit: Go
-// memory under core.Allocation.MappedMin, mapped memory from core's cache of blocks from there
+// Read reads a .npy array from r into a new tensor in memory of its own (memory.NewUninit: Go
+// memory under memory.Allocation.MappedMin, mapped memory from core's cache of blocks from there
 // up, given back when the tensor is released or collected): C order, or Fortran-strided
 // (without reordering) when the file says fortran_order, with multi-byte elements swapped to
 // this machine's byte order and bools normalised to 0 and 1. The tensor is writable.
@@ -152,7 +153,7 @@ func newFor(h Header) (*core.Tensor, []byte, error) {
 		}
 	}
 	// every byte is read from the file before anyone sees the tensor: no need to zero it first
-	t, err := core.NewUninit(h.DType, shape...)
+	t, err := memory.NewUninit(h.DType, shape...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("numpyx: %w", err)
 	}

@@ -2,6 +2,7 @@ package onnxx
 
 import (
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // A lease is an output block of the session's (core.Lease) with an ORT value over it, made once
@@ -47,7 +48,7 @@ func takesLeases(info *IOInfo) bool {
 	if info.Dynamic() {
 		return false
 	}
-	n, err := core.AllocSize(info.DType, info.Shape...)
+	n, err := memory.AllocSize(info.DType, info.Shape...)
 	return err == nil && n > 0 && n <= leaseMax
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/memory"
 	"github.com/dlpack-go/dlpack/onnxx/tinyonnx"
 )
 
@@ -557,7 +558,7 @@ func (s *Session) plan(max int64) {
 		if info.Dynamic() || s.echo[i] {
 			continue
 		}
-		n, err := core.AllocSize(info.DType, info.Shape...)
+		n, err := memory.AllocSize(info.DType, info.Shape...)
 		s.prealloc[i] = err == nil && n <= max
 	}
 }

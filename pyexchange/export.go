@@ -63,7 +63,7 @@ func hasNegativeStride(t *core.Tensor) bool {
 // The copy is the caller's: it exports the result (the export takes a view of its own) and then
 // releases the copy, which leaves the export the only holder of its memory, so that the copy is
 // released when the consumer calls the deleter (a large copy is a mapped block that goes back to
-// core.NewUninit's cache at once) rather than whenever the garbage collector notices it.
+// memory.NewUninit's cache at once) rather than whenever the garbage collector notices it.
 func forConsumer(t *core.Tensor, legacy bool, o adapters.Options) (v, copied *core.Tensor, err error) {
 	if t == nil {
 		return nil, nil, errs.Errorf(core.ErrNil, "nil tensor")

@@ -15,6 +15,7 @@ import (
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/core/cdlpack"
 	"github.com/dlpack-go/dlpack/internal/leakcheck"
+	"github.com/dlpack-go/dlpack/memory"
 	"github.com/dlpack-go/dlpack/pyexchange"
 )
 
@@ -340,10 +341,10 @@ func TestExportForeignLifetime(t *testing.T) {
 // The copy an export makes (of a read-only tensor, of negative strides, or asked for with
 // AlwaysCopy) belongs to that export alone: it is released exactly once, when the consumer calls
 // the deleter, not later by the garbage collector, and never while the export lives. Mapped
-// memory (core.NewUninit) makes the copy foreign memory that core.LiveForeign counts.
+// memory (memory.NewUninit) makes the copy foreign memory that core.LiveForeign counts.
 func TestExportCopyReleasedByDeleter(t *testing.T) {
-	prev := core.SetAllocation(core.Allocation{MappedMin: 1, CacheBytes: 0})
-	defer core.SetAllocation(prev)
+	prev := memory.SetAllocation(memory.Allocation{MappedMin: 1, CacheBytes: 0})
+	defer memory.SetAllocation(prev)
 	src := iota64(64, 8)
 	ro, err := src.AsReadOnly()
 	require.NoError(t, err)

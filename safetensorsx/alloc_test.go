@@ -15,6 +15,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/leakcheck"
+	"github.com/dlpack-go/dlpack/memory"
 	"github.com/dlpack-go/dlpack/safetensorsx"
 )
 
@@ -40,11 +41,11 @@ func TestReadAllocatesOnce(t *testing.T) {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	for _, mapped := range []bool{false, true} {
-		a := core.DefaultAllocation()
+		a := memory.DefaultAllocation()
 		if !mapped {
-			a = core.Allocation{}
+			a = memory.Allocation{}
 		}
-		prev := core.SetAllocation(a)
+		prev := memory.SetAllocation(a)
 		for name, read := range map[string]func() (*core.Tensor, error){
 			"ReadFile": func() (*core.Tensor, error) {
 				ts, err := safetensorsx.ReadFile(path)
@@ -77,7 +78,7 @@ func TestReadAllocatesOnce(t *testing.T) {
 			assert.Equal(t, cBytes(t, x), cBytes(t, got), name)
 			got.Release()
 		}
-		core.SetAllocation(prev)
+		memory.SetAllocation(prev)
 	}
 }
 
@@ -157,8 +158,8 @@ func TestReadReleasesOnError(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("mapped allocation is Linux only")
 	}
-	prev := core.SetAllocation(core.DefaultAllocation())
-	defer core.SetAllocation(prev)
+	prev := memory.SetAllocation(memory.DefaultAllocation())
+	defer memory.SetAllocation(prev)
 	want, data := bigFile(t)
 	base := leakcheck.Settle()
 
@@ -212,8 +213,8 @@ func TestReadReleasesOnError(t *testing.T) {
 // slabs back through the collector: reading a 22 MiB file 100 times over (2.2 GB) keeps
 // nothing alive in the end.
 func TestReadUnreleasedAreCollected(t *testing.T) {
-	prev := core.SetAllocation(core.DefaultAllocation())
-	defer core.SetAllocation(prev)
+	prev := memory.SetAllocation(memory.DefaultAllocation())
+	defer memory.SetAllocation(prev)
 	_, data := bigFile(t)
 	path := filepath.Join(t.TempDir(), "big.safetensors")
 	require.NoError(t, os.WriteFile(path, data, 0o644))

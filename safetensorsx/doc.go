@@ -49,7 +49,7 @@
 // # Memory
 //
 // ReadFile, Reader.ReadAll and Read from a reader that knows its size read the tensors into
-// slabs (core.NewUninitParts): a tensor of 4 MiB or more into a slab of its own, each run of
+// slabs (memory.NewUninitParts): a tensor of 4 MiB or more into a slab of its own, each run of
 // adjacent smaller ones into a slab they share, closed once it holds 4 MiB (when less than
 // 4 MiB of tensors would be left after it, it takes those too: a slab of small tensors holds
 // under 12 MiB). Each slab is read with one call, each tensor in a 64-byte-aligned slot of its
@@ -57,7 +57,7 @@
 // them, are moved into place). Reader.Tensor, File.Tensor's copies and Read from a stream of
 // unknown length give each tensor a slab of its own.
 //
-// What memory a slab is: core's, as NewUninit allocates it. Under core.DefaultAllocation, a
+// What memory a slab is: core's, as NewUninit allocates it. Under memory.DefaultAllocation, a
 // slab of 4 MiB or more (Allocation.MappedMin) is mapped memory taken from core's cache of
 // blocks: not zeroed (the read writes every byte of every tensor), in huge pages, and without
 // page faults when a block released earlier is reused; smaller slabs (files under 4 MiB) are

@@ -9,6 +9,7 @@ import (
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/errs"
 	"github.com/dlpack-go/dlpack/internal/tensorio"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // hostBigEndian reports the byte order of this machine; the format is little-endian.
@@ -21,7 +22,7 @@ const readWhy = "reading copies the file's bytes into memory of the reader's own
 // (64-byte aligned, C order, writable, flagged core.FlagIsCopied), in slabs: a tensor of 4 MiB
 // or more into a slab of its own, runs of smaller ones into one they share, one read call per
 // slab. Slabs of 4 MiB or more are mapped memory from core's cache of blocks (not zeroed, huge
-// pages: see core.NewUninitParts and core.Allocation), smaller ones Go memory; see the package
+// pages: see memory.NewUninitParts and memory.Allocation), smaller ones Go memory; see the package
 // documentation, Memory, for what a slab costs and when it is given back. The file must be
 // well formed as a whole (see ParseHeader; its size must be exactly what the header promises):
 // a file that lies costs no allocation beyond its header. On an error every slab taken is
@@ -122,8 +123,8 @@ func readAfterHeader(r io.Reader, h *Header) (map[string]*core.Tensor, error) {
 // costs no more than what r holds. On an error every tensor made so far is released.
 func readTensors(r io.Reader, h *Header, sized bool) (map[string]*core.Tensor, error) {
 	out := make(map[string]*core.Tensor, len(h.Tensors))
-	var made [][]*core.Tensor              // every tensor made, for releasing them all on an error
-	parts := partBufs.Get().(*[]core.Part) // readSlab's, reused from slab to slab and read to read
+	var made [][]*core.Tensor                // every tensor made, for releasing them all on an error
+	parts := partBufs.Get().(*[]memory.Part) // readSlab's, reused from slab to slab and read to read
 	defer partBufs.Put(parts)
 	ts := h.Tensors
 	for i := 0; i < len(ts); {
@@ -134,7 +135,7 @@ func readTensors(r io.Reader, h *Header, sized bool) (map[string]*core.Tensor, e
 			var size int64
 			j, size = nextSlab(ts, i)
 			if cap(*parts) < j-i {
-				*parts = make([]core.Part, j-i)
+				*parts = make([]memory.Part, j-i)
 			}
 			got, err = readSlab(r, ts[i:j], size, (*parts)[:j-i])
 		} else {
@@ -166,12 +167,12 @@ func readTensors(r io.Reader, h *Header, sized bool) (map[string]*core.Tensor, e
 }
 
 // partBufs holds readSlab's descriptions of slabs between reads.
-var partBufs = sync.Pool{New: func() any { return new([]core.Part) }}
+var partBufs = sync.Pool{New: func() any { return new([]memory.Part) }}
 
 // slabMin is the size from which a slab is complete: tensors are read into slabs of memory
-// (core.NewUninitParts), a tensor of slabMin bytes or more into one of its own, runs of
+// (memory.NewUninitParts), a tensor of slabMin bytes or more into one of its own, runs of
 // smaller ones into one they share, closed once it holds slabMin bytes (see nextSlab). It is
-// core.DefaultAllocation's MappedMin: slabs of that size are mapped memory, taken
+// memory.DefaultAllocation's MappedMin: slabs of that size are mapped memory, taken
 // uninitialised from core's cache of blocks (no zeroing, no page faults when reused, huge
 // pages); smaller ones (a file under 4 MiB) are Go memory.
 const slabMin = 4 << 20
@@ -204,19 +205,19 @@ func padded(ti TensorInfo) int64 {
 
 // readSlab reads the data of run (adjacent tensors, run[0]'s data next in r) with one call into
 // one slab of size bytes (the sum of their padded sizes) and returns a tensor over the slab for
-// each, each at a 64-byte-aligned slot, the slab kept by them all (core.NewUninitParts).
+// each, each at a 64-byte-aligned slot, the slab kept by them all (memory.NewUninitParts).
 // The data is read into the front of the slab and each tensor moved up to its slot, from the
 // last to the first, so that a move never overwrites data not yet moved (in files whose
 // tensors are multiples of 64 bytes, nothing moves). parts (as long as run) is room for the
 // slab's description. On an error the slab's tensors are released, and the slab with them.
-func readSlab(r io.Reader, run []TensorInfo, size int64, parts []core.Part) ([]*core.Tensor, error) {
+func readSlab(r io.Reader, run []TensorInfo, size int64, parts []memory.Part) ([]*core.Tensor, error) {
 	at := int64(0)
 	for k, ti := range run {
-		parts[k] = core.Part{Offset: at, DType: ti.DType, Shape: ti.Shape, Flags: copiedFlags(ti)}
+		parts[k] = memory.Part{Offset: at, DType: ti.DType, Shape: ti.Shape, Flags: copiedFlags(ti)}
 		at += padded(ti)
 	}
 	defer clear(parts) // kept for the next read: hold no shapes
-	block, ts, err := core.NewUninitParts(size, parts)
+	block, ts, err := memory.NewUninitParts(size, parts)
 	if err != nil {
 		return nil, fmt.Errorf("safetensorsx: tensors %q to %q: %w", run[0].Name, run[len(run)-1].Name, err)
 	}
@@ -231,7 +232,7 @@ func readSlab(r io.Reader, run []TensorInfo, size int64, parts []core.Part) ([]*
 }
 
 // fillSlab reads the data of run into block at the offsets of parts (see readSlab).
-func fillSlab(r io.Reader, block *core.Tensor, run []TensorInfo, parts []core.Part) error {
+func fillSlab(r io.Reader, block *core.Tensor, run []TensorInfo, parts []memory.Part) error {
 	h, b, err := holdBytes(block)
 	if err != nil {
 		return err
@@ -301,7 +302,7 @@ func readStream(r io.Reader, ti TensorInfo) (*core.Tensor, error) {
 	return t, nil
 }
 
-// alloc allocates the tensor ti describes, uninitialised (core.NewUninitParts: mapped memory
+// alloc allocates the tensor ti describes, uninitialised (memory.NewUninitParts: mapped memory
 // from 4 MiB up, Go memory below), 64-byte aligned and flagged as copiedFlags says, and returns
 // it with a tensor over its bytes (block) to fill and release. ti has been checked (its byte
 // length is what its shape and dtype need).
@@ -310,7 +311,7 @@ func alloc(ti TensorInfo) (block, t *core.Tensor, err error) {
 	if n > maxAlloc {
 		return nil, nil, errs.Errorf(ErrLayout, "safetensorsx: %d bytes are more than this process can allocate", n)
 	}
-	block, ts, err := core.NewUninitParts(n, []core.Part{{DType: ti.DType, Shape: ti.Shape, Flags: copiedFlags(ti)}})
+	block, ts, err := memory.NewUninitParts(n, []memory.Part{{DType: ti.DType, Shape: ti.Shape, Flags: copiedFlags(ti)}})
 	if err != nil {
 		return nil, nil, fmt.Errorf("safetensorsx: %w", err)
 	}

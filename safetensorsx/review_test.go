@@ -13,6 +13,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/leakcheck"
+	"github.com/dlpack-go/dlpack/memory"
 	"github.com/dlpack-go/dlpack/safetensorsx"
 )
 
@@ -37,8 +38,8 @@ func TestReadTensorsHeaderNotTiling(t *testing.T) {
 	}
 	file := threeU8(t)
 	// every slab mapped, from a cache, so that a slab reuses an earlier block's bytes
-	prev := core.SetAllocation(core.Allocation{MappedMin: 1, CacheBytes: 64 << 20, CacheIdle: time.Minute})
-	defer core.SetAllocation(prev)
+	prev := memory.SetAllocation(memory.Allocation{MappedMin: 1, CacheBytes: 64 << 20, CacheIdle: time.Minute})
+	defer memory.SetAllocation(prev)
 	base := leakcheck.Settle()
 
 	header := func() (*safetensorsx.Header, *bytes.Reader) {
@@ -76,7 +77,7 @@ func TestReadTensorsHeaderNotTiling(t *testing.T) {
 	}
 	for _, c := range cases {
 		// a block of the slab's size, full of 0xEE, back in the cache
-		dirty, err := core.NewUninit(core.Uint8, 64<<10)
+		dirty, err := memory.NewUninit(core.Uint8, 64<<10)
 		require.NoError(t, err)
 		require.True(t, dirty.Foreign())
 		b, err := dirty.Bytes()
@@ -127,7 +128,7 @@ func TestReadTensorsNilHeaderAndReadAllChangedHeader(t *testing.T) {
 // for the next slab to reuse.
 func dirtyCache(t *testing.T) {
 	t.Helper()
-	x, err := core.NewUninit(core.Uint8, 64<<10)
+	x, err := memory.NewUninit(core.Uint8, 64<<10)
 	require.NoError(t, err)
 	b, err := x.Bytes()
 	require.NoError(t, err)
@@ -145,8 +146,8 @@ func FuzzReadMapped(f *testing.F) {
 	for _, s := range seeds(f) {
 		f.Add(s)
 	}
-	prev := core.SetAllocation(core.Allocation{MappedMin: 1, CacheBytes: 16 << 20, CacheIdle: time.Minute})
-	f.Cleanup(func() { core.SetAllocation(prev) })
+	prev := memory.SetAllocation(memory.Allocation{MappedMin: 1, CacheBytes: 16 << 20, CacheIdle: time.Minute})
+	f.Cleanup(func() { memory.SetAllocation(prev) })
 	leakcheck.Settle()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		base := core.LiveForeign()
@@ -232,8 +233,8 @@ func (l *lyingLen) Len() int                   { return l.claim }
 // a cache of dirty blocks.
 func TestReadShortAfterSizeCheck(t *testing.T) {
 	file := threeU8(t)
-	prev := core.SetAllocation(core.Allocation{MappedMin: 1, CacheBytes: 16 << 20, CacheIdle: time.Minute})
-	defer core.SetAllocation(prev)
+	prev := memory.SetAllocation(memory.Allocation{MappedMin: 1, CacheBytes: 16 << 20, CacheIdle: time.Minute})
+	defer memory.SetAllocation(prev)
 	base := leakcheck.Settle()
 	h, err := safetensorsx.ReadHeader(bytes.NewReader(file))
 	require.NoError(t, err)
