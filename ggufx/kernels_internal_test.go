@@ -38,7 +38,7 @@ func BenchmarkKernels(b *testing.B) {
 // bit for bit with the Go kernel on random blocks: every byte value, any half as the scale,
 // and lengths that are not a multiple of the assembly's batch.
 func TestKernelsAgreeWithGo(t *testing.T) {
-	goKernels := map[Type]dequantizer{Q4_0: dqQ4_0, Q4_K: dqQ4_K}
+	goKernels := map[Type]dequantizer{Q4_0: dqQ4_0, Q8_0: dqQ8_0, Q4_K: dqQ4_K}
 	rng := rand.New(rand.NewPCG(7, 8))
 	for typ, ref := range goKernels {
 		for _, blocks := range []int{1, 15, 16, 17, 63, 64, 65, 200} {
