@@ -4,9 +4,10 @@
 //
 // It is pure Go and builds with CGO_ENABLED=0. The C side of the exchange (exporting a tensor as
 // a DLManagedTensorVersioned that C code may hold, importing one from a C pointer and calling its
-// deleter) lives in package core/cdlpack, which needs cgo. Conversions to and from other
-// libraries (Gonum, Gorgonia, NumPy files, ONNX Runtime) live in the adapter packages; the
-// strided-copy and cast kernels they share live in package adapters.
+// deleter) lives in package core/cdlpack, which needs cgo. Allocation beyond plain Go memory
+// (mapped blocks, their cache, uninitialised tensors) and the strided-copy and cast kernels live
+// one floor up, in package memory; conversions to and from other libraries live in the adapter
+// packages above it.
 //
 // This package is not an array library: it has no arithmetic. It describes, validates, views
 // and shares memory. Showing tensors to people (a NumPy-style repr, HTML, pictures) is package
@@ -22,13 +23,8 @@
 //   - over a Go slice, without copying: FromSlice, FromSliceStrided (and, for the notebook
 //     kernel, which cannot call generic functions, the twins of twins.go such as FromFloat32s);
 //   - as a new zeroed allocation in Go memory, 64-byte aligned: New;
-//   - as a new allocation that the caller overwrites whole, 64-byte aligned: NewUninit, which
-//     places large tensors in memory mapped outside Go's heap, with huge pages, unzeroed and
-//     cached for reuse once released (see Allocation; the copy kernels of package adapters and
-//     numpyx.ReadFile use it), or NewUninitParts, many tensors over one such block, made
-//     together (safetensorsx.ReadFile uses it);
 //   - lent out of a block of Go memory that a producer reuses for one result after another,
-//     given back when the result is released: a Lease (onnxx's outputs of fixed shape);
+//     given back when the result is released: a Lease;
 //   - over foreign memory with a release function: Wrap, or ImportVersioned and ImportLegacy
 //     for DLPack managed tensors;
 //   - over memory another Go value owns: WrapKeep.
@@ -57,10 +53,9 @@
 //
 // # Ownership
 //
-// Go memory (FromSlice, New, and NewUninit below Allocation.MappedMin) is kept alive by the
-// tensors that point into it, like any slice. The mapped memory of a large NewUninit (or
-// NewUninitParts block) is foreign memory like any other, whose release puts the block back in
-// NewUninit's cache; the tensors of one NewUninitParts block share one owner. A Lease's block is
+// Go memory (FromSlice, New) is kept alive by the tensors that point into it, like any slice.
+// Memory an allocator maps (package memory) is foreign memory like any other, made a tensor by
+// Wrap, or by WrapParts for many tensors over one block that share one owner. A Lease's block is
 // Go memory too: its tensor keeps it alive, and the release of the tensor's last holder (an
 // explicit Release, or the collection of a view) gives it back to the lease instead of freeing
 // it; a lent tensor collected unreleased takes the block with it.
@@ -90,4 +85,12 @@
 // broadcast view) refuses writable access (ErrReadOnly); ReadOnlyElements and ReadOnlySpan read it,
 // and writing through them is a bug (for a memory map, a fault). Conversions that must copy say
 // so (see package adapters), and copies carry FlagIsCopied.
+//
+// # For bridges and allocators
+//
+// A few functions serve the packages that allocate tensors or bring them across a boundary
+// rather than everyday use: CompactSize (the bytes of a C-order tensor, checked as untrusted
+// input), SetMemoryLimit and FitsMemory (the bound New and package memory refuse to exceed,
+// which package memory sets from the machine and its control group), and Part, CheckParts and
+// WrapParts (one block as many tensors sharing one owner, package memory's NewUninitParts).
 package core

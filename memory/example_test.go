@@ -20,3 +20,23 @@ func ExampleAllocSize() {
 	// 4194304 <nil>
 	// true
 }
+
+// NewUninit allocates a tensor the caller fills; Release gives a large one's block back to the
+// cache at once.
+func ExampleNewUninit() {
+	t, err := memory.NewUninit(core.Float32, 2, 3)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer t.Release()
+	h, _ := core.Hold(t)
+	e, _ := core.Elements[float32](t)
+	for i := range e {
+		e[i] = float32(i)
+	}
+	fmt.Println(t.Shape(), e)
+	h.Release()
+	// Output:
+	// [2 3] [0 1 2 3 4 5]
+}
