@@ -215,14 +215,11 @@ type arrayReport struct {
 // inspect opens path and describes its arrays (their values too, as o asks).
 func inspect(path string, o options) (fileReport, error) {
 	r := fileReport{File: path, Arrays: []arrayReport{}}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return r, err
+	// never a plain open: a named pipe nobody writes to would block it (see tensorio.OpenRegular)
+	f, _, err := tensorio.OpenRegular(path, "", errNotRegular)
+	if nr := (*tensorio.NotRegularError)(nil); errors.As(err, &nr) {
+		return r, errs.Errorf(errNotRegular, "it is %s, not a regular file", nr.Kind)
 	}
-	if !fi.Mode().IsRegular() {
-		return r, errs.Errorf(errNotRegular, "it is %s, not a regular file", tensorio.FileKind(fi.Mode()))
-	}
-	f, err := os.Open(path)
 	if err != nil {
 		return r, err
 	}

@@ -3,13 +3,12 @@ package tensorio
 import (
 	"fmt"
 	"os"
-
-	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
 // OpenRegular opens the file called name for reading and returns it with its size, or refuses it
-// with an error wrapping notRegular when it is anything but a regular file (a named pipe, a
-// directory, a device, a socket). Messages start with pkg ("numpyx", "safetensorsx", ...).
+// with a *NotRegularError wrapping notRegular when it is anything but a regular file (a named
+// pipe, a directory, a device, a socket). Messages start with pkg ("numpyx", "safetensorsx",
+// ...); with pkg empty, errors from the system are returned as they are.
 //
 // It opens without blocking (O_NONBLOCK where the system has it): a plain open of a named pipe
 // nobody writes to waits forever for a writer, so the mode is checked on the open descriptor
@@ -19,16 +18,43 @@ import (
 func OpenRegular(name, pkg string, notRegular error) (*os.File, int64, error) {
 	f, err := os.OpenFile(name, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", pkg, err)
+		return nil, 0, prefixed(pkg, err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, 0, fmt.Errorf("%s: %w", pkg, err)
+		return nil, 0, prefixed(pkg, err)
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, 0, errs.Errorf(notRegular, "%s: %s is %s, not a regular file", pkg, name, FileKind(fi.Mode()))
+		return nil, 0, &NotRegularError{Pkg: pkg, Name: name, Kind: FileKind(fi.Mode()), Sentinel: notRegular}
 	}
 	return f, fi.Size(), nil
 }
+
+func prefixed(pkg string, err error) error {
+	if pkg == "" {
+		return err
+	}
+	return fmt.Errorf("%s: %w", pkg, err)
+}
+
+// NotRegularError is OpenRegular's refusal of a path that is not a regular file: "numpyx: p is a
+// named pipe (FIFO), not a regular file". It matches Sentinel under errors.Is; a caller with its
+// own wording takes Kind from it (errors.As).
+type NotRegularError struct {
+	Pkg, Name string
+	Kind      string // FileKind's words: "a named pipe (FIFO)", "a directory", ...
+	Sentinel  error
+}
+
+func (e *NotRegularError) Error() string {
+	msg := fmt.Sprintf("%s is %s, not a regular file", e.Name, e.Kind)
+	if e.Pkg == "" {
+		return msg
+	}
+	return e.Pkg + ": " + msg
+}
+
+// Unwrap returns Sentinel.
+func (e *NotRegularError) Unwrap() error { return e.Sentinel }

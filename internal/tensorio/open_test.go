@@ -52,3 +52,19 @@ func TestOpenRegularMissing(t *testing.T) {
 	assert.NotErrorIs(t, err, errNotRegular)
 	assert.Contains(t, err.Error(), "test: ")
 }
+
+// With pkg empty, system errors come as they are and a refusal names only the path; the kind is
+// there for a caller with its own wording.
+func TestOpenRegularNoPrefix(t *testing.T) {
+	dir := t.TempDir()
+	_, _, err := tensorio.OpenRegular(dir, "", errNotRegular)
+	var nr *tensorio.NotRegularError
+	require.ErrorAs(t, err, &nr)
+	assert.Equal(t, "a directory", nr.Kind)
+	assert.Equal(t, dir+" is a directory, not a regular file", err.Error())
+	missing := filepath.Join(dir, "nope")
+	_, _, err = tensorio.OpenRegular(missing, "", errNotRegular)
+	var pe *os.PathError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, pe, err, "the system's error itself")
+}
