@@ -7,6 +7,7 @@ import (
 	"io"
 	"unsafe"
 
+	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/errs"
 	"github.com/dlpack-go/dlpack/numpyx"
@@ -33,7 +34,7 @@ type npzFile struct {
 }
 
 func openNPZ(path string, o options) (container, error) {
-	var opts []numpyx.NPZOption
+	var opts []adapters.Option
 	if o.maxInflated > 0 {
 		opts = append(opts, numpyx.MaxInflated(o.maxInflated))
 	}
