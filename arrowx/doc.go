@@ -20,6 +20,7 @@
 //	FromTensor: arrow-go tensor → tensor               always (strides, row or column major) refused if malformed
 //	ToTensor: tensor → arrow-go tensor                 strides ≥ 0, dtype in arrow/tensor     copied into C order
 //	FromArray: arrow.fixed_shape_tensor → [N, S...]    no nulls (a permutation is strides)   as above
+//	FromArray: arrow.variable_shape_tensor → [N, S...] one shape S, elements adjacent, no nulls copied (not adjacent); refused (shapes differ)
 //	ToFixedShapeTensor: [N, S...] → fixed_shape_tensor C order of S in any order, not bool  copied once into C order
 //	FromRecord: record batch → [rows, cols] tensor     columns equally spaced in one buffer  copied once into C order
 //	ToRecord: [rows, cols] tensor → record batch       each column compact (Fortran order)   copied once into Fortran order

@@ -144,6 +144,10 @@ func (lv level) validBits() ([]byte, error) {
 // FromArray makes a tensor of an Arrow array: a fixed-width primitive array as a 1-D tensor of
 // its length, a FixedSizeList of such (nested to any depth) as an N-D tensor whose shape is the
 // length followed by the list sizes. The array's offset (and each level's) is honoured.
+// Arrow's canonical tensor types give [N, logical shape...]: arrow.fixed_shape_tensor always,
+// arrow.variable_shape_tensor when its elements share one shape (elements of different shapes
+// are refused with adapters.ErrUnsupported: take them one by one with
+// VariableShapeTensorArray.Tensor). arrow.bool8 gives a bool tensor.
 //
 // Without nulls the tensor shares the array's values buffer: it takes a reference on it
 // (Retain) and gives it back (Release) exactly once, when the last holder of the tensor lets go,
@@ -175,6 +179,9 @@ func fromData(d arrow.ArrayData, opts ...adapters.Option) (*core.Tensor, error) 
 	}
 	if ft, ok := d.DataType().(*FixedShapeTensorType); ok {
 		return fromFixedShape(ft, d, opts)
+	}
+	if vt, ok := d.DataType().(*VariableShapeTensorType); ok {
+		return fromVariableShape(vt, d, opts)
 	}
 	o := adapters.Apply(opts...)
 	l, err := layoutOf(d)

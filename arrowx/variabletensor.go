@@ -446,3 +446,135 @@ func int32Bytes(v []int32) []byte {
 	}
 	return b
 }
+
+// fromVariableShape is FromArray of an arrow.variable_shape_tensor array whose elements all
+// have one shape: the [N, logical shape...] tensor, over the data's values when the elements
+// lie one after the other (as NewVariableShapeTensorArray and other writers lay them out),
+// else a copy. Elements of different shapes make no one tensor: they are refused with
+// adapters.ErrUnsupported (take them one by one with VariableShapeTensorArray.Tensor).
+func fromVariableShape(vt *VariableShapeTensorType, d arrow.ArrayData, opts []adapters.Option) (*core.Tensor, error) {
+	arr, ok := array.MakeFromData(d).(*VariableShapeTensorArray)
+	if !ok {
+		return nil, errs.Errorf(ErrMalformed, "arrowx: variable_shape_tensor data is no VariableShapeTensorArray")
+	}
+	defer arr.Release()
+	n := int64(arr.Len())
+	dt, err := FromDType(vt.ValueType())
+	if err != nil {
+		return nil, err
+	}
+	st := arr.Storage().Data()
+	if len(st.Children()) != 2 {
+		return nil, errs.Errorf(ErrMalformed, "arrowx: variable_shape_tensor storage with %d children", len(st.Children()))
+	}
+	dataIdx, shapeIdx := 0, 1
+	if f := vt.Storage.(*arrow.StructType).Field(0); f.Name == "shape" {
+		dataIdx, shapeIdx = 1, 0
+	}
+	dataCol, shapeCol := st.Children()[dataIdx], st.Children()[shapeIdx]
+	var shape []int64
+	var first, next int64
+	adjacent := true
+	for i := range n {
+		if arr.IsNull(int(i)) {
+			return nil, errs.Errorf(ErrNulls, "arrowx: variable_shape_tensor element %d is null", i)
+		}
+		row := int64(st.Offset()) + i
+		s, err := elementShape(shapeCol, row, vt)
+		if err != nil {
+			return nil, fmt.Errorf("arrowx: variable_shape_tensor element %d: %w", i, err)
+		}
+		start, end, err := listBounds(dataCol, row)
+		if err != nil {
+			return nil, fmt.Errorf("arrowx: variable_shape_tensor element %d: %w", i, err)
+		}
+		if i == 0 {
+			shape, first = s, start
+		} else if !slices.Equal(s, shape) {
+			return nil, errs.Errorf(adapters.ErrUnsupported, "arrowx: variable_shape_tensor element %d has shape %v, element 0 %v: "+
+				"one tensor has one shape (take the elements with VariableShapeTensorArray.Tensor)", i, logical(s, vt.permutation), logical(shape, vt.permutation))
+		} else if start != next {
+			adjacent = false
+		}
+		next = end
+	}
+	if n == 0 {
+		shape = make([]int64, vt.ndim)
+		for k := range shape {
+			shape[k] = max(0, vt.uniformShape0(k))
+		}
+		return core.New(dt, append([]int64{0}, logical(shape, vt.permutation)...)...)
+	}
+	size := int64(1)
+	for _, x := range shape {
+		size *= x // elementShape checked the product
+	}
+	if !adjacent {
+		o := adapters.Apply(opts...)
+		if _, err := o.Choose(false, "arrowx: the variable_shape_tensor elements do not lie one after the other"); err != nil {
+			return nil, err
+		}
+		return gatherElements(arr, dt, n, logical(shape, vt.permutation), o, opts)
+	}
+	if next-first != n*size {
+		return nil, errs.Errorf(ErrMalformed, "arrowx: variable_shape_tensor of %d elements of shape %v spans %d values", n, shape, next-first)
+	}
+	values := dataCol.Children()
+	if len(values) != 1 || next > int64(values[0].Len()) {
+		return nil, errs.Errorf(ErrMalformed, "arrowx: variable_shape_tensor data ends at value %d, past its values", next)
+	}
+	slice := array.NewSliceData(values[0], first, next)
+	defer slice.Release()
+	flat, err := fromData(slice, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("arrowx: variable_shape_tensor: %w", err)
+	}
+	defer flat.Release()
+	t, err := flat.Reshape(append([]int64{n}, shape...)...)
+	if err != nil || vt.permutation == nil {
+		return t, err
+	}
+	defer t.Release()
+	axes := make([]int, len(shape)+1)
+	for i, p := range vt.permutation {
+		axes[i+1] = p + 1
+	}
+	return t.Permute(axes...)
+}
+
+// uniformShape0 is uniform_shape's dimension k, or -1 where it varies or none is given.
+func (t *VariableShapeTensorType) uniformShape0(k int) int64 {
+	if t.uniformShape == nil {
+		return -1
+	}
+	return t.uniformShape[k]
+}
+
+// gatherElements copies the elements of arr, of one logical shape, into one [n, shape...]
+// tensor.
+func gatherElements(arr *VariableShapeTensorArray, dt core.DLDataType, n int64, shape []int64, o adapters.Options, opts []adapters.Option) (*core.Tensor, error) {
+	out, err := core.New(dt, append([]int64{n}, shape...)...)
+	if err != nil {
+		return nil, err
+	}
+	free := append(slices.Clip(opts), adapters.WithCopy(adapters.CopyIfNeeded))
+	for i := range n {
+		e, err := arr.Tensor(int(i), free...)
+		if err != nil {
+			out.Release()
+			return nil, err
+		}
+		dst, err := out.Index(0, i)
+		if err == nil {
+			err = adapters.Copy(dst, e)
+			dst.Release()
+		}
+		e.Release()
+		if err != nil {
+			out.Release()
+			return nil, wrapf(err, "variable_shape_tensor element %d", i)
+		}
+	}
+	o.Report(true)
+	return out.WithFlags(core.FlagIsCopied)
+}

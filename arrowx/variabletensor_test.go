@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/arrowx"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/nodetest"
@@ -212,6 +213,10 @@ func FuzzVariableShapeElement(f *testing.F) {
 	f.Fuzz(func(t *testing.T, o0, o1, s0, s1 int32) {
 		arr := handMade(t, vt, []int32{o0, o1}, []int32{s0, s1})
 		defer arr.Release()
+		if all, err := arrowx.FromArray(arr); err == nil { // the whole array, the same checks
+			require.Equal(t, []int64{1, int64(s0), int64(s1)}, all.Shape())
+			all.Release()
+		}
 		got, err := arr.Tensor(0)
 		if err != nil {
 			require.ErrorIs(t, err, arrowx.ErrMalformed)
@@ -295,4 +300,39 @@ console.log(JSON.stringify({ name: f.metadata.get("ARROW:extension:name"), meta:
 		assert.Equal(t, want.vals, vals)
 		e.Release()
 	}
+}
+
+// TestVariableShapeTensorFromArray: FromArray of an arrow.variable_shape_tensor array whose
+// elements share one shape is the [N, shape...] tensor over the data's values; elements of
+// different shapes are refused, pointing to Tensor(i).
+func TestVariableShapeTensorFromArray(t *testing.T) {
+	for _, dt := range []core.DLDataType{core.Float32, core.Int64, core.Bool} {
+		a, b, c := seqTensor(t, dt, 2, 3), seqTensor(t, dt, 2, 3), seqTensor(t, dt, 2, 3)
+		arr, err := arrowx.NewVariableShapeTensorArray([]*core.Tensor{a, b, c}, nil, nil)
+		require.NoError(t, err)
+		var copied bool
+		x, err := arrowx.FromArray(arr, adapters.ReportCopy(&copied))
+		require.NoError(t, err, dt.String())
+		assert.Equal(t, []int64{3, 2, 3}, x.Shape())
+		assert.Equal(t, dt == core.Bool, copied, "%s: shared unless bool", dt)
+		for i, want := range []*core.Tensor{a, b, c} {
+			e, err := x.Index(0, int64(i))
+			require.NoError(t, err)
+			requireSameValues(t, want, e, fmt.Sprintf("%s element %d", dt, i))
+		}
+		if dt != core.Bool {
+			e0, err := arr.Tensor(0)
+			require.NoError(t, err)
+			assert.Equal(t, e0.Data(), x.Data(), "over the array's values")
+		}
+		x.Release()
+		arr.Release()
+	}
+	mixed, err := arrowx.NewVariableShapeTensorArray([]*core.Tensor{seqTensor(t, core.Float32, 2, 3), seqTensor(t, core.Float32, 3, 2)}, nil, nil)
+	require.NoError(t, err)
+	defer mixed.Release()
+	_, err = arrowx.FromArray(mixed)
+	require.ErrorIs(t, err, adapters.ErrUnsupported)
+	assert.ErrorContains(t, err, "element 1 has shape [3 2], element 0 [2 3]")
+	assert.ErrorContains(t, err, "Tensor")
 }
