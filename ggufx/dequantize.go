@@ -18,7 +18,7 @@ import (
 const parallelMin = 1 << 18
 
 // Dequantizable reports whether Dequantize converts tensors of type t: Q4_0, Q4_1, Q5_0, Q5_1,
-// Q8_0, Q8_1, the K-quants Q2_K to Q6_K and Q8_K, and the float types F32, F16 and BF16.
+// Q8_0, Q8_1, the K-quants Q2_K to Q6_K and Q8_K, MXFP4, and the float types F32, F16 and BF16.
 func Dequantizable(t Type) bool { _, ok := dequantizers[t]; return ok }
 
 // DequantizableTypes lists the types Dequantize converts, in ggml's order.
@@ -36,7 +36,7 @@ func DequantizableTypes() []Type {
 // exactly as ggml's reference dequantization (dequantize_row_* of ggml-quants.c) does in
 // float32; float16 results are those float32 values rounded to the nearest half (ties to even).
 // It converts the types Dequantizable reports (the float types too, F32 to float32 being a
-// copy); the others (the IQ and TQ families, MXFP4) are refused with ErrType, naming the type.
+// copy); the others (the IQ and TQ families) are refused with ErrType, naming the type.
 //
 // The result is in memory of its own, from core's large-allocation path (memory.NewUninitParts:
 // mapped memory from 4 MiB up), writable and flagged core.FlagIsCopied; the mapping is held only

@@ -45,6 +45,17 @@ func elementValue(typ ggufx.Type, b []byte, e int) float32 {
 		return float32(int8(b[4+e])) * h16(b)
 	case ggufx.Q8_K:
 		return float32(int8(b[4+e])) * math.Float32frombits(binary.LittleEndian.Uint32(b))
+	case ggufx.MXFP4: // E2M1 (sign, 2 exponent bits, 1 mantissa bit) times 2^(e-127)
+		q := nib(b[1:], e)
+		m := float64(q & 1)
+		v := m / 2 // exponent 0: subnormal, 0 or 0.5
+		if ex := q >> 1 & 3; ex > 0 {
+			v = math.Ldexp(1+m/2, ex-1)
+		}
+		if q&8 != 0 && v != 0 { // ggml's table holds 0, not -0, for nibble 8: +0 out
+			v = -v
+		}
+		return float32(math.Ldexp(v, int(b[0])-127))
 	case ggufx.Q2_K:
 		n, g, l := e/128, e%128/32, e%32
 		q := int(b[16+32*n+l]>>(2*g)) & 3
@@ -157,7 +168,7 @@ func quantFile(t *testing.T, blocks map[ggufx.Type][]byte, types []ggufx.Type) *
 }
 
 var quantTypes = []ggufx.Type{ggufx.Q4_0, ggufx.Q4_1, ggufx.Q5_0, ggufx.Q5_1, ggufx.Q8_0, ggufx.Q8_1,
-	ggufx.Q2_K, ggufx.Q3_K, ggufx.Q4_K, ggufx.Q5_K, ggufx.Q6_K, ggufx.Q8_K}
+	ggufx.Q2_K, ggufx.Q3_K, ggufx.Q4_K, ggufx.Q5_K, ggufx.Q6_K, ggufx.Q8_K, ggufx.MXFP4}
 
 // Random blocks of every type dequantize exactly as the independent reading says, to float32
 // and (rounded) to float16.
@@ -241,6 +252,11 @@ func TestDequantizeByHand(t *testing.T) {
 			[]check{{0, 7}, {128, 15}}},
 		{ggufx.Q5_K, func(b []byte) { put(b, 0, one); b[4] = 1; b[16] = 1; b[48] = 3 }, // (3+16)·1
 			[]check{{0, 19}, {32, 0}}},
+		{ggufx.MXFP4, func(b []byte) { b[0] = 128; b[1] = 0xf7; b[2] = 0x01 }, // scale 2^(128-127) = 2
+			// e0: nibble 7 is E2M1 6 (2^2·1.5): 12; e16: nibble 15, -12; e1: nibble 1 (0.5): 1; e17: 0
+			[]check{{0, 12}, {16, -12}, {1, 1}, {17, 0}}},
+		{ggufx.MXFP4, func(b []byte) { b[0] = 0; b[1] = 0x0d }, // e = 0: scale 2^-127 times nibble 13 (-3)
+			[]check{{0, -3 * 0x1p-127}, {16, 0}}},
 		{ggufx.Q6_K, func(b []byte) { b[0] = 0x0a; b[128] = 1; b[192] = 4; put(b, 208, half) }, // 0.5·4·(26-32)
 			[]check{{0, -12}, {32, 0}}},
 	}

@@ -16,21 +16,22 @@ import (
 type dequantizer func(dst []float32, src []byte)
 
 var dequantizers = map[Type]dequantizer{
-	F32:  dqF32,
-	F16:  dqF16,
-	BF16: dqBF16,
-	Q4_0: dqQ4_0,
-	Q4_1: dqQ4_1,
-	Q5_0: dqQ5_0,
-	Q5_1: dqQ5_1,
-	Q8_0: dqQ8_0,
-	Q8_1: dqQ8_1,
-	Q2_K: dqQ2_K,
-	Q3_K: dqQ3_K,
-	Q4_K: dqQ4_K,
-	Q5_K: dqQ5_K,
-	Q6_K: dqQ6_K,
-	Q8_K: dqQ8_K,
+	F32:   dqF32,
+	F16:   dqF16,
+	BF16:  dqBF16,
+	Q4_0:  dqQ4_0,
+	Q4_1:  dqQ4_1,
+	Q5_0:  dqQ5_0,
+	Q5_1:  dqQ5_1,
+	Q8_0:  dqQ8_0,
+	Q8_1:  dqQ8_1,
+	Q2_K:  dqQ2_K,
+	Q3_K:  dqQ3_K,
+	Q4_K:  dqQ4_K,
+	Q5_K:  dqQ5_K,
+	Q6_K:  dqQ6_K,
+	Q8_K:  dqQ8_K,
+	MXFP4: dqMXFP4,
 }
 
 // int8Float holds float32(int8(b)) for every byte b: a load instead of a conversion.
@@ -399,5 +400,36 @@ func dqQ6_K(y []float32, x []byte) {
 			out = out[128:]
 		}
 		x, y = x[210:], y[256:]
+	}
+}
+
+// kvaluesMXFP4 is ggml's kvalues_mxfp4: the E2M1 values of the 16 nibbles, doubled (the block
+// scale is halved to match).
+var kvaluesMXFP4 = [16]float32{0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12}
+
+// e8m0Half is ggml's GGML_E8M0_TO_FP32_HALF: 2^(e-128) as a float32 (subnormal for e < 2).
+func e8m0Half(e uint8) float32 {
+	if e < 2 {
+		return math.Float32frombits(0x00200000 << e)
+	}
+	return math.Float32frombits(uint32(e-1) << 23)
+}
+
+// block_mxfp4: uint8 e (E8M0 shared exponent), qs[16]; element j in the low nibble of qs[j],
+// j+16 in its high nibble; value kvalues_mxfp4[q]·2^(e-128).
+func dqMXFP4(y []float32, x []byte) {
+	for len(y) >= 32 {
+		b := x[:17:17]
+		d := e8m0Half(b[0])
+		var v [16]float32
+		for q, k := range kvaluesMXFP4 {
+			v[q] = k * d
+		}
+		o := y[:32:32]
+		for j, q := range b[1:17] {
+			o[j] = v[q&0x0f]
+			o[j+16] = v[q>>4]
+		}
+		x, y = x[17:], y[32:]
 	}
 }
