@@ -199,3 +199,58 @@ func ExampleDescribe() {
 	// Output:
 	// emb [2 2] [2]
 }
+
+// TestVariableShapeColumn: tensors of their own shapes, written as an
+// arrow.variable_shape_tensor column, read back one per row; a column of one shape reads as
+// one tensor too.
+func TestVariableShapeColumn(t *testing.T) {
+	for _, dt := range []core.DLDataType{core.Float32, core.Uint8, core.Bool} {
+		in := []*core.Tensor{seq(t, dt, 2, 3), seq(t, dt, 4, 1), seq(t, dt, 1, 5)}
+		var buf bytes.Buffer
+		require.NoError(t, parquetx.Write(&buf, []parquetx.Column{{"id", seq(t, core.Int32, 3)}}, parquetx.VariableShapeColumn("v", in...)), dt.String())
+		got, err := parquetx.ReadTensors(bytes.NewReader(buf.Bytes()), "v")
+		require.NoError(t, err, dt.String())
+		require.Len(t, got, 3)
+		for i := range in {
+			same(t, in[i], got[i], fmt.Sprintf("%s row %d", dt, i))
+			got[i].Release()
+		}
+		_, err = parquetx.Read(bytes.NewReader(buf.Bytes()), "v")
+		require.ErrorIs(t, err, adapters.ErrUnsupported, "shapes differ: no one tensor")
+		ids, err := parquetx.ReadTensors(bytes.NewReader(buf.Bytes()), "id")
+		require.NoError(t, err)
+		require.Len(t, ids, 3)
+		assert.Equal(t, 0, ids[0].Ndim())
+	}
+	one := []*core.Tensor{seq(t, core.Int16, 2, 2), seq(t, core.Int16, 2, 2)}
+	var buf bytes.Buffer
+	require.NoError(t, parquetx.Write(&buf, nil, parquetx.VariableShapeColumn("v", one...), parquetx.VariableShapeColumn("w", one...)))
+	x, err := parquetx.Read(bytes.NewReader(buf.Bytes()), "w")
+	require.NoError(t, err)
+	assert.Equal(t, []int64{2, 2, 2}, x.Shape())
+	err = parquetx.Write(&buf, nil, parquetx.VariableShapeColumn("v", one...), parquetx.VariableShapeColumn("w", one[0]))
+	require.ErrorIs(t, err, core.ErrShape, "v has two rows, w one")
+}
+
+// VariableShapeColumn writes tensors of their own shapes as one arrow.variable_shape_tensor
+// column; ReadTensors gives them back, one per row.
+func ExampleVariableShapeColumn() {
+	var buf bytes.Buffer
+	a := core.MustFromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3)
+	b := core.MustFromSlice([]float32{7, 8}, 1, 2)
+	if err := parquetx.Write(&buf, nil, parquetx.VariableShapeColumn("boxes", a, b)); err != nil {
+		panic(err)
+	}
+	rows, err := parquetx.ReadTensors(bytes.NewReader(buf.Bytes()), "boxes")
+	if err != nil {
+		panic(err)
+	}
+	for _, r := range rows {
+		v, _ := r.ReadOnlyFloat32s()
+		fmt.Println(r.Shape(), v)
+		r.Release()
+	}
+	// Output:
+	// [2 3] [1 2 3 4 5 6]
+	// [1 2] [7 8]
+}

@@ -2,7 +2,8 @@
 // pure-Go Parquet implementation (parquet/pqarrow): a column of FixedSizeList<T> or of Arrow's
 // canonical arrow.fixed_shape_tensor (see arrowx.FixedShapeTensorType) is one [rows, ...]
 // tensor (Read), and a group of equal-typed primitive columns a [rows, columns] matrix
-// (ReadMatrix); Describe reads what a file holds from its footer. These are how
+// (ReadMatrix); an arrow.variable_shape_tensor column holds one tensor of its own shape per
+// row (VariableShapeColumn, ReadTensors); Describe reads what a file holds from its footer. These are how
 // embedding tables, feature columns and datasets on model hubs keep tensors at rest.
 //
 // # What is copied
@@ -28,6 +29,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -233,20 +235,52 @@ func fieldNames(s *arrow.Schema) []string {
 }
 
 // Column is one tensor column to write: Tensor has one row per index of its first dimension.
+// (A column of tensors of shapes of their own is the option VariableShapeColumn.)
 type Column struct {
 	Name   string
 	Tensor *core.Tensor
 }
 
+type variableKey struct{}
+
+// variableColumnSpec is a column VariableShapeColumn adds.
+type variableColumnSpec struct {
+	name    string
+	tensors []*core.Tensor
+}
+
+// VariableShapeColumn adds to Write, after its columns, an arrow.variable_shape_tensor column
+// called name of tensors, one per row, of one dtype and rank but shapes of their own (see
+// arrowx.NewVariableShapeTensorArray: they are copied into one data buffer). ReadTensors reads
+// it back. The option may be given more than once.
+func VariableShapeColumn(name string, tensors ...*core.Tensor) adapters.Option {
+	spec := variableColumnSpec{name: name, tensors: append([]*core.Tensor(nil), tensors...)}
+	return func(o *adapters.Options) {
+		var list []variableColumnSpec
+		if v, ok := o.Extra(variableKey{}); ok {
+			list = v.([]variableColumnSpec)
+		}
+		adapters.WithExtra(variableKey{}, append(slices.Clip(list), spec))(o)
+	}
+}
+
 // Write writes the columns as one Parquet file (one row group) to w: a 1-D tensor as a
 // primitive column, an N-D tensor [rows, S...] as an arrow.fixed_shape_tensor column (see
 // arrowx.ToFixedShapeTensor: a batch in a permuted order is written in its physical order with
-// its permutation). Every tensor must have the same number of rows. The Arrow schema is stored
+// its permutation), and the VariableShapeColumn options as arrow.variable_shape_tensor
+// columns after them. Every column must have the same number of rows. The Arrow schema is stored
 // in the file, so Read gives the same tensors back, and pyarrow.parquet reads the extension
 // type.
 func Write(w io.Writer, columns []Column, opts ...adapters.Option) error {
-	if len(columns) == 0 {
+	var variable []variableColumnSpec
+	if v, ok := adapters.Apply(opts...).Extra(variableKey{}); ok {
+		variable = v.([]variableColumnSpec)
+	}
+	if len(columns)+len(variable) == 0 {
 		return errs.Errorf(core.ErrArgument, "parquetx: Write of no columns")
+	}
+	for _, v := range variable {
+		columns = append(slices.Clip(columns), Column{Name: v.name})
 	}
 	fields := make([]arrow.Field, len(columns))
 	arrays := make([]arrow.Array, len(columns))
@@ -259,12 +293,13 @@ func Write(w io.Writer, columns []Column, opts ...adapters.Option) error {
 	}()
 	var rows int64 = -1
 	for i, c := range columns {
-		if c.Tensor == nil {
-			return errs.Errorf(core.ErrNil, "parquetx: column %q has no tensor", c.Name)
-		}
 		var a arrow.Array
 		var err error
-		if c.Tensor.Ndim() == 1 {
+		if k := i - (len(columns) - len(variable)); k >= 0 {
+			a, err = variableColumn(variable[k].tensors)
+		} else if c.Tensor == nil {
+			return errs.Errorf(core.ErrNil, "parquetx: column %q has no tensor", c.Name)
+		} else if c.Tensor.Ndim() == 1 {
 			a, err = arrowx.ToArray(c.Tensor, opts...)
 		} else {
 			a, err = arrowx.ToFixedShapeTensor(c.Tensor, opts...)
@@ -307,6 +342,90 @@ func Write(w io.Writer, columns []Column, opts ...adapters.Option) error {
 		return fmt.Errorf("parquetx: %w", err)
 	}
 	return nil
+}
+
+// variableColumn is the arrow.variable_shape_tensor array of tensors, holding each while it
+// is copied.
+func variableColumn(tensors []*core.Tensor) (arrow.Array, error) {
+	for _, t := range tensors {
+		h, err := core.Hold(t)
+		if err != nil {
+			return nil, err
+		}
+		defer h.Release()
+	}
+	return arrowx.NewVariableShapeTensorArray(tensors, nil, nil)
+}
+
+// ReadTensors reads the column called column of the Parquet file r as one tensor per row: an
+// arrow.variable_shape_tensor column (as Write makes of Column.Tensors) gives each row's tensor
+// of its own shape (arrowx.VariableShapeTensorArray.Tensor: a view of the decoded data, bools
+// copied), any column Read takes gives the rows of Read's tensor. Options as in Read.
+func ReadTensors(r parquet.ReaderAtSeeker, column string, opts ...adapters.Option) (ts []*core.Tensor, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			for _, t := range ts {
+				t.Release()
+			}
+			ts, err = nil, errs.Errorf(arrowx.ErrMalformed, "parquetx: malformed file: %v", p)
+		}
+	}()
+	fr, err := file.NewParquetReader(struct{ parquet.ReaderAtSeeker }{r})
+	if err != nil {
+		return nil, fmt.Errorf("parquetx: %w", err)
+	}
+	defer fr.Close()
+	o := adapters.Apply(opts...)
+	groups, rows, err := rowGroupsOf(o, fr)
+	if err != nil {
+		return nil, err
+	}
+	ar, err := pqarrow.NewFileReader(fr, pqarrow.ArrowReadProperties{BatchSize: max(rows, 1)}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, fmt.Errorf("parquetx: %w", err)
+	}
+	schema, err := ar.Schema()
+	if err != nil {
+		return nil, fmt.Errorf("parquetx: %w", err)
+	}
+	schema = withBool8(fr, schema)
+	chunks, err := readColumn(ar, schema, column, groups, rows)
+	if err != nil {
+		return nil, err
+	}
+	defer chunks.Release()
+	if _, ok := chunks.DataType().(*arrowx.VariableShapeTensorType); !ok {
+		t, err := fromChunks(chunks, column, o, opts)
+		if err != nil {
+			return nil, err
+		}
+		defer t.Release()
+		for i := range t.Dim(0) {
+			e, err := t.Index(0, i)
+			if err != nil {
+				return nil, err
+			}
+			ts = append(ts, e)
+		}
+		return ts, nil
+	}
+	for _, c := range chunks.Chunks() {
+		va, ok := c.(*arrowx.VariableShapeTensorArray)
+		if !ok {
+			return nil, errs.Errorf(arrowx.ErrMalformed, "parquetx: column %q decoded as %T", column, c)
+		}
+		for i := range va.Len() {
+			t, err := va.Tensor(i, opts...)
+			if err != nil {
+				for _, t := range ts {
+					t.Release()
+				}
+				return nil, fmt.Errorf("parquetx: column %q row %d: %w", column, len(ts), err)
+			}
+			ts = append(ts, t)
+		}
+	}
+	return ts, nil
 }
 
 // WriteFile writes the columns to a new file called name: to a temporary file beside it,

@@ -139,6 +139,10 @@ func FuzzRead(f *testing.F) {
 			m.Release()
 		}
 		_, _ = parquetx.Describe(bytes.NewReader(b))
+		ts, _ := parquetx.ReadTensors(bytes.NewReader(b), "x")
+		for _, t := range ts {
+			t.Release()
+		}
 	})
 }
 
