@@ -202,11 +202,82 @@ static void drop_result(int kind, pxg_value *r) {
 	r->p = NULL;
 }
 
+/* -- torch results ----------------------------------------------------------------------------
+ *
+ * A Library that returns torch tensors gets a function's host result as torch's own
+ * torch._C._from_dlpack of a legacy "dltensor" capsule made here, over the export's memory (no
+ * copy), instead of a NumPy array made in C and then torch.from_numpy: one tensor object built
+ * instead of an ndarray and a tensor, and no Python-level from_dlpack in between. Legacy, because
+ * every torch release takes that capsule; the export's versioned fields that a legacy capsule
+ * cannot carry only matter for a read-only result, which keeps the NumPy path (torch has no
+ * read-only tensor; from_numpy says so with its warning, as before). dtypes: those every torch
+ * with a DLPack import reads; the rest keep the NumPy path too. */
+
+static void *torch_from_dlpack; /* torch._C._from_dlpack, set once (pxg_torch_init), or NULL */
+
+int pxg_torch_init(void *from_dlpack) {
+	if (from_dlpack == NULL || from_dlpack == cp.none_obj || torch_from_dlpack != NULL) return 0;
+	cp.incref(from_dlpack); /* process-wide, never let go (torch lives as long) */
+	torch_from_dlpack = from_dlpack;
+	return 0;
+}
+
+/* The legacy managed tensor over an export: its deleter lets the export go (any thread, once). */
+static void torch_share_deleter(pxg_managed *self) {
+	pxg_managed_versioned *m = self->manager_ctx;
+	free(self);
+	if (m->deleter != NULL) m->deleter(m);
+}
+
+static int torch_dtype(dlpg_dtype d) {
+	if (d.lanes != 1) return 0;
+	switch (d.code) {
+	case dlpg_kDLInt: return d.bits == 8 || d.bits == 16 || d.bits == 32 || d.bits == 64;
+	case dlpg_kDLUInt: return d.bits == 8;
+	case dlpg_kDLFloat: return d.bits == 16 || d.bits == 32 || d.bits == 64;
+	case dlpg_kDLBfloat: return d.bits == 16;
+	case dlpg_kDLComplex: return d.bits == 64 || d.bits == 128;
+	}
+	return 0;
+}
+
+/* torch_result returns the torch tensor of export m (status 1: m is the tensor's now), NULL with
+ * status 0 when it takes another path (m untouched), or NULL with status -1 and an exception (m
+ * let go). The caller holds the GIL. */
+static void *torch_result(pxg_managed_versioned *m, int *status) {
+	*status = 0;
+	const pxg_tensor *t = &m->dl_tensor;
+	if (torch_from_dlpack == NULL || t->device.device_type != dlpg_kDLCPU || (m->flags & DLPG_FLAG_READ_ONLY) ||
+		!torch_dtype(t->dtype))
+		return NULL;
+	*status = -1;
+	pxg_managed *l = malloc(sizeof *l);
+	if (l == NULL) {
+		if (m->deleter != NULL) m->deleter(m);
+		return cp.err_no_memory();
+	}
+	l->dl_tensor = *t;
+	l->manager_ctx = m;
+	l->deleter = torch_share_deleter;
+	void *capsule = cp.capsule_new(l, pxg_name(PXG_NAME_LEGACY), (void (*)(void *))pxg_capsule_destructor_addr());
+	if (capsule == NULL) {
+		torch_share_deleter(l);
+		return NULL;
+	}
+	/* torch renames a capsule it consumed; one it refused still owns l, its destructor lets go */
+	void *o = cp.call_function_obj_args(torch_from_dlpack, capsule, NULL);
+	cp.decref(capsule);
+	if (o != NULL) *status = 1;
+	return o;
+}
+
 /* result_object builds the Python object of result r (consuming r), or NULL with an exception: a
  * tensor result is an int (a handle: the caller asked for handles, or the tensor's exports
- * synchronize streams), a NumPy array made in C (numpy: the caller wants NumPy arrays, and the
- * result is a host tensor NumPy holds: pxg_numpy_result) or (share, device type, device id). */
-static void *result_object(int kind, pxg_value *r, int numpy) {
+ * synchronize streams), a torch tensor made in C (numpy and torch: the caller wants torch
+ * tensors, torch_result takes the result; *final is set), a NumPy array made in C (numpy: the
+ * caller wants NumPy arrays, or torch tensors made from them, and the result is a host tensor
+ * NumPy holds: pxg_numpy_result) or (share, device type, device id). */
+static void *result_object(int kind, pxg_value *r, int numpy, int torch, int *final) {
 	void *o = NULL;
 	switch (kind) {
 	case PXG_K_TENSOR:
@@ -215,6 +286,15 @@ static void *result_object(int kind, pxg_value *r, int numpy) {
 			if (o == NULL) dlpackgo_release((uintptr_t)r->u);
 			return o;
 		} else {
+			if (numpy && torch) {
+				int st;
+				void *o = torch_result(r->p, &st);
+				if (st != 0) { /* made, or failed: r->p is the tensor's, or gone */
+					r->p = NULL;
+					*final = 1;
+					return o;
+				}
+			}
 			if (numpy) {
 				int st;
 				void *arr = pxg_numpy_result(r->p, &st);
@@ -501,9 +581,10 @@ static void *call_fn(const pxg_fn *fn, int mode, void *const *args, void *conver
 	void *objs[PXG_MAX_RESULTS] = {0};
 	int k = 0;
 	for (; k < fn->nresults; k++) {
-		objs[k] = result_object(fn->results[k], &out[k], mode == RESULTS_NUMPY);
+		int final = 0; /* a torch tensor made in C: nothing to convert */
+		objs[k] = result_object(fn->results[k], &out[k], mode == RESULTS_NUMPY, array_convert != NULL, &final);
 		if (objs[k] == NULL) break;
-		if (convert != NULL && fn->results[k] == PXG_K_TENSOR) {
+		if (convert != NULL && fn->results[k] == PXG_K_TENSOR && !final) {
 			void *f = pxg_numpy_is(objs[k]) ? array_convert : convert;
 			if (f == NULL) continue;
 			void *c = cp.call_function_obj_args(f, objs[k], NULL);

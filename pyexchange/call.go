@@ -91,7 +91,8 @@ func dlpackgo_caller(id C.int) unsafe.Pointer {
 // an unknown id; NULL with a Python exception set on failure. convert is None, or the Python
 // callable that turns a tensor result C did not make a NumPy array of into the value to return:
 // then C takes calls with tensor results too, and makes NumPy arrays of host results, which
-// arrayConvert (None: returned as they are) turns into the value to return (torch.from_numpy).
+// arrayConvert (None: returned as they are) turns into the value to return (torch.from_numpy;
+// with it, call.c makes the host results it can torch tensors itself: dlpackgo_torch_init).
 // The caller holds the GIL.
 //
 //export dlpackgo_function
@@ -102,6 +103,13 @@ func dlpackgo_function(id C.int, pythonFn, convert, arrayConvert unsafe.Pointer)
 	}
 	return C.pxg_function_new(&c, pythonFn, convert, arrayConvert)
 }
+
+// dlpackgo_torch_init hands call.c torch's own DLPack import (torch._C._from_dlpack), which
+// then makes the host results of functions whose results go to torch (pxg_torch_init). The
+// caller holds the GIL.
+//
+//export dlpackgo_torch_init
+func dlpackgo_torch_init(fromDLPack unsafe.Pointer) C.int { return C.pxg_torch_init(fromDLPack) }
 
 // fnOf fills c with function id as call.c knows it; false for an unknown id.
 func fnOf(id C.int, c *C.pxg_fn) bool {

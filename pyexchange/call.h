@@ -205,6 +205,10 @@ void *pxg_caller_new(const pxg_fn *fn);
  * become NumPy arrays in C (pxg_numpy_result), which array_convert (or None) turns into what
  * Python returns (torch.from_numpy). The caller holds the GIL. */
 void *pxg_function_new(const pxg_fn *fn, void *python_fn, void *convert, void *array_convert);
+/* pxg_torch_init gives call.c torch._C._from_dlpack (once per process; None is ignored): a
+ * function whose host results go to torch (an array_convert) then has them made by it, from a
+ * legacy capsule, rather than through a NumPy array. The caller holds the GIL. */
+int pxg_torch_init(void *from_dlpack);
 void *pxg_releaser_new(void);
 
 #endif

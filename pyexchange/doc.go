@@ -33,9 +33,11 @@
 // handle's tensor by a view of the call's own, Tensor.ExplicitView) and released after it (the
 // producers' deleters then run with the GIL, on the calling thread), and the tensor results are
 // exported, without copying, to NumPy (the default), PyTorch or dlpackgo.Tensor, as the caller asks
-// (Library(..., returns=...), or returns= on the call). A host result for NumPy or PyTorch is made
-// a NumPy array in C, with NumPy's own C API (PyArray_NewFromDescr over the export's memory, whose
-// base is a capsule of the export; PyTorch gets torch.from_numpy of it), and a small one (64 KiB
+// (Library(..., returns=...), or returns= on the call). A host result for NumPy is made a NumPy
+// array in C, with NumPy's own C API (PyArray_NewFromDescr over the export's memory, whose base is
+// a capsule of the export); one for PyTorch is made by torch's own import (torch._C._from_dlpack)
+// of a legacy capsule of the export, called from C (read-only results, and dtypes some torch
+// releases cannot import, get torch.from_numpy of the NumPy array instead), and a small one (64 KiB
 // at most) of Go memory is exported the light way (results.go: no cgo.Handle, and a C deleter
 // that queues it for Go to release at its next call): a call returning a small new array costs
 // about twice one returning an int. A non-nil error raises dlpackgo.GoError
@@ -121,7 +123,7 @@
 // refuses): they become tensors flagged READ_ONLY, which a function may read and which it fails to
 // write with core.ErrReadOnly (a GoValueError in Python, the array unchanged). torch tensors that
 // may not be written (requires_grad: detached; inference tensors outside inference mode) go in
-// READ_ONLY too. It declines the rest, which then goes through __dlpack__ as before; the Python
+// READ_ONLY too, as arguments and through Library.from_dlpack alike. It declines the rest, which then goes through __dlpack__ as before; the Python
 // module checks on probe arrays that the reader and NumPy agree before turning it on. from_dlpack
 // of such an array does not enter Go at all: the Tensor holds the pending import, describes it from
 // C (shape, dtype, strides), and Go adopts it (dlpackgo_import) the first time it needs it: a call,

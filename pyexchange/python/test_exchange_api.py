@@ -20,6 +20,9 @@ from ctypes import POINTER, Structure, c_char_p, c_int32, c_uint32, c_uint64, c_
 sys.path.insert(0, os.environ.get("XHARNESS_DIR", ""))
 import xharness  # noqa: E402  (built at test time; a missing one fails loudly)
 
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
 import dlpackgo  # noqa: E402
 from test_dlpackgo import (BOOL, BFLOAT, C, COMPLEX, FLOAT, INT, LIB, UINT, arange, eventually,  # noqa: E402
                            go_get, go_set, go_sum, go_view, int64s)
@@ -504,6 +507,96 @@ class TestConsumer(Base):
         g.release()
         with self.assertRaises(NotImplementedError):
             xharness.view(h)
+
+
+# -- the codes DLPack added after the v1.3 tag (the minor version still 3, the ABI unchanged) ---
+
+TPU, TPU_HOST, ASCEND = 19, 20, 21  # kDLTPU, kDLTPUHost, kDLAscend
+BCOMPLEX = 18                       # kDLBcomplex: two bfloat16, 32 bits
+
+
+class TestAfterV13(Base):
+    """Tensors with the post-1.3 codes cross dlpackgo both ways, by capsule and by the exchange
+    API: TPUHost is host memory Go reads in place, TPU and Ascend are device memory Go describes
+    and never reads, bcomplex32 is carried as it is; the values DLPack does not define are refused
+    with the validator's message. NumPy and PyTorch know none of the four: they refuse Go's
+    export of them with their own errors (DLPACK-FACTS.md), nothing is converted."""
+
+    foreign = (RuntimeError, BufferError, TypeError)  # what NumPy and torch raise, by version
+
+    def test_devices(self):
+        for dev in (TPU, TPU_HOST, ASCEND):
+            for via in (None, "dlpack", "api"):
+                with self.subTest(device=dev, via=via):
+                    h = xharness.make(FLOAT, 64, 1, (2, 3), device_type=dev)
+                    g = LIB.from_dlpack(h, via=via)
+                    self.assertEqual((g.data_ptr, g.__dlpack_device__(), g.shape, g.element_strides),
+                                     (h.data_ptr, (dev, 0), (2, 3), (3, 1)), "zero-copy")
+                    if dev == TPU_HOST:  # host-accessible: Go reads and writes it in place
+                        self.assertTrue(go_set(g, 9, 0, 1))
+                        self.assertEqual(ctypes.c_double.from_address(h.data_ptr + 8).value, 9.0)
+                        self.assertEqual(go_get(g, 0, 1), 9)
+                        self.assertEqual(LIB.total(h), 9.0 + sum(
+                            ctypes.c_double.from_address(h.data_ptr + 8 * i).value for i in (0, 2, 3, 4, 5)))
+                    else:  # device memory: never read
+                        with self.assertRaises(IndexError):
+                            go_get(g, 0, 1)
+                        with self.assertRaisesRegex(dlpackgo.GoBufferError, "not in host memory"):
+                            LIB.total(h)
+                    back = LIB.to_framework(g, HT)  # Go -> the framework, through the API
+                    self.assertEqual((back.data_ptr, back.device, back.dtype), (h.data_ptr, (dev, 0), (FLOAT, 64, 1)))
+                    h2 = xharness.consume(g)  # and through the capsule
+                    self.assertEqual((h2.data_ptr, h2.device), (h.data_ptr, (dev, 0)))
+                    with self.assertRaises(self.foreign):
+                        np.from_dlpack(g)
+                    with self.assertRaises(self.foreign):
+                        torch.from_dlpack(g)
+                    h2.release()
+                    back.release()
+                    g.release()
+
+    def test_bcomplex(self):
+        for via in (None, "dlpack", "api"):
+            with self.subTest(via=via):
+                h = xharness.make(BCOMPLEX, 32, 1, (2, 3))
+                g = LIB.from_dlpack(h, via=via)
+                self.assertEqual((g.data_ptr, g.dl_dtype, g.dtype, g.element_strides),
+                                 (h.data_ptr, (BCOMPLEX, 32, 1), "bcomplex32", (3, 1)))
+                r = LIB.same(h, returns="tensor")  # a registered function's argument and result
+                self.assertEqual((r.data_ptr, r.dl_dtype), (h.data_ptr, (BCOMPLEX, 32, 1)))
+                back = LIB.to_framework(g, HT)
+                self.assertEqual((back.data_ptr, back.dtype), (h.data_ptr, (BCOMPLEX, 32, 1)))
+                h2 = xharness.consume(r)
+                self.assertEqual((h2.data_ptr, h2.dtype), (h.data_ptr, (BCOMPLEX, 32, 1)))
+                with self.assertRaises(self.foreign):
+                    np.from_dlpack(g)
+                with self.assertRaises(self.foreign):
+                    torch.from_dlpack(g)
+                for t in (h2, back, r, g):
+                    t.release()
+        self.assertEqual(dlpackgo.dtype_name(BCOMPLEX, 32), "bcomplex32")
+
+    def test_undefined_codes_are_refused(self):
+        cases = [
+            ((FLOAT, 64, 1), dict(device_type=22), BufferError, "device_type is not a DLPack device",
+             dlpackgo.GoValueError, "device_type = 22 is not a DLPack device"),
+            ((BCOMPLEX, 16, 1), {}, BufferError, "dtype.bits is not valid for its code",
+             dlpackgo.GoTypeError, "dtype.bits = 16 is not valid for bcomplex"),
+            ((BCOMPLEX, 64, 1), {}, BufferError, "dtype.bits is not valid for its code",
+             dlpackgo.GoTypeError, "dtype.bits = 64 is not valid for bcomplex"),
+            ((19, 32, 1), {}, BufferError, "dtype.code is not a DLPack type code",
+             dlpackgo.GoTypeError, "dtype.code = 19 is not a DLPack type code"),
+        ]
+        for dt, kw, exc, msg, call_exc, call_msg in cases:
+            h = xharness.make(*dt, (4,), **kw)
+            for via in (None, "dlpack", "api"):
+                with self.subTest(dtype=dt, via=via, **kw):
+                    with self.assertRaisesRegex(exc, msg):
+                        LIB.from_dlpack(h, via=via)
+            with self.subTest(dtype=dt, call=True, **kw):
+                with self.assertRaisesRegex(call_exc, call_msg):
+                    LIB.same(h)
+            h.release()
 
 
 def rss_mib():

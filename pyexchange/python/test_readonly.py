@@ -171,6 +171,41 @@ class TorchNotWritable(unittest.TestCase):
         self.assertIn("read-only", str(cm.exception))
         self.assertEqual(t.tolist(), [0.0, 2.0, 4.0, 6.0])
 
+    def test_from_dlpack_imports_them_read_only(self):
+        # Library.from_dlpack takes them as function arguments do: read-only, memory shared
+        w = torch.arange(6.0, requires_grad=True)
+        with torch.inference_mode():
+            inf = torch.arange(4.0)
+        for x in (w, w[1::2], inf):
+            for kw in ({}, {"copy": False}, {"via": "dlpack"}, {"device": "cpu"}):
+                with self.subTest(shape=tuple(x.shape), **kw):
+                    g = LIB.from_dlpack(x, **kw)
+                    self.assertTrue(g.readonly)
+                    self.assertEqual(g.data_ptr, x.data_ptr(), "memory shared")
+                    self.assertEqual(LIB.total(g), float(x.detach().sum()))
+                    before = x.tolist()
+                    with self.assertRaises(dlpackgo.GoValueError) as cm:
+                        LIB.scale(g, 2.0)
+                    self.assertIn("read-only", str(cm.exception))
+                    self.assertEqual(x.tolist(), before, "unchanged")
+                    g.release()
+        self.assertTrue(w.requires_grad)
+        with self.assertRaisesRegex(BufferError, "read-only"):
+            LIB.from_dlpack(w, via="api")
+        c = LIB.from_dlpack(w, copy=True)  # Go's own copy: writable
+        self.assertFalse(c.readonly)
+        self.assertNotEqual(c.data_ptr, w.data_ptr())
+        LIB.scale(c, 2.0)
+        self.assertEqual(w.tolist(), [0.0, 1.0, 2.0, 3.0, 4.0, 5.0])
+        c.release()
+        with torch.inference_mode():  # inside inference mode it may be written
+            g = LIB.from_dlpack(inf)
+            self.assertFalse(g.readonly)
+            g.release()
+        g = LIB.from_dlpack(torch.arange(3.0))
+        self.assertFalse(g.readonly)
+        g.release()
+
     def test_plain_tensors_are_written(self):
         t = torch.arange(3.0)
         LIB.scale(t, 3.0)

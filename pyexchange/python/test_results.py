@@ -3,8 +3,9 @@
 Run by TestPythonResults in pyexchange. A host result becomes a NumPy array in the
 library's C code (numpy.c: PyArray_NewFromDescr over the export's memory, whose base is a capsule
 of the export), with no copy whatever its size; a small result of Go memory is exported the light
-way (results.go: no cgo.Handle, a deleter that only queues its slot). torch results are
-torch.from_numpy of those arrays.
+way (results.go: no cgo.Handle, a deleter that only queues its slot). torch results are made
+by torch's own DLPack import of a legacy capsule of the export (call.c's torch_result), or
+torch.from_numpy of those arrays for the dtypes and read-only results that path leaves.
 """
 
 import gc
@@ -116,6 +117,46 @@ class TorchResults(unittest.TestCase):
         self.assertEqual(t.data_ptr(), x.ctypes.data, "zero-copy")
         t[2] = 42.0
         self.assertEqual(x[2], 42.0)
+
+    def test_torch_imports_host_results_itself(self):
+        # call.c hands host results to torch._C._from_dlpack as legacy capsules (no NumPy
+        # array in between) for the dtypes every torch reads; bool and the unsigned types
+        # wider than 8 bits go through torch.from_numpy as before
+        base = np.arange(3 * 4 * 5).reshape(3, 4, 5)
+        for dtype in ("int8", "uint8", "int16", "int32", "int64", "float16", "float32", "float64",
+                      "complex64", "complex128"):
+            full = base.astype(dtype)
+            for x in (full, full[::2, 1:, ::3], full.transpose(2, 0, 1), full[1, 2], full[0, 0, 0:0],
+                      np.asfortranarray(full), np.array(5, dtype)):
+                with self.subTest(dtype=dtype, shape=x.shape, strides=x.strides):
+                    t = self.tlib.same(x)
+                    self.assertIs(type(t), torch.Tensor)
+                    self.assertEqual(tuple(t.shape), x.shape)
+                    self.assertEqual(t.dtype, torch.from_numpy(np.ascontiguousarray(x)).dtype)
+                    np.testing.assert_array_equal(t.numpy(), x)
+                    if x.size:
+                        self.assertEqual(t.data_ptr(), x.ctypes.data, "zero-copy")
+                        self.assertEqual(tuple(s * x.itemsize for s in t.stride()), x.strides)
+
+    def test_torch_results_are_released(self):
+        sq = np.arange(16.0).reshape(4, 4)
+        self.tlib.noop(sq)
+        before = LIB.live_exports()
+        rs = [self.tlib.zeros_like(sq) for _ in range(300)]
+        self.assertEqual(LIB.live_exports(), before + 300)
+        self.assertEqual(len({r.data_ptr() for r in rs}), 300, "each result its own memory")
+        v = rs[7][1:, ::2]  # a view holds its result on
+        v[...] = 5.0
+        del rs
+        gc.collect()
+        self.assertEqual(LIB.live_exports(), before + 1)
+        for _ in range(500):
+            self.tlib.zeros_like(sq)[...] = -1.0
+        LIB.collect()
+        self.assertEqual(v.tolist(), [[5.0, 5.0]] * 3)
+        del v
+        gc.collect()
+        self.assertEqual(LIB.live_exports(), before)
 
     def test_device_results_go_to_torch_as_before(self):
         # not host memory: no NumPy array is made; torch says what it says of the capsule, from

@@ -264,7 +264,30 @@ class Library:
         the returned Tensor is released and no other Go holder is left. A NumPy array (with
         ``via``, ``copy`` and ``device`` None) is read in C instead and handed to Go the first
         time Go needs it; until then the Tensor holds a reference to the array.
+
+        A torch tensor that may not be written (one that requires grad, whose ``__dlpack__``
+        refuses it, or an inference tensor outside inference mode) is imported as registered
+        functions take it: read-only (``Tensor.readonly``; a Go function that writes it fails with
+        core.ErrReadOnly), a requires-grad one detached first, which shares its memory and leaves
+        autograd out of Go's sight. Such an import goes through ``__dlpack__`` (``via="api"``
+        raises BufferError: the exchange API has no way to mark it read-only); ``copy=True`` gives
+        Go a writable copy of its own, as for any tensor.
         """
+        readonly = False
+        torch = sys.modules.get("torch")
+        if torch is not None and isinstance(x, torch.Tensor):
+            if x.requires_grad:
+                x, readonly = x.detach(), True
+            elif x.is_inference() and not torch.is_inference_mode_enabled():
+                readonly = True
+            if readonly and not copy:
+                if via == "api":
+                    raise BufferError("dlpackgo: via='api' cannot import a torch tensor that may not "
+                                      "be written (requires_grad, or an inference tensor outside "
+                                      "inference mode) read-only: use via=None or 'dlpack'")
+                via = "dlpack"
+            else:
+                readonly = False
         if type(x) in self._ndarrays and via is None and copy is None and device is None:
             p = self._pend(x)  # a NumPy array read in C (_numpy.py); Go adopts it on first use
             if p is not None:
@@ -278,7 +301,7 @@ class Library:
                 raise ValueError("dlpackgo: via='api' takes neither copy nor device")
         elif via != "dlpack":
             raise ValueError(f"dlpackgo: via must be None, 'api' or 'dlpack', not {via!r}")
-        if copy is None and device is None:  # the common case, first and short
+        if copy is None and device is None and not readonly:  # the common case, first and short
             if type(x) in self._legacy_types:
                 try:
                     return Tensor(self, 0, self._take(x.__dlpack__()))
@@ -299,7 +322,8 @@ class Library:
             if have is not None and have != want:
                 raise BufferError(f"dlpackgo: x is on device {have}, not {want}: "
                                   "tensors are never moved between devices")
-        t = self.from_capsule(self._capsule(x))
+        capsule = self._capsule(x)
+        t = self.from_capsule(_numpy.readonly(capsule) if readonly else capsule)
         if device is not None and (got := tuple(t.__dlpack_device__())) != want:
             # x has no __dlpack_device__, or one that disagrees with its capsule
             t.release()
@@ -411,7 +435,8 @@ _KINDS = {0: "int", 1: "uint", 2: "float", 4: "bfloat", 5: "complex", 6: "bool"}
 _NAMED = {(7, 8): "float8_e3m4", (8, 8): "float8_e4m3", (9, 8): "float8_e4m3b11fnuz",
           (10, 8): "float8_e4m3fn", (11, 8): "float8_e4m3fnuz", (12, 8): "float8_e5m2",
           (13, 8): "float8_e5m2fnuz", (14, 8): "float8_e8m0fnu", (15, 6): "float6_e2m3fn",
-          (16, 6): "float6_e3m2fn", (17, 4): "float4_e2m1fn", (6, 8): "bool"}
+          (16, 6): "float6_e3m2fn", (17, 4): "float4_e2m1fn", (6, 8): "bool",
+          (18, 32): "bcomplex32"}  # kDLBcomplex (after the v1.3 tag): core's name
 
 
 def dtype_name(code, bits, lanes=1):

@@ -11,9 +11,9 @@ What Library exposes is a ``dlpackgo.GoFunction`` the library made around that P
 (``dlpackgo_function``, call.c): a C callable that CPython calls through vectorcall. It takes the
 common call in C (the parameters by position, no keywords, NumPy arrays and live
 dlpackgo.Tensors as tensor arguments; tensor results when the Library returns NumPy arrays or
-torch tensors, whose host results C makes NumPy arrays of itself, torch.from_numpy for torch) and
-hands every other call to the Python function, its ``__wrapped__``, which also gives
-inspect.signature and help() the signature.
+torch tensors, whose host results C makes NumPy arrays of itself, or torch tensors through
+torch's own DLPack import) and hands every other call to the Python function, its
+``__wrapped__``, which also gives inspect.signature and help() the signature.
 
 Read-only arrays (``flags.writeable`` False, ``np.load(..., mmap_mode="r")``) and torch tensors
 that may not be written (``requires_grad``, inference tensors outside inference mode) go to Go as
@@ -162,6 +162,14 @@ def attach(lib, returns):
         if returns == "torch":
             import torch
             array_convert = torch.from_numpy
+            # torch's own import of a DLPack capsule, called from C: host results become torch
+            # tensors without a NumPy array in between (call.c's torch_result); private, so
+            # optional: without it they go through torch.from_numpy as before
+            from_dlpack = getattr(getattr(torch, "_C", None), "_from_dlpack", None)
+            torch_init = getattr(cdll, "dlpackgo_torch_init", None)  # None: an older library
+            if callable(from_dlpack) and torch_init is not None:
+                torch_init.argtypes, torch_init.restype = [py_object], c_int
+                torch_init(from_dlpack)
     lib.functions = {}
     reserved = set(dir(type(lib))) | set(vars(lib))
     for fid, spec in enumerate(specs):
