@@ -190,3 +190,34 @@ func allocSize(dtype DLDataType, shape []int64) (int64, error) {
 	}
 	return nbytes, nil
 }
+
+// A Lender is the Releaser of a block of Go memory that an allocator lends out one tensor at a
+// time and takes back (package memory's Lease). The tensors WrapLent makes over it are not
+// foreign (Foreign reports false, LiveForeign does not count them); Release runs when their
+// last holder lets go, and Attach calls Forfeit first, as the value it attaches (and whatever is
+// derived from it) may read the memory without any holder core can count: the block must then
+// never be lent again.
+type Lender interface {
+	Releaser
+	Forfeit()
+}
+
+// lentTensor is what WrapLent allocates: the tensor and its owner and hold.
+type lentTensor struct {
+	t  Tensor
+	oh ownedHold
+}
+
+// WrapLent makes a writable tensor on the CPU over data, Go memory that l lends, in one
+// allocation. The allocator made shape and strides (compact, checked) and never changes them:
+// they are used as given, neither copied nor validated, and shared by every tensor lent over the
+// block; data must stay reachable from l until its Release.
+func WrapLent(data unsafe.Pointer, dtype DLDataType, shape, strides []int64, l Lender) *Tensor {
+	x := new(lentTensor)
+	x.oh.o.releaser = l
+	x.oh.init()
+	t := &x.t
+	t.data, t.device, t.dtype = data, CPUDevice, dtype
+	t.shape, t.strides, t.hold = shape, strides, &x.oh.h
+	return t
+}

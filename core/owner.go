@@ -10,13 +10,13 @@ import (
 type owner struct {
 	refs     atomic.Int64
 	release  func()
-	releaser Releaser // instead of release (WrapExplicitWith, Lease)
+	releaser Releaser // instead of release (WrapExplicitWith, WrapLent)
 }
 
-// lent reports whether the owner's memory is Go memory a Lease lent out (its release gives the
+// lent reports whether the owner's memory is Go memory a Lender lent out (its release gives the
 // block back): not foreign, and not counted by liveOwners.
 func (o *owner) lent() bool {
-	_, ok := o.releaser.(*giveBack)
+	_, ok := o.releaser.(Lender)
 	return ok
 }
 
@@ -95,8 +95,8 @@ func (h *hold) let() bool {
 // *tensor.Dense, an ORT value), so that a value in another library keeps foreign memory alive,
 // and so does whatever value t itself was built over (see WrapKeep). For tensors over plain Go
 // memory it does nothing: the garbage collector already sees obj's pointer into that memory.
-// A tensor a Lease lent is over Go memory too: Attach forfeits its block, which the lease then
-// never lends again (see Lease). Attach to a released tensor returns ErrReleased.
+// A tensor WrapLent made is over Go memory too: Attach forfeits its block (Lender.Forfeit),
+// which its allocator then never lends again. Attach to a released tensor returns ErrReleased.
 func Attach[T any](obj *T, t *Tensor) error {
 	if t.hold.dropped.Load() {
 		return ErrReleased
@@ -109,7 +109,9 @@ func Attach[T any](obj *T, t *Tensor) error {
 			return ErrReleased
 		}
 		a.hold = &hold{owner: o}
-		o.forfeit() // a lent block is never lent again (see Lease)
+		if l, ok := o.releaser.(Lender); ok {
+			l.Forfeit() // a lent block is never lent again
+		}
 	}
 	if a.hold == nil && a.keep == nil {
 		return nil

@@ -34,7 +34,7 @@ type Part = core.Part
 // block) before anything is allocated; a bad part fails with an error that names its index.
 func NewUninitParts(size int64, parts []Part) (*core.Tensor, []*core.Tensor, error) {
 	if size < 0 || size > maxAlloc {
-		return nil, nil, errs.Errorf(core.ErrOverflow, "core: a block of %d bytes is outside [0, %d]", size, int64(maxAlloc))
+		return nil, nil, errs.Errorf(core.ErrOverflow, "memory: a block of %d bytes is outside [0, %d]", size, int64(maxAlloc))
 	}
 	if err := core.FitsMemory(size); err != nil {
 		return nil, nil, fmt.Errorf("%w (a block for %d parts)", err, len(parts))

@@ -1,4 +1,4 @@
-package core_test
+package memory_test
 
 import (
 	"runtime"
@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // matrix stands for another library's value over a tensor's memory (a *mat.Dense): what is
@@ -24,7 +25,7 @@ func TestLeaseForfeit(t *testing.T) {
 		attach bool
 	}{{"attached", true}, {"not attached", false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			l, err := core.NewLease(core.Float32, 2, 4)
+			l, err := memory.NewLease(core.Float32, 2, 4)
 			require.NoError(t, err)
 			x := l.Lend()
 			e, err := core.Elements[float32](x)
@@ -55,7 +56,7 @@ func TestLeaseForfeit(t *testing.T) {
 
 // TestLeaseForfeitView: Attach on a view of a lent tensor forfeits the block too.
 func TestLeaseForfeitView(t *testing.T) {
-	l, err := core.NewLease(core.Float64, 3)
+	l, err := memory.NewLease(core.Float64, 3)
 	require.NoError(t, err)
 	x := l.Lend()
 	v, err := x.View()

@@ -1,10 +1,11 @@
-package core
+package memory
 
 import (
 	"sync/atomic"
 	"unsafe"
 	"weak"
 
+	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
@@ -14,20 +15,20 @@ import (
 // and whatever it keeps over it (onnxx keeps an ORT value over each output's block), instead of
 // allocating both for every result. Lending allocates only the tensor.
 //
-// The lent tensor is over Go memory (Foreign reports false, LiveForeign does not count it) and
-// keeps the block alive, as a tensor from New does. Release gives the block back, to be lent
+// The lent tensor is over Go memory (Foreign reports false, core.LiveForeign does not count it)
+// and keeps the block alive, as a tensor from core.New does. Release gives the block back, to be lent
 // again: a slice taken from the tensor must not be used after its Release. A tensor that becomes
 // unreachable without Release never gives it back: the collector frees the block with it, and
 // the lease is lost (Lost), for the producer to drop. A Lease is safe for concurrent use.
 //
-// A lent tensor attached to a value of another library (Attach: a *mat.Dense, a Gorgonia
+// A lent tensor attached to a value of another library (core.Attach: a *mat.Dense, a Gorgonia
 // tensor, ...) forfeits the block: values derived from that one (a Gonum RowView, a slice of the
 // Dense's data) read the memory without any holder this package can count, so the block is
 // never lent again. The Go collector keeps it alive as long as anything points into it, and the
 // lease is lost (Lost) at once, for the producer to replace; a result attached to a Gonum matrix
 // costs the producer one new block.
 type Lease struct {
-	dtype          DLDataType
+	dtype          core.DLDataType
 	shape, strides []int64 // shared by the lent tensors (their metadata never changes)
 	off            int     // of the first element in mem, Alignment-aligned
 	seen           weak.Pointer[byte]
@@ -37,40 +38,35 @@ type Lease struct {
 }
 
 // NewLease allocates a block for a C-order tensor of dtype and shape, which must have elements.
-// It fails as New does on a bad dtype or shape, and with ErrInvalid for a shape without elements.
-func NewLease(dtype DLDataType, shape ...int64) (*Lease, error) {
-	n, err := CompactSize(dtype, shape...)
-	if err == nil {
-		err = FitsMemory(n)
-	}
+// It fails as core.New does on a bad dtype or shape, and with ErrInvalid for a shape without elements.
+func NewLease(dtype core.DLDataType, shape ...int64) (*Lease, error) {
+	n, err := AllocSize(dtype, shape...)
 	if err != nil {
 		return nil, err
 	}
 	if n == 0 {
-		return nil, errs.Errorf(ErrInvalid, "core: a lease of %v %s has no elements", shape, dtype)
+		return nil, errs.Errorf(core.ErrInvalid, "memory: a lease of %v %s has no elements", shape, dtype)
 	}
-	mem := make([]byte, n+Alignment-1)
-	base := unsafe.Pointer(unsafe.SliceData(mem))
+	mem := make([]byte, n+core.Alignment-1)
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(mem)))
 	l := &Lease{dtype: dtype, shape: append([]int64{}, shape...), strides: make([]int64, len(shape)),
-		off: int(uintptr(alignUp(base)) - uintptr(base)), seen: weak.Make(&mem[0]), mem: mem}
-	fillCStrides(l.strides, l.shape)
+		off: int((core.Alignment - base%core.Alignment) % core.Alignment), seen: weak.Make(&mem[0]), mem: mem}
+	for i, s := len(shape)-1, int64(1); i >= 0; i-- { // C order
+		l.strides[i] = s
+		s *= max(shape[i], 1)
+	}
 	return l, nil
 }
 
 // Lend returns a writable tensor over the block, or nil while it is lent out (or lost). The
 // elements are what the last holder left (zero the first time).
-func (l *Lease) Lend() *Tensor {
+func (l *Lease) Lend() *core.Tensor {
 	if !l.lent.CompareAndSwap(false, true) {
 		return nil
 	}
-	x := &lentTensor{back: giveBack{l: l, mem: l.mem}}
+	g := &giveBack{l: l, mem: l.mem}
 	l.mem = nil
-	x.oh.o.releaser = &x.back
-	x.oh.init()
-	t := &x.t
-	t.data, t.device, t.dtype = unsafe.Pointer(&x.back.mem[l.off]), CPUDevice, l.dtype
-	t.shape, t.strides, t.hold = l.shape, l.strides, &x.oh.h
-	return t
+	return core.WrapLent(unsafe.Pointer(&g.mem[l.off]), l.dtype, l.shape, l.strides, g)
 }
 
 // Lost reports whether the block was lent out and its tensor collected unreleased: the block is
@@ -81,21 +77,10 @@ func (l *Lease) Lost() bool {
 	return l.lent.Load() && (l.forfeited.Load() || l.seen.Value() == nil)
 }
 
-// forfeit gives up the block of a lent tensor whose owner is o, if o is a lease's: Attach calls
-// it, as the value it attaches (and whatever is derived from it) may read the memory past the
-// tensor's last Release. The Go memory stays valid as long as anything points into it.
-func (o *owner) forfeit() {
-	if g, ok := o.releaser.(*giveBack); ok {
-		g.l.forfeited.Store(true)
-	}
-}
-
-// lentTensor is what Lend allocates: the tensor, its owner and hold, and the owner's release.
-type lentTensor struct {
-	t    Tensor
-	oh   ownedHold
-	back giveBack
-}
+// Forfeit gives up the block of a lent tensor: core.Attach calls it, as the value it attaches
+// (and whatever is derived from it) may read the memory past the tensor's last Release. The Go
+// memory stays valid as long as anything points into it.
+func (g *giveBack) Forfeit() { g.l.forfeited.Store(true) }
 
 // giveBack hands a lent block back to its lease, once its last holder has let go.
 type giveBack struct {

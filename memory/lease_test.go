@@ -1,4 +1,4 @@
-package core_test
+package memory_test
 
 import (
 	"fmt"
@@ -10,13 +10,14 @@ import (
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/leakcheck"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 func TestLease(t *testing.T) {
 	base := leakcheck.Settle()
 
 	t.Run("lent, released, lent again", func(t *testing.T) {
-		l, err := core.NewLease(core.Float32, 2, 3)
+		l, err := memory.NewLease(core.Float32, 2, 3)
 		require.NoError(t, err)
 		x := l.Lend()
 		require.NotNil(t, x)
@@ -49,7 +50,7 @@ func TestLease(t *testing.T) {
 	})
 
 	t.Run("collected unreleased", func(t *testing.T) {
-		l, err := core.NewLease(core.Float64, 8)
+		l, err := memory.NewLease(core.Float64, 8)
 		require.NoError(t, err)
 		func() {
 			x := l.Lend()
@@ -63,7 +64,7 @@ func TestLease(t *testing.T) {
 	})
 
 	t.Run("concurrent", func(t *testing.T) {
-		l, err := core.NewLease(core.Int64, 4)
+		l, err := memory.NewLease(core.Int64, 4)
 		require.NoError(t, err)
 		var wg sync.WaitGroup
 		var mu sync.Mutex
@@ -107,7 +108,7 @@ func TestLease(t *testing.T) {
 			{core.Float32, []int64{1 << 40, 1 << 40}, core.ErrOverflow},
 			{core.Float32, make([]int64, core.MaxNdim+1), core.ErrNdim},
 		} {
-			l, err := core.NewLease(c.dtype, c.shape...)
+			l, err := memory.NewLease(c.dtype, c.shape...)
 			assert.ErrorIs(t, err, c.want, "%v %v", c.dtype, c.shape)
 			assert.Nil(t, l)
 		}
@@ -117,7 +118,7 @@ func TestLease(t *testing.T) {
 // ExampleLease: a producer returns one result after another over the same block, each taken back
 // when its caller releases it.
 func ExampleLease() {
-	l, err := core.NewLease(core.Float32, 4)
+	l, err := memory.NewLease(core.Float32, 4)
 	if err != nil {
 		panic(err)
 	}
