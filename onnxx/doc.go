@@ -105,7 +105,7 @@
 // core.LiveForeign until then.
 //
 // An output of a shape the model fixes, up to 64 KiB, is lent from the session's own blocks
-// (core.Lease, up to four per output, each with an ORT value over it made once): its tensor is
+// (memory.Lease, up to four per output, each with an ORT value over it made once): its tensor is
 // over Go memory, not Foreign, and when it and every view of it have been released the block
 // serves a later run, with no allocation and no new ORT value (Release Run's outputs when done
 // with them: that is the fast path). A block is never lent while any holder of its tensor is

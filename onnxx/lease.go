@@ -5,7 +5,7 @@ import (
 	"github.com/dlpack-go/dlpack/memory"
 )
 
-// A lease is an output block of the session's (core.Lease) with an ORT value over it, made once
+// A lease is an output block of the session's (memory.Lease) with an ORT value over it, made once
 // and kept: a run that finds a free lease for an output of known shape returns the tensor the
 // lease lends, and gives ORT the kept value, so that it neither allocates the output nor makes
 // and releases a value for it (on the project's Zen 3 VM: Run of a small model from 1.49-1.67×
@@ -20,7 +20,7 @@ import (
 // the block alive; Go's collector does not move memory. A lost lease's value is released without
 // being used again.
 type lease struct {
-	l *core.Lease
+	l *memory.Lease
 	v uintptr // ORT value over the block, with the output's shape
 }
 
@@ -85,7 +85,7 @@ func (s *Session) lend(st *stage, i int) (*core.Tensor, uintptr, error) {
 
 // newLease allocates a block for output info and makes its value.
 func (s *Session) newLease(st *stage, info *IOInfo) (*lease, error) {
-	l, err := core.NewLease(info.DType, info.Shape...)
+	l, err := memory.NewLease(info.DType, info.Shape...)
 	if err != nil {
 		return nil, err
 	}
