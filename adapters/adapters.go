@@ -3,6 +3,7 @@ package adapters
 import (
 	"errors"
 	"fmt"
+	"github.com/dlpack-go/dlpack/memory"
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/errs"
@@ -38,8 +39,9 @@ func (p CopyPolicy) String() string {
 var (
 	// ErrCopyRequired: CopyNever was asked but the conversion cannot share memory.
 	ErrCopyRequired = errors.New("adapters: conversion needs a copy, and copying was not allowed")
-	// ErrUnsupported: the target cannot represent the tensor at all (dtype, rank, device).
-	ErrUnsupported = errors.New("adapters: conversion not supported")
+	// ErrUnsupported: the target cannot represent the tensor at all (dtype, rank, device). It is
+	// memory.ErrUnsupported, which the copy and cast kernels return.
+	ErrUnsupported = memory.ErrUnsupported
 )
 
 // Options are the settings every adapter's conversion takes. Adapters read them with Apply.

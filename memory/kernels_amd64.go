@@ -1,6 +1,6 @@
 //go:build !purego
 
-package adapters
+package memory
 
 import "unsafe"
 

@@ -1,11 +1,11 @@
-package adapters_test
+package memory_test
 
 import (
 	"math"
 	"testing"
 
-	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/memory"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/x448/float16"
@@ -147,8 +147,8 @@ func TestCastEveryPair(t *testing.T) {
 		require.NoError(t, err)
 		for _, to := range allDTypes {
 			t.Run(from.String()+"→"+to.String(), func(t *testing.T) {
-				for _, order := range []adapters.Order{adapters.COrder, adapters.FortranOrder} {
-					got, err := adapters.CastOrder(src, to, order)
+				for _, order := range []memory.Order{memory.COrder, memory.FortranOrder} {
+					got, err := memory.CastOrder(src, to, order)
 					require.NoError(t, err)
 					require.Equal(t, to, got.DType())
 					require.Equal(t, []int64{4, 3}, got.Shape())
@@ -265,7 +265,7 @@ func TestCastSemantics(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := adapters.Cast(tt.src, tt.to)
+			got, err := memory.Cast(tt.src, tt.to)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, atAny(got))
 		})
@@ -277,7 +277,7 @@ func TestCastNaN(t *testing.T) {
 	for _, src := range []*core.Tensor{core.Scalar(nan32), core.Scalar(math.NaN()), core.Scalar(complex(math.NaN(), 0)),
 		core.Scalar(float16.NaN()), core.Scalar(core.BF16FromFloat32(nan32))} {
 		for _, to := range []core.DLDataType{core.Float16, core.BFloat16, core.Float32, core.Float64, core.Complex64} {
-			got, err := adapters.Cast(src, to)
+			got, err := memory.Cast(src, to)
 			require.NoError(t, err)
 			assert.True(t, math.IsNaN(realOf(atAny(got))), "%s → %s", src.DType(), to)
 		}
@@ -287,12 +287,12 @@ func TestCastNaN(t *testing.T) {
 func TestCastUnsupported(t *testing.T) {
 	fp8 := core.DLDataType{Code: core.CodeFloat8E4M3FN, Bits: 8, Lanes: 1}
 	x := core.MustNew(core.Float32, 2)
-	_, err := adapters.Cast(x, fp8)
-	require.ErrorIs(t, err, adapters.ErrUnsupported)
+	_, err := memory.Cast(x, fp8)
+	require.ErrorIs(t, err, memory.ErrUnsupported)
 	assert.Contains(t, err.Error(), "float8_e4m3fn")
-	_, err = adapters.Cast(core.MustNew(fp8, 2), core.Float32)
-	require.ErrorIs(t, err, adapters.ErrUnsupported)
-	_, err = adapters.Cast(x, core.DLDataType{Code: 99, Bits: 8, Lanes: 1})
+	_, err = memory.Cast(core.MustNew(fp8, 2), core.Float32)
+	require.ErrorIs(t, err, memory.ErrUnsupported)
+	_, err = memory.Cast(x, core.DLDataType{Code: 99, Bits: 8, Lanes: 1})
 	require.ErrorIs(t, err, core.ErrDType)
 }
 
@@ -314,7 +314,7 @@ func TestFloat16Exact(t *testing.T) {
 	for i, b := range bits {
 		src[i] = math.Float32frombits(b)
 	}
-	got, err := adapters.Cast(core.MustFromSlice(src), core.Float16)
+	got, err := memory.Cast(core.MustFromSlice(src), core.Float16)
 	require.NoError(t, err)
 	h, err := core.Elements[float16.Float16](got)
 	require.NoError(t, err)

@@ -1,16 +1,16 @@
 //go:build unix
 
-package adapters_test
+package memory_test
 
 import (
 	"math/rand/v2"
 	"sync/atomic"
 	"testing"
 
-	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/foreignmem"
 	"github.com/dlpack-go/dlpack/internal/leakcheck"
+	"github.com/dlpack-go/dlpack/memory"
 	"github.com/stretchr/testify/require"
 )
 
@@ -45,17 +45,17 @@ func TestOperationsHoldTheirOperands(t *testing.T) {
 		name string
 		run  func() error
 	}{
-		{"Copy source", func() error { return adapters.Copy(dst(), mk(tr)) }},
-		{"Copy destination", func() error { return adapters.Copy(mk(dst()), tr) }},
-		{"Copy destination reversed", func() error { return adapters.Copy(mk(rev), src) }},
-		{"Clone", func() error { _, err := adapters.Clone(mk(tr), adapters.COrder); return err }},
-		{"Clone Fortran", func() error { _, err := adapters.Clone(mk(src), adapters.FortranOrder); return err }},
-		{"Contiguous", func() error { _, err := adapters.Contiguous(mk(rev)); return err }},
-		{"Cast", func() error { _, err := adapters.Cast(mk(tr), core.Float32); return err }},
-		{"Cast float16", func() error { _, err := adapters.Cast(mk(src), core.Float16); return err }},
-		{"CastOrder", func() error { _, err := adapters.CastOrder(mk(src), core.Int32, adapters.FortranOrder); return err }},
-		{"At", func() error { _, err := adapters.At(mk(src), n-1, n-1); return err }},
-		{"SetAt", func() error { return adapters.SetAt(mk(dst()), 2, n-1, 0) }},
+		{"Copy source", func() error { return memory.Copy(dst(), mk(tr)) }},
+		{"Copy destination", func() error { return memory.Copy(mk(dst()), tr) }},
+		{"Copy destination reversed", func() error { return memory.Copy(mk(rev), src) }},
+		{"Clone", func() error { _, err := memory.Clone(mk(tr), memory.COrder); return err }},
+		{"Clone Fortran", func() error { _, err := memory.Clone(mk(src), memory.FortranOrder); return err }},
+		{"Contiguous", func() error { _, err := memory.Contiguous(mk(rev)); return err }},
+		{"Cast", func() error { _, err := memory.Cast(mk(tr), core.Float32); return err }},
+		{"Cast float16", func() error { _, err := memory.Cast(mk(src), core.Float16); return err }},
+		{"CastOrder", func() error { _, err := memory.CastOrder(mk(src), core.Int32, memory.FortranOrder); return err }},
+		{"At", func() error { _, err := memory.At(mk(src), n-1, n-1); return err }},
+		{"SetAt", func() error { return memory.SetAt(mk(dst()), 2, n-1, 0) }},
 	}
 	for _, op := range ops {
 		t.Run(op.name, func(t *testing.T) {

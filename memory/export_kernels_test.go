@@ -1,4 +1,4 @@
-package adapters
+package memory
 
 // UseAVX512 turns the AVX-512 tile kernels on or off, for benchmarks that measure on a CPU with
 // AVX-512 the AVX kernels a CPU without it runs. It reports whether this CPU and build have the

@@ -1,4 +1,4 @@
-package adapters
+package memory
 
 import (
 	"math"
@@ -355,7 +355,7 @@ func castInto(p plan, dst, src core.DLDataType) error {
 	load, ok1 := loaders[src]
 	store, ok2 := storers[dst]
 	if !ok1 || !ok2 {
-		return errs.Errorf(ErrUnsupported, "adapters: no cast from %s to %s", src, dst)
+		return errs.Errorf(ErrUnsupported, "memory: no cast from %s to %s", src, dst)
 	}
 	ssize, dsize := int64(src.Size()), int64(dst.Size())
 	dspan := unsafe.Slice((*byte)(unsafe.Add(p.dst, p.dlo)), p.dlen)

@@ -1,4 +1,4 @@
-package adapters_test
+package memory_test
 
 import (
 	"math"
@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 func TestAtAndSetAtEveryDtype(t *testing.T) {
@@ -19,14 +19,14 @@ func TestAtAndSetAtEveryDtype(t *testing.T) {
 			base := core.MustNew(dt, 3, 4)
 			x, err := base.Transpose() // a strided view: the element is found through the strides
 			require.NoError(t, err)
-			require.NoError(t, adapters.SetAt(x, 1, 2, 1))
-			v, err := adapters.At(x, 2, 1)
+			require.NoError(t, memory.SetAt(x, 1, 2, 1))
+			v, err := memory.At(x, 2, 1)
 			require.NoError(t, err)
 			assert.Equal(t, complex128(1), v)
-			w, err := adapters.At(base, 1, 2)
+			w, err := memory.At(base, 1, 2)
 			require.NoError(t, err)
 			assert.Equal(t, complex128(1), w, "the write went to the transposed position")
-			z, err := adapters.At(base, 0, 0)
+			z, err := memory.At(base, 0, 0)
 			require.NoError(t, err)
 			assert.Zero(t, z)
 		})
@@ -35,18 +35,18 @@ func TestAtAndSetAtEveryDtype(t *testing.T) {
 
 func TestAtAndSetAtErrors(t *testing.T) {
 	x := core.MustFromSlice([]float32{1, 2, 3}, 3)
-	_, err := adapters.At(x, 3)
+	_, err := memory.At(x, 3)
 	assert.ErrorIs(t, err, core.ErrArgument)
-	_, err = adapters.At(x, 0, 0)
+	_, err = memory.At(x, 0, 0)
 	assert.ErrorIs(t, err, core.ErrArgument)
 	ro, err := x.AsReadOnly()
 	require.NoError(t, err)
-	assert.ErrorIs(t, adapters.SetAt(ro, 5, 0), core.ErrReadOnly)
-	v, err := adapters.At(ro, 2)
+	assert.ErrorIs(t, memory.SetAt(ro, 5, 0), core.ErrReadOnly)
+	v, err := memory.At(ro, 2)
 	require.NoError(t, err)
 	assert.Equal(t, complex128(3), v)
 	s := core.Scalar(int64(-4))
-	v, err = adapters.At(s)
+	v, err = memory.At(s)
 	require.NoError(t, err)
 	assert.Equal(t, complex128(-4), v)
 }
@@ -55,9 +55,9 @@ func TestAtAndSetAtErrors(t *testing.T) {
 // 0), it does not wrap.
 func TestSetAtSaturatesIntegers(t *testing.T) {
 	x := core.MustNew(core.Int8, 3)
-	require.NoError(t, adapters.SetAt(x, 300, 0))
-	require.NoError(t, adapters.SetAt(x, -300.5, 1))
-	require.NoError(t, adapters.SetAt(x, complex(math.NaN(), 0), 2))
+	require.NoError(t, memory.SetAt(x, 300, 0))
+	require.NoError(t, memory.SetAt(x, -300.5, 1))
+	require.NoError(t, memory.SetAt(x, complex(math.NaN(), 0), 2))
 	got, err := core.Elements[int8](x)
 	require.NoError(t, err)
 	assert.Equal(t, []int8{127, -128, 0}, got)

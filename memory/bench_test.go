@@ -1,4 +1,4 @@
-package adapters_test
+package memory_test
 
 import (
 	"math/rand/v2"
@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/memory"
 	"github.com/x448/float16"
 )
 
@@ -25,7 +25,7 @@ func BenchmarkCopy64MiB(b *testing.B) {
 	}
 }
 
-// BenchmarkTransposeMaterialize4096 is adapters.Contiguous of a transposed 4096×4096 float32
+// BenchmarkTransposeMaterialize4096 is memory.Contiguous of a transposed 4096×4096 float32
 // view (without the allocation: Copy into a preallocated tensor, as Contiguous does after New).
 func BenchmarkTransposeMaterialize4096(b *testing.B) {
 	x := core.MustFromSlice(fillFloat32s(make([]float32, side*side)), side, side)
@@ -41,7 +41,7 @@ func BenchmarkTransposeMaterialize4096(b *testing.B) {
 	fillFloat32s(ds) // fault the pages in before timing, as the peer does
 	b.SetBytes(side * side * 4)
 	for b.Loop() {
-		if err := adapters.Copy(dst, xt); err != nil {
+		if err := memory.Copy(dst, xt); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -56,7 +56,7 @@ func BenchmarkContiguousTransposed4096(b *testing.B) {
 	}
 	b.SetBytes(side * side * 4)
 	for b.Loop() {
-		if _, err := adapters.Contiguous(xt); err != nil {
+		if _, err := memory.Contiguous(xt); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -88,15 +88,15 @@ func castSource(n int) []float32 {
 	return src
 }
 
-// benchCopy times adapters.Copy(dst, src), reporting bytes per op; dst is written once before
+// benchCopy times memory.Copy(dst, src), reporting bytes per op; dst is written once before
 // timing, so that no first-touch page fault is timed.
 func benchCopy(b *testing.B, dst, src *core.Tensor, bytes int64) {
-	if err := adapters.Copy(dst, src); err != nil {
+	if err := memory.Copy(dst, src); err != nil {
 		b.Fatal(err)
 	}
 	b.SetBytes(bytes)
 	for b.Loop() {
-		if err := adapters.Copy(dst, src); err != nil {
+		if err := memory.Copy(dst, src); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -133,7 +133,7 @@ func BenchmarkCastFloat16ToFloat32(b *testing.B) {
 	for _, c := range castSizes {
 		b.Run(c.name, func(b *testing.B) {
 			src := core.MustNew(core.Float16, int64(c.n))
-			if err := adapters.Copy(src, core.MustFromSlice(castSource(c.n))); err != nil {
+			if err := memory.Copy(src, core.MustFromSlice(castSource(c.n))); err != nil {
 				b.Fatal(err)
 			}
 			benchCopy(b, core.MustNew(core.Float32, int64(c.n)), src, int64(c.n)*4)
@@ -224,7 +224,7 @@ func BenchmarkClone(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			b.SetBytes(1024 * 1024 * 8)
 			for b.Loop() {
-				if _, err := adapters.Clone(v, adapters.COrder); err != nil {
+				if _, err := memory.Clone(v, memory.COrder); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -245,7 +245,7 @@ func BenchmarkCopyOverlap(b *testing.B) {
 	b.Run("disjoint", func(b *testing.B) {
 		b.SetBytes(n * n * 8)
 		for b.Loop() {
-			if err := adapters.Copy(other, upper); err != nil {
+			if err := memory.Copy(other, upper); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -253,7 +253,7 @@ func BenchmarkCopyOverlap(b *testing.B) {
 	b.Run("shifted", func(b *testing.B) {
 		b.SetBytes(n * n * 8)
 		for b.Loop() {
-			if err := adapters.Copy(lower, upper); err != nil {
+			if err := memory.Copy(lower, upper); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -274,14 +274,14 @@ func BenchmarkCopyOverlap(b *testing.B) {
 // speed (ratio; the goal is ≥ 0.8 with two processors, ≥ 0.6 with one). The sources and
 // destinations are the benchmarks' own (Go memory, written before timing). kernels=best runs the
 // kernels this CPU takes; on a CPU with AVX-512, kernels=avx2 runs the AVX ones that a CPU
-// without it takes (adapters.UseAVX512), so that one machine measures both.
+// without it takes (memory.UseAVX512), so that one machine measures both.
 func BenchmarkTransposeAgainstCopy(b *testing.B) {
 	b.Run("kernels=best", benchTransposeAgainstCopy)
 	b.Run("kernels=avx2", func(b *testing.B) {
-		if !adapters.UseAVX512(false) {
+		if !memory.UseAVX512(false) {
 			b.Skip("this CPU has no AVX-512 kernels to turn off: kernels=best is the AVX path here")
 		}
-		defer adapters.UseAVX512(true)
+		defer memory.UseAVX512(true)
 		benchTransposeAgainstCopy(b)
 	})
 }
@@ -306,7 +306,7 @@ func benchTransposeAgainstCopy(b *testing.B) {
 			t0 := time.Now()
 			copy(dstCopy, src)
 			t1 := time.Now()
-			if err := adapters.Copy(dst, xt); err != nil {
+			if err := memory.Copy(dst, xt); err != nil {
 				b.Fatal(err)
 			}
 			t2 := time.Now()

@@ -1,6 +1,6 @@
 //go:build amd64 && !purego
 
-package adapters
+package memory
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package adapters_test
+package memory_test
 
 import (
 	"bytes"
@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // viewOf returns the view of buf (of dtype dt) whose first element is element off, or nil when
@@ -109,7 +109,7 @@ func TestCopyOverlappingViewsIsExact(t *testing.T) {
 			}
 			dst, src := c.make(square(buf))
 			want := referenceCopy(t, buf, dst, src)
-			require.NoError(t, adapters.Copy(dst, src))
+			require.NoError(t, memory.Copy(dst, src))
 			assert.Equal(t, want, buf)
 		})
 	}
@@ -121,7 +121,7 @@ func TestCopyOverlappingViewsIsExact(t *testing.T) {
 	}
 	src := viewOf(buf, core.Int32, 0, []int64{n}, []int64{1})
 	dst := viewOf(buf, core.Float32, 0, []int64{n}, []int64{1})
-	require.NoError(t, adapters.Copy(dst, src))
+	require.NoError(t, memory.Copy(dst, src))
 	floats := unsafe.Slice((*float32)(unsafe.Pointer(&buf[0])), n)
 	for i, f := range floats {
 		require.Equal(t, float32(i-20), f)
@@ -134,11 +134,11 @@ func TestCopyRefusesAliasingDestination(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, dst.ReadOnly(), "FromSliceStrided makes writable tensors")
 	src := core.MustFromSlice([]float64{1, 2, 3, 4, 5, 6}, 3, 2)
-	err = adapters.Copy(dst, src)
+	err = memory.Copy(dst, src)
 	require.ErrorIs(t, err, core.ErrOverlap)
 	assert.Contains(t, err.Error(), "dimension 0 has stride 0")
 	assert.Equal(t, make([]float64, 6), data, "nothing written")
-	err = adapters.SetAt(dst, 1, 0, 0)
+	err = memory.SetAt(dst, 1, 0, 0)
 	assert.NoError(t, err, "one element is one write: no ambiguity")
 }
 
@@ -166,9 +166,9 @@ func TestCastFloatToIntRule(t *testing.T) {
 	}
 	for _, sdt := range srcs {
 		src64 := core.MustFromSlice(append([]float64{}, floats...), int64(len(floats)))
-		src, err := adapters.Cast(src64, sdt) // the values as that dtype holds them
+		src, err := memory.Cast(src64, sdt) // the values as that dtype holds them
 		require.NoError(t, err)
-		asF64, err := adapters.Cast(src, core.Float64)
+		asF64, err := memory.Cast(src, core.Float64)
 		require.NoError(t, err)
 		vals, err := core.Elements[float64](asF64)
 		require.NoError(t, err)
@@ -180,14 +180,14 @@ func TestCastFloatToIntRule(t *testing.T) {
 					in, err = src.Reverse(0)
 					require.NoError(t, err)
 				}
-				out, err := adapters.Cast(in, idt)
+				out, err := memory.Cast(in, idt)
 				require.NoError(t, err)
 				for i := range vals {
 					j := i
 					if strided {
 						j = len(vals) - 1 - i
 					}
-					got, err := adapters.At(out, int64(i))
+					got, err := memory.At(out, int64(i))
 					require.NoError(t, err)
 					// (the 64-bit limits compare as the float64 they round to, on both sides)
 					assert.Equal(t, want(vals[j], idt), real(got), "%s %v → %s", sdt, vals[j], idt)
@@ -240,7 +240,7 @@ func FuzzCopyOverlap(f *testing.F) {
 			return
 		}
 		before := bytes.Clone(buf)
-		err := adapters.Copy(dst, src)
+		err := memory.Copy(dst, src)
 		if dst.CheckNoSelfOverlap() != nil {
 			require.ErrorIs(t, err, core.ErrOverlap)
 			require.Equal(t, before, buf, "a refused copy wrote")
@@ -249,7 +249,7 @@ func FuzzCopyOverlap(f *testing.F) {
 		require.NoError(t, err)
 		copy(buf, before)
 		want := referenceCopy(t, buf, dst, src)
-		require.NoError(t, adapters.Copy(dst, src))
+		require.NoError(t, memory.Copy(dst, src))
 		require.Equal(t, want, buf)
 	})
 }
@@ -269,7 +269,7 @@ func TestCopyOverlapAcrossHostDevices(t *testing.T) {
 		require.NoError(t, err)
 		rev, err := cpu.Reverse(0)
 		require.NoError(t, err)
-		require.NoError(t, adapters.Copy(other, rev))
+		require.NoError(t, memory.Copy(other, rev))
 		assert.Equal(t, []float32{7, 6, 5, 4, 3, 2, 1, 0}, buf, "%s", dev)
 	}
 }

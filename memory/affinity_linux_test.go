@@ -1,4 +1,4 @@
-package adapters_test
+package memory_test
 
 import (
 	"runtime"

@@ -1,11 +1,11 @@
-package adapters_test
+package memory_test
 
 import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/memory"
 	"github.com/stretchr/testify/require"
 )
 
@@ -80,20 +80,20 @@ func FuzzCopy(f *testing.F) {
 	f.Add([]byte{7, 3, 2, 201, 255, 1, 0, 0, 0, 0, 1, 0, 0, 2, 0, 0, 1, 1, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		src := fuzzView(t, data)
-		c, err := adapters.Clone(src, adapters.COrder)
+		c, err := memory.Clone(src, memory.COrder)
 		require.NoError(t, err)
 		requireSameElements(t, src, c, src)
-		fo, err := adapters.Clone(src, adapters.FortranOrder)
+		fo, err := memory.Clone(src, memory.FortranOrder)
 		require.NoError(t, err)
 		requireSameElements(t, src, fo, src)
 		// a destination in Fortran order, reversed along its first axis
-		dst, err := adapters.Clone(c, adapters.FortranOrder)
+		dst, err := memory.Clone(c, memory.FortranOrder)
 		require.NoError(t, err)
 		if dst.Ndim() > 0 {
 			dst, err = dst.Reverse(0)
 			require.NoError(t, err)
 		}
-		require.NoError(t, adapters.Copy(dst, src))
+		require.NoError(t, memory.Copy(dst, src))
 		requireSameElements(t, src, dst, src)
 	})
 }

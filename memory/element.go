@@ -1,4 +1,4 @@
-package adapters
+package memory
 
 import (
 	"github.com/dlpack-go/dlpack/core"
@@ -37,7 +37,7 @@ func SetAt(t *core.Tensor, v complex128, idx ...int64) error {
 // element returns the 0-d view of t at idx.
 func element(t *core.Tensor, idx []int64) (*core.Tensor, error) {
 	if len(idx) != t.Ndim() {
-		return nil, errs.Errorf(core.ErrArgument, "adapters: %d indices for ndim = %d", len(idx), t.Ndim())
+		return nil, errs.Errorf(core.ErrArgument, "memory: %d indices for ndim = %d", len(idx), t.Ndim())
 	}
 	e := t
 	for _, i := range idx {

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package adapters_test
+package memory_test
 
 // allowedCPUs is unknown here: the benchmark runs unbound.
 func allowedCPUs() []int { return nil }

@@ -1,6 +1,6 @@
 //go:build linux && amd64 && !purego
 
-package adapters
+package memory
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package adapters
+package memory
 
 import (
 	"fmt"
@@ -11,7 +11,6 @@ import (
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/copyplan"
 	"github.com/dlpack-go/dlpack/internal/errs"
-	"github.com/dlpack-go/dlpack/memory"
 )
 
 // Order is the memory order of a tensor that Clone or Cast makes.
@@ -26,9 +25,9 @@ const (
 
 // Clone copies t's elements, whatever its strides (negative, zero, offsets, Fortran order),
 // into a new compact tensor in the given order. The copy is writable, carries
-// core.FlagIsCopied, and aliases nothing. Its memory comes from memory.NewUninit, which the copy
+// core.FlagIsCopied, and aliases nothing. Its memory comes from NewUninit, which the copy
 // overwrites whole: Go memory for small tensors, and for large ones memory mapped outside Go's
-// heap (a foreign tensor; memory.SetAllocation chooses the sizes), which goes back to a cache for
+// heap (a foreign tensor; SetAllocation chooses the sizes), which goes back to a cache for
 // the next copy as soon as the clone is released. Release a large clone when done with it.
 func Clone(t *core.Tensor, order Order) (*core.Tensor, error) {
 	return CastOrder(t, t.DType(), order)
@@ -51,7 +50,7 @@ func CastOrder(t *core.Tensor, dtype core.DLDataType, order Order) (*core.Tensor
 		// allocate reversed and transpose: the Fortran-order view of a C-order buffer
 		slices.Reverse(shape)
 	}
-	out, err := memory.NewUninit(dtype, shape...)
+	out, err := NewUninit(dtype, shape...)
 	if err != nil {
 		return nil, err
 	}
@@ -96,17 +95,17 @@ func Copy(dst, src *core.Tensor) error {
 		return err
 	}
 	if !slices.Equal(dst.Shape(), src.Shape()) {
-		return errs.Errorf(core.ErrShape, "adapters: cannot copy shape %v into shape %v", src.Shape(), dst.Shape())
+		return errs.Errorf(core.ErrShape, "memory: cannot copy shape %v into shape %v", src.Shape(), dst.Shape())
 	}
 	if src.Len() == 0 {
 		return nil
 	}
 	if err := dst.CheckNoSelfOverlap(); err != nil {
-		return fmt.Errorf("adapters: copy destination: %w", err)
+		return fmt.Errorf("memory: copy destination: %w", err)
 	}
 	h, err := core.Hold(dst, src)
 	if err != nil {
-		return fmt.Errorf("adapters: copy: %w", err)
+		return fmt.Errorf("memory: copy: %w", err)
 	}
 	defer h.Release()
 	if core.MayShareMemory(dst, src) {
@@ -118,9 +117,9 @@ func Copy(dst, src *core.Tensor) error {
 		} else {
 			// the writes could land on elements not read yet: read them all first, like NumPy's
 			// copyto does for overlapping operands
-			tmp, err := memory.NewUninit(src.DType(), src.Shape()...) // every element is written next
+			tmp, err := NewUninit(src.DType(), src.Shape()...) // every element is written next
 			if err != nil {
-				return fmt.Errorf("adapters: copy through a temporary: %w", err)
+				return fmt.Errorf("memory: copy through a temporary: %w", err)
 			}
 			defer tmp.Release()
 			copyPlanned(tmp, src)
@@ -159,13 +158,13 @@ func sameElements(dst, src *core.Tensor) bool {
 func usable(t *core.Tensor, role string, write bool) error {
 	switch {
 	case t.Released():
-		return errs.Errorf(core.ErrReleased, "adapters: the copy's %s was released", role)
+		return errs.Errorf(core.ErrReleased, "memory: the copy's %s was released", role)
 	case !t.HostAccessible():
-		return errs.Errorf(core.ErrNotHost, "adapters: the copy's %s is on %s, not in host memory", role, t.Device())
+		return errs.Errorf(core.ErrNotHost, "memory: the copy's %s is on %s, not in host memory", role, t.Device())
 	case write && t.ReadOnly():
-		return errs.Errorf(core.ErrReadOnly, "adapters: the copy's %s is read-only", role)
+		return errs.Errorf(core.ErrReadOnly, "memory: the copy's %s is read-only", role)
 	case t.DType().SubByte() || t.DType().Code == core.CodeOpaqueHandle:
-		return errs.Errorf(ErrUnsupported, "adapters: Copy does not convert %s elements (the %s)", t.DType(), role)
+		return errs.Errorf(ErrUnsupported, "memory: Copy does not convert %s elements (the %s)", t.DType(), role)
 	}
 	return nil
 }

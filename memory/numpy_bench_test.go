@@ -1,4 +1,4 @@
-package adapters_test
+package memory_test
 
 import (
 	"bufio"
@@ -14,7 +14,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/memory"
 	"github.com/dlpack-go/dlpack/numpyx"
@@ -73,7 +72,7 @@ func benchNumPy(b *testing.B, dt core.DLDataType, size int64) {
 	view := func(f func() (*core.Tensor, error)) func() (*core.Tensor, error) {
 		v, err := f()
 		require.NoError(b, err)
-		return func() (*core.Tensor, error) { return adapters.Clone(v, adapters.COrder) }
+		return func() (*core.Tensor, error) { return memory.Clone(v, memory.COrder) }
 	}
 	type bcase struct {
 		name string
@@ -93,9 +92,9 @@ func benchNumPy(b *testing.B, dt core.DLDataType, size int64) {
 		})},
 	}
 	if dt == core.Float64 {
-		cases = append(cases, bcase{"cast-float32", func() (*core.Tensor, error) { return adapters.Cast(a, core.Float32) }})
+		cases = append(cases, bcase{"cast-float32", func() (*core.Tensor, error) { return memory.Cast(a, core.Float32) }})
 	} else {
-		cases = append(cases, bcase{"cast-float16", func() (*core.Tensor, error) { return adapters.Cast(a, core.Float16) }})
+		cases = append(cases, bcase{"cast-float16", func() (*core.Tensor, error) { return memory.Cast(a, core.Float16) }})
 	}
 	cases = append(cases, bcase{"load", func() (*core.Tensor, error) { return numpyx.ReadFile(path) }})
 
