@@ -10,6 +10,7 @@ import (
 	"github.com/dlpack-go/dlpack/gpu/cuda"
 	"github.com/dlpack-go/dlpack/internal/copyplan"
 	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // side is where a tensor's memory is, for a copy.
@@ -46,7 +47,7 @@ func (s side) kind() cuda.Kind {
 // strides (offsets, Fortran order, permutations, negative and zero strides in src); shapes must
 // match and dst must be writable and must not overlap itself (ErrOverlap). dst and src may
 // overlap: src is then read whole into Go memory before dst is written. Different dtypes are
-// converted as adapters.Copy converts them, on the host, under package adapters' cast rule:
+// converted as memory.Copy converts them, on the host, under package adapters' cast rule:
 // a cast that keeps every value (adapters.Preserves) by default, any other only with
 // adapters.AllowCast() among opts (otherwise an error wrapping adapters.ErrCast). No other
 // option applies to a copy into a given destination.
@@ -57,7 +58,7 @@ func (s side) kind() cuda.Kind {
 //     staging;
 //   - device to host otherwise: the source's whole span, when it is at most about twice the
 //     elements' bytes (transposes, reversals, broadcasts), else only its elements gathered by
-//     rectangles into a compact buffer of the same order, then adapters.Copy on the host;
+//     rectangles into a compact buffer of the same order, then memory.Copy on the host;
 //   - host to device otherwise: the elements are arranged on the host in the destination's own
 //     order (its exact layout when that layout has no gaps, else a compact one of the same order)
 //     and sent in one copy or by rectangles, so that bytes between the destination's elements
@@ -184,7 +185,7 @@ func copyChecked(dst, src *core.Tensor, s Stream, async bool) error {
 	m := &mover{dev: dev, stream: s, async: async && dside != pageable && sside != pageable}
 	if overlaps(dst, src) && (dside == device || sside == device || dst.Device() != src.Device()) {
 		// dst's writes could land on elements of src not read yet, and the driver's copies do
-		// not promise memmove semantics (adapters.Copy handles overlap on one host device
+		// not promise memmove semantics (memory.Copy handles overlap on one host device
 		// only): read src whole into Go memory first
 		if err := m.settle(); err != nil {
 			return err
@@ -229,7 +230,7 @@ func (m *mover) copy(dst, src *core.Tensor, dside, sside side, async bool) error
 		if err := m.settle(); err != nil {
 			return err
 		}
-		return adapters.Copy(dst, src)
+		return memory.Copy(dst, src)
 	}
 	if dst.DType().SubByte() || src.DType().SubByte() {
 		if dst.DType() != src.DType() || !dst.IsContiguous() || !src.IsContiguous() {
@@ -325,7 +326,7 @@ func gather(m *mover, dst, src *core.Tensor) error {
 			return err
 		}
 	}
-	return adapters.Copy(dst, view)
+	return memory.Copy(dst, view)
 }
 
 // scatter copies host tensor src into device tensor dst through a staging buffer in Go
@@ -347,7 +348,7 @@ func scatter(m *mover, dst, src *core.Tensor) error {
 	if err != nil {
 		return err
 	}
-	if err := adapters.Copy(view, src); err != nil {
+	if err := memory.Copy(view, src); err != nil {
 		return err
 	}
 	defer runtime.KeepAlive(buf) // the driver reads it through an address only

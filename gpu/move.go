@@ -7,6 +7,7 @@ import (
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gpu/cuda"
 	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // Device returns the DLDevice of CUDA device dev (kDLCUDA).
@@ -89,7 +90,7 @@ func ToHost(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
 			}
 		}
 		if copied, _ := o.Choose(true, ""); copied {
-			c, err := adapters.Clone(t, adapters.COrder)
+			c, err := memory.Clone(t, memory.COrder)
 			if err != nil {
 				return nil, inOp("to host", err)
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gpu/cuda"
 	"github.com/dlpack-go/dlpack/internal/copyplan"
+	"github.com/dlpack-go/dlpack/memory"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -177,7 +178,7 @@ func mirror(t *testing.T, l layout, buf []float32) *core.Tensor {
 }
 
 func values(t *testing.T, v *core.Tensor) []float32 {
-	c, err := adapters.Contiguous(v)
+	c, err := memory.Contiguous(v)
 	require.NoError(t, err)
 	d, err := core.Elements[float32](c)
 	require.NoError(t, err)
@@ -377,7 +378,7 @@ func TestCopyRefusesSelfOverlappingHostDestination(t *testing.T) {
 	withHostCopies(t, func() {
 		// A host destination whose rows of 4 elements, 5 apart, overlap the next block's (8
 		// apart): element offsets 5..8 and 8..11 meet at 8. The device source lines up with it
-		// as rectangles, so the copy would go straight into it; it is refused as adapters.Copy
+		// as rectangles, so the copy would go straight into it; it is refused as memory.Copy
 		// refuses it.
 		src, _ := arena(t, 16, fakeCUDA, func(i int64) float32 { return float32(i) })
 		s, err := src.Reshape(2, 2, 4)
@@ -440,7 +441,7 @@ func TestCopyDeviceToOverlappingDevice(t *testing.T) {
 
 func TestCopyOverlapAcrossDeviceTypesAndSubByte(t *testing.T) {
 	withHostCopies(t, func() {
-		// A pinned tensor and a CPU view of the same memory: an in-place transpose. adapters.Copy
+		// A pinned tensor and a CPU view of the same memory: an in-place transpose. memory.Copy
 		// looks for overlap only between tensors of one device.
 		buf := []float32{0, 1, 2, 3, 4, 5, 6, 7, 8}
 		pin, err := core.WrapKeep(core.Desc{Data: unsafe.Pointer(&buf[0]), Device: Pinned, DType: core.Float32, Shape: []int64{3, 3}}, buf)

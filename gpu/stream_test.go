@@ -163,7 +163,7 @@ func TestCopyErrors(t *testing.T) {
 	v.Release()
 	require.ErrorIs(t, Copy(v, dev), core.ErrReleased)
 
-	// Host to host needs no device: it is adapters.Copy, casts included (a narrowing one when
+	// Host to host needs no device: it is memory.Copy, casts included (a narrowing one when
 	// asked for).
 	src := core.MustFromSlice([]float64{1, 2, 3, 4, 5, 6}, 2, 3)
 	require.ErrorIs(t, Copy(host, src), adapters.ErrCast)

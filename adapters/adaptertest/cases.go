@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/memory"
 	"github.com/x448/float16"
 )
 
@@ -28,7 +28,7 @@ type Case struct {
 // Layouts the kit generates. Each is applied to every dtype and to the ranks it makes sense for.
 const (
 	layoutC         = "c"          // compact row-major, fresh Go memory
-	layoutFortran   = "fortran"    // compact column-major (adapters.Clone FortranOrder)
+	layoutFortran   = "fortran"    // compact column-major (memory.Clone FortranOrder)
 	layoutOffset    = "offset"     // slice of a larger tensor: the first element is not the buffer's
 	layoutStep2     = "step2"      // every other element of the last axis
 	layoutNegative  = "negative"   // first and last axes reversed (negative strides)
@@ -152,7 +152,7 @@ func (s spec) tryBuild() (Case, error) {
 		}
 	case layoutFortran:
 		if t, err = filled(s.dtype, sh); err == nil {
-			t, err = adapters.Clone(t, adapters.FortranOrder)
+			t, err = memory.Clone(t, memory.FortranOrder)
 		}
 	case layoutOffset:
 		if n == 0 {

@@ -6,6 +6,7 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/adapters/adaptertest"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // roundTrip stands for an adapter's two conversions (tensor → ecosystem value → tensor). This one
@@ -19,7 +20,7 @@ func roundTrip(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
 	}
 	var back *core.Tensor
 	if copy {
-		back, err = adapters.Contiguous(t)
+		back, err = memory.Contiguous(t)
 	} else {
 		back, err = t.View()
 	}

@@ -54,7 +54,7 @@
 //     core.ErrReleased when the release came before its hold.
 //   - cast (once per source dtype and Adapter.Casts entry): the cast rule of package adapters:
 //     a cast that keeps every value (adapters.Preserves) happens by default, as a reported
-//     copy with adapters.Cast's values; any other fails with adapters.ErrCast, naming both
+//     copy with memory.Cast's values; any other fails with adapters.ErrCast, naming both
 //     dtypes and adapters.AllowCast, and succeeds with adapters.AllowCast().
 //   - released (once per adapter): a released input is refused with an error wrapping
 //     core.ErrReleased.
@@ -91,6 +91,7 @@ import (
 	"github.com/dlpack-go/dlpack/internal/errs/errstest"
 	"github.com/dlpack-go/dlpack/internal/foreignmem"
 	"github.com/dlpack-go/dlpack/internal/leakcheck"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // Adapter describes an adapter under test.
@@ -138,9 +139,9 @@ type Cast struct {
 	// RoundTrip converts t (of any dtype) to the target and back to a tensor of dtype To,
 	// passing opts to the conversion. The kit checks, for every dtype From of CastDTypes: when
 	// adapters.Preserves(From, To), the default options succeed, report a copy and give exactly
-	// adapters.Cast's values; otherwise they fail with an error wrapping adapters.ErrCast that
+	// memory.Cast's values; otherwise they fail with an error wrapping adapters.ErrCast that
 	// names both dtypes and adapters.AllowCast, leave ReportCopy's flag as it was, and
-	// adapters.AllowCast() makes the conversion succeed with adapters.Cast's values.
+	// adapters.AllowCast() makes the conversion succeed with memory.Cast's values.
 	RoundTrip func(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error)
 }
 
@@ -262,7 +263,7 @@ func roundTrip(a Adapter, t *core.Tensor, opts ...adapters.Option) (back *core.T
 
 // contiguousBytes returns the elements of t in C order as bytes.
 func contiguousBytes(t *core.Tensor) ([]byte, error) {
-	c, err := adapters.Contiguous(t)
+	c, err := memory.Contiguous(t)
 	if err != nil {
 		return nil, err
 	}
@@ -761,9 +762,9 @@ func checkCast(a Adapter, c Cast, from core.DLDataType) error {
 		return err
 	}
 	defer in.Release()
-	want, err := adapters.Cast(in, c.To)
+	want, err := memory.Cast(in, c.To)
 	if err != nil {
-		return fmt.Errorf("adapters.Cast of %s to %s: %w", from, c.To, err)
+		return fmt.Errorf("memory.Cast of %s to %s: %w", from, c.To, err)
 	}
 	wantBytes, err := contiguousBytes(want)
 	if err != nil {

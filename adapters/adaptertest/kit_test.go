@@ -12,6 +12,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/memory"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -37,7 +38,7 @@ func viewOrCopy(shareable func(*core.Tensor) bool, why string) func(*core.Tensor
 		}
 		var back *core.Tensor
 		if copy {
-			back, err = adapters.Contiguous(t)
+			back, err = memory.Contiguous(t)
 		} else {
 			back, err = t.View()
 		}
@@ -84,7 +85,7 @@ func TestCopyOnlyConforms(t *testing.T) {
 			if _, err := o.Choose(false, "this adapter always copies"); err != nil {
 				return nil, err
 			}
-			back, err := adapters.Clone(t, adapters.FortranOrder)
+			back, err := memory.Clone(t, memory.FortranOrder)
 			if err != nil {
 				return nil, err
 			}
@@ -310,7 +311,7 @@ func unheld(t *core.Tensor, _ ...adapters.Option) (*core.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return adapters.Contiguous(loose)
+	return memory.Contiguous(loose)
 }
 
 // TestKitCatchesUnheldReads: an adapter that reads its input's memory without holding it faults
@@ -340,7 +341,7 @@ func castTo(to core.DLDataType, honest bool) func(*core.Tensor, ...adapters.Opti
 		if err := o.CheckCast(t.DType(), to, "the target"); err != nil && honest {
 			return nil, err
 		}
-		out, err := adapters.Cast(t, to)
+		out, err := memory.Cast(t, to)
 		if err != nil {
 			return nil, err
 		}
@@ -373,7 +374,7 @@ func TestCastCheck(t *testing.T) {
 	assert.ErrorContains(t, checkCast(Adapter{}, strict, core.Complex128), "does not wrap adapters.ErrCast")
 	// one that casts without reporting the copy
 	silent := Cast{To: core.Float64, RoundTrip: func(t *core.Tensor, opts ...adapters.Option) (*core.Tensor, error) {
-		return adapters.Cast(t, core.Float64)
+		return memory.Cast(t, core.Float64)
 	}}
 	assert.ErrorContains(t, checkCast(Adapter{}, silent, core.Float32), "ReportCopy said copied=false")
 }

@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // Mapped is a tensor over foreign memory, and the count of its release.
@@ -20,7 +20,7 @@ type Mapped struct {
 // its own. Without memory maps here, the release overwrites the memory with 0xA5 bytes instead of
 // unmapping it: a late read sees garbage rather than faulting.
 func Twin(t *core.Tensor) (Mapped, error) {
-	c, err := adapters.Contiguous(t)
+	c, err := memory.Contiguous(t)
 	if err != nil {
 		return Mapped{}, err
 	}

@@ -10,9 +10,9 @@ import (
 	"math/bits"
 	"unsafe"
 
-	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // HostBigEndian reports the byte order of this machine.
@@ -118,7 +118,7 @@ func (s *Writer) gather(v *core.Tensor) error {
 	if err != nil {
 		return err
 	}
-	if err := adapters.Copy(dst, v); err != nil {
+	if err := memory.Copy(dst, v); err != nil {
 		return err
 	}
 	_, err = s.w.Write(s.buf[:v.NumBytes()])
