@@ -14,7 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/float16"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
+	amemory "github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/tensor"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,11 +24,12 @@ import (
 	"github.com/dlpack-go/dlpack/arrowx"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/leakcheck"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // checked returns a checked allocator that the test asserts empty at its end.
-func checked(t *testing.T) *memory.CheckedAllocator {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+func checked(t *testing.T) *amemory.CheckedAllocator {
+	mem := amemory.NewCheckedAllocator(amemory.NewGoAllocator())
 	t.Cleanup(func() {
 		leakcheck.Settle() // buffers held by unreachable tensors and arrays are let go by cleanups
 		mem.AssertSize(t, 0)
@@ -36,7 +37,7 @@ func checked(t *testing.T) *memory.CheckedAllocator {
 	return mem
 }
 
-func float32Array(mem memory.Allocator, vals ...float32) *array.Float32 {
+func float32Array(mem amemory.Allocator, vals ...float32) *array.Float32 {
 	b := array.NewFloat32Builder(mem)
 	defer b.Release()
 	b.AppendValues(vals, nil)
@@ -83,7 +84,7 @@ func TestFromArrayHonoursOffset(t *testing.T) {
 }
 
 // nested builds a FixedSizeList<FixedSizeList<float64, 3>, 2> of n rows with values 0, 1, ...
-func nested(mem memory.Allocator, n int, nullRow int) arrow.Array {
+func nested(mem amemory.Allocator, n int, nullRow int) arrow.Array {
 	inner := arrow.FixedSizeListOf(3, arrow.PrimitiveTypes.Float64)
 	b := array.NewFixedSizeListBuilder(mem, 2, inner)
 	defer b.Release()
@@ -248,7 +249,7 @@ func TestFloat16(t *testing.T) {
 	require.NoError(t, err)
 	defer ten.Release()
 	assert.Equal(t, core.Float16, ten.DType())
-	v, err := adapters.At(ten, 1)
+	v, err := memory.At(ten, 1)
 	require.NoError(t, err)
 	assert.Equal(t, complex(-2, 0), v)
 }
@@ -279,15 +280,15 @@ func TestForeignMemoryLivesAsLongAsTheArray(t *testing.T) {
 }
 
 func TestMalformedArrays(t *testing.T) {
-	short := memory.NewBufferBytes(make([]byte, 8)) // room for 2 float32, claims 5
-	d := array.NewData(arrow.PrimitiveTypes.Float32, 5, []*memory.Buffer{nil, short}, nil, 0, 0)
+	short := amemory.NewBufferBytes(make([]byte, 8)) // room for 2 float32, claims 5
+	d := array.NewData(arrow.PrimitiveTypes.Float32, 5, []*amemory.Buffer{nil, short}, nil, 0, 0)
 	defer d.Release()
 	_, err := arrowx.FromArrayData(d)
 	require.ErrorIs(t, err, arrowx.ErrMalformed)
 
-	child := array.NewData(arrow.PrimitiveTypes.Float32, 2, []*memory.Buffer{nil, short}, nil, 0, 0)
+	child := array.NewData(arrow.PrimitiveTypes.Float32, 2, []*amemory.Buffer{nil, short}, nil, 0, 0)
 	defer child.Release()
-	l := array.NewData(arrow.FixedSizeListOf(3, arrow.PrimitiveTypes.Float32), 2, []*memory.Buffer{nil},
+	l := array.NewData(arrow.FixedSizeListOf(3, arrow.PrimitiveTypes.Float32), 2, []*amemory.Buffer{nil},
 		[]arrow.ArrayData{child}, 0, 0)
 	defer l.Release()
 	_, err = arrowx.FromArrayData(l)
@@ -296,7 +297,7 @@ func TestMalformedArrays(t *testing.T) {
 	_, err = arrowx.FromArray(nil)
 	require.ErrorIs(t, err, core.ErrNil)
 
-	s := array.NewStringBuilder(memory.DefaultAllocator)
+	s := array.NewStringBuilder(amemory.DefaultAllocator)
 	s.Append("x")
 	sa := s.NewArray()
 	s.Release()
@@ -309,16 +310,16 @@ func TestMalformedArrays(t *testing.T) {
 // array constructors never checked) are refused with ErrMalformed, for bit-packed leaves too,
 // whose byte count would otherwise come out negative and pass the buffer check.
 func TestMalformedOffsetsOverflow(t *testing.T) {
-	bits := memory.NewBufferBytes([]byte{0xff})
-	d := array.NewData(arrow.FixedWidthTypes.Boolean, 1, []*memory.Buffer{nil, bits}, nil, 0, math.MaxInt64-2)
+	bits := amemory.NewBufferBytes([]byte{0xff})
+	d := array.NewData(arrow.FixedWidthTypes.Boolean, 1, []*amemory.Buffer{nil, bits}, nil, 0, math.MaxInt64-2)
 	defer d.Release()
 	_, err := arrowx.FromArrayData(d)
 	require.ErrorIs(t, err, arrowx.ErrMalformed)
 
 	// a list at offset 1 over a child at offset MaxInt64: the child's first element overflows
-	child := array.NewData(arrow.FixedWidthTypes.Boolean, 4, []*memory.Buffer{nil, bits}, nil, 0, math.MaxInt64)
+	child := array.NewData(arrow.FixedWidthTypes.Boolean, 4, []*amemory.Buffer{nil, bits}, nil, 0, math.MaxInt64)
 	defer child.Release()
-	l := array.NewData(arrow.FixedSizeListOf(1, arrow.FixedWidthTypes.Boolean), 1, []*memory.Buffer{nil},
+	l := array.NewData(arrow.FixedSizeListOf(1, arrow.FixedWidthTypes.Boolean), 1, []*amemory.Buffer{nil},
 		[]arrow.ArrayData{child}, 0, 1)
 	defer l.Release()
 	_, err = arrowx.FromArrayData(l)
@@ -328,17 +329,17 @@ func TestMalformedOffsetsOverflow(t *testing.T) {
 // TestListPastItsChild: a FixedSizeList whose elements run past its child's length is refused,
 // even when the child's values buffer happens to hold more elements than the child claims.
 func TestListPastItsChild(t *testing.T) {
-	vals := memory.NewBufferBytes(make([]byte, 4*6)) // 6 float32, the child claims 5
-	child := array.NewData(arrow.PrimitiveTypes.Float32, 5, []*memory.Buffer{nil, vals}, nil, 0, 0)
+	vals := amemory.NewBufferBytes(make([]byte, 4*6)) // 6 float32, the child claims 5
+	child := array.NewData(arrow.PrimitiveTypes.Float32, 5, []*amemory.Buffer{nil, vals}, nil, 0, 0)
 	defer child.Release()
 	// one list of 2 at offset 2: child elements 4 and 5, and the child has 0 .. 4
-	l := array.NewData(arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Float32), 1, []*memory.Buffer{nil},
+	l := array.NewData(arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Float32), 1, []*amemory.Buffer{nil},
 		[]arrow.ArrayData{child}, 0, 2)
 	defer l.Release()
 	_, err := arrowx.FromArrayData(l)
 	require.ErrorIs(t, err, arrowx.ErrMalformed)
 
-	ok := array.NewData(arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Float32), 1, []*memory.Buffer{nil},
+	ok := array.NewData(arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Float32), 1, []*amemory.Buffer{nil},
 		[]arrow.ArrayData{child}, 0, 1) // child elements 2 and 3
 	defer ok.Release()
 	x, err := arrowx.FromArrayData(ok)
@@ -366,7 +367,7 @@ func TestArrowTensorBothWays(t *testing.T) {
 			require.NoError(t, err)
 			defer ten.Release()
 			assert.Same(t, &arr.Float32Values()[0], (*float32)(ten.Data()))
-			got, err := adapters.Contiguous(ten)
+			got, err := memory.Contiguous(ten)
 			require.NoError(t, err)
 			vals, err := got.Float32s()
 			require.NoError(t, err)
@@ -390,7 +391,7 @@ func TestArrowTensorBothWays(t *testing.T) {
 	require.ErrorIs(t, err, arrowx.ErrMalformed)
 	// element 1 lies 2^63-2 bytes past the first: offset + extent overflows, and must not pass
 	// the buffer check as a negative number
-	bytes16 := array.NewData(arrow.PrimitiveTypes.Int8, 14, []*memory.Buffer{nil, memory.NewBufferBytes(make([]byte, 16))}, nil, 0, 2)
+	bytes16 := array.NewData(arrow.PrimitiveTypes.Int8, 14, []*amemory.Buffer{nil, amemory.NewBufferBytes(make([]byte, 16))}, nil, 0, 2)
 	defer bytes16.Release()
 	far := tensor.New(bytes16, []int64{2}, []int64{math.MaxInt64 - 1}, nil)
 	defer far.Release()
@@ -444,7 +445,7 @@ func TestRecordBatchAsMatrix(t *testing.T) {
 	defer v.Release()
 	assert.Equal(t, []int64{1, 3}, v.Strides())
 	assert.Same(t, &rec.Column(0).(*array.Float64).Float64Values()[0], (*float64)(v.Data()))
-	c, err := adapters.Contiguous(v)
+	c, err := memory.Contiguous(v)
 	require.NoError(t, err)
 	vals, err := c.Float64s()
 	require.NoError(t, err)
@@ -474,7 +475,7 @@ func TestRecordBatchAsMatrix(t *testing.T) {
 	require.NoError(t, err)
 	defer got.Release()
 	assert.Equal(t, []int64{rows, 3}, got.Shape())
-	gc, err := adapters.Contiguous(got)
+	gc, err := memory.Contiguous(got)
 	require.NoError(t, err)
 	gv, err := gc.Float32s()
 	require.NoError(t, err)
@@ -515,7 +516,7 @@ func TestRecordBatchAsMatrix(t *testing.T) {
 // allocations (invalid pointer arithmetic, a checkptr fatal error under -race), so they are
 // copied. Columns of one buffer (ToRecord's, an IPC body's) are still viewed.
 func TestRecordColumnsOfSeparateAllocations(t *testing.T) {
-	mem := memory.NewGoAllocator()
+	mem := amemory.NewGoAllocator()
 	for try := range 8 {
 		var cols []arrow.Array
 		var fields []arrow.Field
@@ -534,7 +535,7 @@ func TestRecordColumnsOfSeparateAllocations(t *testing.T) {
 		x, err := arrowx.FromRecord(rec, adapters.ReportCopy(&copied))
 		require.NoError(t, err)
 		assert.True(t, copied, "try %d: columns of separate allocations were viewed, strides %v", try, x.Strides())
-		c, err := adapters.Contiguous(x)
+		c, err := memory.Contiguous(x)
 		require.NoError(t, err)
 		v, err := c.Float64s()
 		require.NoError(t, err)
@@ -622,7 +623,7 @@ func TestConformanceNested(t *testing.T) {
 	for _, c := range adaptertest.Cases([]core.DLDataType{core.Float32, core.Int16, core.Bool, core.Float16}, 2, 5) {
 		t.Run(c.Name, func(t *testing.T) {
 			in := c.Tensor
-			want, err := adapters.Contiguous(in)
+			want, err := memory.Contiguous(in)
 			require.NoError(t, err)
 			wb, err := want.ReadOnlyBytes()
 			require.NoError(t, err)
@@ -635,7 +636,7 @@ func TestConformanceNested(t *testing.T) {
 			require.NoError(t, err)
 			defer back.Release()
 			assert.Equal(t, in.Shape(), back.Shape())
-			gb, err := adapters.Contiguous(back)
+			gb, err := memory.Contiguous(back)
 			require.NoError(t, err)
 			got, err := gb.ReadOnlyBytes()
 			require.NoError(t, err)
@@ -726,7 +727,7 @@ func TestFillNeverGuesses(t *testing.T) {
 		}
 		out, err = arrowx.FromArray(arr, arrowx.FillNulls(tc.fill), adapters.AllowCast())
 		require.NoError(t, err, name)
-		v, err := adapters.At(out, 0)
+		v, err := memory.At(out, 0)
 		require.NoError(t, err)
 		assert.Equal(t, tc.allow, fmt.Sprint(v), name)
 		out.Release()

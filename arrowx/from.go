@@ -7,11 +7,12 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
-	"github.com/apache/arrow-go/v18/arrow/memory"
+	amemory "github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // level is one list level of an array: its ArrayData, and where the elements this conversion
@@ -230,7 +231,7 @@ func fromData(d arrow.ArrayData, opts ...adapters.Option) (*core.Tensor, error) 
 // view wraps the leaf's values buffer, holding a reference on it.
 func (l layout) view() (*core.Tensor, error) {
 	desc := core.Desc{Device: core.CPUDevice, DType: l.dtype, Shape: l.shape}
-	var buf *memory.Buffer
+	var buf *amemory.Buffer
 	if bs := l.leaf.Buffers(); len(bs) > 1 {
 		buf = bs[1]
 	}
@@ -337,7 +338,7 @@ func (l layout) fillNulls(t *core.Tensor, fill float64) error {
 			if err != nil {
 				return err
 			}
-			if err := adapters.Copy(dst, src); err != nil {
+			if err := memory.Copy(dst, src); err != nil {
 				return wrapf(err, "filling nulls of level %d", i)
 			}
 		}

@@ -5,10 +5,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
+	amemory "github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/arrowx"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // FuzzFromArrayData builds array data as an untrusted producer (a C or IPC peer) could
@@ -27,18 +28,18 @@ func FuzzFromArrayData(f *testing.F) {
 		leafTypes := []arrow.DataType{arrow.PrimitiveTypes.Float32, arrow.PrimitiveTypes.Int16,
 			arrow.FixedWidthTypes.Boolean, arrow.PrimitiveTypes.Float64}
 		leaf := leafTypes[int(kind)%len(leafTypes)]
-		var bm *memory.Buffer
+		var bm *amemory.Buffer
 		if len(valid) > 0 {
-			bm = memory.NewBufferBytes(valid)
+			bm = amemory.NewBufferBytes(valid)
 		}
-		vb := memory.NewBufferBytes(values)
+		vb := amemory.NewBufferBytes(values)
 		var d arrow.ArrayData
 		if size > 0 && size <= 64 {
-			child := array.NewData(leaf, int(childN), []*memory.Buffer{bm, vb}, nil, int(nulls%3), int(childOff))
+			child := array.NewData(leaf, int(childN), []*amemory.Buffer{bm, vb}, nil, int(nulls%3), int(childOff))
 			defer child.Release()
-			d = array.NewData(arrow.FixedSizeListOf(size, leaf), int(n), []*memory.Buffer{nil}, []arrow.ArrayData{child}, 0, int(off))
+			d = array.NewData(arrow.FixedSizeListOf(size, leaf), int(n), []*amemory.Buffer{nil}, []arrow.ArrayData{child}, 0, int(off))
 		} else {
-			d = array.NewData(leaf, int(n), []*memory.Buffer{bm, vb}, nil, int(nulls%3), int(off))
+			d = array.NewData(leaf, int(n), []*amemory.Buffer{bm, vb}, nil, int(nulls%3), int(off))
 		}
 		defer d.Release()
 		for _, opts := range [][]adapters.Option{nil, {arrowx.FillNulls(1)}} {
@@ -46,7 +47,7 @@ func FuzzFromArrayData(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			c, err := adapters.Contiguous(x) // reads every element
+			c, err := memory.Contiguous(x) // reads every element
 			if err != nil {
 				t.Fatalf("reading %s: %v", x, err)
 			}

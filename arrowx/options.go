@@ -6,6 +6,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // fillKey is the key of FillNulls's setting in adapters.Options.
@@ -17,7 +18,7 @@ type fillKey struct{}
 // shared). v must be a value of the array's dtype (an integer in range for an integer dtype, 0
 // or 1 for bool, a value float16 holds exactly for float16, ...; NaN for any float dtype):
 // any other is refused with an error wrapping adapters.ErrCast, unless adapters.AllowCast() is
-// also given, which converts it as adapters.Copy converts (truncated toward zero and saturated
+// also given, which converts it as memory.Copy converts (truncated toward zero and saturated
 // for integers, v != 0 for bool, rounded for floats).
 func FillNulls(v float64) adapters.Option { return adapters.WithExtra(fillKey{}, v) }
 
@@ -50,12 +51,12 @@ func checkFill(fill float64, dt core.DLDataType, o adapters.Options) error {
 		return nil
 	}
 	in := core.Scalar(fill)
-	out, err := adapters.Cast(in, dt)
+	out, err := memory.Cast(in, dt)
 	if err != nil {
 		return wrapf(err, "fill value %v for %s", fill, dt)
 	}
 	defer out.Release()
-	back, err := adapters.Cast(out, core.Float64)
+	back, err := memory.Cast(out, core.Float64)
 	if err != nil {
 		return wrapf(err, "fill value %v for %s", fill, dt)
 	}

@@ -7,11 +7,12 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
+	amemory "github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // ShareableAsRecord reports whether ToRecord can share t's memory, and if not, why: t must be a
@@ -72,7 +73,7 @@ func ToRecord(t *core.Tensor, names []string, opts ...adapters.Option) (arrow.Re
 	}
 	src := t
 	if cp && t.DType() != core.Bool {
-		if src, err = adapters.Clone(t, adapters.FortranOrder); err != nil {
+		if src, err = memory.Clone(t, memory.FortranOrder); err != nil {
 			return nil, wrapf(err, "ToRecord")
 		}
 	}
@@ -105,20 +106,20 @@ func ToRecord(t *core.Tensor, names []string, opts ...adapters.Option) (arrow.Re
 		if err != nil {
 			return nil, wrapf(err, "ToRecord")
 		}
-		var buf *memory.Buffer
+		var buf *amemory.Buffer
 		if t.DType() == core.Bool {
 			buf, err = packBools(col)
 		} else if rows == 0 {
-			buf = memory.NewBufferBytes(nil)
+			buf = amemory.NewBufferBytes(nil)
 		} else {
 			off := j * src.Stride(1) * size
-			buf = memory.NewBufferBytes(whole[off : off+rows*size])
+			buf = amemory.NewBufferBytes(whole[off : off+rows*size])
 			err = core.Attach(buf, col)
 		}
 		if err != nil {
 			return nil, wrapf(err, "ToRecord")
 		}
-		data := array.NewData(adt, int(rows), []*memory.Buffer{nil, buf}, nil, 0, 0)
+		data := array.NewData(adt, int(rows), []*amemory.Buffer{nil, buf}, nil, 0, 0)
 		arrs[j] = array.MakeFromData(data)
 		data.Release()
 	}

@@ -6,12 +6,13 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
+	amemory "github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/tensor"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // tensorDType reports whether arrow-go's tensor package has a type for dt (it has the integers
@@ -76,7 +77,7 @@ func ToTensor(t *core.Tensor, opts ...adapters.Option) (tensor.Interface, error)
 	}
 	src := t
 	if cp {
-		if src, err = adapters.Clone(t, adapters.COrder); err != nil {
+		if src, err = memory.Clone(t, memory.COrder); err != nil {
 			return nil, wrapf(err, "ToTensor")
 		}
 	}
@@ -102,16 +103,16 @@ func ToTensor(t *core.Tensor, opts ...adapters.Option) (tensor.Interface, error)
 	if src.Empty() {
 		n = 0
 	}
-	var buf *memory.Buffer
+	var buf *amemory.Buffer
 	if n == 0 || src.Data() == nil {
-		buf = memory.NewBufferBytes(nil)
+		buf = amemory.NewBufferBytes(nil)
 	} else {
-		buf = memory.NewBufferBytes(unsafe.Slice((*byte)(src.Data()), n*size))
+		buf = amemory.NewBufferBytes(unsafe.Slice((*byte)(src.Data()), n*size))
 		if err := core.Attach(buf, src); err != nil {
 			return nil, wrapf(err, "")
 		}
 	}
-	data := array.NewData(adt, int(n), []*memory.Buffer{nil, buf}, nil, 0, 0)
+	data := array.NewData(adt, int(n), []*amemory.Buffer{nil, buf}, nil, 0, 0)
 	defer data.Release()
 	o.Report(cp)
 	return tensor.New(data, src.Shape(), strides, nil), nil
@@ -159,7 +160,7 @@ func FromTensor(at tensor.Interface, opts ...adapters.Option) (*core.Tensor, err
 		strides[i] = s / size
 	}
 	desc := core.Desc{Device: core.CPUDevice, DType: dt, Shape: shape, Strides: strides}
-	var buf *memory.Buffer
+	var buf *amemory.Buffer
 	if bs := d.Buffers(); len(bs) > 1 {
 		buf = bs[1]
 	}
@@ -213,7 +214,7 @@ func FromTensor(at tensor.Interface, opts ...adapters.Option) (*core.Tensor, err
 	t, err := core.Wrap(desc, buf.Release)
 	if err == nil && cp {
 		defer t.Release()
-		t, err = adapters.Clone(t, adapters.COrder)
+		t, err = memory.Clone(t, memory.COrder)
 	}
 	if err != nil {
 		return nil, err
@@ -317,7 +318,7 @@ func FromRecord(rec arrow.RecordBatch, opts ...adapters.Option) (*core.Tensor, e
 			dst, err = dst.Reshape(rows)
 		}
 		if err == nil {
-			err = adapters.Copy(dst, col)
+			err = memory.Copy(dst, col)
 		}
 		if err != nil {
 			return nil, wrapf(err, "FromRecord")
@@ -379,7 +380,7 @@ func viewColumns(lays []layout, rows, colStride int64) (*core.Tensor, error) {
 	if rows == 0 {
 		return core.New(dt, shape...)
 	}
-	bufs := make([]*memory.Buffer, len(lays))
+	bufs := make([]*amemory.Buffer, len(lays))
 	readOnly := false
 	for j, l := range lays {
 		bufs[j] = l.leaf.Buffers()[1]

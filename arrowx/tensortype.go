@@ -16,6 +16,7 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // FixedShapeTensorName is the extension name of Arrow's canonical fixed shape tensor type.
@@ -281,7 +282,7 @@ func ToFixedShapeTensor(t *core.Tensor, opts ...adapters.Option) (arrow.Array, e
 		if _, err := o.Choose(false, why); err != nil {
 			return nil, err
 		}
-		c, err := adapters.Contiguous(t)
+		c, err := memory.Contiguous(t)
 		if err != nil {
 			return nil, wrapf(err, "ToFixedShapeTensor")
 		}

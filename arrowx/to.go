@@ -8,11 +8,12 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
-	"github.com/apache/arrow-go/v18/arrow/memory"
+	amemory "github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // Shareable reports whether ToArray can give an array over t's own memory, and if not, why:
@@ -86,11 +87,11 @@ func ToArray(t *core.Tensor, opts ...adapters.Option) (arrow.Array, error) {
 	}
 	src := t
 	if cp && t.DType() != core.Bool {
-		if src, err = adapters.Clone(t, adapters.COrder); err != nil {
+		if src, err = memory.Clone(t, memory.COrder); err != nil {
 			return nil, wrapf(err, "ToArray")
 		}
 	}
-	var values *memory.Buffer
+	var values *amemory.Buffer
 	if t.DType() == core.Bool {
 		values, err = packBools(t)
 	} else {
@@ -99,14 +100,14 @@ func ToArray(t *core.Tensor, opts ...adapters.Option) (arrow.Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	data := array.NewData(leafType, int(t.Len()), []*memory.Buffer{nil, values}, nil, 0, 0)
+	data := array.NewData(leafType, int(t.Len()), []*amemory.Buffer{nil, values}, nil, 0, 0)
 	for i := len(shape) - 1; i >= 1; i-- {
 		n := int64(1)
 		for _, d := range shape[:i] {
 			n *= d
 		}
 		outer := array.NewData(arrow.FixedSizeListOf(int32(shape[i]), data.DataType()), int(n),
-			[]*memory.Buffer{nil}, []arrow.ArrayData{data}, 0, 0)
+			[]*amemory.Buffer{nil}, []arrow.ArrayData{data}, 0, 0)
 		data.Release()
 		data = outer
 	}
@@ -117,12 +118,12 @@ func ToArray(t *core.Tensor, opts ...adapters.Option) (arrow.Array, error) {
 }
 
 // bufferOver makes an Arrow buffer over the memory of a C-contiguous host tensor, holding it.
-func bufferOver(t *core.Tensor) (*memory.Buffer, error) {
+func bufferOver(t *core.Tensor) (*amemory.Buffer, error) {
 	n := t.NumBytes()
 	if n == 0 || t.Data() == nil {
-		return memory.NewBufferBytes(nil), nil
+		return amemory.NewBufferBytes(nil), nil
 	}
-	buf := memory.NewBufferBytes(unsafe.Slice((*byte)(t.Data()), n))
+	buf := amemory.NewBufferBytes(unsafe.Slice((*byte)(t.Data()), n))
 	if err := core.Attach(buf, t); err != nil {
 		return nil, wrapf(err, "")
 	}
@@ -130,8 +131,8 @@ func bufferOver(t *core.Tensor) (*memory.Buffer, error) {
 }
 
 // packBools copies a bool tensor, in any layout, into a bit-packed buffer.
-func packBools(t *core.Tensor) (*memory.Buffer, error) {
-	c, err := adapters.Contiguous(t)
+func packBools(t *core.Tensor) (*amemory.Buffer, error) {
+	c, err := memory.Contiguous(t)
 	if err != nil {
 		return nil, wrapf(err, "")
 	}
@@ -145,7 +146,7 @@ func packBools(t *core.Tensor) (*memory.Buffer, error) {
 			bitutil.SetBit(packed, i)
 		}
 	}
-	return memory.NewBufferBytes(packed), nil
+	return amemory.NewBufferBytes(packed), nil
 }
 
 // hostWhy says why t cannot lend its memory to Arrow at all (nil, released, not on the host),

@@ -13,11 +13,12 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
-	"github.com/apache/arrow-go/v18/arrow/memory"
+	amemory "github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // VariableShapeTensorName is the extension name of Arrow's canonical variable shape tensor type.
@@ -33,7 +34,7 @@ const VariableShapeTensorName = "arrow.variable_shape_tensor"
 //
 // Importing this package registers the type with arrow-go, so that its IPC and Flight readers
 // yield arrays of it as *VariableShapeTensorArray, whose Tensor(i) is element i as a tensor over
-// the array's memory. NewVariableShapeTensorArray makes one of a list of tensors.
+// the array's amemory. NewVariableShapeTensorArray makes one of a list of tensors.
 type VariableShapeTensorType struct {
 	arrow.ExtensionBase
 	ndim         int
@@ -406,7 +407,7 @@ func NewVariableShapeTensorArray(tensors []*core.Tensor, dimNames []string, unif
 	}
 	at := 0
 	for _, t := range tensors {
-		c, err := adapters.Contiguous(t)
+		c, err := memory.Contiguous(t)
 		if err != nil {
 			return nil, fmt.Errorf("arrowx: NewVariableShapeTensorArray: %w", err)
 		}
@@ -425,14 +426,14 @@ func NewVariableShapeTensorArray(tensors []*core.Tensor, dimNames []string, unif
 	}
 	defer values.Release()
 	st := vt.Storage.(*arrow.StructType)
-	offBuf := memory.NewBufferBytes(int32Bytes(offsets))
-	list := array.NewData(st.Field(0).Type, len(tensors), []*memory.Buffer{nil, offBuf}, []arrow.ArrayData{values.Data()}, 0, 0)
+	offBuf := amemory.NewBufferBytes(int32Bytes(offsets))
+	list := array.NewData(st.Field(0).Type, len(tensors), []*amemory.Buffer{nil, offBuf}, []arrow.ArrayData{values.Data()}, 0, 0)
 	defer list.Release()
-	shapeVals := array.NewData(arrow.PrimitiveTypes.Int32, len(shapes), []*memory.Buffer{nil, memory.NewBufferBytes(int32Bytes(shapes))}, nil, 0, 0)
+	shapeVals := array.NewData(arrow.PrimitiveTypes.Int32, len(shapes), []*amemory.Buffer{nil, amemory.NewBufferBytes(int32Bytes(shapes))}, nil, 0, 0)
 	defer shapeVals.Release()
-	shapeCol := array.NewData(st.Field(1).Type, len(tensors), []*memory.Buffer{nil}, []arrow.ArrayData{shapeVals}, 0, 0)
+	shapeCol := array.NewData(st.Field(1).Type, len(tensors), []*amemory.Buffer{nil}, []arrow.ArrayData{shapeVals}, 0, 0)
 	defer shapeCol.Release()
-	sd := array.NewData(st, len(tensors), []*memory.Buffer{nil}, []arrow.ArrayData{list, shapeCol}, 0, 0)
+	sd := array.NewData(st, len(tensors), []*amemory.Buffer{nil}, []arrow.ArrayData{list, shapeCol}, 0, 0)
 	defer sd.Release()
 	storage := array.MakeFromData(sd)
 	defer storage.Release()
@@ -566,7 +567,7 @@ func gatherElements(arr *VariableShapeTensorArray, dt core.DLDataType, n int64, 
 		}
 		dst, err := out.Index(0, i)
 		if err == nil {
-			err = adapters.Copy(dst, e)
+			err = memory.Copy(dst, e)
 			dst.Release()
 		}
 		e.Release()

@@ -20,6 +20,7 @@ import (
 	"github.com/dlpack-go/dlpack/gonumx"
 	"github.com/dlpack-go/dlpack/internal/foreignmem"
 	"github.com/dlpack-go/dlpack/internal/leakcheck"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 func at(t *testing.T, x *core.Tensor, idx ...int64) float64 {
@@ -267,7 +268,7 @@ func layouts(t *testing.T) []struct {
 	base := core.MustFromSlice(leakcheck.Seq(20), 4, 5)
 	sliced, err := base.Slice(1, 1, 4, 1) // [4 3] strides [5 1]
 	require.NoError(t, err)
-	fortran, err := adapters.Clone(base, adapters.FortranOrder)
+	fortran, err := memory.Clone(base, memory.FortranOrder)
 	require.NoError(t, err)
 	fortran, err = fortran.WithFlags(0)
 	require.NoError(t, err)
@@ -307,7 +308,7 @@ func TestToDenseLayouts(t *testing.T) {
 			m, err := gonumx.ToDense(tc.x, adapters.ReportCopy(&copied))
 			require.NoError(t, err)
 			assert.Equal(t, !tc.shared, copied)
-			want, err := adapters.Cast(tc.x, core.Float64)
+			want, err := memory.Cast(tc.x, core.Float64)
 			require.NoError(t, err)
 			r, c := m.Dims()
 			require.Equal(t, []int64{int64(r), int64(c)}, tc.x.Shape())

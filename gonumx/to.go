@@ -11,6 +11,7 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // matrixFits reports whether a 2-D tensor's strides fit Gonum's row-major storage (unit column
@@ -113,7 +114,7 @@ func prepare[T element](t *core.Tensor, rank int, o adapters.Options, target str
 		if !t.HostAccessible() {
 			return p, errs.Errorf(core.ErrNotHost, "gonumx: cannot copy %s memory to %s", t.Device(), target)
 		}
-		if src, err = adapters.Cast(t, dt); err != nil {
+		if src, err = memory.Cast(t, dt); err != nil {
 			return p, fmt.Errorf("gonumx: copy to %s: %w", target, err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // FromDense returns a tensor over d's memory, without copying: the shape and strides are the
@@ -150,7 +151,7 @@ func ToDense(t *core.Tensor, opts ...adapters.Option) (*tensor.Dense, error) {
 		if !t.HostAccessible() {
 			return nil, errs.Errorf(core.ErrNotHost, "gorgoniax: cannot copy %s memory", t.Device())
 		}
-		if src, err = adapters.Contiguous(t); err != nil {
+		if src, err = memory.Contiguous(t); err != nil {
 			return nil, fmt.Errorf("gorgoniax: copy: %w", err)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/dlpack-go/dlpack/gorgoniax"
 	"github.com/dlpack-go/dlpack/internal/foreignmem"
 	"github.com/dlpack-go/dlpack/internal/leakcheck"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 func ints(idx []int64) []int {
@@ -188,7 +189,7 @@ func layouts(t *testing.T) []layout {
 	bcast := must(core.MustFromSlice(leakcheck.Seq(4), 1, 1, 4).BroadcastTo(2, 3, 4))
 	return []layout{
 		{"c", base(), true, rowMajor, false},
-		{"fortran", must(adapters.Clone(base(), adapters.FortranOrder)), true, colMajor, false},
+		{"fortran", must(memory.Clone(base(), memory.FortranOrder)), true, colMajor, false},
 		{"transposed", must(base().Transpose()), true, colMajor, false},
 		{"offset", must(base().Slice(0, 1, 2, 1)), true, rowMajor, false},
 		{"step 2", must(base().Slice(2, 0, 4, 2)), true, nonContig, true},
@@ -212,7 +213,7 @@ func TestToDenseLayouts(t *testing.T) {
 			sameValues(t, d, tc.x)
 			// Gorgonia's own Materialize reads the layout right.
 			m := d.Materialize().(*tensor.Dense)
-			want, err := adapters.Contiguous(tc.x)
+			want, err := memory.Contiguous(tc.x)
 			require.NoError(t, err)
 			wantData, err := core.ReadOnlyElements[float64](want)
 			require.NoError(t, err)

@@ -144,5 +144,5 @@ func copyPiece(out, p *core.Tensor, j int, at int64) error {
 		return err
 	}
 	defer dst.Release()
-	return adapters.Copy(dst, p)
+	return memory.Copy(dst, p)
 }

@@ -33,7 +33,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
+	amemory "github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -42,6 +42,7 @@ import (
 	"github.com/dlpack-go/dlpack/arrowx"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // The field metadata keys of Arrow's IPC format that name an extension type.
@@ -120,7 +121,7 @@ func Read(r parquet.ReaderAtSeeker, column string, opts ...adapters.Option) (t *
 	if err != nil {
 		return nil, err
 	}
-	ar, err := pqarrow.NewFileReader(fr, pqarrow.ArrowReadProperties{BatchSize: max(rows, 1)}, memory.DefaultAllocator)
+	ar, err := pqarrow.NewFileReader(fr, pqarrow.ArrowReadProperties{BatchSize: max(rows, 1)}, amemory.DefaultAllocator)
 	if err != nil {
 		return nil, fmt.Errorf("parquetx: %w", err)
 	}
@@ -203,7 +204,7 @@ func fromChunks(chunks *arrow.Chunked, column string, o adapters.Options, opts [
 	for _, p := range pieces {
 		dst, err := out.Slice(0, at, at+p.Dim(0), 1)
 		if err == nil {
-			err = adapters.Copy(dst, p)
+			err = memory.Copy(dst, p)
 			dst.Release()
 		}
 		if err != nil {
@@ -380,7 +381,7 @@ func ReadTensors(r parquet.ReaderAtSeeker, column string, opts ...adapters.Optio
 	if err != nil {
 		return nil, err
 	}
-	ar, err := pqarrow.NewFileReader(fr, pqarrow.ArrowReadProperties{BatchSize: max(rows, 1)}, memory.DefaultAllocator)
+	ar, err := pqarrow.NewFileReader(fr, pqarrow.ArrowReadProperties{BatchSize: max(rows, 1)}, amemory.DefaultAllocator)
 	if err != nil {
 		return nil, fmt.Errorf("parquetx: %w", err)
 	}

@@ -16,8 +16,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/memory"
 	"github.com/dlpack-go/dlpack/numpyx"
 	"github.com/dlpack-go/dlpack/pyfind"
 )
@@ -56,7 +56,7 @@ print("numpy wrote", a.shape, a.dtype, "fortran" if a.flags.f_contiguous else "C
 	must(err)
 	fmt.Println("read", a)
 	if !a.IsContiguous() {
-		a, err = adapters.Contiguous(a)
+		a, err = memory.Contiguous(a)
 		must(err)
 	}
 

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // Seq is a C-order tensor of dt whose elements are 0, 1, 2, ..., 99, 0, 1, ... in C order
@@ -28,7 +28,7 @@ func Seq(t testing.TB, dt core.DLDataType, shape ...int64) *core.Tensor {
 			f[i] = float64(i % 2)
 		}
 	}
-	out, err := adapters.Cast(core.MustFromSlice(f, shape...), dt)
+	out, err := memory.Cast(core.MustFromSlice(f, shape...), dt)
 	require.NoError(t, err)
 	return out
 }
@@ -39,10 +39,10 @@ func RequireSame(t testing.TB, want, got *core.Tensor, msg string) {
 	t.Helper()
 	require.Equal(t, want.DType(), got.DType(), msg)
 	require.Equal(t, want.Shape(), got.Shape(), msg)
-	a, err := adapters.Contiguous(want)
+	a, err := memory.Contiguous(want)
 	require.NoError(t, err)
 	defer a.Release()
-	b, err := adapters.Contiguous(got)
+	b, err := memory.Contiguous(got)
 	require.NoError(t, err)
 	defer b.Release()
 	ab, err := a.ReadOnlyBytes()
