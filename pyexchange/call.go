@@ -19,10 +19,10 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/core/cdlpack"
 	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // The C functions below are what dlpackgo.Library uses to list and call registered functions
@@ -168,7 +168,7 @@ func dlpackgo_clone(h C.uintptr_t, errbuf *C.char, errlen C.size_t) C.uintptr_t 
 	t, err := Lookup(Handle(h))
 	if err == nil {
 		var c *core.Tensor
-		if c, err = adapters.Contiguous(t); err == nil {
+		if c, err = memory.Contiguous(t); err == nil {
 			return C.uintptr_t(register(c))
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/core/cdlpack"
 	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // Shareable reports whether t can be handed to a Python consumer without copying, and if not,
@@ -77,7 +78,7 @@ func forConsumer(t *core.Tensor, legacy bool, o adapters.Options) (v, copied *co
 		return nil, nil, err
 	}
 	if cp {
-		c, err := adapters.Contiguous(t)
+		c, err := memory.Contiguous(t)
 		if err != nil {
 			return nil, nil, errs.Errorf(adapters.ErrUnsupported, "%w (copying for export)", err)
 		}

@@ -83,7 +83,7 @@ func exported(dl *core.DLTensor) (shape, strides []int64, vals []float64) {
 }
 
 func cOrder(t *testing.T, x *core.Tensor) []float64 {
-	c, err := adapters.Contiguous(x)
+	c, err := memory.Contiguous(x)
 	require.NoError(t, err)
 	v, err := core.Elements[float64](c)
 	require.NoError(t, err)
@@ -193,7 +193,7 @@ func TestExportAlwaysCopy(t *testing.T) {
 // A tensor that is itself a copy (FlagIsCopied) but is shared with the consumer is not a copy
 // the consumer owns alone: the flag must not travel.
 func TestExportSharedCopyClearsIsCopied(t *testing.T) {
-	in, err := adapters.Contiguous(iota64(4))
+	in, err := memory.Contiguous(iota64(4))
 	require.NoError(t, err)
 	require.NotZero(t, in.Flags()&core.FlagIsCopied)
 	mt, err := pyexchange.ExportVersioned(in)

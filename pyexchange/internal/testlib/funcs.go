@@ -17,6 +17,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/memory"
 	"github.com/dlpack-go/dlpack/pyexchange"
 )
 
@@ -221,7 +222,7 @@ func asFloat64(fn string, x *core.Tensor) (*core.Tensor, error) {
 	if err := (adapters.Options{}).CheckCast(x.DType(), core.Float64, fn+"()"); err != nil {
 		return nil, err
 	}
-	return adapters.Cast(x, core.Float64)
+	return memory.Cast(x, core.Float64)
 }
 
 func total(x *core.Tensor) (float64, error) {

@@ -16,8 +16,8 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/memory"
 	"github.com/dlpack-go/dlpack/pyexchange"
 )
 
@@ -83,7 +83,7 @@ func dlpackgo_test_arange(code, bits, lanes C.int, ndim C.int, shape *C.int64_t)
 	if err := dt.Validate(); err != nil {
 		return 0
 	}
-	return handleOf(adapters.Cast(src, dt))
+	return handleOf(memory.Cast(src, dt))
 }
 
 // dlpackgo_test_transpose returns a handle to the transpose (all axes reversed) of h's tensor.
@@ -223,7 +223,7 @@ func dlpackgo_test_sum(h C.uintptr_t, out *C.double) C.int {
 	if t == nil || out == nil {
 		return -1
 	}
-	c, err := adapters.Cast(t, core.Float64)
+	c, err := memory.Cast(t, core.Float64)
 	if err != nil {
 		return -1
 	}
@@ -241,10 +241,10 @@ func dlpackgo_test_sum(h C.uintptr_t, out *C.double) C.int {
 
 // get reads any dtype as a float64 (the real part), set writes one (by Copy's conversions).
 func get(t *core.Tensor, idx []int64) (float64, error) {
-	v, err := adapters.At(t, idx...)
+	v, err := memory.At(t, idx...)
 	return real(v), err
 }
 
 func set(t *core.Tensor, idx []int64, v float64) error {
-	return adapters.SetAt(t, complex(v, 0), idx...)
+	return memory.SetAt(t, complex(v, 0), idx...)
 }
