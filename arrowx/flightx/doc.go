@@ -91,7 +91,7 @@
 // sends nothing for its idle timeout (WithIdleTimeout, default 30 s: ErrIdle), releasing what
 // it held. A Client's Get allocates the tensor at the first batch (what it asked for, within
 // WithMaxBytes), so that each batch is copied once while it is still in the processor's cache;
-// a large tensor gets mapped memory (core.NewUninit), whose pages are committed only as the
+// a large tensor gets mapped memory (package memory's NewUninit), whose pages are committed only as the
 // batches write them. The same timeout ends a DoGet whose client stops reading (a send that waits that long
 // for the client's flow-control window), so that such a client cannot hold a server goroutine
 // and a view of the tensor until its connection closes. Server.InFlight tells the memory held

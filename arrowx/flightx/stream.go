@@ -18,6 +18,7 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/arrowx"
 	"github.com/dlpack-go/dlpack/core"
+	tensormem "github.com/dlpack-go/dlpack/memory" // arrow-go's memory is memory here
 
 	"github.com/dlpack-go/dlpack/internal/errs"
 )
@@ -413,7 +414,7 @@ func (r *receiver) add(rec arrow.RecordBatch) error {
 		// a client (no budget) allocates the tensor at the first batch, so that each batch is
 		// copied once while it is still in the cache, instead of being kept as a view and copied
 		// cold at half: what it asked for, within WithMaxBytes, and a large tensor's mapped pages
-		// (core.NewUninit) are committed only as the batches write them
+		// (memory.NewUninit) are committed only as the batches write them
 		err = r.assemble(vals)
 	default:
 		err = r.keep(vals, buf, body)
@@ -480,7 +481,7 @@ func (r *receiver) closeOpen() error {
 		if err := r.take(r.info.Bytes()); err != nil {
 			return err
 		}
-		dst, err := core.NewUninit(r.info.DType, r.info.Len())
+		dst, err := tensormem.NewUninit(r.info.DType, r.info.Len())
 		if err != nil {
 			return err
 		}
@@ -536,7 +537,7 @@ func (r *receiver) assemble(vals []byte) error {
 	// NewUninit: every byte is written (place) before the tensor is handed out, and a large
 	// one comes from core's cache of mapped blocks, its pages already faulted in when a tensor
 	// of the size was released before, instead of zeroed Go memory faulted in anew each time.
-	dst, err := core.NewUninit(r.info.DType, r.info.Len())
+	dst, err := tensormem.NewUninit(r.info.DType, r.info.Len())
 	if err != nil {
 		return err
 	}
