@@ -7,6 +7,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/memory"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -44,7 +45,7 @@ var views = []view{
 	{"broadcast columns", []int64{3, 1}, func(b *core.Tensor) (*core.Tensor, error) { return b.BroadcastTo(3, 5) }},
 	{"broadcast scalar", nil, func(b *core.Tensor) (*core.Tensor, error) { return b.BroadcastTo(2, 3, 2) }},
 	{"broadcast leading", []int64{2, 3}, func(b *core.Tensor) (*core.Tensor, error) { return b.BroadcastTo(4, 2, 3) }},
-	{"fortran 3x4x5", []int64{3, 4, 5}, func(b *core.Tensor) (*core.Tensor, error) { return adapters.Clone(b, adapters.FortranOrder) }},
+	{"fortran 3x4x5", []int64{3, 4, 5}, func(b *core.Tensor) (*core.Tensor, error) { return memory.Clone(b, memory.FortranOrder) }},
 	{"offset window", []int64{6, 5}, func(b *core.Tensor) (*core.Tensor, error) {
 		s, err := b.Slice(0, 2, 5, 1)
 		if err != nil {
@@ -83,14 +84,14 @@ func TestCloneEveryStridePattern(t *testing.T) {
 				src, err := v.make(randomTensor(t, r, dt, v.shape...))
 				require.NoError(t, err)
 
-				c, err := adapters.Clone(src, adapters.COrder)
+				c, err := memory.Clone(src, memory.COrder)
 				require.NoError(t, err)
 				requireSameElements(t, src, c, "C order")
 				assert.True(t, c.IsContiguous())
 				assert.False(t, c.ReadOnly())
 				assert.NotZero(t, c.Flags()&core.FlagIsCopied)
 
-				f, err := adapters.Clone(src, adapters.FortranOrder)
+				f, err := memory.Clone(src, memory.FortranOrder)
 				require.NoError(t, err)
 				requireSameElements(t, src, f, "Fortran order")
 				assert.True(t, f.IsFortranContiguous())
@@ -103,7 +104,7 @@ func TestCloneEveryStridePattern(t *testing.T) {
 					dst, err = dst.Reverse(ax)
 					require.NoError(t, err)
 				}
-				require.NoError(t, adapters.Copy(dst, src))
+				require.NoError(t, memory.Copy(dst, src))
 				requireSameElements(t, src, dst, "reversed destination")
 			})
 		}
@@ -112,7 +113,7 @@ func TestCloneEveryStridePattern(t *testing.T) {
 
 func TestCloneDoesNotAlias(t *testing.T) {
 	x := core.MustFromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3)
-	c, err := adapters.Contiguous(x)
+	c, err := memory.Contiguous(x)
 	require.NoError(t, err)
 	require.NoError(t, core.Set[float32](x, 100, 0, 0))
 	v, err := core.At[float32](c, 0, 0)
@@ -129,7 +130,7 @@ func TestCopyVectorDType(t *testing.T) {
 	base := randomTensor(t, r, dt, 4, 5)
 	src, err := base.Transpose()
 	require.NoError(t, err)
-	c, err := adapters.Contiguous(src)
+	c, err := memory.Contiguous(src)
 	require.NoError(t, err)
 	got, err := c.Bytes()
 	require.NoError(t, err)
@@ -148,7 +149,7 @@ func TestCopyVectorDType(t *testing.T) {
 // TestCopyInPlace copies a tensor onto itself, which Copy allows.
 func TestCopyInPlace(t *testing.T) {
 	x := core.MustFromSlice([]int32{1, 2, 3, 4}, 2, 2)
-	require.NoError(t, adapters.Copy(x, x))
+	require.NoError(t, memory.Copy(x, x))
 	got, err := core.Elements[int32](x)
 	require.NoError(t, err)
 	assert.Equal(t, []int32{1, 2, 3, 4}, got)
@@ -192,15 +193,15 @@ func TestCopyErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := adapters.Copy(tt.dst, tt.src)
+			err := memory.Copy(tt.dst, tt.src)
 			require.ErrorIs(t, err, tt.want)
 			assert.Contains(t, err.Error(), "memory: ")
 		})
 	}
 	for name, x := range map[string]*core.Tensor{"device": cuda, "released": released, "sub-byte": sub} {
-		_, err := adapters.Contiguous(x)
+		_, err := memory.Contiguous(x)
 		assert.Error(t, err, name)
-		_, err = adapters.Cast(x, core.Float64)
+		_, err = memory.Cast(x, core.Float64)
 		assert.Error(t, err, name)
 	}
 }
@@ -279,10 +280,10 @@ func TestShareReportsNoCopyOnError(t *testing.T) {
 func TestCopiesPastMemory(t *testing.T) {
 	b, err := core.MustFromSlice([]float64{1}, 1).BroadcastTo(1 << 40)
 	require.NoError(t, err)
-	_, err = adapters.Clone(b, adapters.COrder)
+	_, err = memory.Clone(b, memory.COrder)
 	require.ErrorIs(t, err, core.ErrTooLarge)
-	_, err = adapters.Cast(b, core.Float32)
+	_, err = memory.Cast(b, core.Float32)
 	require.ErrorIs(t, err, core.ErrTooLarge)
-	_, err = adapters.Contiguous(b)
+	_, err = memory.Contiguous(b)
 	require.ErrorIs(t, err, core.ErrTooLarge)
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // How an adapter honours the caller's copy options: it says whether it could share memory, and
@@ -39,7 +40,7 @@ func ExampleOptions_Choose() {
 		}
 		out := t
 		if copy {
-			if out, err = adapters.Contiguous(t); err != nil {
+			if out, err = memory.Contiguous(t); err != nil {
 				return nil, err
 			}
 		}

@@ -171,7 +171,7 @@ func (t *Tensor) Index(axis int, i int64) (*Tensor, error) {
 
 // Reshape returns a view with the given shape and the same elements in C order. One dimension
 // may be -1, inferred from the others. It fails with ErrNotViewable when the strides do not allow
-// the new shape without a copy (as NumPy would copy); copy with adapters.Contiguous first then.
+// the new shape without a copy (as NumPy would copy); copy with memory.Contiguous first then.
 func (t *Tensor) Reshape(shape ...int64) (*Tensor, error) {
 	if len(shape) > MaxNdim {
 		return nil, errNdim(len(shape))

@@ -9,10 +9,10 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/ggufx"
 	"github.com/dlpack-go/dlpack/gonumx"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // exampleFile writes a small model: metadata, a float32 weight, an int32 index, and a Q8_0
@@ -154,7 +154,7 @@ func ExampleFile_Dequantize() {
 	v, _ := w.Float32s()
 	fmt.Println(w.Shape(), v[:4], v[32:36])
 
-	w64, err := adapters.Cast(w, core.Float64) // Gonum's matrices are float64
+	w64, err := memory.Cast(w, core.Float64) // Gonum's matrices are float64
 	if err != nil {
 		log.Fatal(err)
 	}

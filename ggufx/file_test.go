@@ -15,6 +15,7 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/ggufx"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // plainFile is a file with one tensor of each plain type, ne [3, 2] (shape [2, 3]), element i
@@ -76,7 +77,7 @@ func TestOpenPlainTypes(t *testing.T) {
 		assert.True(t, x.ReadOnly())
 		assert.True(t, x.Foreign(), "%s: a view of the mapping", name)
 		assert.False(t, copied)
-		c, err := adapters.Cast(x, core.Float64)
+		c, err := memory.Cast(x, core.Float64)
 		require.NoError(t, err)
 		got, err := c.Float64s()
 		require.NoError(t, err)

@@ -9,10 +9,10 @@ import (
 	"os"
 	"strings"
 
-	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/errs"
 	"github.com/dlpack-go/dlpack/internal/tensorio"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // Entry is one tensor to write: its name, its elements, and the ggml type to store them as.
@@ -219,7 +219,7 @@ func writeQuantized(w io.Writer, p plannedEntry, q func([]byte, []float32)) erro
 		return nil
 	}
 	if !t.IsContiguous() {
-		c, err := adapters.Contiguous(t)
+		c, err := memory.Contiguous(t)
 		if err != nil {
 			return err
 		}

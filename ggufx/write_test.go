@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/x448/float16"
 
-	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/ggufx"
 	"github.com/dlpack-go/dlpack/internal/errs/errstest"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // allValues is metadata with a value of every type, arrays of each, and nested arrays.
@@ -55,7 +55,7 @@ func plainTensors(t testing.TB) ([]ggufx.Entry, map[string][]byte) {
 		if i%2 == 1 { // a transposed view: written in C order
 			tr, err := x.Transpose()
 			require.NoError(t, err)
-			c, err := adapters.Contiguous(tr)
+			c, err := memory.Contiguous(tr)
 			require.NoError(t, err)
 			cb, err := c.ReadOnlyBytes()
 			require.NoError(t, err)
@@ -158,7 +158,7 @@ func TestWriteQuantizedError(t *testing.T) {
 	f, err := ggufx.Open(file(t, buf.Bytes()))
 	require.NoError(t, err)
 	defer f.Close()
-	ct, err := adapters.Contiguous(tr)
+	ct, err := memory.Contiguous(tr)
 	require.NoError(t, err)
 	xt, err := ct.Float32s()
 	require.NoError(t, err)

@@ -133,7 +133,7 @@ func copyOut(st *state, dt core.DLDataType) (*core.Tensor, error) {
 	if err == nil {
 		var src *core.Tensor
 		if src, err = core.WrapKeep(d, st.flat); err == nil {
-			err = adapters.Copy(dst, src)
+			err = memory.Copy(dst, src)
 		}
 	}
 	if err != nil {
@@ -358,7 +358,7 @@ func ToTensor(t *core.Tensor, opts ...adapters.Option) (*tensors.Tensor, error) 
 			cerr = err
 			return
 		}
-		cerr = adapters.Copy(dst, t)
+		cerr = memory.Copy(dst, t)
 	})
 	if err != nil {
 		return nil, errs.Errorf(ErrGoMLX, "gomlxx: %v", err)

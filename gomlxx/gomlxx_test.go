@@ -24,6 +24,7 @@ import (
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gomlxx"
 	"github.com/dlpack-go/dlpack/internal/leakcheck"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // storable are the GoMLX dtypes with host storage in v0.28, with their DLPack types.
@@ -127,7 +128,7 @@ func gomlxBytes(t *testing.T, g *tensors.Tensor) []byte {
 // coreBytes copies c's elements in C order as bytes.
 func coreBytes(t *testing.T, c *core.Tensor) []byte {
 	t.Helper()
-	cc, err := adapters.Contiguous(c)
+	cc, err := memory.Contiguous(c)
 	require.NoError(t, err)
 	b, err := cc.ReadOnlyBytes()
 	require.NoError(t, err)

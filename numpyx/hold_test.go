@@ -19,6 +19,7 @@ import (
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/foreignmem"
 	"github.com/dlpack-go/dlpack/internal/leakcheck"
+	"github.com/dlpack-go/dlpack/memory"
 	"github.com/dlpack-go/dlpack/numpyx"
 )
 
@@ -55,7 +56,7 @@ func TestWritersHoldTheirTensor(t *testing.T) {
 		require.Equal(t, wantT.Bytes(), got.Bytes())
 		require.NoError(t, numpyx.WriteFile(filepath.Join(dir, "x.npy"), mk(src)))
 		require.NoError(t, numpyx.WriteNPZ(filepath.Join(dir, "x.npz"), map[string]*core.Tensor{"a": mk(tr)}))
-		c, err := adapters.Cast(mapOnly(t, filepath.Join(dir, "x.npy")), core.Float32)
+		c, err := memory.Cast(mapOnly(t, filepath.Join(dir, "x.npy")), core.Float32)
 		require.NoError(t, err)
 		require.Equal(t, []int64{300, 300}, c.Shape())
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/pyrun"
+	"github.com/dlpack-go/dlpack/memory"
 	"github.com/dlpack-go/dlpack/numpyx"
 )
 
@@ -121,7 +122,7 @@ func generate(t *testing.T) []genCase {
 // contiguousBytes returns t's elements in C order as bytes, through the adapters kernel.
 func contiguousBytes(t *testing.T, x *core.Tensor) []byte {
 	t.Helper()
-	c, err := adapters.Contiguous(x)
+	c, err := memory.Contiguous(x)
 	require.NoError(t, err)
 	b, err := c.ReadOnlyBytes()
 	require.NoError(t, err)
@@ -260,7 +261,7 @@ var layouts = []struct {
 	make    func(x *core.Tensor) (*core.Tensor, error)
 }{
 	{"c", false, func(x *core.Tensor) (*core.Tensor, error) { return x, nil }},
-	{"f", true, func(x *core.Tensor) (*core.Tensor, error) { return adapters.Clone(x, adapters.FortranOrder) }},
+	{"f", true, func(x *core.Tensor) (*core.Tensor, error) { return memory.Clone(x, memory.FortranOrder) }},
 	{"transposed", true, func(x *core.Tensor) (*core.Tensor, error) { return x.Transpose() }},
 	{"permuted", false, func(x *core.Tensor) (*core.Tensor, error) { return x.Permute(1, 0, 2) }},
 	{"reversed", false, func(x *core.Tensor) (*core.Tensor, error) { return x.Reverse(2) }},
@@ -290,7 +291,7 @@ func goTensor(t *testing.T, dt core.DLDataType, shape ...int64) *core.Tensor {
 	}
 	src, err := core.FromSlice(v, shape...)
 	require.NoError(t, err)
-	x, err := adapters.Cast(src, dt)
+	x, err := memory.Cast(src, dt)
 	require.NoError(t, err)
 	return x
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/dlpack-go/dlpack/gpu"
 	"github.com/dlpack-go/dlpack/internal/errs"
 	"github.com/dlpack-go/dlpack/internal/leakcheck"
+	"github.com/dlpack-go/dlpack/memory"
 	"github.com/dlpack-go/dlpack/onnxx"
 	"github.com/dlpack-go/dlpack/onnxx/internal/modeltest"
 	"github.com/stretchr/testify/assert"
@@ -93,7 +94,7 @@ func TestRecurrentState(t *testing.T) {
 	y := core.MustNew(core.Float32, batch, 2)
 	x := core.MustNew(core.Float32, batch, 4)
 	for step := range steps {
-		require.NoError(t, adapters.Copy(x, must(xs.Index(0, step))))
+		require.NoError(t, memory.Copy(x, must(xs.Index(0, step))))
 		require.NoError(t, s.RunInto([]*core.Tensor{x, ha}, []*core.Tensor{y, hb}))
 		equal(t, must(ys.Index(0, step)), y, 1e-5)
 		equal(t, must(hs.Index(0, step)), hb, 1e-5)

@@ -12,10 +12,11 @@ import (
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/ccall"
 	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // CastInputs is the option that lets a run convert an input whose element type is not the
-// model's (a float64 Gonum matrix for a float32 model) with adapters.Cast: a copy, reported by
+// model's (a float64 Gonum matrix for a float32 model) with memory.Cast: a copy, reported by
 // adapters.ReportCopy and refused by adapters.ZeroCopyOnly. Without it an input whose cast can
 // change values fails with ErrDType (and adapters.ErrCast); one whose cast keeps every value
 // (adapters.Preserves: float32 for a float64 model) is cast anyway. It is adapters.AllowCast.
@@ -371,7 +372,7 @@ func (s *Session) inputSource(st *stage, info *IOInfo, t *core.Tensor, o adapter
 	if !cp {
 		return t, nil
 	}
-	c, err := adapters.Contiguous(t)
+	c, err := memory.Contiguous(t)
 	if err != nil {
 		return nil, wrapf(err, "input %q: copying into C order", info.Name)
 	}
@@ -391,13 +392,13 @@ func (s *Session) castInput(st *stage, info *IOInfo, t *core.Tensor, o adapters.
 			ce.Also = ErrDType
 		}
 		return nil, errorf([]error{err, ErrDType, ErrModel},
-			"onnxx: input %q is %s, the model wants %s: pass onnxx.CastInputs() to convert (a copy; casting would %s), or convert it first with adapters.Cast",
+			"onnxx: input %q is %s, the model wants %s: pass onnxx.CastInputs() to convert (a copy; casting would %s), or convert it first with memory.Cast",
 			info.Name, from, to, adapters.CastLoss(from, to))
 	}
 	if o.Policy == adapters.CopyNever {
 		return nil, errs.Errorf(adapters.ErrCopyRequired, "onnxx: input %q is %s, the model wants %s: casting copies", info.Name, from, to)
 	}
-	c, err := adapters.Cast(t, to)
+	c, err := memory.Cast(t, to)
 	if err != nil {
 		return nil, wrapf(err, "input %q: casting %s to %s", info.Name, from, to)
 	}
@@ -603,7 +604,7 @@ func (s *Session) settle(st *stage, i int, t *core.Tensor, outs []*core.Tensor) 
 		if !slices.Equal(d.Shape(), t.Shape()) {
 			return nil, errs.Errorf(ErrModel, "onnxx: the output has shape %v, its destination %v", t.Shape(), d.Shape())
 		}
-		if err := adapters.Copy(d, t); err != nil {
+		if err := memory.Copy(d, t); err != nil {
 			return nil, err
 		}
 		return d, nil
@@ -619,7 +620,7 @@ func (s *Session) settle(st *stage, i int, t *core.Tensor, outs []*core.Tensor) 
 		return t, nil
 	}
 	defer t.Release()
-	return adapters.Contiguous(t)
+	return memory.Contiguous(t)
 }
 
 // dummy stands for the data of tensors without elements, which ORT never reads or writes.

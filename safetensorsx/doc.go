@@ -68,7 +68,7 @@
 //
 // The price of sharing: a slab stays as long as any of its tensors, or a view of one, is held,
 // so keeping one tensor of a file and dropping the rest keeps its slab (up to 12 MiB) alive;
-// clone a tensor (adapters.Clone) to keep it alone. Release the tensors of a file when done
+// clone a tensor (memory.Clone) to keep it alone. Release the tensors of a file when done
 // with them: their slabs then go back at once, instead of when the collector finds them
 // unreachable (mapped memory is outside Go's heap; core runs a collection itself when what it
 // has mapped under tensors has doubled since the last one, and grown by at least 256 MiB). The

@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/memory"
 	"github.com/dlpack-go/dlpack/safetensorsx"
 )
 
@@ -31,7 +31,7 @@ func cBytes(t testing.TB, x *core.Tensor) []byte {
 		require.NoError(t, err)
 		return bytes.Clone(b)
 	}
-	c, err := adapters.Contiguous(x)
+	c, err := memory.Contiguous(x)
 	require.NoError(t, err)
 	b, err := c.ReadOnlyBytes()
 	require.NoError(t, err)

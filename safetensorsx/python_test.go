@@ -15,6 +15,7 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/pyrun"
+	"github.com/dlpack-go/dlpack/memory"
 	"github.com/dlpack-go/dlpack/safetensorsx"
 )
 
@@ -208,7 +209,7 @@ func TestWriteMatchesReference(t *testing.T) {
 			require.NoError(t, err)
 			ft, err := f.Transpose()
 			require.NoError(t, err)
-			require.NoError(t, adapters.Copy(ft, x))
+			require.NoError(t, memory.Copy(ft, x))
 			require.False(t, ft.IsContiguous())
 			x = ft
 		}

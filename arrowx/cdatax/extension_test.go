@@ -18,6 +18,7 @@ import (
 	"github.com/dlpack-go/dlpack/arrowx/cdatax/internal/ctest"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/leakcheck"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // seq is a C-order tensor of dt of the given shape, elements 0, 1, 2, ... (mod 100; bools
@@ -35,14 +36,14 @@ func seq(t *testing.T, dt core.DLDataType, shape ...int64) *core.Tensor {
 			f[i] = float64(i % 2)
 		}
 	}
-	out, err := adapters.Cast(core.MustFromSlice(f, shape...), dt)
+	out, err := memory.Cast(core.MustFromSlice(f, shape...), dt)
 	require.NoError(t, err)
 	return out
 }
 
 func contiguousBytes(t *testing.T, x *core.Tensor) []byte {
 	t.Helper()
-	c, err := adapters.Contiguous(x)
+	c, err := memory.Contiguous(x)
 	require.NoError(t, err)
 	defer c.Release()
 	b, err := c.ReadOnlyBytes()

@@ -12,13 +12,13 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"github.com/apache/arrow-go/v18/arrow/memory"
+	amemory "github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/memory"
 
 	"github.com/dlpack-go/dlpack/internal/errs"
 )
@@ -46,7 +46,7 @@ const (
 type config struct {
 	chunkBytes  int
 	maxBytes    int64
-	mem         memory.Allocator
+	mem         amemory.Allocator
 	maxInFlight int64         // a server's WithMaxInFlight
 	idle        time.Duration // a server's WithIdleTimeout
 	inFlight    *budget       // the server's memory in flight; nil in a client
@@ -54,7 +54,7 @@ type config struct {
 }
 
 func newConfig(opts []Option) config {
-	c := config{chunkBytes: DefaultChunkBytes, maxBytes: DefaultMaxBytes, mem: memory.DefaultAllocator,
+	c := config{chunkBytes: DefaultChunkBytes, maxBytes: DefaultMaxBytes, mem: amemory.DefaultAllocator,
 		maxInFlight: DefaultMaxInFlight, idle: DefaultIdleTimeout}
 	for _, o := range opts {
 		if o != nil {
@@ -107,8 +107,8 @@ func WithIdleTimeout(d time.Duration) Option { return func(c *config) { c.idle =
 func WithFlatColumn() Option { return func(c *config) { c.flat = true } }
 
 // WithAllocator sets the Arrow allocator of the IPC readers and writers (for tests, a
-// memory.CheckedAllocator).
-func WithAllocator(mem memory.Allocator) Option { return func(c *config) { c.mem = mem } }
+// amemory.CheckedAllocator).
+func WithAllocator(mem amemory.Allocator) Option { return func(c *config) { c.mem = mem } }
 
 // entry is a stored tensor: a view of its own, and its metadata.
 type entry struct {
@@ -166,7 +166,7 @@ func (s *Server) Put(name string, t *core.Tensor, meta map[string]string) error 
 	if t.IsContiguous() {
 		v, err = t.View()
 	} else {
-		v, err = adapters.Contiguous(t)
+		v, err = memory.Contiguous(t)
 	}
 	if err != nil {
 		return wrapf(err, "")

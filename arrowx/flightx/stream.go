@@ -13,12 +13,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
+	amemory "github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/arrowx"
 	"github.com/dlpack-go/dlpack/core"
-	tensormem "github.com/dlpack-go/dlpack/memory" // arrow-go's memory is memory here
+	"github.com/dlpack-go/dlpack/memory"
 
 	"github.com/dlpack-go/dlpack/internal/errs"
 )
@@ -82,13 +81,13 @@ func (c *countWriter) Write(b []byte) (int, error) {
 // chunkBytes, each a column over the tensor's own memory when t is C-contiguous, else over one
 // C-order copy made first.
 func sendTensor(send func(*flight.FlightData) error, desc *flight.FlightDescriptor, info Info, t *core.Tensor,
-	chunkBytes int, mem memory.Allocator) error {
+	chunkBytes int, mem amemory.Allocator) error {
 	return sendTensorAs(send, desc, info, t, chunkBytes, mem, false)
 }
 
 // sendTensorAs is sendTensor, in the flat column of the earlier format with legacy.
 func sendTensorAs(send func(*flight.FlightData) error, desc *flight.FlightDescriptor, info Info, t *core.Tensor,
-	chunkBytes int, mem memory.Allocator, legacy bool) error {
+	chunkBytes int, mem amemory.Allocator, legacy bool) error {
 	h, err := core.Hold(t)
 	if err != nil {
 		return err
@@ -99,7 +98,7 @@ func sendTensorAs(send func(*flight.FlightData) error, desc *flight.FlightDescri
 	}
 	src := t
 	if !t.IsContiguous() {
-		if src, err = adapters.Contiguous(t); err != nil {
+		if src, err = memory.Contiguous(t); err != nil {
 			return wrapf(err, "")
 		}
 	}
@@ -122,8 +121,8 @@ func sendTensorAs(send func(*flight.FlightData) error, desc *flight.FlightDescri
 	}
 	for off := int64(0); off < total; off += per {
 		n := min(per, total-off)
-		buf := memory.NewBufferBytes(base[off*size : (off+n)*size])
-		data := array.NewData(schema.Field(0).Type, int(n), []*memory.Buffer{nil, buf}, nil, 0, 0)
+		buf := amemory.NewBufferBytes(base[off*size : (off+n)*size])
+		data := array.NewData(schema.Field(0).Type, int(n), []*amemory.Buffer{nil, buf}, nil, 0, 0)
 		col := array.MakeFromData(data)
 		data.Release()
 		rec := array.NewRecordBatch(schema, []arrow.Array{col}, n)
@@ -140,17 +139,17 @@ func sendTensorAs(send func(*flight.FlightData) error, desc *flight.FlightDescri
 // sendRows writes the elements in base as batches of a tensor column, each of as many rows as
 // fit chunkBytes (one at least), over base itself.
 func sendRows(w *ipc.Writer, schema *arrow.Schema, col tensorColumn, base []byte, info Info, chunkBytes int,
-	mem memory.Allocator) error {
+	mem amemory.Allocator) error {
 	size := int64(info.DType.Size())
 	rows, per := col.rows(info), col.batchRows(size, chunkBytes)
 	listLen := int64(col.typ.Storage.(*arrow.FixedSizeListType).Len())
 	for r := int64(0); r < rows; r += per {
 		n := min(per, rows-r)
 		vals := base[r*col.rowElem*size : (r+n)*col.rowElem*size]
-		buf := memory.NewBufferBytes(vals)
-		child := array.NewData(col.typ.ValueType(), int(n*listLen), []*memory.Buffer{nil, buf}, nil, 0, 0)
+		buf := amemory.NewBufferBytes(vals)
+		child := array.NewData(col.typ.ValueType(), int(n*listLen), []*amemory.Buffer{nil, buf}, nil, 0, 0)
 		buf.Release()
-		list := array.NewData(col.typ.Storage, int(n), []*memory.Buffer{nil}, []arrow.ArrayData{child}, 0, 0)
+		list := array.NewData(col.typ.Storage, int(n), []*amemory.Buffer{nil}, []arrow.ArrayData{child}, 0, 0)
 		child.Release()
 		storage := array.MakeFromData(list)
 		list.Release()
@@ -215,8 +214,8 @@ func (r *receiver) remaining() int64 {
 // staging buffer of copied values with room for more.
 type part struct {
 	b    []byte
-	buf  *memory.Buffer // the message buffer b is a view of; nil for staging
-	cost int64          // bytes taken from the budget for it
+	buf  *amemory.Buffer // the message buffer b is a view of; nil for staging
+	cost int64           // bytes taken from the budget for it
 }
 
 func (r *receiver) release() {
@@ -255,7 +254,7 @@ func (r *receiver) take(n int64) error {
 
 // batchValues checks a batch against the schema and the elements still expected and returns
 // the bytes of its values and the buffer that holds them.
-func batchValues(rec arrow.RecordBatch, info Info, want int64) ([]byte, *memory.Buffer, error) {
+func batchValues(rec arrow.RecordBatch, info Info, want int64) ([]byte, *amemory.Buffer, error) {
 	if rec.NumCols() != 1 {
 		return nil, nil, errs.Errorf(ErrProtocol, "flightx: record batch of %d columns (want 1)", rec.NumCols())
 	}
@@ -280,7 +279,7 @@ func batchValues(rec arrow.RecordBatch, info Info, want int64) ([]byte, *memory.
 
 // rowValues is batchValues for a batch of a tensor column: the bytes of its rows' elements and
 // the buffer that holds them.
-func rowValues(d arrow.ArrayData, ft *arrowx.FixedShapeTensorType, info Info, want int64) ([]byte, *memory.Buffer, error) {
+func rowValues(d arrow.ArrayData, ft *arrowx.FixedShapeTensorType, info Info, want int64) ([]byte, *amemory.Buffer, error) {
 	col, err := columnFrom(ft, info)
 	if err != nil {
 		return nil, nil, err
@@ -358,7 +357,7 @@ func chunkOf(rec arrow.RecordBatch, info Info, want int64) (*core.Tensor, error)
 
 // chunkFrom makes a 1-D tensor of vals: a read-only view holding buf when view is true and
 // vals are viewable, else a copy of its own (flagged core.FlagIsCopied).
-func chunkFrom(vals []byte, buf *memory.Buffer, dt core.DLDataType, view bool) (*core.Tensor, error) {
+func chunkFrom(vals []byte, buf *amemory.Buffer, dt core.DLDataType, view bool) (*core.Tensor, error) {
 	n := int64(len(vals) / dt.Size())
 	if !view || buf == nil || !viewable(vals, dt) {
 		t, err := core.New(dt, n)
@@ -414,7 +413,7 @@ func (r *receiver) add(rec arrow.RecordBatch) error {
 		// a client (no budget) allocates the tensor at the first batch, so that each batch is
 		// copied once while it is still in the cache, instead of being kept as a view and copied
 		// cold at half: what it asked for, within WithMaxBytes, and a large tensor's mapped pages
-		// (memory.NewUninit) are committed only as the batches write them
+		// (amemory.NewUninit) are committed only as the batches write them
 		err = r.assemble(vals)
 	default:
 		err = r.keep(vals, buf, body)
@@ -481,7 +480,7 @@ func (r *receiver) closeOpen() error {
 		if err := r.take(r.info.Bytes()); err != nil {
 			return err
 		}
-		dst, err := tensormem.NewUninit(r.info.DType, r.info.Len())
+		dst, err := memory.NewUninit(r.info.DType, r.info.Len())
 		if err != nil {
 			return err
 		}
@@ -500,7 +499,7 @@ func (r *receiver) closeOpen() error {
 
 // keep holds a batch until the tensor is assembled: a large one whose message is little more
 // than its values as a view, any other copied into staging.
-func (r *receiver) keep(vals []byte, buf *memory.Buffer, body int64) error {
+func (r *receiver) keep(vals []byte, buf *amemory.Buffer, body int64) error {
 	if buf != nil && len(vals) >= minView && body <= int64(len(vals))+looseSlack && viewable(vals, r.info.DType) {
 		if err := r.take(body); err != nil {
 			return err
@@ -537,7 +536,7 @@ func (r *receiver) assemble(vals []byte) error {
 	// NewUninit: every byte is written (place) before the tensor is handed out, and a large
 	// one comes from core's cache of mapped blocks, its pages already faulted in when a tensor
 	// of the size was released before, instead of zeroed Go memory faulted in anew each time.
-	dst, err := tensormem.NewUninit(r.info.DType, r.info.Len())
+	dst, err := memory.NewUninit(r.info.DType, r.info.Len())
 	if err != nil {
 		return err
 	}

@@ -7,9 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/tensorio"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // Every layout is written as its C-order bytes, also when rows are larger than the buffer.
@@ -28,7 +28,7 @@ func TestWriteCOrder(t *testing.T) {
 	step, err := wide.Slice(1, 0, core.End, 3)
 	require.NoError(t, err)
 	for _, v := range []*core.Tensor{x, tr, rev, step} {
-		want, err := adapters.Contiguous(v)
+		want, err := memory.Contiguous(v)
 		require.NoError(t, err)
 		wb, err := want.ReadOnlyBytes()
 		require.NoError(t, err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/memory"
 	"github.com/dlpack-go/dlpack/onnxx"
 	"github.com/dlpack-go/dlpack/onnxx/ortgo"
 	ort "github.com/yalue/onnxruntime_go"
@@ -329,11 +330,11 @@ func BenchmarkAdd64MiB(b *testing.B) {
 	b.Run("copy", func(b *testing.B) {
 		b.SetBytes(3 * 4 * n)
 		for b.Loop() {
-			xc, err := adapters.Contiguous(x)
+			xc, err := memory.Contiguous(x)
 			if err != nil {
 				b.Fatal(err)
 			}
-			yc, err := adapters.Contiguous(y)
+			yc, err := memory.Contiguous(y)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/memory"
 	"github.com/dlpack-go/dlpack/onnxx"
 	"github.com/x448/float16"
 	ort "github.com/yalue/onnxruntime_go"
@@ -92,7 +93,7 @@ func toValue(t *core.Tensor, o adapters.Options, public bool) (built, error) {
 	}
 	src := t
 	if cp {
-		if src, err = adapters.Contiguous(t); err != nil {
+		if src, err = memory.Contiguous(t); err != nil {
 			return built{}, fmt.Errorf("ortgo: copying %s: %w", t, err)
 		}
 	}
