@@ -9,7 +9,7 @@
 // library: it does no compute, and it maps only the fixed-width numeric types (not strings,
 // temporal, decimal or variable-size lists).
 //
-// # What is zero-copy
+// # Zero-copy and copies
 //
 //	conversion                                         shares memory when                    else
 //	FromArray: primitive array → 1-D tensor            no nulls                              nulls: refused, or copied with FillNulls

@@ -97,7 +97,7 @@
 // and a view of the tensor until its connection closes. Server.InFlight tells the memory held
 // now.
 //
-// # What is zero-copy
+// # Zero-copy and copies
 //
 //	step                                                   copies
 //	send a C-contiguous host tensor (Put, the server's DoGet)  none in this package: each batch's
