@@ -6,7 +6,7 @@
 // row (VariableShapeColumn, ReadTensors); Describe reads what a file holds from its footer. These are how
 // embedding tables, feature columns and datasets on model hubs keep tensors at rest.
 //
-// # What is copied
+// # Zero-copy and copies
 //
 // Parquet data is encoded (and usually compressed): reading decodes it once, into Arrow
 // buffers. The tensor is made over the decoded buffer without a further copy when the rows
