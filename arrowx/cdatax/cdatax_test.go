@@ -1,6 +1,7 @@
 package cdatax_test
 
 import (
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -129,9 +130,9 @@ func TestExportToC(t *testing.T) {
 func TestExportIntoLiveStructs(t *testing.T) {
 	leakcheck.Check(t)
 	mem := make([]float32, 4)
-	released := 0
+	var released atomic.Int32 // the release runs on a cleanup goroutine
 	f, err := core.Wrap(core.Desc{Data: unsafe.Pointer(&mem[0]), Device: core.CPUDevice, DType: core.Float32,
-		Shape: []int64{4}}, func() { released++ })
+		Shape: []int64{4}}, func() { released.Add(1) })
 	require.NoError(t, err)
 	for i := range mem {
 		mem[i] = float32(i + 1)
@@ -153,7 +154,7 @@ func TestExportIntoLiveStructs(t *testing.T) {
 	sum, n := ctest.Sum(a, s)
 	assert.Equal(t, 10.0, sum)
 	assert.Equal(t, int64(4), n)
-	require.True(t, leakcheck.Until(func() bool { return released == 1 }), "the first export was let go")
+	require.True(t, leakcheck.Until(func() bool { return released.Load() == 1 }), "the first export was let go")
 
 	// released structs take a new export
 	require.NoError(t, cdatax.ExportArray(y, arr, sc))
