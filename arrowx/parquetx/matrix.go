@@ -4,9 +4,7 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	amemory "github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/dlpack-go/dlpack/adapters"
@@ -41,24 +39,12 @@ func ReadMatrix(r parquet.ReaderAtSeeker, columns []string, opts ...adapters.Opt
 	if _, err := o.Choose(false, "parquetx: Parquet stores columns apart: a matrix of them is a copy"); err != nil {
 		return nil, err
 	}
-	fr, err := file.NewParquetReader(struct{ parquet.ReaderAtSeeker }{r}) // r stays open, as in Read
-	if err != nil {
-		return nil, fmt.Errorf("parquetx: %w", err)
-	}
-	defer fr.Close()
-	groups, rows, err := rowGroupsOf(o, fr)
+	f, err := openFile(r, o)
 	if err != nil {
 		return nil, err
 	}
-	ar, err := pqarrow.NewFileReader(fr, pqarrow.ArrowReadProperties{BatchSize: max(rows, 1)}, amemory.DefaultAllocator)
-	if err != nil {
-		return nil, fmt.Errorf("parquetx: %w", err)
-	}
-	schema, err := ar.Schema()
-	if err != nil {
-		return nil, fmt.Errorf("parquetx: %w", err)
-	}
-	schema = withBool8(fr, schema)
+	defer f.close()
+	ar, schema, groups, rows := f.ar, f.schema, f.groups, f.rows
 	// every column's type from the schema first: a mismatch is refused before anything decodes
 	var dt core.DLDataType
 	for j, name := range columns {

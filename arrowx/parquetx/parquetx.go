@@ -109,34 +109,56 @@ func Read(r parquet.ReaderAtSeeker, column string, opts ...adapters.Option) (t *
 			t, err = nil, errs.Errorf(arrowx.ErrMalformed, "parquetx: malformed file: %v", p)
 		}
 	}()
-	// arrow-go's reader closes a source it can close: hand it only reads and seeks, so that the
-	// caller's file stays open
-	fr, err := file.NewParquetReader(struct{ parquet.ReaderAtSeeker }{r})
-	if err != nil {
-		return nil, fmt.Errorf("parquetx: %w", err)
-	}
-	defer fr.Close()
 	o := adapters.Apply(opts...)
-	groups, rows, err := rowGroupsOf(o, fr)
+	f, err := openFile(r, o)
 	if err != nil {
 		return nil, err
 	}
-	ar, err := pqarrow.NewFileReader(fr, pqarrow.ArrowReadProperties{BatchSize: max(rows, 1)}, amemory.DefaultAllocator)
-	if err != nil {
-		return nil, fmt.Errorf("parquetx: %w", err)
-	}
-	schema, err := ar.Schema()
-	if err != nil {
-		return nil, fmt.Errorf("parquetx: %w", err)
-	}
-	schema = withBool8(fr, schema)
-	chunks, err := readColumn(ar, schema, column, groups, rows)
+	defer f.close()
+	chunks, err := readColumn(f.ar, f.schema, column, f.groups, f.rows)
 	if err != nil {
 		return nil, err
 	}
 	defer chunks.Release()
 	return fromChunks(chunks, column, o, opts)
 }
+
+// openedFile is a Parquet file opened for reading tensors: its footer, the row groups asked for (and
+// their rows) and its Arrow schema (with arrow.bool8 columns restored, see withBool8).
+type openedFile struct {
+	fr     *file.Reader
+	ar     *pqarrow.FileReader
+	schema *arrow.Schema
+	groups []int
+	rows   int64
+}
+
+// openFile opens r for Read, ReadTensors and ReadMatrix. arrow-go's reader closes a source it
+// can close: it gets only r's reads and seeks, so that the caller's file stays open.
+func openFile(r parquet.ReaderAtSeeker, o adapters.Options) (*openedFile, error) {
+	fr, err := file.NewParquetReader(struct{ parquet.ReaderAtSeeker }{r})
+	if err != nil {
+		return nil, fmt.Errorf("parquetx: %w", err)
+	}
+	f := &openedFile{fr: fr}
+	if f.groups, f.rows, err = rowGroupsOf(o, fr); err != nil {
+		fr.Close()
+		return nil, err
+	}
+	if f.ar, err = pqarrow.NewFileReader(fr, pqarrow.ArrowReadProperties{BatchSize: max(f.rows, 1)}, amemory.DefaultAllocator); err != nil {
+		fr.Close()
+		return nil, fmt.Errorf("parquetx: %w", err)
+	}
+	schema, err := f.ar.Schema()
+	if err != nil {
+		fr.Close()
+		return nil, fmt.Errorf("parquetx: %w", err)
+	}
+	f.schema = withBool8(fr, schema)
+	return f, nil
+}
+
+func (f *openedFile) close() { f.fr.Close() }
 
 // readColumn decodes the rows of the row groups asked for of one column, in one batch.
 func readColumn(ar *pqarrow.FileReader, schema *arrow.Schema, column string, groups []int, rows int64) (*arrow.Chunked, error) {
@@ -371,26 +393,13 @@ func ReadTensors(r parquet.ReaderAtSeeker, column string, opts ...adapters.Optio
 			ts, err = nil, errs.Errorf(arrowx.ErrMalformed, "parquetx: malformed file: %v", p)
 		}
 	}()
-	fr, err := file.NewParquetReader(struct{ parquet.ReaderAtSeeker }{r})
-	if err != nil {
-		return nil, fmt.Errorf("parquetx: %w", err)
-	}
-	defer fr.Close()
 	o := adapters.Apply(opts...)
-	groups, rows, err := rowGroupsOf(o, fr)
+	f, err := openFile(r, o)
 	if err != nil {
 		return nil, err
 	}
-	ar, err := pqarrow.NewFileReader(fr, pqarrow.ArrowReadProperties{BatchSize: max(rows, 1)}, amemory.DefaultAllocator)
-	if err != nil {
-		return nil, fmt.Errorf("parquetx: %w", err)
-	}
-	schema, err := ar.Schema()
-	if err != nil {
-		return nil, fmt.Errorf("parquetx: %w", err)
-	}
-	schema = withBool8(fr, schema)
-	chunks, err := readColumn(ar, schema, column, groups, rows)
+	defer f.close()
+	chunks, err := readColumn(f.ar, f.schema, column, f.groups, f.rows)
 	if err != nil {
 		return nil, err
 	}
