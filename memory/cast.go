@@ -274,13 +274,10 @@ func convertRow[S, D number](dst []D, src []S) int {
 // or more together goes to nt (non-temporal stores, multiples of ntUnit elements) from the first
 // 32-byte aligned element of dst, one converting the elements before it: its result goes to
 // memory without its lines first being read into the cache. Other rows go to plain, 8 elements at
-// a time, and leave their result in the cache for the next reader. Measured on the Zen 4 VM of
-// BENCHMARKS.md (1 MiB of L2 per core, 32 MiB of L3: cachedMax 12 MiB): float64 → float32 of 8
-// MiB (12 MiB in all) took 136 µs against 158 with ordinary stores, the caches warm, 350 against
-// 420 cold, and with a read of its result after it 186 against 191 µs; of 16 MiB, 372 against
-// 551. Smaller casts did better with ordinary stores: with a read after, 1 and 2 MiB results (3
-// and 6 MiB in all) 40 and 81 µs against 46 and 92; float16 → float32 of 2 MiB (6 MiB in all),
-// repeated, 63 GB/s against 27.
+// a time, and leave their result in the cache for the next reader. The threshold is where
+// non-temporal stores won in BenchmarkCast* (figures in docs/benchmarks-history.md): large
+// casts gain because their result would evict the source they still read, and cold runs gain
+// most; below it ordinary stores win, since the next reader then finds the result in the cache.
 func rowKernel[S, D any](dst []D, src []S, plain, nt func(*D, *S, int), ntUnit int, one func(S) D) int {
 	var d D
 	var s S

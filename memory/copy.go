@@ -373,10 +373,9 @@ func splitPlan(p plan, tiled bool, size int64) ([]plan, int) {
 // (whole blocks, each a 2-D transpose of its own), or a copy through the cache, into for each
 // processor it may use. The pieces are shared out as the goroutines come for them (shareOut), so
 // that on a machine busy with other work a goroutine that starts late, or is held up, takes fewer
-// pieces, and the copy waits at the end for one small piece rather than for a whole half (the
-// 8 MiB permutation of BenchmarkNumPyCopies on a quiet 2-core VM: 0.24-0.28× of NumPy's time in 4
-// pieces per processor, once 0.53×, against 0.27-0.37× in one; its 8 MiB reversed float64 copy on
-// the Zen 3 VM: 0.70-0.84× in 4 pieces per processor, 0.81-0.99× in one, over six processes).
+// pieces, and the copy waits at the end for one small piece rather than for a whole half
+// (BenchmarkNumPyCopies' permutations and reversed copies were faster and steadier so; figures
+// in docs/benchmarks-history.md).
 const piecesPerWorker = 4
 
 // shareOut runs do(0), ..., do(n-1) on up to workers goroutines, the caller's among them: each
@@ -398,8 +397,8 @@ func shareOut(n, workers int, do func(i int)) {
 
 // splitBytes is the size from which splitPlan cuts a copy whose rows go out with non-temporal
 // stores (ntRows): one processor's non-temporal stores already reach about the memory's speed,
-// and a second one adds little but the wait for the slower piece (8 MiB contiguous on the Zen 3
-// VM, on two processors: 0.64-0.70 ms in one piece, 0.93-0.97 in two): 32 MiB. Other copies write
+// and a second one adds little but the wait for the slower piece, so such copies are cut only
+// from 32 MiB. Other copies write
 // through the cache, one line fill after another, and are cut from parallelBytes, as transposes
 // are (bound by the latency of their scattered reads): a second processor keeps twice the lines
 // in flight. A variable so that tests can lower it (with parallelBytes: the larger of the two
@@ -577,23 +576,14 @@ func transpose[W word](dst, src []W, d, s, rows, cols, dr, dc, sr, sc int64, who
 // read first (useNT). Where
 // the CPU also has AVX-512, each line is one load or one store of a Z register (haveAVX512): the
 // AVX kernels' halves of a line must both find it in the L1 cache, where the 16 lines of a tile,
-// rows a multiple of 4 KiB apart, share one set. On a 2-core AMD EPYC VM (Zen 4), quiet, the
-// transpose of 4096×4096 float32 runs at 16.4-17.0 GB/s on one processor with the AVX-512 tiles
-// and non-temporal stores, 0.80-1.06× of copy() (which itself runs at 15-21 GB/s from one process
-// to the next), and at 21-24 GB/s on two (0.98-1.65×); with the AVX tiles and non-temporal stores
-// at 11.5-13.4 GB/s (0.65-0.76×) and 16.5-19.1 GB/s (0.94-1.05×), against 7.8-8.7 (0.43-0.50×)
-// through the cache; 0.44-0.49× of copy() before the tiles. On a 2-core Zen 5 VM, both tiles with
-// non-temporal stores run at 11.5-12.6 GB/s on one processor (0.70-0.78×) and 17-22 GB/s on two
-// (1.16-1.53×). On a 2-core Zen 3 VM (AVX2 only), whose copy() runs at 6-11 GB/s, the AVX tiles
-// with non-temporal stores ran at 2.6-4.5 GB/s on one processor (0.31-0.49×) and 4.9-6.0 on two
-// (0.56-0.74×) along the bands, and at 3.9-5.6 (0.48-0.71×, median 0.62) and 7.5-8.9
-// (0.94-1.21×) walking down the source columns through a staging block, which that kind of CPU
-// now does (walkDown, transposeStaged). The permutation of
-// BenchmarkNumPyCopies (columns of 256 bytes) went from 0.47-0.67× of NumPy's time to 0.21-0.34×
-// (BENCHMARKS.md). On the Zen 3 VM its 8 MiB float64 form, 16 blocks of 512 KiB, ran at
-// 0.40-0.51× of NumPy's time with its blocks written through the cache, and at 0.35-0.48× with
-// non-temporal stores chosen for the whole 8 MiB and the whole-line tiles (transposeTiles64L;
-// BENCHMARKS.md, eighth round).
+// rows a multiple of 4 KiB apart, share one set. With these tiles and non-temporal stores the
+// transpose of a large matrix runs near copy()'s speed on CPUs with AVX-512, and well above the
+// through-the-cache walk on the others; on CPUs with AVX2 only (no AVX-512), walking down the
+// source columns through a staging block beats walking along the bands (walkDown,
+// transposeStaged), and a large permutation picks non-temporal stores for the whole destination
+// with whole-line tiles (transposeTiles64L). BenchmarkTransposeAgainstCopy and
+// BenchmarkNumPyCopies measure these choices (figures in BENCHMARKS.md and
+// docs/benchmarks-history.md).
 //
 // The block may be one of many of a copy (a permutation of more than two dimensions is a 2-D
 // transpose per block) that writes whole bytes in all: the stores are chosen for the whole
@@ -615,8 +605,7 @@ func transposeBlocks[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds, whol
 		return
 	}
 	// one piece per processor: pieces of fewer rows read shorter runs down each source column,
-	// and the first and last strips of each lose their prefetches (4096×4096 float32 on a quiet
-	// 2-core VM: 0.73-0.80× of copy() in 4 pieces per processor, 0.79-0.87× in one)
+	// and the first and last strips of each lose their prefetches (BenchmarkTransposeAgainstCopy)
 	chunk := (rows/workers + 15) &^ 15 // whole tiles, and 32-byte aligned rows stay aligned
 	shareOut((rows+chunk-1)/chunk, workers, func(i int) {
 		r0 := i * chunk
@@ -639,11 +628,9 @@ func useNT(dst unsafe.Pointer, n, dRow int) bool {
 // cachedMax is the largest destination that the kernels write with ordinary stores, so that it
 // stays in the cache: 3/8 of the last-level cache (the share of one of a few cores, as glibc's
 // memcpy reckons it), or 8 MiB where its size is unknown. On preZen4 CPUs it is 1/8 (one core's
-// share of a complex of eight: 4 MiB of a Zen 3's 32 MiB): on the project's Zen 3 VM, copying
-// 8 MiB and then reading the result took 1.68-1.89 ms with ordinary stores against 1.28-1.50 with
-// non-temporal ones (the copy 1.04-1.14 ms against 0.51-0.68; the read after it 0.64-0.75 against
-// 0.77-0.84: the cache kept little of the result for its reader), and 12 MiB 2.7-3.0 ms against
-// 1.9; 4 MiB came out about even (0.80-0.82 and 0.75-0.77 ms; BENCHMARKS.md, seventh round). A
+// share of a complex of eight: 4 MiB of a Zen 3's 32 MiB): there, a copy of 8 MiB or more
+// followed by a read of its result finished sooner with non-temporal stores, since the cache kept
+// little of the result for its reader anyway; at 4 MiB the two came out even (figures in docs/benchmarks-history.md). A
 // variable so that tests can send small copies down the other path.
 var cachedMax = func() int {
 	switch {
@@ -925,18 +912,15 @@ func transpose64(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 // through transposeStaged, narrower ones through tilesDown alone. On a 2-core AMD EPYC VM of that
 // kind (Zen 3, family 19h model 1, AVX2 only), where a tile's 16 source lines, a power of two
 // apart, share their L1 and L2 sets and a band's strips keep hundreds of such lines in flight,
-// the 4096×4096 float32 transpose ran at 3.7-4.2 GB/s that way on one processor against
-// 2.7-3.1 along the bands, and at 6.8-7.4 against 5.2-5.5 on two; 8-byte words (4096×2048) at
-// 4.3-4.6 against 3.0-3.1, and 7.6-7.8 against 5.9-6.0 (BENCHMARKS.md, sixth round). Walks of
-// 1 KiB down each column ran slower than the bands, and on a Zen 4 VM (the AVX tiles, before
-// their parking area was aligned) walks of 64 tiles ran 35% slower: CPUs with AVX-512 keep the
-// bands.
+// walking down the columns is faster for 4- and 8-byte words on one processor and on two. Walks
+// of 1 KiB down each column were slower than the bands, and on CPUs with AVX-512 walks of many
+// tiles were slower too: those keep the bands (figures in docs/benchmarks-history.md).
 func walkDown(column int) bool { return downWalk && column >= downColumn }
 
 // pfDown is how far down the source columns the tiles prefetch when they walk down them, in
 // bytes: two or three tiles ahead. The hardware prefetchers follow the 16 streams of such a walk,
-// and farther prefetches only crowd the cache: on the Zen 3 VM the staged 4096×4096 float32
-// transpose ran at 5.2-5.4 GB/s with 64 or 128 bytes, 4.7-4.9 with 256, 4.1 with 1 KiB.
+// and farther prefetches only crowd the cache: 64 and 128 bytes measured best, 256 bytes and
+// more slower (figures in docs/benchmarks-history.md).
 var pfDown = 128
 
 // downColumn is the shortest source column, in bytes, that walkDown walks down: a page.
@@ -988,11 +972,10 @@ func staged(tiles func(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int), rest
 // by tiles, the tile kernel that writes through the cache, walking down the source columns
 // (tilesDown: 16 source streams at a time), then written out row by row with non-temporal stores
 // (copyRowsNT), 256 bytes a row. The walk down the columns reads the source at memory speed, but
-// writes the destination one 64-byte line per row and tile, which a Zen 3 VM's memory took at
-// 4.4 GB/s (runs of 256 bytes or more: 6.2-6.3): staged, the 4096×4096 float32 transpose ran at
-// 4.9-5.1 GB/s on one processor against 3.6-3.9 walking down without the stage, in a harness,
-// and at 5.2-5.4 with pfDown (BENCHMARKS.md, sixth round). Runs of 128 bytes and blocks of 128
-// rows measured slower, blocks of 256 or 1024 rows no faster.
+// writes the destination one 64-byte line per row and tile, which memory takes at a fraction
+// of its speed for long runs: staged, the transpose is faster than walking down without the
+// stage, and faster still with the prefetch distance pfDown. Runs of 128 bytes and blocks of 128
+// rows measured slower, blocks of 256 or 1024 rows no faster (figures in docs/benchmarks-history.md).
 func transposeStaged(tiles func(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int), dst, src unsafe.Pointer,
 	rows, cols, dRow, sCol, size, tileCols, perCall, pf int) {
 	stage := stagePool.Get().(*[stageRows * stageBytes]byte)

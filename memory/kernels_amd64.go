@@ -105,10 +105,9 @@ func cvtFloat16ToFloat32(dst *float32, src *uint16, n int)
 // transposeStrip32's, ordered so that each source line is read, and each destination line
 // written, in one go (its two halves back to back). transposeTiles32NT does the same with
 // non-temporal stores, for destinations past the cache: it needs dst and dRow to be multiples of
-// 64, and its caller calls storeFence when done with them. Those pay on every core measured: a 64
-// MiB transpose (4096×4096 float32) on one processor ran at 11.5-12.6 GB/s with them against
-// 8.8-9.4 through the cache on a Zen 5 VM, and at 11.5-13.4 against 7.8-8.7 on a Zen 4 VM
-// (BENCHMARKS.md), as memcpy (Go's, glibc's) writes whole lines non-temporally in 32-byte pieces.
+// 64, and its caller calls storeFence when done with them. Those pay on every core measured
+// (BenchmarkTransposeAgainstCopy), as memcpy (Go's, glibc's) writes whole lines non-temporally
+// in 32-byte pieces.
 // Both kernels park half a tile in their frame, 512-byte aligned (PARKAREA in kernels_amd64.s).
 //
 //go:noescape
@@ -143,8 +142,7 @@ func transposeTiles64ZNT(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
 // transposeTiles64 is transposeTiles32 for 8×8 tiles of 8-byte words (64 bytes a line too):
 // for tile b, column k (0..7) is the 8 words at src + (8b+k)·sCol, and it becomes word k of the
 // rows dst + r·dRow + 64b (r = 0..7). transposeTiles64NT does the same with non-temporal stores
-// (dst and dRow multiples of 32), which pay here: a 128 MiB transpose at 14.1 GB/s against 12.6
-// on one processor, 27.6 against 23.3 on two.
+// (dst and dRow multiples of 32), which pay here too, on one processor and on two.
 //
 //go:noescape
 func transposeTiles64(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
@@ -156,10 +154,9 @@ func transposeTiles64NT(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
 // AVX but not AVX-512: it transposes the two 4×4 blocks of a pair of destination rows' halves
 // before storing either, so that each destination line goes out whole, its two halves back to
 // back, and leaves its write-combining buffer complete (transposeTiles64NT writes every line in
-// two halves far apart, with 8 lines open at once). On the Zen 3 VM the 8 MiB float64
-// permutation of BenchmarkNumPyCopies, which writes its blocks with it, ran in 1.63-1.77 ms on one
-// processor against 2.0-2.2 through the cache and 2.07-2.19 with transposeTiles64NT, and in
-// 1.12-1.14 against 1.34-1.48 on two (BENCHMARKS.md, eighth round).
+// two halves far apart, with 8 lines open at once). On AVX2-only CPUs this made the large float64
+// permutation of BenchmarkNumPyCopies faster than both through the cache and transposeTiles64NT
+// (figures in docs/benchmarks-history.md).
 //
 //go:noescape
 func transposeTiles64L(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)

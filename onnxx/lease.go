@@ -8,8 +8,8 @@ import (
 // A lease is an output block of the session's (memory.Lease) with an ORT value over it, made once
 // and kept: a run that finds a free lease for an output of known shape returns the tensor the
 // lease lends, and gives ORT the kept value, so that it neither allocates the output nor makes
-// and releases a value for it (on the project's Zen 3 VM: Run of a small model from 1.49-1.67×
-// of onnxruntime_go with reused tensors to 1.23-1.28×; BENCHMARKS.md). The block is free again when the
+// and releases a value for it (what brings Run of a small model close to onnxruntime_go with
+// reused tensors: BenchmarkSmallModelRounds, BENCHMARKS.md). The block is free again when the
 // caller has released the tensor and every view of it; a tensor dropped without Release is
 // collected with its block, and the session makes a new lease in place of the lost one. A session
 // keeps at most maxLeases leases per output, of outputs up to leaseMax bytes: while all are lent,
@@ -34,7 +34,7 @@ const (
 
 // skipLeases is how many outputs the runs of a session allocate without looking at its leases
 // once it found every lease of an output lent (a caller that leaves its results to the collector):
-// a run that tries the leases first costs about 0.4 µs more (on the Zen 3 VM), and the leases of
+// a run that tries the leases first costs more than one that does not, and the leases of
 // dropped tensors come back only after a collection.
 const skipLeases = 64
 
