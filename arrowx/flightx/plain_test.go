@@ -28,6 +28,16 @@ type plainServer struct {
 }
 
 func (p *plainServer) DoGet(_ *flight.Ticket, stream flight.FlightService_DoGetServer) error {
+	// a client that stops early (WithMaxBytes) leaves this handler writing after the test has
+	// let go of the batches: hold them until the handler ends
+	for _, b := range p.batches {
+		b.Retain()
+	}
+	defer func() {
+		for _, b := range p.batches {
+			b.Release()
+		}
+	}()
 	w := flight.NewRecordWriter(stream, ipc.WithSchema(p.batches[0].Schema()))
 	defer w.Close()
 	for _, b := range p.batches {
