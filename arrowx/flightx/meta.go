@@ -263,7 +263,8 @@ func decodeSchema(s *arrow.Schema) (info Info, col *tensorColumn, err error) {
 	if err != nil {
 		return info, nil, err
 	}
-	if dt.Size() == 0 {
+	if dt.Size() == 0 || dt.Bits%8 != 0 {
+		// whole bytes only: int4x8 fills 4 bytes, but its elements have no Arrow carrier
 		return info, nil, errs.Errorf(ErrProtocol, "flightx: sub-byte dtype %s cannot travel in a tensor stream", dt)
 	}
 	ss, ok := get(KeyShape)
