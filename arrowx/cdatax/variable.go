@@ -7,7 +7,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/cdata"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/arrowx"
@@ -21,7 +23,8 @@ import (
 // ARROW:extension:metadata on the schema), sharing a's buffers: make a with
 // arrowx.NewVariableShapeTensorArray. The consumer must call both release callbacks; a's memory
 // is held until it has (a may be released in Go at once). Structs that still hold a live
-// export are refused with ErrLive.
+// export are refused with ErrLive. A sliced a (an offset) goes out with offset 0, its validity
+// bitmap (if it has nulls) copied to start at the slice: see unsliced.
 func ExportVariableShapeTensors(a *arrowx.VariableShapeTensorArray, out *cdata.CArrowArray, outSchema *cdata.CArrowSchema) error {
 	if a == nil || out == nil || outSchema == nil {
 		return errs.Errorf(core.ErrNil, "cdatax: ExportVariableShapeTensors of a nil array or into a nil ArrowArray or ArrowSchema")
@@ -29,9 +32,37 @@ func ExportVariableShapeTensors(a *arrowx.VariableShapeTensorArray, out *cdata.C
 	if err := checkUnused(out, outSchema); err != nil {
 		return err
 	}
+	if a.Data().Offset() != 0 {
+		a = unsliced(a)
+		defer a.Release()
+	}
 	pinBuffers(a.Data())
 	cdata.ExportArrowArray(a, out, outSchema)
 	return nil
+}
+
+// unsliced returns a sliced array as one of offset 0 over the same children, sliced (a new
+// reference; the caller releases it). arrow-go's exporter writes a Struct's offset and also
+// exports its children already sliced by it, where the C Data Interface applies a Struct's offset
+// to its children too: a consumer would apply it twice (and ImportVariableShapeTensors refuses
+// children shorter than offset + length). The children stay shared; only the validity bitmap,
+// which no offset shifts without one, is copied (length/8 bytes), and only when it has nulls.
+func unsliced(a *arrowx.VariableShapeTensorArray) *arrowx.VariableShapeTensorArray {
+	st := a.Storage().(*array.Struct)
+	kids := make([]arrow.ArrayData, st.NumField())
+	for i := range kids {
+		kids[i] = st.Field(i).Data()
+	}
+	var bitmap *memory.Buffer
+	if st.NullN() > 0 {
+		bitmap = memory.NewResizableBuffer(memory.DefaultAllocator)
+		defer bitmap.Release()
+		bitmap.Resize(int(bitutil.BytesForBits(int64(st.Len()))))
+		bitutil.CopyBitmap(st.NullBitmapBytes(), st.Data().Offset(), st.Len(), bitmap.Bytes(), 0)
+	}
+	d := array.NewData(a.DataType(), st.Len(), []*memory.Buffer{bitmap}, kids, st.NullN(), 0)
+	defer d.Release()
+	return array.MakeFromData(d).(*arrowx.VariableShapeTensorArray)
 }
 
 // ImportVariableShapeTensors takes an array of arrow.variable_shape_tensor from a C producer
