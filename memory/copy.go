@@ -422,11 +422,8 @@ func copyPlanWords[W word](p plan, tiled bool, whole int) {
 	dst, src, d0, s0 := spans[W](p)
 	if tiled {
 		a, b := len(p.shape)-2, len(p.shape)-1
-		rows, cols := p.shape[a], p.shape[b]
-		dr, dc, sr, sc := p.ds[a], p.ds[b], p.ss[a], p.ss[b]
-		forEachOuter(p, 2, d0, s0, func(d, s int64) {
-			transpose(dst, src, d, s, rows, cols, dr, dc, sr, sc, whole)
-		})
+		g := grid{rows: p.shape[a], cols: p.shape[b], dr: p.ds[a], dc: p.ds[b], sr: p.ss[a], sc: p.ss[b]}
+		forEachOuter(p, 2, d0, s0, func(d, s int64) { transpose(dst, src, d, s, g, whole) })
 		return
 	}
 	last := len(p.shape) - 1
@@ -537,24 +534,67 @@ func tiledPlan(p plan) (plan, bool) {
 	return p, true
 }
 
-// transpose copies a rows×cols block, dst[d+i*dr+j*dc] = src[s+i*sr+j*sc], where tiledPlan
-// has made one tensor compact along i and the other along j: either dc and sr are 1, or dr and
-// sc are. Swapping the names of i and j turns the second form into the first, so one kernel,
-// transposeBlocks, does both. The block is part of a copy that writes whole bytes in all.
-func transpose[W word](dst, src []W, d, s, rows, cols, dr, dc, sr, sc int64, whole int) {
-	if dc != 1 { // sc == 1 and dr == 1: name j the rows
-		rows, cols, dr, sc = cols, rows, dc, sr
+// grid is the innermost two dimensions of a tiled plan in span indices: the copy
+// dst[d+i*dr+j*dc] = src[s+i*sr+j*sc] for every i < rows and j < cols, from the first elements
+// dst[d] and src[s] of one of its blocks.
+type grid struct {
+	rows, cols     int64
+	dr, dc, sr, sc int64
+}
+
+// transpose copies the grid g from dst[d] and src[s], where tiledPlan has made one tensor
+// compact along i and the other along j: either dc and sr are 1, or dr and sc are. Swapping the
+// names of i and j turns the second form into the first, so one kernel, transposeBlocks, does
+// both. The grid is part of a copy that writes whole bytes in all.
+func transpose[W word](dst, src []W, d, s int64, g grid, whole int) {
+	rows, cols, dr, sc := g.rows, g.cols, g.dr, g.sc
+	if g.dc != 1 { // sc == 1 and dr == 1: name j the rows
+		rows, cols, dr, sc = g.cols, g.rows, g.dc, g.sr
 	}
 	// the block's corners lie inside the spans (the plan was built from valid tensors), which
 	// these index expressions check once before the kernel drops to pointers
 	_, _ = dst[d+cols-1], dst[d+(rows-1)*dr]
 	_, _ = src[s+rows-1], src[s+(cols-1)*sc]
 	_, _ = dst[d+(rows-1)*dr+cols-1], src[s+rows-1+(cols-1)*sc]
-	transposeBlocks[W](unsafe.Pointer(&dst[d]), unsafe.Pointer(&src[s]), int(rows), int(cols), int(dr), int(sc), whole)
+	size := int(unsafe.Sizeof(dst[0]))
+	transposeBlocks[W](rect{
+		dst: unsafe.Pointer(&dst[d]), src: unsafe.Pointer(&src[s]),
+		rows: int(rows), cols: int(cols), size: size, dRow: int(dr) * size, sCol: int(sc) * size,
+	}, whole)
 }
 
-// transposeBlocks copies a rows×cols block of W words, dst[r*ldd+c] = src[r+c*lds] (indices
-// in words from the given addresses; the leading strides may have any sign). The source is
+// rect is the transpose the kernels below do, a rectangle of rows×cols words of size bytes: the word at
+// row r and column c of the destination, dst + r*dRow + c*size, takes the source's word at
+// src + r*size + c*sCol. The source is compact down its columns, the destination along its rows;
+// dRow and sCol may have any sign. nt selects non-temporal stores (useNT) where the assembly
+// kernels run.
+type rect struct {
+	dst, src   unsafe.Pointer
+	rows, cols int
+	size       int // bytes per word
+	dRow, sCol int // bytes from one destination row to the next, and one source column to the next
+	nt         bool
+}
+
+// sub returns the rows×cols part of b whose first word is at row r and column c of b. Parts
+// are taken only where they hold a word (r < b.rows, c < b.cols), so that no pointer is formed
+// outside the block.
+func (b rect) sub(r, c, rows, cols int) rect {
+	b.dst = unsafe.Add(b.dst, r*b.dRow+c*b.size)
+	b.src = unsafe.Add(b.src, r*b.size+c*b.sCol)
+	b.rows, b.cols = rows, cols
+	return b
+}
+
+// tileKernel is an assembly tile transpose with the geometry the walks need: each call of run
+// moves a number of edge×edge tiles of words side by side along a strip of destination rows;
+// walking down the source columns (tilesDown), the walk hands it perCall tiles a call.
+type tileKernel struct {
+	run           func(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int)
+	edge, perCall int
+}
+
+// transposeBlocks copies the rectangle b of W words (see rect; its nt is set here). The source is
 // read down its columns (contiguous along r) and the destination written along its rows.
 //
 // The walk is shaped by the usual trouble with big transposes, power-of-two strides and 4 KiB
@@ -591,26 +631,23 @@ func transpose[W word](dst, src []W, d, s, rows, cols, dr, dc, sr, sc int64, who
 //
 // The pointer arithmetic has no bounds checks (the caller checks the block's corners), and no
 // pointer is ever formed outside the block: offsets advance as integers.
-func transposeBlocks[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds, whole int) {
-	var w W
-	size := int(unsafe.Sizeof(w))
+func transposeBlocks[W word](b rect, whole int) {
 	// A big transpose is bound by the latency of its scattered source reads more than by memory
 	// bandwidth, so it is split by destination rows into pieces for the available processors,
 	// the caller's goroutine taking one (shareOut): the pieces write disjoint rows and read
 	// disjoint source words.
-	nt := useNT(dst, whole, ldd*size)
-	workers := min(runtime.GOMAXPROCS(0), rows/64, rows*cols*size/parallelBytes)
+	b.nt = useNT(b.dst, whole, b.dRow)
+	workers := min(runtime.GOMAXPROCS(0), b.rows/64, b.rows*b.cols*b.size/parallelBytes)
 	if workers <= 1 {
-		transposeRange[W](dst, src, rows, cols, ldd, lds, nt)
+		transposeRange[W](b)
 		return
 	}
 	// one piece per processor: pieces of fewer rows read shorter runs down each source column,
 	// and the first and last strips of each lose their prefetches (BenchmarkTransposeAgainstCopy)
-	chunk := (rows/workers + 15) &^ 15 // whole tiles, and 32-byte aligned rows stay aligned
-	shareOut((rows+chunk-1)/chunk, workers, func(i int) {
+	chunk := (b.rows/workers + 15) &^ 15 // whole tiles, and 32-byte aligned rows stay aligned
+	shareOut((b.rows+chunk-1)/chunk, workers, func(i int) {
 		r0 := i * chunk
-		n := min(chunk, rows-r0)
-		transposeRange[W](unsafe.Add(dst, r0*ldd*size), unsafe.Add(src, r0*size), n, cols, ldd, lds, nt)
+		transposeRange[W](b.sub(r0, 0, min(chunk, b.rows-r0), b.cols))
 	})
 }
 
@@ -646,31 +683,28 @@ var cachedMax = func() int {
 // variable so that tests can send small transposes down the split path).
 var parallelBytes = 4 << 20
 
-// transposeRange is transposeBlocks on one goroutine; nt selects non-temporal stores where the
-// assembly kernels run (see useNT).
-func transposeRange[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
-	var w W
-	size := int(unsafe.Sizeof(w))
-	if size == 4 && pairsOK {
-		transpose32(dst, src, rows, cols, ldd, lds, nt)
-		if nt {
+// transposeRange is transposeBlocks on one goroutine.
+func transposeRange[W word](b rect) {
+	if b.size == 4 && pairsOK {
+		transpose32(b)
+		if b.nt {
 			storeFence() // before this goroutine reports the piece done
 		}
 		return
 	}
-	if size == 8 && haveStrip32 {
-		transpose64(dst, src, rows, cols, ldd, lds, nt)
-		if nt {
+	if b.size == 8 && haveStrip32 {
+		transpose64(b)
+		if b.nt {
 			storeFence()
 		}
 		return
 	}
-	dRow, sCol := ldd*size, lds*size
+	dst, src, size, dRow, sCol := b.dst, b.src, b.size, b.dRow, b.sCol
 	band := portableStripCols
-	for c0 := 0; c0 < cols; c0 += band {
-		n := min(band, cols-c0)
+	for c0 := 0; c0 < b.cols; c0 += band {
+		n := min(band, b.cols-c0)
 		r := 0
-		for ; r+8 <= rows; r += 8 {
+		for ; r+8 <= b.rows; r += 8 {
 			do, so := r*dRow+c0*size, r*size+c0*sCol
 			for range n {
 				q := (*[8]W)(unsafe.Add(src, so))
@@ -686,7 +720,7 @@ func transposeRange[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds int, n
 				so += sCol
 			}
 		}
-		for ; r < rows; r++ {
+		for ; r < b.rows; r++ {
 			do, so := r*dRow+c0*size, r*size+c0*sCol
 			for range n {
 				*(*W)(unsafe.Add(dst, do)) = *(*W)(unsafe.Add(src, so))
@@ -701,17 +735,17 @@ func transposeRange[W word](dst, src unsafe.Pointer, rows, cols, ldd, lds int, n
 // destination rows go through vector registers in 16×16 tiles (transposeTiles32: every source
 // and destination line it touches is used whole), and what is left of a band in 8×8 blocks
 // (transposeStrip32). Otherwise, and for a band's last columns, strip32's pairs of columns do it.
-// nt selects non-temporal stores (the tiles of either kind; the rest of a band writes through the
-// cache).
-func transpose32(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
+// b.nt selects non-temporal stores for the tiles of either kind; the rest of a band writes through
+// the cache.
+func transpose32(b rect) {
 	if !haveStrip32 {
-		transpose32Pairs(dst, src, rows, cols, ldd, lds)
+		transpose32Pairs(b)
 		return
 	}
-	dRow, sCol := ldd*4, lds*4
+	rows, cols, dRow, sCol := b.rows, b.cols, b.dRow, b.sCol
 	pf := prefetchOffset(rows*4, sCol)
 	tiles := transposeTiles32
-	lines := nt && uintptr(dst)%64 == 0 && dRow%64 == 0 // non-temporal stores of whole lines
+	lines := b.nt && uintptr(b.dst)%64 == 0 && dRow%64 == 0 // non-temporal stores of whole lines
 	switch {
 	case lines && haveAVX512:
 		tiles = transposeTiles32ZNT
@@ -721,38 +755,34 @@ func transpose32(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 		tiles = transposeTiles32NT
 	}
 	down := lines && walkDown(rows*4)
-	if down && staged(transposeTiles32, transpose32, dst, src, rows, cols, ldd, lds, 4, 16, 1, pfDown, nt) {
+	if down && staged(tileKernel{run: transposeTiles32, edge: 16, perCall: 1}, transpose32, b, pfDown) {
 		return
 	}
-	band := portableStripCols
-	if haveStrip32 {
-		band = stripCols
-	}
-	for c0 := 0; c0 < cols; c0 += band {
-		n := min(band, cols-c0)
+	for c0 := 0; c0 < cols; c0 += stripCols {
+		n := min(stripCols, cols-c0)
 		r := 0
-		if k := n &^ 15; haveStrip32 && k > 0 {
+		if k := n &^ 15; k > 0 {
 			if down {
-				tilesDown(tiles, dst, src, c0*4, c0*sCol, rows&^15, k, 16, 1, dRow, sCol, 4, pfDown)
+				tilesDown(tileKernel{run: tiles, edge: 16, perCall: 1}, b.sub(0, c0, rows&^15, k), pfDown)
 			}
 			for ; r+16 <= rows; r += 16 {
 				do, so := r*dRow+c0*4, r*4+c0*sCol
 				if !down {
-					tiles(unsafe.Add(dst, do), unsafe.Add(src, so), k/16, dRow, sCol, pf)
+					tiles(unsafe.Add(b.dst, do), unsafe.Add(b.src, so), k/16, dRow, sCol, pf)
 				}
 				if k < n {
-					strip32(dst, src, do+4*k, so+k*sCol, n-k, dRow, sCol)
-					strip32(dst, src, do+4*k+8*dRow, so+32+k*sCol, n-k, dRow, sCol)
+					strip32(b, do+4*k, so+k*sCol, n-k)
+					strip32(b, do+4*k+8*dRow, so+32+k*sCol, n-k)
 				}
 			}
 		}
 		for ; r+8 <= rows; r += 8 {
-			strip32(dst, src, r*dRow+c0*4, r*4+c0*sCol, n, dRow, sCol)
+			strip32(b, r*dRow+c0*4, r*4+c0*sCol, n)
 		}
 		for ; r < rows; r++ {
 			do, so := r*dRow+c0*4, r*4+c0*sCol
 			for range n {
-				*(*uint32)(unsafe.Add(dst, do)) = *(*uint32)(unsafe.Add(src, so))
+				*(*uint32)(unsafe.Add(b.dst, do)) = *(*uint32)(unsafe.Add(b.src, so))
 				do += 4
 				so += sCol
 			}
@@ -764,13 +794,13 @@ func transpose32(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 // tile kernels; measured 7% faster than going through strip32): each step loads 8 words of
 // each of two adjacent source columns as four 64-bit pairs per column and stores, in each of
 // the 8 destination rows, the pair of words that row takes from the two columns.
-func transpose32Pairs(dst, src unsafe.Pointer, rows, cols, ldd, lds int) {
+func transpose32Pairs(b rect) {
 	const lo = 0xffffffff
-	dRow, sCol := ldd*4, lds*4
-	for c0 := 0; c0 < cols; c0 += portableStripCols {
-		n := min(portableStripCols, cols-c0)
+	dst, src, dRow, sCol := b.dst, b.src, b.dRow, b.sCol
+	for c0 := 0; c0 < b.cols; c0 += portableStripCols {
+		n := min(portableStripCols, b.cols-c0)
 		r := 0
-		for ; r+8 <= rows; r += 8 {
+		for ; r+8 <= b.rows; r += 8 {
 			do, so := r*dRow+c0*4, r*4+c0*sCol
 			k := 0
 			for ; k+2 <= n; k += 2 {
@@ -796,7 +826,7 @@ func transpose32Pairs(dst, src unsafe.Pointer, rows, cols, ldd, lds int) {
 				}
 			}
 		}
-		for ; r < rows; r++ {
+		for ; r < b.rows; r++ {
 			do, so := r*dRow+c0*4, r*4+c0*sCol
 			for range n {
 				*(*uint32)(unsafe.Add(dst, do)) = *(*uint32)(unsafe.Add(src, so))
@@ -807,15 +837,16 @@ func transpose32Pairs(dst, src unsafe.Pointer, rows, cols, ldd, lds int) {
 	}
 }
 
-// strip32 moves n columns of a strip of 8 destination rows, starting at byte offsets do and so:
+// strip32 moves n columns of a strip of 8 destination rows of b, from byte offsets do and so:
 // whole 8×8 blocks through vector registers where the CPU has AVX (transposeStrip32), the rest
 // two columns at a time: each step loads 8 words of each of two adjacent source columns as four
 // 64-bit pairs per column and stores, in each of the 8 destination rows, the pair of words that
 // row takes from the two columns, as one 64-bit store: half the loads and stores of a
 // word-by-word walk. It relies on little-endian order and on unaligned 64-bit access being
 // allowed (see pairsOK).
-func strip32(dst, src unsafe.Pointer, do, so, n, dRow, sCol int) {
+func strip32(b rect, do, so, n int) {
 	const lo = 0xffffffff
+	dst, src, dRow, sCol := b.dst, b.src, b.dRow, b.sCol
 	k := 0
 	if haveStrip32 { // whole 8×8 blocks in vector registers (kernels_amd64.s)
 		if k = n &^ 7; k > 0 {
@@ -851,23 +882,23 @@ func strip32(dst, src unsafe.Pointer, do, so, n, dRow, sCol int) {
 // transpose64 is transposeBlocks for 8-byte words where the CPU has AVX: strips of 8
 // destination rows in 8×8 tiles through vector registers (transposeTiles64), the rest of each
 // band word by word.
-func transpose64(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
-	dRow, sCol := ldd*8, lds*8
+func transpose64(b rect) {
+	rows, cols, dRow, sCol := b.rows, b.cols, b.dRow, b.sCol
 	pf := prefetchOffset(rows*8, sCol)
 	tiles := transposeTiles64
-	lines := nt && uintptr(dst)%64 == 0 && dRow%64 == 0 // non-temporal stores of whole lines
+	lines := b.nt && uintptr(b.dst)%64 == 0 && dRow%64 == 0 // non-temporal stores of whole lines
 	switch {
 	case lines && haveAVX512:
 		tiles = transposeTiles64ZNT
 	case lines:
 		tiles = transposeTiles64L
-	case nt:
+	case b.nt:
 		tiles = transposeTiles64NT
 	case haveAVX512:
 		tiles = transposeTiles64Z
 	}
-	down := nt && walkDown(rows*8)
-	if down && staged(transposeTiles64, transpose64, dst, src, rows, cols, ldd, lds, 8, 8, 2, pfDown, nt) {
+	down := b.nt && walkDown(rows*8)
+	if down && staged(tileKernel{run: transposeTiles64, edge: 8, perCall: 2}, transpose64, b, pfDown) {
 		return
 	}
 	for c0 := 0; c0 < cols; c0 += stripCols {
@@ -875,21 +906,21 @@ func transpose64(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 		k := n &^ 7
 		r := 0
 		if down && k > 0 {
-			tilesDown(tiles, dst, src, c0*8, c0*sCol, rows&^7, k, 8, 2, dRow, sCol, 8, pfDown)
+			tilesDown(tileKernel{run: tiles, edge: 8, perCall: 2}, b.sub(0, c0, rows&^7, k), pfDown)
 		}
 		for ; r+8 <= rows; r += 8 {
 			do, so := r*dRow+c0*8, r*8+c0*sCol
 			if k > 0 {
 				if !down {
-					tiles(unsafe.Add(dst, do), unsafe.Add(src, so), k/8, dRow, sCol, pf)
+					tiles(unsafe.Add(b.dst, do), unsafe.Add(b.src, so), k/8, dRow, sCol, pf)
 				}
 				do += 8 * k
 				so += k * sCol
 			}
 			for range n - k {
-				q := (*[8]uint64)(unsafe.Add(src, so))
+				q := (*[8]uint64)(unsafe.Add(b.src, so))
 				for j, v := range q {
-					*(*uint64)(unsafe.Add(dst, do+j*dRow)) = v
+					*(*uint64)(unsafe.Add(b.dst, do+j*dRow)) = v
 				}
 				do += 8
 				so += sCol
@@ -898,7 +929,7 @@ func transpose64(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool) {
 		for ; r < rows; r++ {
 			do, so := r*dRow+c0*8, r*8+c0*sCol
 			for range n {
-				*(*uint64)(unsafe.Add(dst, do)) = *(*uint64)(unsafe.Add(src, so))
+				*(*uint64)(unsafe.Add(b.dst, do)) = *(*uint64)(unsafe.Add(b.src, so))
 				do += 8
 				so += sCol
 			}
@@ -926,67 +957,61 @@ var pfDown = 128
 // downColumn is the shortest source column, in bytes, that walkDown walks down: a page.
 const downColumn = 4096
 
-// tilesDown runs tiles on the rows×cols block at byte offsets do and so, one group of
-// perCall·tileCols source columns at a time, down the rows of the block, perCall tiles of
-// tileCols×tileCols words a call: the source is read as tileCols·perCall streams, each down one
-// column, which the hardware prefetchers follow, and the destination written a line per row and
-// call. rows and cols are multiples of tileCols.
-func tilesDown(tiles func(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int), dst, src unsafe.Pointer,
-	do, so, rows, cols, tileCols, perCall, dRow, sCol, size, pf int) {
-	for c := 0; c < cols; c += tileCols * perCall {
-		n := min(perCall, (cols-c)/tileCols)
-		d, s := do+c*size, so+c*sCol
-		for r := 0; r < rows; r += tileCols {
-			tiles(unsafe.Add(dst, d), unsafe.Add(src, s), n, dRow, sCol, pf)
-			d += tileCols * dRow
-			s += tileCols * size
+// tilesDown transposes the block b with the tile kernel k, one group of perCall·edge source
+// columns at a time, down the rows of the block, perCall tiles a call: the source is read as
+// edge·perCall streams, each down one column, which the hardware prefetchers follow, and the
+// destination written a line per row and call. b's rows and columns are multiples of k.edge.
+func tilesDown(k tileKernel, b rect, pf int) {
+	for c := 0; c < b.cols; c += k.edge * k.perCall {
+		n := min(k.perCall, (b.cols-c)/k.edge)
+		d, s := c*b.size, c*b.sCol
+		for r := 0; r < b.rows; r += k.edge {
+			k.run(unsafe.Add(b.dst, d), unsafe.Add(b.src, s), n, b.dRow, b.sCol, pf)
+			d += k.edge * b.dRow
+			s += k.edge * b.size
 		}
 	}
 }
 
-// staged transposes the whole tiles of the whole staged blocks of a rows×cols block of size-byte
-// words (see transposeStaged) and hands the columns and rows left of them to rest, the transpose
-// of that word size; it reports false, having done nothing, for a block that holds no staged
-// block.
-func staged(tiles func(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int), rest func(dst, src unsafe.Pointer, rows, cols, ldd, lds int, nt bool),
-	dst, src unsafe.Pointer, rows, cols, ldd, lds, size, tileCols, perCall, pf int, nt bool) bool {
-	w := stageBytes / size
-	c, r := cols/w*w, rows/tileCols*tileCols
+// staged transposes the whole tiles of the whole staged blocks of b (see transposeStaged) with the
+// tile kernel k and hands the columns and rows left of them to rest, the transpose of that word
+// size; it reports false, having done nothing, for a block that holds no staged block.
+func staged(k tileKernel, rest func(rect), b rect, pf int) bool {
+	w := stageBytes / b.size
+	c, r := b.cols/w*w, b.rows/k.edge*k.edge
 	if c == 0 || r == 0 {
 		return false
 	}
-	dRow, sCol := ldd*size, lds*size
-	transposeStaged(tiles, dst, src, r, c, dRow, sCol, size, tileCols, perCall, pf)
-	if c < cols {
-		rest(unsafe.Add(dst, c*size), unsafe.Add(src, c*sCol), rows, cols-c, ldd, lds, nt)
+	transposeStaged(k, b.sub(0, 0, r, c), pf)
+	if c < b.cols {
+		rest(b.sub(0, c, b.rows, b.cols-c))
 	}
-	if r < rows {
-		rest(unsafe.Add(dst, r*dRow), unsafe.Add(src, r*size), rows-r, c, ldd, lds, nt)
+	if r < b.rows {
+		rest(b.sub(r, 0, b.rows-r, c))
 	}
 	return true
 }
 
-// transposeStaged transposes the rows×cols block of size-byte words at dst and src (rows a
-// multiple of tileCols, cols of stageBytes/size) through a staging block in the cache: each block
-// of stageRows destination rows and stageBytes/size columns is transposed into the staging block
-// by tiles, the tile kernel that writes through the cache, walking down the source columns
+// transposeStaged transposes the block b (rows a multiple of k.edge, columns of stageBytes/size)
+// through a staging block in the cache: each part of stageRows destination rows and
+// stageBytes/size columns is transposed into the staging block by k, a tile kernel that writes
+// through the cache, walking down the source columns
 // (tilesDown: 16 source streams at a time), then written out row by row with non-temporal stores
 // (copyRowsNT), 256 bytes a row. The walk down the columns reads the source at memory speed, but
 // writes the destination one 64-byte line per row and tile, which memory takes at a fraction
 // of its speed for long runs: staged, the transpose is faster than walking down without the
 // stage, and faster still with the prefetch distance pfDown. Runs of 128 bytes and blocks of 128
 // rows measured slower, blocks of 256 or 1024 rows no faster (figures in docs/benchmarks-history.md).
-func transposeStaged(tiles func(dst, src unsafe.Pointer, tiles, dRow, sCol, pf int), dst, src unsafe.Pointer,
-	rows, cols, dRow, sCol, size, tileCols, perCall, pf int) {
+func transposeStaged(k tileKernel, b rect, pf int) {
 	stage := stagePool.Get().(*[stageRows * stageBytes]byte)
 	defer stagePool.Put(stage)
-	b := unsafe.Pointer(stage)
-	w := stageBytes / size
-	for c0 := 0; c0 < cols; c0 += w {
-		for r0 := 0; r0 < rows; r0 += stageRows {
-			n := min(stageRows, rows-r0)
-			tilesDown(tiles, b, src, 0, r0*size+c0*sCol, n, w, tileCols, perCall, stageBytes, sCol, size, pf)
-			copyRowsNT(unsafe.Add(dst, r0*dRow+c0*size), b, n, stageBytes, dRow, stageBytes)
+	w := stageBytes / b.size
+	for c0 := 0; c0 < b.cols; c0 += w {
+		for r0 := 0; r0 < b.rows; r0 += stageRows {
+			part := b.sub(r0, c0, min(stageRows, b.rows-r0), w)
+			tilesDown(k, rect{dst: unsafe.Pointer(stage), src: part.src, rows: part.rows, cols: w,
+				size: b.size, dRow: stageBytes, sCol: b.sCol}, pf)
+			copyRowsNT(part.dst, unsafe.Pointer(stage), part.rows, stageBytes, b.dRow, stageBytes)
 		}
 	}
 }

@@ -146,7 +146,7 @@ func testTransposeKernel[W word](t *testing.T) {
 								want[d+i*dr+j*dc] = src[s+i*sr+j*sc]
 							}
 						}
-						transpose(dst, src, d, s, rows, cols, dr, dc, sr, sc, int(rows*cols)*int(unsafe.Sizeof(dst[0])))
+						transpose(dst, src, d, s, grid{rows: rows, cols: cols, dr: dr, dc: dc, sr: sr, sc: sc}, int(rows*cols)*int(unsafe.Sizeof(dst[0])))
 						require.Equal(t, want, dst, "rows %d cols %d pad %d negative %v dst compact along j %v",
 							rows, cols, pad, neg, dstCompactJ)
 					}

@@ -444,7 +444,7 @@ func benchTransposeStackDepths(b *testing.B) {
 		for depth := range 31 {
 			t0 := time.Now()
 			atDepth(depth, func() {
-				transposeRange[uint32](unsafe.Pointer(&dv[0]), unsafe.Pointer(&src[0]), side, side, side, side, nt)
+				transposeRange[uint32](rect{dst: unsafe.Pointer(&dv[0]), src: unsafe.Pointer(&src[0]), rows: side, cols: side, size: 4, dRow: side * 4, sCol: side * 4, nt: nt})
 			})
 			mbs := side * side * 4 / 1e6 / time.Since(t0).Seconds()
 			slowest, fastest = min(slowest, mbs), max(fastest, mbs)
