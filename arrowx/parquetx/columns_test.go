@@ -148,3 +148,108 @@ func ExampleColumns() {
 	// emb float32 [3 2]
 	// id int64 [3]
 }
+
+// extensionFile writes arr, an extension array, as the one column "v" of a Parquet file, its
+// storage with the extension's name and metadata on the field, as Arrow's IPC (and Write) does.
+func extensionFile(t *testing.T, arr arrow.Array) []byte {
+	t.Helper()
+	et := arr.DataType().(arrow.ExtensionType)
+	storage := arr.(array.ExtensionArray).Storage()
+	md := arrow.NewMetadata([]string{"ARROW:extension:name", "ARROW:extension:metadata"}, []string{et.ExtensionName(), et.Serialize()})
+	schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: storage.DataType(), Metadata: md}}, nil)
+	rec := array.NewRecordBatch(schema, []arrow.Array{storage}, int64(storage.Len()))
+	defer rec.Release()
+	var buf bytes.Buffer
+	w, err := pqarrow.NewFileWriter(schema, &buf, parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	require.NoError(t, err)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+	return buf.Bytes()
+}
+
+// Describe lists an arrow.variable_shape_tensor column as one: its dtype, its tensors' number
+// of dimensions, the row count alone as Shape, its uniform_shape (in the order of the tensors
+// ReadTensors gives) and dim_names; the other columns keep their description.
+func TestDescribeVariableShape(t *testing.T) {
+	rows := []*core.Tensor{seq(t, core.Float64, 2, 3), seq(t, core.Float64, 2, 1), seq(t, core.Float64, 2, 0)}
+	var written bytes.Buffer
+	require.NoError(t, parquetx.Write(&written, []parquetx.Column{{"id", seq(t, core.Int64, 3)}, {"emb", seq(t, core.Float32, 3, 4)}},
+		parquetx.VariableShapeColumn("boxes", rows...), parquetx.VariableShapeColumn("flags", seq(t, core.Bool, 1), seq(t, core.Bool, 5), seq(t, core.Bool, 2))))
+
+	named, err := arrowx.NewVariableShapeTensorArray(rows, []string{"c", "n"}, []int64{2, -1})
+	require.NoError(t, err)
+	defer named.Release()
+	// the same storage, typed with a permutation: the tensors are [n, 2]
+	pt, err := arrowx.NewVariableShapeTensorType(arrow.PrimitiveTypes.Float64, 2, nil, []int{1, 0}, []int64{2, -1})
+	require.NoError(t, err)
+	permuted := array.NewExtensionArrayWithStorage(pt, named.Storage())
+	defer permuted.Release()
+
+	type want struct {
+		name    string
+		dtype   core.DLDataType
+		shape   []int64
+		ndim    int
+		varies  bool
+		uniform []int64
+		names   []string
+		perm    []int
+	}
+	for _, c := range []struct {
+		file string
+		data []byte
+		cols []want
+	}{
+		{"Write", written.Bytes(), []want{
+			{"id", core.Int64, []int64{3}, 0, false, nil, nil, nil},
+			{"emb", core.Float32, []int64{3, 4}, 1, false, nil, nil, nil},
+			{"boxes", core.Float64, []int64{3}, 2, true, nil, nil, nil},
+			{"flags", core.Bool, []int64{3}, 1, true, nil, nil, nil},
+		}},
+		{"dim_names and uniform_shape", extensionFile(t, named), []want{
+			{"v", core.Float64, []int64{3}, 2, true, []int64{2, -1}, []string{"c", "n"}, nil},
+		}},
+		{"permutation", extensionFile(t, permuted), []want{
+			{"v", core.Float64, []int64{3}, 2, true, []int64{-1, 2}, nil, []int{1, 0}},
+		}},
+	} {
+		t.Run(c.file, func(t *testing.T) {
+			info, err := parquetx.Describe(bytes.NewReader(c.data))
+			require.NoError(t, err)
+			assert.Equal(t, []int64{3}, info.RowGroups)
+			require.Len(t, info.Columns, len(c.cols))
+			for i, w := range c.cols {
+				got := info.Columns[i]
+				assert.Equal(t, w.name, got.Name)
+				assert.Equal(t, w.dtype, got.DType, w.name)
+				assert.Equal(t, w.shape, got.Shape, w.name)
+				assert.Equal(t, w.ndim, got.Ndim, w.name)
+				assert.Equal(t, w.varies, got.VariableShape, w.name)
+				assert.Equal(t, w.uniform, got.UniformShape, w.name)
+				assert.Equal(t, w.names, got.DimNames, w.name)
+				assert.Equal(t, w.perm, got.Permutation, w.name)
+				if !w.varies {
+					continue
+				}
+				assert.IsType(t, &arrowx.VariableShapeTensorType{}, got.Type, w.name)
+				// what the tensors ReadTensors gives agree with
+				ts, err := parquetx.ReadTensors(bytes.NewReader(c.data), w.name)
+				require.NoError(t, err, w.name)
+				require.Len(t, ts, int(got.Shape[0]), w.name)
+				for r, x := range ts {
+					assert.Equal(t, got.DType, x.DType(), "%s row %d", w.name, r)
+					require.Equal(t, got.Ndim, x.Ndim(), "%s row %d", w.name, r)
+					for k, d := range got.UniformShape {
+						if d >= 0 {
+							assert.Equal(t, d, x.Dim(k), "%s row %d dimension %d", w.name, r, k)
+						}
+					}
+					x.Release()
+				}
+			}
+			cols, err := parquetx.Columns(bytes.NewReader(c.data))
+			require.NoError(t, err)
+			assert.Equal(t, info.Columns, cols)
+		})
+	}
+}
