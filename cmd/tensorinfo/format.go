@@ -69,6 +69,10 @@ type entry struct {
 	size      int   // bytes of an element (of a block, for a quantized GGUF tensor)
 	bytes     int64 // the data's bytes where elements × size is not (quantized blocks); 0: elements × size
 	perm      []int // the order of the dimensions in memory, outermost first, where neither C nor F
+	// variable: a tensor of its own shape per row (arrow.variable_shape_tensor): shape is the
+	// rows, then each dimension the rows share or -1; perm is of a row's dimensions; the
+	// elements and bytes are not known from the metadata (len and nbytes do not apply)
+	variable bool
 }
 
 // nbytes is the bytes of the entry's data as the file holds them.
@@ -98,6 +102,10 @@ func (e entry) byteOrder() string {
 }
 
 func (e entry) layout() string {
+	if e.variable {
+		row := entry{perm: e.perm, shape: e.shape[1:]}
+		return "per row, " + row.layout()
+	}
 	if e.perm != nil {
 		parts := make([]string, len(e.perm))
 		for i, p := range e.perm {

@@ -79,7 +79,18 @@
 // bool columns, FixedSizeList and arrow.fixed_shape_tensor columns: parquetx.Columns, the footer
 // only) with shape [rows, ...]; its header line gives the rows and row groups. A column is
 // summarised one row group at a time (each up to 1 GiB decoded), and decoded whole, up to 1
-// GiB, for an excerpt.
+// GiB, for an excerpt. An arrow.variable_shape_tensor column, a tensor of its own shape per row,
+// is listed with shape (rows, ...) whose dimensions are "?" where the rows differ (the type's
+// uniform_shape gives the others), the layout of each row, and "-" for ELEMENTS and BYTES,
+// which the footer does not tell (-json: "variable_shape": true, -1 for the dimensions that
+// differ, null elements and bytes); -stats summarises its rows row group by row group
+// (parquetx.ReadTensors), and -repr shows no excerpt of it.
+//
+//	$ tensorinfo boxes.parquet
+//	boxes.parquet (parquet, 2 arrays; 3 rows in 1 row group)
+//	NAME   DTYPE                                  SHAPE      BYTE ORDER     LAYOUT                  ELEMENTS  BYTES
+//	id     int64 (int64)                          (3,)       little-endian  C (row-major)           3         24
+//	boxes  float32 (arrow.variable_shape_tensor)  (3, ?, ?)  little-endian  per row, C (row-major)  -         -
 //
 // The format is chosen by the file's extension, else by its first bytes. Each format is one
 // small file of this command (npy.go, npz.go, safetensors.go, gguf.go, parquet.go) that
@@ -200,16 +211,23 @@ type fileReport struct {
 
 // arrayReport is what -json writes for an array.
 type arrayReport struct {
-	Name      string  `json:"name"`
-	DType     string  `json:"dtype"`
-	Descr     string  `json:"descr,omitempty"`
+	Name  string `json:"name"`
+	DType string `json:"dtype"`
+	Descr string `json:"descr,omitempty"`
+	// Shape is the array's shape; for a variable-shape array (VariableShape), its rows, then
+	// each dimension the rows share, -1 for those that differ.
 	Shape     []int64 `json:"shape"`
 	ByteOrder string  `json:"byte_order"`
 	Layout    string  `json:"layout"`
-	Elements  int64   `json:"elements"`
-	Bytes     int64   `json:"bytes"`
-	Stats     *stats  `json:"stats,omitempty"`
-	Repr      string  `json:"repr,omitempty"`
+	// Elements and Bytes are nil (null) where the file's metadata does not tell them (a
+	// variable-shape array).
+	Elements *int64 `json:"elements"`
+	Bytes    *int64 `json:"bytes"`
+	// VariableShape reports an array of a tensor of its own shape per row (a Parquet
+	// arrow.variable_shape_tensor column).
+	VariableShape bool   `json:"variable_shape,omitempty"`
+	Stats         *stats `json:"stats,omitempty"`
+	Repr          string `json:"repr,omitempty"`
 }
 
 // inspect opens path and describes its arrays (their values too, as o asks).
@@ -250,7 +268,11 @@ func inspect(path string, o options) (fileReport, error) {
 		}
 		found = true
 		a := arrayReport{Name: e.name, DType: e.dtype.String(), Descr: e.descr, Shape: e.shape,
-			ByteOrder: e.byteOrder(), Layout: e.layout(), Elements: e.len(), Bytes: e.nbytes()}
+			ByteOrder: e.byteOrder(), Layout: e.layout(), VariableShape: e.variable}
+		if !e.variable {
+			n, b := e.len(), e.nbytes()
+			a.Elements, a.Bytes = &n, &b
+		}
 		if a.Shape == nil {
 			a.Shape = []int64{}
 		}
@@ -324,8 +346,12 @@ func writeText(w io.Writer, r fileReport, o options) {
 		if a.Descr != "" {
 			dt += " (" + a.Descr + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d", strconv.Quote(a.Name)[1:len(strconv.Quote(a.Name))-1], dt,
-			pyShape(a.Shape), a.ByteOrder, a.Layout, a.Elements, a.Bytes)
+		shape := pyShape(a.Shape)
+		if a.VariableShape {
+			shape = strings.ReplaceAll(shape, "-1", "?") // the dimensions the rows do not share
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s", strconv.Quote(a.Name)[1:len(strconv.Quote(a.Name))-1], dt,
+			shape, a.ByteOrder, a.Layout, optCount(a.Elements), optCount(a.Bytes))
 		if o.stats {
 			if s := a.Stats; s != nil {
 				fmt.Fprintf(tw, "\t%s\t%s\t%s\t%d", s.Min, s.Max, s.Mean, s.NaN)
@@ -342,6 +368,14 @@ func writeText(w io.Writer, r fileReport, o options) {
 		}
 	}
 	fmt.Fprintln(w)
+}
+
+// optCount writes a count, or "-" where it is not known.
+func optCount(n *int64) string {
+	if n == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*n, 10)
 }
 
 // pyShape writes a shape as a Python tuple: (), (3,), (2, 3).

@@ -53,12 +53,35 @@ func openParquet(path string, _ options) (c container, err error) {
 			return nil, errs.Errorf(arrowx.ErrMalformed, "parquetx: column %q of shape %v of %s overflows int64 bytes", c.Name, c.Shape, c.DType)
 		}
 		e := entry{name: c.Name, dtype: c.DType, descr: arrowDescr(c), shape: c.Shape, size: c.DType.Size(), perm: memoryAxes(c.Permutation)}
+		if c.VariableShape {
+			e = variableEntry(c)
+		}
 		if c.DType == core.Bool {
 			e.size = 1 // as Read gives it: one byte a value
 		}
 		p.ent = append(p.ent, e)
 	}
 	return p, nil
+}
+
+// variableEntry is the entry of an arrow.variable_shape_tensor column: shape [rows, then each
+// dimension of uniform_shape, -1 for those the rows do not share], perm of a row's dimensions.
+func variableEntry(c parquetx.ColumnInfo) entry {
+	e := entry{name: c.Name, dtype: c.DType, descr: arrowx.VariableShapeTensorName, size: c.DType.Size(), variable: true}
+	e.shape = append(e.shape, c.Shape[0])
+	for k := range c.Ndim {
+		d := int64(-1)
+		if c.UniformShape != nil {
+			d = c.UniformShape[k]
+		}
+		e.shape = append(e.shape, d)
+	}
+	if axes := memoryAxes(c.Permutation); axes != nil {
+		for _, a := range axes[1:] {
+			e.perm = append(e.perm, a-1)
+		}
+	}
+	return e
 }
 
 // checkedBytes is the bytes of a tensor of shape and elements of size bytes; ok is false where
@@ -108,6 +131,9 @@ func (p *parquetFile) entries() []entry { return p.ent }
 
 func (p *parquetFile) tensor(i int) (*core.Tensor, error) {
 	e := p.ent[i]
+	if e.variable {
+		return nil, errs.Errorf(errNotConverted, "an arrow.variable_shape_tensor column holds a tensor of its own shape per row, which this tool summarises (-stats) but does not excerpt")
+	}
 	if n := e.nbytes(); n > copyLimit {
 		return nil, errs.Errorf(errTooLarge, "the column decodes to %d bytes, more than this tool reads into memory (%d)", n, copyLimit)
 	}
@@ -118,6 +144,9 @@ func (p *parquetFile) tensor(i int) (*core.Tensor, error) {
 // each up to copyLimit bytes.
 func (p *parquetFile) summarize(i int) (*stats, error) {
 	e := p.ent[i]
+	if e.variable {
+		return p.summarizeRows(e)
+	}
 	perRow := e.nbytes()
 	if e.shape[0] > 0 {
 		perRow /= e.shape[0]
@@ -136,6 +165,31 @@ func (p *parquetFile) summarize(i int) (*stats, error) {
 		}
 		err = acc.addTensor(t)
 		t.Release()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return acc.stats(), nil
+}
+
+// summarizeRows summarises an arrow.variable_shape_tensor column one row group at a time
+// (parquetx.ReadTensors with parquetx.RowGroups), every row's tensor of the group in turn.
+func (p *parquetFile) summarizeRows(e entry) (*stats, error) {
+	acc := newAccumulator()
+	for g, rows := range p.groups {
+		if rows == 0 {
+			continue
+		}
+		ts, err := parquetx.ReadTensors(p.f, e.name, parquetx.RowGroups(g))
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range ts {
+			if err == nil {
+				err = acc.addTensor(t)
+			}
+			t.Release()
+		}
 		if err != nil {
 			return nil, err
 		}

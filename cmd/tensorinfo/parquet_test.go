@@ -224,3 +224,84 @@ func TestCheckedBytes(t *testing.T) {
 		}
 	}
 }
+
+// An arrow.variable_shape_tensor column is listed as one: its dtype and type, its rows and the
+// dimensions they share ("?" where they differ), each row's layout, and no element or byte
+// count (the footer does not tell them); -stats summarises every row's values, -repr says why
+// it shows none.
+func TestParquetVariableShape(t *testing.T) {
+	rows := [][]float32{{1, 2, 3, 4, 5, 6}, {-2.5, 7}, {}}
+	shapes := [][]int64{{2, 3}, {1, 2}, {0, 4}}
+	var ts []*core.Tensor
+	var all []float32
+	for i, r := range rows {
+		ts = append(ts, core.MustFromSlice(append([]float32{}, r...), shapes[i]...))
+		all = append(all, r...)
+	}
+	path := filepath.Join(t.TempDir(), "boxes.parquet")
+	require.NoError(t, parquetx.WriteFile(path, []parquetx.Column{{Name: "id", Tensor: core.MustFromSlice([]int64{1, 2, 3})}},
+		parquetx.VariableShapeColumn("boxes", ts...)))
+
+	code, out, errs := tensorinfo(path)
+	require.Equal(t, 0, code, errs)
+	for _, want := range []string{
+		path + " (parquet, 2 arrays; 3 rows in 1 row group)\n",
+		"NAME   DTYPE                                  SHAPE      BYTE ORDER     LAYOUT                  ELEMENTS  BYTES\n",
+		"id     int64 (int64)                          (3,)       little-endian  C (row-major)           3         24\n",
+		"boxes  float32 (arrow.variable_shape_tensor)  (3, ?, ?)  little-endian  per row, C (row-major)  -         -\n",
+	} {
+		assert.Contains(t, out, want)
+	}
+
+	code, out, errs = tensorinfo("-json", "-stats", "-repr", "-name", "boxes", path)
+	require.Equal(t, 0, code, errs)
+	var got []fileReport
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.Len(t, got, 1)
+	require.Len(t, got[0].Arrays, 1)
+	a := got[0].Arrays[0]
+	assert.Equal(t, "float32", a.DType)
+	assert.Equal(t, "arrow.variable_shape_tensor", a.Descr)
+	assert.True(t, a.VariableShape)
+	assert.Equal(t, []int64{3, -1, -1}, a.Shape)
+	assert.Nil(t, a.Elements)
+	assert.Nil(t, a.Bytes)
+	assert.Contains(t, out, `"elements": null`)
+	lo, hi, mean, nan := plainStats(all)
+	require.NotNil(t, a.Stats)
+	assert.Equal(t, lo, a.Stats.Min.v)
+	assert.Equal(t, hi, a.Stats.Max.v)
+	assert.InDelta(t, mean, a.Stats.Mean.v, 1e-12)
+	assert.Equal(t, nan, a.Stats.NaN)
+	assert.Contains(t, a.Repr, "(not shown: an arrow.variable_shape_tensor column holds a tensor of its own shape per row")
+
+	// the other columns keep their counts
+	code, out, errs = tensorinfo("-json", "-name", "id", path)
+	require.Equal(t, 0, code, errs)
+	got = nil
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.NotNil(t, got[0].Arrays[0].Elements)
+	assert.Equal(t, int64(3), *got[0].Arrays[0].Elements)
+	assert.Equal(t, int64(24), *got[0].Arrays[0].Bytes)
+	assert.False(t, got[0].Arrays[0].VariableShape)
+	assert.NotContains(t, out, "variable_shape")
+}
+
+// The dimensions a variable-shape column's uniform_shape gives are shown, and a permutation is
+// each row's layout.
+func TestVariableEntry(t *testing.T) {
+	for _, c := range []struct {
+		info   parquetx.ColumnInfo
+		shape  []int64
+		layout string
+	}{
+		{parquetx.ColumnInfo{Name: "v", DType: core.Int8, Shape: []int64{5}, VariableShape: true, Ndim: 2}, []int64{5, -1, -1}, "per row, C (row-major)"},
+		{parquetx.ColumnInfo{Name: "v", DType: core.Int8, Shape: []int64{5}, VariableShape: true, Ndim: 2, UniformShape: []int64{-1, 3}}, []int64{5, -1, 3}, "per row, C (row-major)"},
+		{parquetx.ColumnInfo{Name: "v", DType: core.Int8, Shape: []int64{5}, VariableShape: true, Ndim: 3, Permutation: []int{2, 0, 1}}, []int64{5, -1, -1, -1}, "per row, permuted (1, 2, 0)"},
+	} {
+		e := variableEntry(c.info)
+		assert.True(t, e.variable)
+		assert.Equal(t, c.shape, e.shape)
+		assert.Equal(t, c.layout, e.layout())
+	}
+}
