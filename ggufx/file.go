@@ -192,7 +192,7 @@ func (f *File) view(ti TensorInfo, dt core.DLDataType, shape []int64) (*core.Ten
 			return nil, err
 		}
 		if hostBigEndian {
-			tensorio.SwapBytes(b, dt)
+			memory.SwapBytes(b, dt)
 		}
 		f.o.Report(true)
 		return t, nil

@@ -191,12 +191,11 @@ func Write(w io.Writer, md *Metadata, tensors []Entry) error {
 	if hw.err != nil {
 		return fmt.Errorf("ggufx: writing the header: %w", hw.err)
 	}
-	tw := tensorio.NewWriter(cw)
 	for _, p := range ps {
 		if q := quantizers[p.e.Type]; q != nil {
 			err = writeQuantized(cw, p, q)
 		} else {
-			err = tw.Write(p.e.Tensor)
+			_, err = memory.WriteTo(cw, p.e.Tensor)
 		}
 		if err == nil {
 			hw.zeros(pad(p.size, align))

@@ -3,6 +3,7 @@
 package memory_test
 
 import (
+	"io"
 	"math/rand/v2"
 	"sync/atomic"
 	"testing"
@@ -56,6 +57,8 @@ func TestOperationsHoldTheirOperands(t *testing.T) {
 		{"CastOrder", func() error { _, err := memory.CastOrder(mk(src), core.Int32, memory.FortranOrder); return err }},
 		{"At", func() error { _, err := memory.At(mk(src), n-1, n-1); return err }},
 		{"SetAt", func() error { return memory.SetAt(mk(dst()), 2, n-1, 0) }},
+		{"WriteTo gathered", func() error { _, err := memory.WriteTo(io.Discard, mk(tr)); return err }},
+		{"WriteTo contiguous", func() error { _, err := memory.WriteTo(io.Discard, mk(src)); return err }},
 	}
 	for _, op := range ops {
 		t.Run(op.name, func(t *testing.T) {

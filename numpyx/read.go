@@ -218,6 +218,6 @@ func fixup(b []byte, h Header) {
 		return
 	}
 	if h.NeedsSwap() {
-		tensorio.SwapBytes(b, h.DType)
+		memory.SwapBytes(b, h.DType)
 	}
 }

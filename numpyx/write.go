@@ -8,6 +8,7 @@ import (
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/errs"
 	"github.com/dlpack-go/dlpack/internal/tensorio"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // HeaderOf returns the header Write would write for t: its dtype in this machine's byte order,
@@ -29,7 +30,7 @@ func HeaderOf(t *core.Tensor) (Header, error) {
 	if err != nil {
 		return Header{}, err
 	}
-	if _, err := tensorio.Bytes(t); err != nil {
+	if _, err := memory.CBytes(t); err != nil {
 		return Header{}, fmt.Errorf("numpyx: %w", err)
 	}
 	h := Header{Version: Version{1, 0}, Descr: descr, DType: t.DType(), BigEndian: hostBigEndian && t.DType().Size() > 1,
@@ -84,7 +85,7 @@ func writeData(w io.Writer, t *core.Tensor, fortran bool) error {
 		}
 		defer src.Release()
 	}
-	if err := tensorio.NewWriter(w).Write(src); err != nil {
+	if _, err := memory.WriteTo(w, src); err != nil {
 		return fmt.Errorf("numpyx: writing the data: %w", err)
 	}
 	return nil

@@ -378,7 +378,7 @@ func fixup(b []byte, dt core.DLDataType) {
 		return
 	}
 	if hostBigEndian {
-		tensorio.SwapBytes(b, dt)
+		memory.SwapBytes(b, dt)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/errs"
 	"github.com/dlpack-go/dlpack/internal/tensorio"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 // chunkSize is the size of the file writer's buffer (the tensors' own streaming buffer is
@@ -77,7 +78,7 @@ func plan(tensors map[string]*core.Tensor, metadata map[string]string) ([]planne
 	h := &Header{Tensors: make([]TensorInfo, len(ps)), Metadata: metadata, index: make(map[string]int, len(ps))}
 	at := int64(0)
 	for i := range ps {
-		n, err := tensorio.Bytes(ps[i].t)
+		n, err := memory.CBytes(ps[i].t)
 		if err != nil || n > math.MaxInt64-at {
 			return nil, nil, errs.Errorf(core.ErrOverflow, "safetensorsx: tensor %q: the data would end past 2^63 bytes", ps[i].ti.Name)
 		}
@@ -122,9 +123,8 @@ func Write(w io.Writer, tensors map[string]*core.Tensor, metadata map[string]str
 	if _, err := w.Write(hb); err != nil {
 		return fmt.Errorf("safetensorsx: writing the header: %w", err)
 	}
-	s := tensorio.NewWriter(w)
 	for _, p := range ps {
-		if err := s.Write(p.t); err != nil {
+		if _, err := memory.WriteTo(w, p.t); err != nil {
 			return fmt.Errorf("safetensorsx: writing tensor %q: %w", p.ti.Name, err)
 		}
 	}
