@@ -19,7 +19,7 @@
 // options (tag, log level, config entries, the terminate flag), runs with and without I/O
 // binding, tensor values over caller memory, ORT-allocated outputs, type and shape information,
 // releases). Programs that use github.com/yalue/onnxruntime_go's own sessions and values convert
-// them with package onnxx/ortgo (which needs cgo); both share one ONNX Runtime library in a
+// them with package onnxx/ortgo (which needs cgo, and is a module of its own); both share one ONNX Runtime library in a
 // process.
 //
 // # The library

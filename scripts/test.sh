@@ -2,8 +2,8 @@
 # Runs every test of dlpack-go against the real peers (NumPy, PyTorch, ONNX Runtime, Gonum,
 # Gorgonia): first scripts/setup.sh (installs what is missing), then the notebooks in the Go
 # Jupyter kernel (and their rendered pages in headless Chromium, screenshots in artifacts/notebooks),
-# then `go test -race ./...` in the root module and in each nested module (gomlxx, and the
-# test-only ggufx/internal/parsercheck). GPU tests skip with their reason on a machine
+# then `go test -race ./...` in the root module and in each nested module (gomlxx, onnxx/ortgo,
+# and the test-only ggufx/internal/parsercheck). GPU tests skip with their reason on a machine
 # without a CUDA device; gpu/cuda/devicecheck.sh runs them on one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +15,9 @@ go test -race -count=1 -timeout 30m ./...
 # (compute v0.1.2, internal/gobackend/dot/matmul) keep addresses as uintptr across statements,
 # which checkptr rejects as a fatal error in every test that multiplies matrices.
 (cd gomlxx && go test -race -count=1 -timeout 30m -gcflags='github.com/gomlx/compute/...=-d=checkptr=0' ./...)
+# onnxx/ortgo, the onnxruntime_go interop: a module of its own, so that requiring dlpack-go never
+# moves the onnxruntime_go (and with it the ONNX Runtime library) a user's module picks
+(cd onnxx/ortgo && go test -race -count=1 -timeout 20m ./...)
 # ggufx's cross-check against gpustack/gguf-parser-go, a module of its own so that the parser never
 # becomes a dependency of dlpack-go (outside the workspace: GOWORK=off, a replace to this checkout)
 (cd ggufx/internal/parsercheck && GOWORK=off go test -race -count=1 ./...)

@@ -11,10 +11,11 @@ import (
 )
 
 // TestUserModuleKeepsItsGoMLX builds, in a temporary directory, the module of a user who pins
-// GoMLX v0.26.0 and requires dlpack-go (through a replace to this checkout) for core, gonumx
-// and numpyx only. After `go mod tidy` the user's module must still select GoMLX v0.26.0:
-// requiring dlpack-go must never move a v0 dependency the user already picks, which is why
-// gomlxx is a nested module of its own. It needs the Go module proxy (or a module cache that
+// GoMLX v0.26.0 and onnxruntime_go v1.27.0 and requires dlpack-go (through a replace to this
+// checkout) for core, gonumx, numpyx and onnxx. After `go mod tidy` the user's module must still
+// select both: requiring dlpack-go must never move a v0 dependency the user already picks, nor
+// the onnxruntime_go release that fixes which ONNX Runtime library the user ships, which is why
+// gomlxx and onnxx/ortgo are nested modules of their own. It needs the Go module proxy (or a module cache that
 // holds what tidy resolves).
 func TestUserModuleKeepsItsGoMLX(t *testing.T) {
 	if testing.Short() {
@@ -30,6 +31,7 @@ go 1.26.0
 require (
 	github.com/dlpack-go/dlpack v0.0.0
 	github.com/gomlx/gomlx v0.26.0
+	github.com/yalue/onnxruntime_go v1.27.0
 )
 
 replace github.com/dlpack-go/dlpack => `+root+"\n")
@@ -41,7 +43,9 @@ import (
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gonumx"
 	"github.com/dlpack-go/dlpack/numpyx"
+	"github.com/dlpack-go/dlpack/onnxx"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
+	ort "github.com/yalue/onnxruntime_go"
 )
 
 func main() {
@@ -52,18 +56,23 @@ func main() {
 	defer t.Release()
 	_ = gonumx.ToDense
 	_ = numpyx.Write
-	fmt.Println(t, tensors.FromValue([]float64{1, 2}))
+	_ = onnxx.NewSession
+	fmt.Println(t, tensors.FromValue([]float64{1, 2}), ort.IsInitialized())
 }
 `)
 	goCmd := userGo(t, dir)
 	goCmd("mod", "tidy")
 	require.Equal(t, "github.com/gomlx/gomlx v0.26.0", goCmd("list", "-m", "github.com/gomlx/gomlx"),
 		"requiring dlpack-go moved the user's GoMLX")
+	require.Equal(t, "github.com/yalue/onnxruntime_go v1.27.0", goCmd("list", "-m", "github.com/yalue/onnxruntime_go"),
+		"requiring dlpack-go moved the user's onnxruntime_go")
 	goCmd("build", "./...")
-	// and dlpack-go itself asks for no GoMLX at all: a user of v0.25 or v0.29 keeps theirs too
+	// and dlpack-go itself asks for neither: a user of any other release keeps theirs too
 	for _, edge := range strings.Split(goCmd("mod", "graph"), "\n") {
-		require.False(t, strings.HasPrefix(edge, "github.com/dlpack-go/dlpack@") &&
-			strings.Contains(edge, " github.com/gomlx/"), "dlpack-go's root module requires %s", edge)
+		for _, dep := range []string{" github.com/gomlx/", " github.com/yalue/onnxruntime_go"} {
+			require.False(t, strings.HasPrefix(edge, "github.com/dlpack-go/dlpack@") && strings.Contains(edge, dep),
+				"dlpack-go's root module requires %s", edge)
+		}
 	}
 }
 
@@ -118,6 +127,46 @@ func main() {
 	require.Equal(t, "github.com/gomlx/gomlx v0.28.2", goCmd("list", "-m", "github.com/gomlx/gomlx"))
 	goCmd("build", "./...")
 	require.Equal(t, "(Float32)[2, 3]", goCmd("run", "."))
+}
+
+// TestUserModuleRequiresOrtgo builds the module of a user of the nested module onnxx/ortgo, the
+// way the README says to require it: it resolves onnxruntime_go v1.36.0, tidies and builds (cgo).
+func TestUserModuleRequiresOrtgo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("resolves modules through the Go proxy; not in -short")
+	}
+	root, err := filepath.Abs("..")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	write(t, dir, "go.mod", `module example.com/user
+
+go 1.26.5
+
+require (
+	github.com/dlpack-go/dlpack v0.0.0
+	github.com/dlpack-go/dlpack/onnxx/ortgo v0.0.0
+)
+
+replace (
+	github.com/dlpack-go/dlpack => `+root+`
+	github.com/dlpack-go/dlpack/onnxx/ortgo => `+filepath.Join(root, "onnxx", "ortgo")+`
+)
+`)
+	write(t, dir, "main.go", `package main
+
+import (
+	"fmt"
+
+	"github.com/dlpack-go/dlpack/onnxx/ortgo"
+)
+
+func main() { fmt.Println(ortgo.Init != nil) }
+`)
+	goCmd := userGo(t, dir)
+	goCmd("mod", "tidy")
+	require.Equal(t, "github.com/yalue/onnxruntime_go v1.36.0", goCmd("list", "-m", "github.com/yalue/onnxruntime_go"))
+	goCmd("build", "./...")
+	require.Equal(t, "true", goCmd("run", "."))
 }
 
 // userGo returns a function that runs the go command in the user's module dir, outside this

@@ -3,6 +3,11 @@
 // onnxruntime_go does); package onnxx, which runs models itself through ONNX Runtime's C API,
 // does not.
 //
+// ortgo is a module of its own, github.com/dlpack-go/dlpack/onnxx/ortgo (on onnxruntime_go
+// v1.36.0), so that requiring dlpack-go never moves the onnxruntime_go release, and with it the
+// ONNX Runtime library, that a program picks; require it beside the root module (the README's
+// install section says how).
+//
 // Init points onnxruntime_go at the library package onnxx loaded (onnxx.LoadedLibrary), so that
 // onnxx sessions and onnxruntime_go sessions share one copy of ONNX Runtime and one environment
 // in the process.
