@@ -152,23 +152,28 @@ func (c *Client) Put(ctx context.Context, name string, t *core.Tensor, meta map[
 	desc := &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{name}}
 	// everything sendTensor could refuse was checked above: an error now is the stream's
 	sendErr := sendTensorAs(stream.Send, desc, info, t, c.cfg.chunkBytes, c.cfg.mem, c.cfg.flat)
+	return putVerdict(stream, sendErr, "put", name)
+}
+
+// putVerdict ends a DoPut stream the client sent on and returns the server's verdict: a
+// PutResult, then the status (Send returns io.EOF when the server ended the call early; the
+// reason comes from Recv). op names the call in errors ("put").
+func putVerdict(stream flight.FlightService_DoPutClient, sendErr error, op, name string) error {
 	if err := stream.CloseSend(); err != nil && sendErr == nil {
 		sendErr = err
 	}
-	// the server's verdict: a PutResult, then the status (Send returns io.EOF when the server
-	// ended the call early; the reason comes from Recv)
 	for i := 0; i < 16; i++ {
 		if _, err := stream.Recv(); err != nil {
 			if errors.Is(err, io.EOF) {
 				if sendErr != nil {
-					return wrapf(transportErr(sendErr), "put %q", name)
+					return wrapf(transportErr(sendErr), "%s %q", op, name)
 				}
 				return nil
 			}
-			return wrapf(transportErr(err), "put %q", name)
+			return wrapf(transportErr(err), "%s %q", op, name)
 		}
 	}
-	return errs.Errorf(ErrProtocol, "flightx: the server sent more than 16 results to put %q", name)
+	return errs.Errorf(ErrProtocol, "flightx: the server sent more than 16 results to %s %q", op, name)
 }
 
 // List describes the tensors on the server.

@@ -97,3 +97,83 @@ func ExampleWithFlatColumn() {
 	// Output:
 	// <nil>
 }
+
+// A list of tensors of their own shapes (boxes of a batch of images, token sequences) travels
+// as one arrow.variable_shape_tensor column: PutTensors sends it, GetTensors fetches it, each
+// tensor a view of the message it came in.
+func ExampleClient_PutTensors() {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	srv := flightx.NewServer()
+	defer srv.Close()
+	go srv.Serve(lis)
+	defer srv.Stop()
+
+	c, err := flightx.Dial(lis.Addr().String())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	ctx := context.Background()
+	boxes := []*core.Tensor{
+		core.MustFromSlice([]float32{0, 0, 4, 4, 1, 1, 2, 3}, 2, 4),
+		core.MustFromSlice([]float32{5, 5, 9, 9}, 1, 4),
+		core.MustNew(core.Float32, 0, 4), // an image without boxes
+	}
+	if err := c.PutTensors(ctx, "boxes", boxes, map[string]string{"batch": "7"}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	infos, _ := c.List(ctx)
+	for _, in := range infos {
+		fmt.Println(in.Name, in.DType, in.Variable, in.Ndim, in.Shape, in.Elements)
+	}
+	got, meta, err := c.GetTensors(ctx, "boxes")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, b := range got {
+		vals, _ := core.ReadOnlyElements[float32](b)
+		fmt.Println(b.Shape(), vals)
+		b.Release()
+	}
+	fmt.Println(meta["batch"])
+	// Output:
+	// boxes float32 true 2 [3] 12
+	// [2 4] [0 0 4 4 1 1 2 3]
+	// [1 4] [5 5 9 9]
+	// [0 4] []
+	// 7
+}
+
+// A server stores a list of tensors of their own shapes; GetTensors gives views of them back.
+func ExampleServer_GetTensors() {
+	srv := flightx.NewServer()
+	defer srv.Close()
+	seqs := []*core.Tensor{core.MustFromSlice([]int64{101, 7592, 102}), core.MustFromSlice([]int64{101, 102})}
+	if err := srv.PutTensors("tokens", seqs, nil); err != nil {
+		fmt.Println(err)
+		return
+	}
+	got, _, err := srv.GetTensors("tokens")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, s := range got {
+		vals, _ := core.ReadOnlyElements[int64](s)
+		fmt.Println(s.Shape(), vals)
+		s.Release()
+	}
+	_, _, err = srv.Get("tokens")
+	fmt.Println(errors.Is(err, flightx.ErrMismatch))
+	// Output:
+	// [3] [101 7592 102]
+	// [2] [101 102]
+	// true
+}

@@ -34,7 +34,9 @@ var (
 	ErrIdle = errors.New("flightx: stream idle past the timeout")
 	// ErrTransport: the call failed in gRPC or at the peer.
 	ErrTransport = errors.New("flightx: transfer failed")
-	// ErrMismatch: GetInto's destination does not match the tensor (dtype, size, layout).
+	// ErrMismatch: GetInto's destination does not match the tensor (dtype, size, layout); a
+	// list of tensors mixes dtypes or numbers of dimensions (PutTensors); or a flight is a list
+	// where one tensor was asked for (Get), or one tensor where a list was (GetTensors).
 	ErrMismatch = errors.New("flightx: destination does not fit the tensor")
 	// ErrName: a tensor name is empty or too long.
 	ErrName = errors.New("flightx: bad tensor name")
@@ -49,6 +51,14 @@ const (
 	KeyShape = "dlpack.shape"
 	// KeyOrder holds the element order of the batches: always "C".
 	KeyOrder = "dlpack.order"
+	// KeyTensors holds the number of tensors of a variable-shape flight (a list of tensors of
+	// their own shapes: PutTensors), in decimal; it marks such a flight, which has no KeyShape.
+	KeyTensors = "dlpack.tensors"
+	// KeyNdim holds the number of dimensions of every tensor of a variable-shape flight.
+	KeyNdim = "dlpack.ndim"
+	// KeyElements holds the number of elements of all the tensors of a variable-shape flight
+	// together.
+	KeyElements = "dlpack.elements"
 	// keyPrefix starts every key this package reserves.
 	keyPrefix = "dlpack."
 	// column is the name of the one column of every batch.
@@ -58,20 +68,37 @@ const (
 // maxNameLen bounds tensor names (they travel as tickets and descriptor paths).
 const maxNameLen = 1024
 
-// Info describes a tensor on the wire: its name, element type, shape and metadata.
+// Info describes a tensor on the wire: its name, element type, shape and metadata; or a
+// variable-shape flight, a list of tensors of one dtype and number of dimensions, each of its
+// own shape (Variable).
 type Info struct {
 	Name  string
 	DType core.DLDataType
+	// Shape is the tensor's shape; for a variable-shape flight, [n], the number of tensors.
 	Shape []int64
 	Meta  map[string]string
+	// Variable reports a variable-shape flight (PutTensors, GetTensors: one
+	// arrow.variable_shape_tensor column), whose tensors' shapes only its batches tell; false
+	// for a flight of one tensor.
+	Variable bool
+	// Ndim is the number of dimensions of every tensor of a variable-shape flight (0 for a
+	// flight of one tensor: len(Shape) is its).
+	Ndim int
+	// Elements is the number of elements of all the tensors of a variable-shape flight
+	// together, which Len returns (0 for a flight of one tensor).
+	Elements int64
 }
 
 // Unsized reports whether the stream did not announce its first dimension (a plain Arrow
 // stream: Shape[0] is -1 until it ended).
 func (i Info) Unsized() bool { return len(i.Shape) > 0 && i.Shape[0] < 0 }
 
-// Len is the number of elements (of the rows after the first dimension, when Unsized).
+// Len is the number of elements (of the rows after the first dimension, when Unsized; of all
+// the tensors, Elements, when Variable).
 func (i Info) Len() int64 {
+	if i.Variable {
+		return i.Elements
+	}
 	n := int64(1)
 	for _, d := range i.Shape {
 		if d >= 0 {
@@ -193,6 +220,10 @@ func schemaOf(info Info) (*arrow.Schema, error) {
 // tensor column (returned too), or with legacy the flat column of the earlier format (the
 // column nil).
 func schemaFor(info Info, chunkBytes int, legacy bool) (*arrow.Schema, *tensorColumn, error) {
+	if info.Variable {
+		s, err := listSchema(info)
+		return s, nil, err
+	}
 	var typ arrow.DataType
 	var col *tensorColumn
 	if legacy {
@@ -227,7 +258,8 @@ func schemaFor(info Info, chunkBytes int, legacy bool) (*arrow.Schema, *tensorCo
 
 // DecodeSchema reads a tensor stream's schema (untrusted): the dtype, the shape, the order, the
 // one column (a tensor column of the dtype's carrier and a row of the shape, or the flat column
-// of the earlier format), and the rest of the metadata. name is left empty.
+// of the earlier format), and the rest of the metadata. name is left empty. The schema of a
+// variable-shape flight (dlpack.tensors, no dlpack.shape) gives an Info with Variable set.
 //
 // A schema without dlpack.dtype and dlpack.shape is a plain Arrow stream (pyarrow, arrow-go):
 // its one column is an arrow.fixed_shape_tensor (no permutation) or a primitive column of an
@@ -253,8 +285,13 @@ func decodeSchema(s *arrow.Schema) (info Info, col *tensorColumn, err error) {
 		return md.Values()[i], true
 	}
 	ds, ok := get(KeyDType)
-	if _, hasShape := get(KeyShape); !ok && !hasShape {
+	_, hasShape := get(KeyShape)
+	if !ok && !hasShape {
 		return plainSchema(s)
+	}
+	if _, list := get(KeyTensors); list && ok && !hasShape {
+		info, err := decodeListSchema(s, get)
+		return info, nil, err
 	}
 	if !ok {
 		return info, nil, errs.Errorf(ErrProtocol, "flightx: schema metadata has no %s", KeyDType)

@@ -110,10 +110,23 @@ func WithFlatColumn() Option { return func(c *config) { c.flat = true } }
 // amemory.CheckedAllocator).
 func WithAllocator(mem amemory.Allocator) Option { return func(c *config) { c.mem = mem } }
 
-// entry is a stored tensor: a view of its own, and its metadata.
+// entry is a stored tensor: a view of its own, and its metadata; or a stored list of tensors
+// (info.Variable), views of one block.
 type entry struct {
 	t    *core.Tensor
 	meta map[string]string
+	list []*core.Tensor
+	info Info // of a list: what listInfo said of it
+}
+
+// release lets go of the entry's tensors.
+func (e entry) release() {
+	if e.t != nil {
+		e.t.Release()
+	}
+	for _, t := range e.list {
+		t.Release()
+	}
 }
 
 // Server serves named tensors over Arrow Flight: DoGet streams a tensor, DoPut stores one,
@@ -185,22 +198,27 @@ func (s *Server) store(name string, e entry) {
 	s.tensors[name] = e
 	s.mu.Unlock()
 	if had {
-		old.t.Release()
+		old.release()
 	}
 }
 
-// Get returns a view of the tensor stored under name (release it when done) and its metadata.
+// Get returns a view of the tensor stored under name (release it when done) and its metadata;
+// a list of tensors stored under name (PutTensors) is refused with ErrMismatch.
 func (s *Server) Get(name string) (*core.Tensor, map[string]string, error) {
 	s.mu.Lock()
 	e, ok := s.tensors[name]
 	var v *core.Tensor
 	var err error
-	if ok {
+	if ok && !e.info.Variable {
 		v, err = e.t.View()
 	}
 	s.mu.Unlock()
 	if !ok {
 		return nil, nil, errs.Errorf(ErrNotFound, "flightx: no tensor %q", name)
+	}
+	if e.info.Variable {
+		return nil, nil, errs.Errorf(ErrMismatch, "flightx: %q is a list of %d %s tensors, not one tensor (GetTensors returns it)",
+			name, len(e.list), e.info.DType)
 	}
 	return v, e.meta, err
 }
@@ -212,7 +230,7 @@ func (s *Server) Delete(name string) {
 	delete(s.tensors, name)
 	s.mu.Unlock()
 	if ok {
-		e.t.Release()
+		e.release()
 	}
 }
 
@@ -291,11 +309,14 @@ func (s *Server) Close() {
 	s.tensors = map[string]entry{}
 	s.mu.Unlock()
 	for _, e := range ts {
-		e.t.Release()
+		e.release()
 	}
 }
 
 func (s *Server) info(name string, e entry) (*flight.FlightInfo, error) {
+	if e.info.Variable {
+		return s.listFlightInfo(name, e)
+	}
 	info := Info{Name: name, DType: e.t.DType(), Shape: e.t.Shape(), Meta: e.meta}
 	schema, col, err := schemaFor(info, s.cfg.chunkBytes, s.cfg.flat)
 	if err != nil {
@@ -355,14 +376,13 @@ func (s *Server) GetFlightInfo(_ context.Context, d *flight.FlightDescriptor) (*
 // with DeadlineExceeded, which lets the tensor and the handler go.
 func (s *Server) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServer) error {
 	name := string(tk.GetTicket())
-	t, meta, err := s.Get(name)
+	send, release, err := s.sender(name)
 	if err != nil {
 		return status.Errorf(codes.NotFound, "flightx: no tensor %q", name)
 	}
-	info := Info{Name: name, DType: t.DType(), Shape: t.Shape(), Meta: meta}
 	if s.cfg.idle <= 0 {
-		defer t.Release()
-		return getStatus(sendTensorAs(stream.Send, nil, info, t, s.cfg.chunkBytes, s.cfg.mem, s.cfg.flat))
+		defer release()
+		return getStatus(send(stream.Send))
 	}
 	// A gRPC Send blocked on flow control returns only when the call ends, and the call ends
 	// when the handler returns: so the sends run on a goroutine of their own (which holds t), and
@@ -372,12 +392,12 @@ func (s *Server) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServe
 	last.Store(time.Now().UnixNano())
 	done := make(chan error, 1)
 	go func() {
-		defer t.Release()
-		done <- sendTensorAs(func(fd *flight.FlightData) error {
+		defer release()
+		done <- send(func(fd *flight.FlightData) error {
 			err := stream.Send(fd)
 			last.Store(time.Now().UnixNano())
 			return err
-		}, nil, info, t, s.cfg.chunkBytes, s.cfg.mem, s.cfg.flat)
+		})
 	}()
 	timer := time.NewTimer(s.cfg.idle)
 	defer timer.Stop()
@@ -397,6 +417,59 @@ func (s *Server) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServe
 	}
 }
 
+// sender returns what DoGet runs to send the flight called name, over views of the stored
+// tensor or list that release lets go.
+func (s *Server) sender(name string) (send func(func(*flight.FlightData) error) error, release func(), err error) {
+	s.mu.Lock()
+	e, ok := s.tensors[name]
+	s.mu.Unlock()
+	if ok && e.info.Variable {
+		ts, meta, err := s.GetTensors(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		info := e.info
+		info.Name, info.Meta = name, meta
+		return func(f func(*flight.FlightData) error) error {
+				return sendList(f, nil, info, ts, s.cfg.chunkBytes, s.cfg.mem)
+			}, func() {
+				for _, t := range ts {
+					t.Release()
+				}
+			}, nil
+	}
+	t, meta, err := s.Get(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	info := Info{Name: name, DType: t.DType(), Shape: t.Shape(), Meta: meta}
+	return func(f func(*flight.FlightData) error) error {
+		return sendTensorAs(f, nil, info, t, s.cfg.chunkBytes, s.cfg.mem, s.cfg.flat)
+	}, t.Release, nil
+}
+
+// listFlightInfo describes a stored list of tensors.
+func (s *Server) listFlightInfo(name string, e entry) (*flight.FlightInfo, error) {
+	info := e.info
+	info.Name, info.Meta = name, e.meta
+	schema, err := listSchema(info)
+	if err != nil {
+		return nil, err
+	}
+	_, extra, _ := carrier(info.DType)
+	per := int64(1)
+	for _, d := range extra {
+		per *= d
+	}
+	return &flight.FlightInfo{
+		Schema:           flight.SerializeSchema(schema, s.cfg.mem),
+		FlightDescriptor: &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{name}},
+		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: []byte(name)}}},
+		TotalRecords:     int64(len(listBatches(e.list, int64(info.DType.Size()), per, s.cfg.chunkBytes))),
+		TotalBytes:       info.Bytes(),
+	}, nil
+}
+
 // getStatus is the gRPC status DoGet returns for the error of its sends.
 func getStatus(err error) error {
 	if err == nil {
@@ -408,8 +481,9 @@ func getStatus(err error) error {
 	return status.Error(codes.Internal, err.Error())
 }
 
-// DoPut receives a tensor (descriptor PATH [name] on the first message) and stores it. The
-// stored tensor is a view of the received message when it came in one batch. A stream that
+// DoPut receives a tensor, or a list of tensors of a variable-shape stream (descriptor PATH
+// [name] on the first message), and stores it. The stored tensor is a view of the received
+// message when it came in one batch; a list's tensors are views of their batches' messages. A stream that
 // goes quiet for the idle timeout (WithIdleTimeout) is ended with DeadlineExceeded, one whose
 // memory would pass the server's limit (WithMaxInFlight) with ResourceExhausted.
 func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
@@ -419,13 +493,13 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
 		defer r.stop()
 		src = r
 	}
-	info, t, err := readStream(src, s.cfg, func(d *flight.FlightDescriptor, info *Info) error {
+	info, t, list, err := readAny(src, s.cfg, func(d *flight.FlightDescriptor, info *Info) error {
 		if d == nil || len(d.Path) != 1 {
 			return errs.Errorf(ErrProtocol, "flightx: DoPut needs a descriptor PATH [name]")
 		}
 		info.Name = d.Path[0]
 		return checkName(info.Name)
-	}, nil, nil)
+	}, nil, nil, true)
 	if err != nil && info.Name != "" {
 		err = fmt.Errorf("%w (DoPut %q)", err, info.Name)
 	}
@@ -440,6 +514,10 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
 	default:
 		return status.Error(codes.InvalidArgument, err.Error())
 	}
-	s.store(info.Name, entry{t: t, meta: info.Meta})
+	if info.Variable {
+		s.store(info.Name, entry{list: list, meta: info.Meta, info: info})
+	} else {
+		s.store(info.Name, entry{t: t, meta: info.Meta})
+	}
 	return stream.Send(&flight.PutResult{})
 }

@@ -677,6 +677,14 @@ func readErr(err error) error {
 // IPC reader on garbage becomes ErrProtocol; a panic of each, the caller's code, goes on.
 func readStream(src flight.DataStreamReader, cfg config, before func(*flight.FlightDescriptor, *Info) error,
 	into *core.Tensor, each func(Info, *core.Tensor, int64) error) (info Info, t *core.Tensor, err error) {
+	info, t, _, err = readAny(src, cfg, before, into, each, false)
+	return info, t, err
+}
+
+// readAny is readStream that, with lists, also reads a variable-shape stream (info.Variable)
+// into a list of tensors; without, it refuses one with ErrMismatch.
+func readAny(src flight.DataStreamReader, cfg config, before func(*flight.FlightDescriptor, *Info) error,
+	into *core.Tensor, each func(Info, *core.Tensor, int64) error, lists bool) (info Info, t *core.Tensor, list []*core.Tensor, err error) {
 	inEach := false
 	defer func() {
 		if r := recover(); r != nil {
@@ -686,22 +694,33 @@ func readStream(src flight.DataStreamReader, cfg config, before func(*flight.Fli
 			if t != nil {
 				t.Release()
 			}
-			t, err = nil, errs.Errorf(ErrProtocol, "flightx: unreadable tensor stream: %v", r)
+			for _, x := range list {
+				x.Release()
+			}
+			t, list, err = nil, nil, errs.Errorf(ErrProtocol, "flightx: unreadable tensor stream: %v", r)
 		}
 	}()
 	v := &verified{src: src}
 	rd, err := flight.NewRecordReader(v, ipc.WithAllocator(cfg.mem))
 	if err != nil {
-		return info, nil, readErr(err)
+		return info, nil, nil, readErr(err)
 	}
 	defer rd.Release()
 	if info, err = DecodeSchema(rd.Schema()); err != nil {
-		return info, nil, err
+		return info, nil, nil, err
 	}
 	if before != nil {
 		if err := before(rd.LatestFlightDescriptor(), &info); err != nil {
-			return info, nil, err
+			return info, nil, nil, err
 		}
+	}
+	if info.Variable {
+		if !lists || into != nil || each != nil {
+			return info, nil, nil, errs.Errorf(ErrMismatch, "flightx: the flight is a list of %d %s tensors of their own shapes "+
+				"(GetTensors fetches it)", info.Shape[0], info.DType)
+		}
+		list, err = receiveList(rd, info, cfg, &v.body)
+		return info, nil, list, err
 	}
 	var inner func(*core.Tensor, int64) error
 	if each != nil {
@@ -713,5 +732,5 @@ func readStream(src flight.DataStreamReader, cfg config, before func(*flight.Fli
 		}
 	}
 	t, err = receive(rd, info, cfg, &v.body, into, inner)
-	return info, t, err
+	return info, t, nil, err
 }
