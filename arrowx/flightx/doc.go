@@ -79,6 +79,40 @@
 // 1), as numpyx does with the bool data of files; a batch holding such bytes is copied rather
 // than viewed.
 //
+// # Lists of tensors of their own shapes
+//
+// A list of tensors of one dtype and number of dimensions, each of its own shape (the boxes of
+// a batch of images, token sequences), is one flight too: Server.PutTensors and
+// Client.PutTensors store and send it, Client.GetTensors and Server.GetTensors give it back,
+// List and GetFlightInfo describe it (Info.Variable, Info.Ndim, Info.Elements; Shape is [n],
+// the number of tensors). Its one column, "data", is Arrow's canonical
+// arrow.variable_shape_tensor (arrowx.VariableShapeTensorType: a Struct of "data", a List of
+// the elements in row-major order, and "shape", a FixedSizeList<int32>[ndim]), one row a tensor,
+// of the dtype's carrier as above (complex pairs and lanes add their trailing dimension; a 0-d
+// tensor is a row of shape [1]); the schema's metadata holds dlpack.dtype, dlpack.order "C",
+// dlpack.ndim, dlpack.tensors and dlpack.elements (the tensors, and their elements together),
+// and no dlpack.shape, so that a receiver of this package reads it only as a list: Get of a list
+// and GetTensors of one tensor fail with ErrMismatch, as does a list that mixes dtypes or numbers
+// of dimensions. The batches carry whole tensors, as many as fit the sender's chunk size (one
+// at least, however large), so that a receiver may keep each tensor as a view of its batch's
+// message (GetTensors does: each tensor holds that message until released, as Get's tensors
+// hold theirs). A receiver refuses a list whose elements and 64 bytes a tensor pass its
+// WithMaxBytes with ErrTooLarge before anything is allocated, and checks every batch's counts,
+// offsets and shapes against the metadata (ErrProtocol). An empty list travels as float32
+// tensors of one dimension (the column needs a type).
+//
+// A reader that knows only Arrow gets the same column: arrow-go, with arrowx imported, an
+// extension array of arrowx.VariableShapeTensorType whose Tensor(i) is tensor i (in its
+// carrier's type, with the carrier's trailing dimension where there is one). pyarrow had no
+// Python class for this type when this was written (no pa.VariableShapeTensorType: its wrapper,
+// apache/arrow#40354, was still under review in 2026), so do not count on one: a pyarrow reader
+// gets the column as its storage, a StructArray, with the extension's name and metadata in the
+// field's metadata (what Arrow readers do with an extension type they do not know), or, where
+// its C++ library registers the type, as an extension array whose .storage is that StructArray.
+// Tensor i is then np.asarray(st.field("data")[i].values).reshape(st.field("shape")[i].as_py()),
+// viewed as the dtype dlpack.dtype names where its carrier is another type (bool, bfloat16,
+// float8, complex, lanes), as for a single tensor.
+//
 // # Memory a sender can make a server hold
 //
 // A server allocates as batches come, never what a stream announces: until half the tensor
@@ -115,6 +149,14 @@
 //	                                                         first half twice (staged until the
 //	                                                         tensor is allocated)
 //	receive chunk by chunk (Stream)                         none: each chunk is a view of its message
+//	store a list (Server.PutTensors)                        one: the tensors into one block, in C order
+//	send a list (PutTensors, the server's DoGet of one)     one gather of each batch's tensors into one
+//	                                                         buffer where they do not lie one after the
+//	                                                         other (a client's list; never a stored one),
+//	                                                         then the body assembled (values, offsets
+//	                                                         and shapes are several buffers)
+//	receive a list (GetTensors, DoPut)                      none after the network read: each tensor
+//	                                                         is a read-only view of its batch's message
 //
 // A batch whose values a sender put at an address misaligned for their dtype (IPC aligns every
 // buffer to 8 bytes: only a hostile or broken sender does this) is copied once into memory of its
@@ -142,7 +184,9 @@
 //
 // # Errors
 //
-// ErrNotFound (no such tensor), ErrProtocol (a malformed stream, on either side), ErrTooLarge
+// ErrNotFound (no such tensor), ErrProtocol (a malformed stream, on either side), ErrMismatch
+// (a destination that does not fit, a list of mixed tensors, a list asked for as one tensor or
+// the reverse), ErrTooLarge
 // (over the receiver's limit), ErrBusy (the server's memory in flight at its limit), ErrIdle
 // (a stream the server's idle timeout ended), ErrTransport (the network or the peer failed: a server that died,
 // a cancelled call), ErrName; the gRPC status stays wrapped inside (status.Code reads it).
