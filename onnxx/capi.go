@@ -7,15 +7,22 @@ import (
 	"github.com/dlpack-go/dlpack/internal/ccall"
 )
 
-// APIVersion is the version of ONNX Runtime's C API (ORT_API_VERSION) this package asks the
-// library for: the OrtApi function table as onnxruntime_c_api.h declares it in
-// github.com/yalue/onnxruntime_go v1.27.0. ORT 1.24 and later provide it; Init refuses an older
-// library with ErrNoRuntime, naming the library's version.
+// APIVersion is the oldest version of ONNX Runtime's C API (ORT_API_VERSION) this package works
+// with: everything but RunOptions.Profile needs only the OrtApi entries of version 24, which ORT
+// 1.24 and later provide. Init refuses an older library with ErrNoRuntime, naming its version.
 const APIVersion = 24
+
+// NewestAPIVersion is the newest version of the C API whose OrtApi table this package knows (as
+// onnxruntime_c_api.h declares it in github.com/yalue/onnxruntime_go v1.36.0; ORT 1.29 and later
+// provide it, RuntimeVersion among them). Init asks a library for the newer of the two that it
+// provides (ORT 1.x provides version x), and what needs more than APIVersion (RunOptions.Profile,
+// version 25) fails with ErrNoRuntime on a library that lacks it.
+const NewestAPIVersion = 29
 
 // fn names an entry of the OrtApi table this package calls, by its index in the table. The
 // table only grows at its end from one API version to the next, so these indices hold for every
-// library that provides APIVersion.
+// library that provides APIVersion; the entries past the last of version 24 are called only
+// where the library gave a table of the version that has them.
 type fn int
 
 const (
@@ -85,7 +92,11 @@ const (
 	fnAddSessionConfigEntry                     fn = 130
 	fnAddRunConfigEntry                         fn = 165
 	fnGetTensorElementTypeAndShapeDataReference fn = 414 // the last entry of APIVersion 24
+	fnRunOptionsEnableProfiling                 fn = 415 // version 25
 )
+
+// apiProfiling is the C API version that added fnRunOptionsEnableProfiling.
+const apiProfiling = 25
 
 // Constants of onnxruntime_c_api.h.
 const (
@@ -114,6 +125,7 @@ const (
 type ortAPI struct {
 	table     unsafe.Pointer // const OrtApi*
 	version   string         // the library's version string, "1.30.0"
+	api       int            // the version of the table: APIVersion to NewestAPIVersion
 	env       uintptr        // OrtEnv*
 	cpuInfo   uintptr        // OrtMemoryInfo* for CPU memory
 	allocator uintptr        // the default OrtAllocator* (not released)

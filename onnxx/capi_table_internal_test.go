@@ -10,19 +10,34 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// headerModule is the onnxruntime_go release whose onnxruntime_c_api.h is the header of
-// APIVersion (ORT_API_VERSION 24). It is pinned here, not taken from go.mod: package ortgo may
-// require a newer onnxruntime_go (whose header has more entries) without moving this package's
-// table. Change both together when APIVersion moves.
-const headerModule = "github.com/yalue/onnxruntime_go@v1.27.0"
+// headers are the onnxruntime_go releases whose onnxruntime_c_api.h declares the OrtApi table of
+// APIVersion and of NewestAPIVersion, with the index of each table's last entry. They are pinned
+// here, not taken from a go.mod (this module requires no onnxruntime_go, and onnxx/ortgo's may
+// move without moving this package's table): change them with the constants.
+var headers = []struct {
+	module   string
+	version  int
+	lastSeen fn
+}{
+	{"github.com/yalue/onnxruntime_go@v1.27.0", APIVersion, fnGetTensorElementTypeAndShapeDataReference},
+	{"github.com/yalue/onnxruntime_go@v1.36.0", NewestAPIVersion, 424}, // SessionOptionsSetWeightlessSourceModelBuffer
+}
 
-// TestTableIndices reads the OrtApi struct of the onnxruntime_c_api.h that headerModule ships
-// (the header APIVersion names) and checks every table index this package calls by against
+// TestTableIndices reads the OrtApi struct of the onnxruntime_c_api.h of each header (those of
+// APIVersion and NewestAPIVersion) and checks every table index this package calls by against
 // the name of the entry at that index: a wrong index would call another function of the table.
+// The entries of versions after APIVersion are checked in the headers that have them.
 func TestTableIndices(t *testing.T) {
+	for _, h := range headers {
+		t.Run(strconv.Itoa(h.version), func(t *testing.T) { testTableIndices(t, h.module, h.version, h.lastSeen) })
+	}
+}
+
+func testTableIndices(t *testing.T, headerModule string, version int, last fn) {
 	// downloaded if this module cache does not have it yet
 	out, err := exec.Command("go", "mod", "download", "-json", headerModule).Output()
 	require.NoError(t, err, "go mod download %s: %s", headerModule, out)
@@ -68,13 +83,43 @@ func TestTableIndices(t *testing.T) {
 		fnAddRunConfigEntry: "AddRunConfigEntry",
 		// describeValueByInfo's, the reference path of BenchmarkDescribeValue
 		fnGetTensorTypeAndShape: "GetTensorTypeAndShape", fnReleaseTensorTypeAndShapeInfo: "ReleaseTensorTypeAndShapeInfo",
+		// version 25
+		fnRunOptionsEnableProfiling: "RunOptionsEnableProfiling",
 	} {
+		if f > last {
+			continue // an entry of a later version than this header's
+		}
 		require.Less(t, int(f), len(entries), "%s: index %d past the table's %d entries", name, f, len(entries))
 		require.Equal(t, name, entries[f], "the entry at index %d", f)
 	}
-	require.Len(t, entries, int(fnGetTensorElementTypeAndShapeDataReference)+1,
-		"the table of this header has entries past the last of APIVersion %d: a newer header, whose version APIVersion should say", APIVersion)
-	require.Regexp(t, regexp.MustCompile(`#define ORT_API_VERSION `+strconv.Itoa(APIVersion)+`\b`), string(b))
+	require.Len(t, entries, int(last)+1,
+		"the table of this header does not end where version %d's does: a header of another version", version)
+	require.Regexp(t, regexp.MustCompile(`#define ORT_API_VERSION `+strconv.Itoa(version)+`\b`), string(b))
+}
+
+// TestAPIVersionFor: a library of ORT 1.x is asked for version x, within APIVersion and
+// NewestAPIVersion; a version string that does not parse gets APIVersion.
+func TestAPIVersionFor(t *testing.T) {
+	for v, want := range map[string]int{
+		"1.30.0": NewestAPIVersion, "1.29.1": 29, "1.25.0": 25, "1.24.2": APIVersion, "1.20.0": APIVersion,
+		"2.1.0": APIVersion, "": APIVersion, "1.x": APIVersion, "1": APIVersion,
+	} {
+		assert.Equal(t, want, apiVersionFor(v), "%q", v)
+	}
+}
+
+// TestProfileNeedsVersion25: on a table older than version 25, RunOptions.Profile fails with
+// ErrNoRuntime naming the versions, before the run (the loaded library's table is made to look
+// like version 24's for the call).
+func TestProfileNeedsVersion25(t *testing.T) {
+	a, err := loaded()
+	require.NoError(t, err)
+	old := *a
+	old.api = APIVersion
+	_, err = old.runOptions(&RunOptions{Profile: filepath.Join(t.TempDir(), "p")})
+	require.ErrorIs(t, err, ErrNoRuntime)
+	assert.Regexp(t, `^onnxx: RunOptions\.Profile needs C API version 25 \(ONNX Runtime 1\.25 or later\); .* is ONNX Runtime 1\.\d+\.\d+ \(C API 24\)$`, err.Error())
+	assert.Equal(t, NewestAPIVersion, a.api, "ORT %s gave the newest table this package knows", a.version)
 }
 
 // ortAPIEntries lists the names of the OrtApi struct's entries, in order: ORT_API2_STATUS(Name,

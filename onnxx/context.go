@@ -24,6 +24,12 @@ type RunOptions struct {
 	// back to the system at the end of the run. ORT refuses keys it does not know only where it
 	// reads them.
 	Config map[string]string
+	// Profile, when not empty, has ORT profile this run (RunOptionsEnableProfiling): at its end ORT
+	// writes the run's trace, a JSON array of Chrome trace events, one per operator and step, to a
+	// file whose name is Profile followed by a timestamp and ".json" (Profile may hold a
+	// directory). It needs a library of C API version 25 (ONNX Runtime 1.25) or later; on an older
+	// one the run fails with ErrNoRuntime before anything runs.
+	Profile string
 }
 
 // RunContext is Run with a context and per-run options (ro may be nil): when ctx is cancelled or
@@ -96,6 +102,18 @@ func (a *ortAPI) runOptions(ro *RunOptions) (uintptr, error) {
 		}
 		if ro.LogLevel != LogSilent {
 			if err := a.call("setting the run log level", fnRunOptionsSetRunLogSeverityLevel, h, uintptr(ro.LogLevel.severity())); err != nil {
+				return err
+			}
+		}
+		if ro.Profile != "" {
+			if a.api < apiProfiling {
+				return errs.Errorf(ErrNoRuntime, "onnxx: RunOptions.Profile needs C API version %d (ONNX Runtime 1.%d or later); %s is ONNX Runtime %s (C API %d)",
+					apiProfiling, apiProfiling, a.path, a.version, a.api)
+			}
+			prefix := cstr(ro.Profile)
+			err := a.call("enabling the run's profiling", fnRunOptionsEnableProfiling, h, ptr(prefix))
+			runtime.KeepAlive(prefix)
+			if err != nil {
 				return err
 			}
 		}

@@ -2,7 +2,10 @@ package onnxx_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -56,4 +59,35 @@ func TestRunContext(t *testing.T) {
 	require.NoError(t, s.RunIntoContext(context.Background(), []*core.Tensor{core.Scalar[int64](7), core.Scalar(true),
 		core.MustFromSlice([]float32{1}, 1)}, []*core.Tensor{dst}, nil))
 	assert.Equal(t, []float32{8}, f32(t, dst))
+}
+
+// TestRunProfile: with RunOptions.Profile, ORT writes the run's trace to a file named by the
+// prefix, a JSON array of trace events that covers the model's operators; runs without it write
+// none.
+func TestRunProfile(t *testing.T) {
+	s, err := onnxx.NewSession(model("spin"), nil, nil, nil)
+	require.NoError(t, err)
+	defer s.Destroy()
+	dir := t.TempDir()
+	_, err = s.RunContext(context.Background(), spinInputs(3, 0), &onnxx.RunOptions{Tag: "plain"})
+	require.NoError(t, err)
+	out, err := s.RunContext(context.Background(), spinInputs(5, 1), &onnxx.RunOptions{Profile: filepath.Join(dir, "spin")})
+	require.NoError(t, err)
+	assert.Equal(t, []float32{6}, f32(t, out["V"]), "a profiled run computes as any run")
+	files, err := filepath.Glob(filepath.Join(dir, "*"))
+	require.NoError(t, err)
+	require.Len(t, files, 1, "one trace, of the profiled run only")
+	assert.Regexp(t, `/spin[^/]*\.json$`, files[0])
+	b, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	var events []struct {
+		Cat  string `json:"cat"`
+		Name string `json:"name"`
+	}
+	require.NoError(t, json.Unmarshal(b, &events), "the trace is a JSON array of events")
+	cats := map[string]int{}
+	for _, e := range events {
+		cats[e.Cat]++
+	}
+	assert.Positive(t, cats["Node"], "the trace times the model's operators: %v", cats)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/dlpack-go/dlpack/core"
@@ -81,4 +83,29 @@ func ExampleSession_Run_echo() {
 	fmt.Println(e, out["X"].Flags()&core.FlagIsCopied != 0, core.MayShareMemory(x, out["X"]))
 	// Output:
 	// [-1 2 -3 4 -5 6] true false
+}
+
+// RunOptions.Profile has ORT write the run's trace (Chrome's trace-event JSON, which
+// chrome://tracing and Perfetto open) to a file named by the prefix.
+func ExampleRunOptions_profile() {
+	s, err := onnxx.NewSession(model("spin"), nil, nil, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Destroy()
+	dir, err := os.MkdirTemp("", "profile")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	_, err = s.RunContext(context.Background(), spinInputs(5, 1), &onnxx.RunOptions{Profile: filepath.Join(dir, "spin")})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	traces, _ := filepath.Glob(filepath.Join(dir, "spin*.json"))
+	fmt.Println("trace files:", len(traces))
+	// Output: trace files: 1
 }

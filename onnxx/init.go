@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -105,6 +107,20 @@ func loaded() (*ortAPI, error) {
 	return a, nil
 }
 
+// apiVersionFor returns the C API version to ask a library of the given version string for: ORT
+// 1.x provides versions 1 to x, so the newer of APIVersion and x, up to NewestAPIVersion. A
+// version string that does not parse gets APIVersion. (Asking GetApi for a version the library
+// lacks returns NULL and prints a complaint to stderr, so the version is chosen before asking.)
+func apiVersionFor(version string) int {
+	major, rest, ok := strings.Cut(version, ".")
+	minor, _, _ := strings.Cut(rest, ".")
+	x, err := strconv.Atoi(minor)
+	if !ok || major != "1" || err != nil {
+		return APIVersion
+	}
+	return min(max(x, APIVersion), NewestAPIVersion)
+}
+
 // load opens the library at p and makes the environment, CPU memory info and allocator.
 func load(p string) (*ortAPI, error) {
 	getBase, err := openLibrary(p)
@@ -117,7 +133,8 @@ func load(p string) (*ortAPI, error) {
 	}
 	entry := func(i int) uintptr { return *(*uintptr)(unsafe.Add(base, i*int(unsafe.Sizeof(uintptr(0))))) }
 	a := &ortAPI{path: p, version: goString(invoke(entry(fnOrtApiBaseGetVersionString)), 64)}
-	a.table = cptr(invoke(entry(fnOrtApiBaseGetApi), APIVersion))
+	a.api = apiVersionFor(a.version)
+	a.table = cptr(invoke(entry(fnOrtApiBaseGetApi), uintptr(a.api)))
 	if a.table == nil {
 		return nil, errs.Errorf(ErrNoRuntime, "onnxx: %s is ONNX Runtime %s, which lacks C API version %d: onnxx needs ONNX Runtime 1.24 or later (scripts/fetch-ort.sh fetches %s)",
 			p, a.version, APIVersion, RuntimeVersion)
