@@ -150,11 +150,11 @@
 //	                                                         tensor is allocated)
 //	receive chunk by chunk (Stream)                         none: each chunk is a view of its message
 //	store a list (Server.PutTensors)                        one: the tensors into one block, in C order
-//	send a list (PutTensors, the server's DoGet of one)     one gather of each batch's tensors into one
-//	                                                         buffer where they do not lie one after the
-//	                                                         other (a client's list; never a stored one),
-//	                                                         then the body assembled (values, offsets
-//	                                                         and shapes are several buffers)
+//	send a list (PutTensors, the server's DoGet of one)     the message body assembled once (values,
+//	                                                         offsets and shapes are several buffers),
+//	                                                         after one gather of each batch's tensors
+//	                                                         into one buffer, except for a list that
+//	                                                         Server.PutTensors stored (one block)
 //	receive a list (GetTensors, DoPut)                      none after the network read: each tensor
 //	                                                         is a read-only view of its batch's message
 //

@@ -231,10 +231,11 @@ func listBatches(ts []*core.Tensor, size, per int64, chunkBytes int) []int {
 
 // sendList writes a list of tensors (that the caller holds, checked by listInfo) as a
 // variable-shape stream: the schema, then batches of whole tensors of at most chunkBytes of
-// elements (one tensor at least). A batch's values are the tensors' own memory when they lie
-// one after the other in C order (a list the server stored), else copied once into one buffer.
+// elements (one tensor at least). With packed (a list packList made: the tensors lie one after
+// the other in one block) a batch's values are the block itself; otherwise they are copied
+// once into one buffer.
 func sendList(send func(*flight.FlightData) error, desc *flight.FlightDescriptor, info Info, ts []*core.Tensor,
-	chunkBytes int, mem amemory.Allocator) error {
+	chunkBytes int, mem amemory.Allocator, packed bool) error {
 	schema, err := listSchema(info)
 	if err != nil {
 		return err
@@ -252,7 +253,7 @@ func sendList(send func(*flight.FlightData) error, desc *flight.FlightDescriptor
 	start := 0
 	var staging []byte
 	for _, end := range listBatches(ts, size, per, chunkBytes) {
-		rec, err := listBatch(schema, vt, ts[start:end], extra, per, size, &staging)
+		rec, err := listBatch(schema, vt, ts[start:end], extra, per, size, packed, &staging)
 		if err != nil {
 			return err
 		}
@@ -266,16 +267,14 @@ func sendList(send func(*flight.FlightData) error, desc *flight.FlightDescriptor
 	return w.Close()
 }
 
-// listBatch makes the record batch of tensors ts: their values (their own memory when they lie
-// one after the other, else copied into staging), offsets and shapes.
+// listBatch makes the record batch of tensors ts: their values (with packed, the block they
+// lie in one after the other; else copied into staging), offsets and shapes.
 func listBatch(schema *arrow.Schema, vt *arrowx.VariableShapeTensorType, ts []*core.Tensor, extra []int64, per, size int64,
-	staging *[]byte) (arrow.RecordBatch, error) {
+	packed bool, staging *[]byte) (arrow.RecordBatch, error) {
 	ndim := vt.Ndim()
 	offsets := make([]byte, 4*(len(ts)+1))
 	shapes := make([]byte, 0, 4*len(ts)*ndim)
 	total := int64(0)
-	adjacent := true
-	var next unsafe.Pointer
 	for k, t := range ts {
 		row := append(slices.Clone(t.Shape()), extra...)
 		if len(row) == 0 {
@@ -284,19 +283,15 @@ func listBatch(schema *arrow.Schema, vt *arrowx.VariableShapeTensorType, ts []*c
 		for _, d := range row {
 			shapes = binary.NativeEndian.AppendUint32(shapes, uint32(d))
 		}
-		if t.Len() > 0 {
-			if !t.IsContiguous() || (next != nil && t.Data() != next) {
-				adjacent = false
-			}
-			next = unsafe.Add(t.Data(), t.Len()*size)
-		}
 		total += t.Len()
 		binary.NativeEndian.PutUint32(offsets[4*(k+1):], uint32(total*per))
 	}
 	var vals []byte
 	switch {
 	case total == 0:
-	case adjacent:
+	case packed:
+		// the tensors lie one after the other in one block (packList): the batch's values are
+		// that stretch of it
 		first := slices.IndexFunc(ts, func(t *core.Tensor) bool { return t.Len() > 0 })
 		vals = unsafe.Slice((*byte)(ts[first].Data()), total*size)
 	default:
@@ -563,8 +558,8 @@ func receiveList(rd *flight.Reader, info Info, cfg config, body *int) ([]*core.T
 // "dlpack."), replacing what was there: tensors of one dtype and number of dimensions (0 to
 // core.MaxNdim-2; ErrMismatch for a list that mixes them), each of its own shape, served as one
 // arrow.variable_shape_tensor column (see the package documentation). The tensors are copied,
-// once, into one block of memory in C order, whose views GetTensors returns and which DoGet
-// sends without a further copy; the caller keeps its own. An empty list is stored as a list of
+// once, into one block of memory in C order, whose views GetTensors returns and whose stretches
+// DoGet's batches carry without gathering them again; the caller keeps its own. An empty list is stored as a list of
 // float32 tensors of one dimension (the column needs a type).
 func (s *Server) PutTensors(name string, ts []*core.Tensor, meta map[string]string) error {
 	if err := checkName(name); err != nil {
@@ -592,7 +587,7 @@ func (s *Server) PutTensors(name string, ts []*core.Tensor, meta map[string]stri
 	for k, v := range meta {
 		info.Meta[k] = v
 	}
-	s.store(name, entry{list: list, meta: info.Meta, info: info})
+	s.store(name, entry{list: list, meta: info.Meta, info: info, packed: true})
 	return nil
 }
 
@@ -720,6 +715,6 @@ func (c *Client) PutTensors(ctx context.Context, name string, ts []*core.Tensor,
 		return wrapf(transportErr(err), "put tensors %q", name)
 	}
 	desc := &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{name}}
-	sendErr := sendList(stream.Send, desc, info, ts, c.cfg.chunkBytes, c.cfg.mem)
+	sendErr := sendList(stream.Send, desc, info, ts, c.cfg.chunkBytes, c.cfg.mem, false)
 	return putVerdict(stream, sendErr, "put tensors", name)
 }

@@ -117,6 +117,9 @@ type entry struct {
 	meta map[string]string
 	list []*core.Tensor
 	info Info // of a list: what listInfo said of it
+	// packed: the list's tensors lie one after the other in one block (PutTensors), which
+	// DoGet sends as it lies
+	packed bool
 }
 
 // release lets go of the entry's tensors.
@@ -377,8 +380,11 @@ func (s *Server) GetFlightInfo(_ context.Context, d *flight.FlightDescriptor) (*
 func (s *Server) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServer) error {
 	name := string(tk.GetTicket())
 	send, release, err := s.sender(name)
-	if err != nil {
+	if errors.Is(err, ErrNotFound) {
 		return status.Errorf(codes.NotFound, "flightx: no tensor %q", name)
+	}
+	if err != nil {
+		return status.Error(codes.Internal, err.Error())
 	}
 	if s.cfg.idle <= 0 {
 		defer release()
@@ -418,34 +424,50 @@ func (s *Server) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServe
 }
 
 // sender returns what DoGet runs to send the flight called name, over views of the stored
-// tensor or list that release lets go.
+// tensor or list (taken together with what describes them, under the lock) that release lets
+// go.
 func (s *Server) sender(name string) (send func(func(*flight.FlightData) error) error, release func(), err error) {
 	s.mu.Lock()
 	e, ok := s.tensors[name]
-	s.mu.Unlock()
-	if ok && e.info.Variable {
-		ts, meta, err := s.GetTensors(name)
-		if err != nil {
-			return nil, nil, err
+	var views []*core.Tensor
+	if ok {
+		for _, t := range append([]*core.Tensor{e.t}, e.list...) {
+			if t == nil {
+				continue
+			}
+			v, verr := t.View()
+			if verr != nil {
+				err = verr
+				break
+			}
+			views = append(views, v)
 		}
-		info := e.info
-		info.Name, info.Meta = name, meta
-		return func(f func(*flight.FlightData) error) error {
-				return sendList(f, nil, info, ts, s.cfg.chunkBytes, s.cfg.mem)
-			}, func() {
-				for _, t := range ts {
-					t.Release()
-				}
-			}, nil
 	}
-	t, meta, err := s.Get(name)
+	s.mu.Unlock()
+	release = func() {
+		for _, v := range views {
+			v.Release()
+		}
+	}
+	if !ok {
+		return nil, nil, errs.Errorf(ErrNotFound, "flightx: no tensor %q", name)
+	}
 	if err != nil {
+		release()
 		return nil, nil, err
 	}
-	info := Info{Name: name, DType: t.DType(), Shape: t.Shape(), Meta: meta}
+	if e.info.Variable {
+		info := e.info
+		info.Name, info.Meta = name, e.meta
+		return func(f func(*flight.FlightData) error) error {
+			return sendList(f, nil, info, views, s.cfg.chunkBytes, s.cfg.mem, e.packed)
+		}, release, nil
+	}
+	t := views[0]
+	info := Info{Name: name, DType: t.DType(), Shape: t.Shape(), Meta: e.meta}
 	return func(f func(*flight.FlightData) error) error {
 		return sendTensorAs(f, nil, info, t, s.cfg.chunkBytes, s.cfg.mem, s.cfg.flat)
-	}, t.Release, nil
+	}, release, nil
 }
 
 // listFlightInfo describes a stored list of tensors.
