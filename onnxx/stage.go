@@ -21,6 +21,10 @@ type bindings struct {
 	lends   []bool       // the output takes leases (see takesLeases)
 	leased  bool         // every output takes leases
 	allLent atomic.Int32 // runs left that skip the leases: see lend
+	// checked: the tensors of the slots share no memory with one another (checkOverlap passed on
+	// a run of the kept path with them); reset whenever a slot changes. The outputs lent on that
+	// path are over free lease blocks, which no live tensor holds, so they never overlap.
+	checked bool
 	api     *ortAPI
 	st      stage
 }
@@ -47,6 +51,7 @@ func (b *bindings) drop() {
 	for i := range b.out {
 		b.out[i].drop()
 	}
+	b.checked = false
 	b.dropLeases()
 }
 
@@ -166,6 +171,18 @@ func (s *Session) unstage(st *stage) {
 		st.cached = false
 		s.b.mu.Unlock()
 	}
+}
+
+// unstageKept is unstage for the kept path (runKeptHeld), which stages only the kept and lent
+// values, the inputs' tensors and the run options, and leaves the rest as unstage left it.
+func (s *Session) unstageKept(st *stage) {
+	clear(st.srcs)
+	clear(st.inVals)
+	st.dropForeign(s.api, len(st.ours))
+	clear(st.ours)
+	clear(st.lent)
+	st.dynamicDst, st.runOpts, st.cached = false, 0, false
+	s.b.mu.Unlock()
 }
 
 // keep records a value made for this run over t's memory: pinned, released after the run.
