@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/errstest"
 	"github.com/dlpack-go/dlpack/core"
-	"github.com/dlpack-go/dlpack/internal/errs/errstest"
 )
 
 // TestErrorMessages provokes the refusals of package adapters and holds each message to the

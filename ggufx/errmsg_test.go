@@ -9,9 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/errstest"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/ggufx"
-	"github.com/dlpack-go/dlpack/internal/errs/errstest"
 )
 
 // sentinels are ggufx's own: none of their texts may lead a message before its cause (the

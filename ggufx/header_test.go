@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/errstest"
 	"github.com/dlpack-go/dlpack/ggufx"
-	"github.com/dlpack-go/dlpack/internal/errs/errstest"
 )
 
 // valid is a small well-formed file: two metadata pairs, an F32 tensor of ne [3, 2] and a Q4_0

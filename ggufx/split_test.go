@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/errstest"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/ggufx"
-	"github.com/dlpack-go/dlpack/internal/errs/errstest"
 )
 
 // writeShards writes a model of count shards, shard i holding tensor "t<i>" of [i+1] float32

@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/x448/float16"
 
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/errstest"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/ggufx"
-	"github.com/dlpack-go/dlpack/internal/errs/errstest"
 	"github.com/dlpack-go/dlpack/memory"
 )
 

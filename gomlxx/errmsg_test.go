@@ -8,9 +8,9 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 
 	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/errstest"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gomlxx"
-	"github.com/dlpack-go/dlpack/internal/errs/errstest"
 )
 
 // TestErrorMessages provokes gomlxx's refusals and holds each message to the module's rule:

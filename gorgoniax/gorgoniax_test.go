@@ -13,10 +13,10 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/adapters/adaptertest"
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/foreignmem"
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/leakcheck"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gorgoniax"
-	"github.com/dlpack-go/dlpack/internal/foreignmem"
-	"github.com/dlpack-go/dlpack/internal/leakcheck"
 	"github.com/dlpack-go/dlpack/memory"
 )
 

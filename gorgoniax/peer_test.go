@@ -10,9 +10,9 @@ import (
 	"gorgonia.org/tensor"
 
 	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/leakcheck"
 	"github.com/dlpack-go/dlpack/gonumx"
 	"github.com/dlpack-go/dlpack/gorgoniax"
-	"github.com/dlpack-go/dlpack/internal/leakcheck"
 )
 
 // gonumToGorgonia is our path: mat.Dense → core → tensor.Dense, sharing memory.

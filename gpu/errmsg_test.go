@@ -7,9 +7,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/errstest"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gpu/cuda"
-	"github.com/dlpack-go/dlpack/internal/errs/errstest"
 )
 
 // TestErrorMessages provokes gpu's refusals (against the fake driver of two devices: no GPU is

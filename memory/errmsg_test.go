@@ -3,8 +3,8 @@ package memory_test
 import (
 	"testing"
 
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/errstest"
 	"github.com/dlpack-go/dlpack/core"
-	"github.com/dlpack-go/dlpack/internal/errs/errstest"
 	"github.com/dlpack-go/dlpack/memory"
 )
 

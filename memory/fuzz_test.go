@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/leakcheck"
 	"github.com/dlpack-go/dlpack/core"
-	"github.com/dlpack-go/dlpack/internal/leakcheck"
 	"github.com/dlpack-go/dlpack/memory"
 	"github.com/stretchr/testify/require"
 )

@@ -8,9 +8,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/foreignmem"
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/leakcheck"
 	"github.com/dlpack-go/dlpack/core"
-	"github.com/dlpack-go/dlpack/internal/foreignmem"
-	"github.com/dlpack-go/dlpack/internal/leakcheck"
 	"github.com/dlpack-go/dlpack/memory"
 	"github.com/stretchr/testify/require"
 )

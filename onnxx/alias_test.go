@@ -4,8 +4,8 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/leakcheck"
 	"github.com/dlpack-go/dlpack/core"
-	"github.com/dlpack-go/dlpack/internal/leakcheck"
 	"github.com/dlpack-go/dlpack/onnxx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -11,10 +11,10 @@ import (
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/leakcheck"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gpu"
 	"github.com/dlpack-go/dlpack/internal/errs"
-	"github.com/dlpack-go/dlpack/internal/leakcheck"
 	"github.com/dlpack-go/dlpack/memory"
 	"github.com/dlpack-go/dlpack/onnxx"
 	"github.com/dlpack-go/dlpack/onnxx/internal/modeltest"

@@ -12,9 +12,9 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/adapters/adaptertest"
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/leakcheck"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/core/cdlpack"
-	"github.com/dlpack-go/dlpack/internal/leakcheck"
 	"github.com/dlpack-go/dlpack/memory"
 	"github.com/dlpack-go/dlpack/pyexchange"
 )

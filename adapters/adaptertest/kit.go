@@ -42,7 +42,7 @@
 //   - read-only: the result of a read-only input is never writable while it shares memory.
 //   - report-copy: adapters.ReportCopy reports exactly whether the result shares memory.
 //   - only-holder (once per adapter, not per case): inputs that are the only holders of memory
-//     unmapped when released (internal/foreignmem), converted again and again while collections
+//     unmapped when released (adapters/adaptertest/foreignmem), converted again and again while collections
 //     run throughout: an adapter that uses the memory after its last use of the *core.Tensor
 //     without holding it (core.Hold) faults or reads wrong values — when it goes on using it for
 //     longer than a collection cycle takes to find the tensor unreachable and run its cleanup
@@ -87,10 +87,10 @@ import (
 	"unsafe"
 
 	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/errstest"
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/foreignmem"
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/leakcheck"
 	"github.com/dlpack-go/dlpack/core"
-	"github.com/dlpack-go/dlpack/internal/errs/errstest"
-	"github.com/dlpack-go/dlpack/internal/foreignmem"
-	"github.com/dlpack-go/dlpack/internal/leakcheck"
 	"github.com/dlpack-go/dlpack/memory"
 )
 
@@ -641,7 +641,7 @@ func onlyHolderShape(ndim int) []int64 {
 }
 
 // checkOnlyHolder converts inputs that are the only holders of their memory, memory that is
-// unmapped when released (internal/foreignmem), while collections run throughout: an adapter
+// unmapped when released (adapters/adaptertest/foreignmem), while collections run throughout: an adapter
 // that reads or writes the memory after its last use of the *core.Tensor, without holding it
 // (core.Hold), faults. The results must still read the right values afterwards.
 func checkOnlyHolder(a Adapter) error {
@@ -683,7 +683,7 @@ func eachOnlyHolderInput(a Adapter, f func(layout string, in *core.Tensor, want 
 }
 
 // checkConcurrentRelease converts inputs that are the only holders of memory unmapped when
-// released (internal/foreignmem) while another goroutine releases them, after a delay that
+// released (adapters/adaptertest/foreignmem) while another goroutine releases them, after a delay that
 // grows from one round to the next (0 to about a millisecond), so that the release lands at
 // every point of the conversion. An adapter that reads or writes the memory without holding it
 // (core.Hold) for the whole time faults; one that holds it gives the right values, or an error

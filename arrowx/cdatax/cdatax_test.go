@@ -10,11 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/leakcheck"
 	"github.com/dlpack-go/dlpack/arrowx"
 	"github.com/dlpack-go/dlpack/arrowx/cdatax"
 	"github.com/dlpack-go/dlpack/arrowx/cdatax/internal/ctest"
 	"github.com/dlpack-go/dlpack/core"
-	"github.com/dlpack-go/dlpack/internal/leakcheck"
 )
 
 func produce(offset int64, nulls bool, shape ...int64) (*cdata.CArrowArray, *cdata.CArrowSchema, unsafe.Pointer, func()) {

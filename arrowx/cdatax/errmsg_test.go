@@ -7,11 +7,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/cdata"
 
 	"github.com/dlpack-go/dlpack/adapters"
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/errstest"
 	"github.com/dlpack-go/dlpack/arrowx"
 	"github.com/dlpack-go/dlpack/arrowx/cdatax"
 	"github.com/dlpack-go/dlpack/arrowx/cdatax/internal/ctest"
 	"github.com/dlpack-go/dlpack/core"
-	"github.com/dlpack-go/dlpack/internal/errs/errstest"
 )
 
 // TestErrorMessages provokes cdatax's refusals, of exports and of C structs a producer spoiled,

@@ -7,9 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/errstest"
 	"github.com/dlpack-go/dlpack/arrowx/flightx"
 	"github.com/dlpack-go/dlpack/core"
-	"github.com/dlpack-go/dlpack/internal/errs/errstest"
 )
 
 // TestErrorMessages provokes flightx's refusals, on both ends of a real Flight connection, and

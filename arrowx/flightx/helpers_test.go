@@ -15,9 +15,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/leakcheck"
 	"github.com/dlpack-go/dlpack/arrowx/flightx"
 	"github.com/dlpack-go/dlpack/core"
-	"github.com/dlpack-go/dlpack/internal/leakcheck"
 )
 
 // noLeaks records the goroutines and foreign memory before a test and checks, at its end, that

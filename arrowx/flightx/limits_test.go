@@ -26,9 +26,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/leakcheck"
 	"github.com/dlpack-go/dlpack/arrowx/flightx"
 	"github.com/dlpack-go/dlpack/core"
-	"github.com/dlpack-go/dlpack/internal/leakcheck"
 )
 
 // rawPut is a DoPut stream driven by hand: a schema that announces any tensor, then whatever

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/errstest"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/core/cdlpack"
 	"github.com/dlpack-go/dlpack/core/cdlpack/internal/ctest"
-	"github.com/dlpack-go/dlpack/internal/errs/errstest"
 )
 
 // TestErrorMessages provokes the refusals of cdlpack's exports and imports and holds each

@@ -10,10 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/leakcheck"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/core/cdlpack"
 	"github.com/dlpack-go/dlpack/core/cdlpack/internal/ctest"
-	"github.com/dlpack-go/dlpack/internal/leakcheck"
 )
 
 // churn runs the collector and allocates, so that Go memory nobody holds gets freed and reused.

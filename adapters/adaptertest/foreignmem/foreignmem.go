@@ -1,6 +1,6 @@
 //go:build unix
 
-// Package foreignmem is the foreign-memory fixture of this module's tests: tensors over memory
+// Package foreignmem is the foreign-memory fixture of the conformance kit and of adapters' tests: tensors over memory
 // that Go did not allocate, released through core.Wrap's release function, made to catch use
 // after free loudly. Its memory is an anonymous mapping of its own, and the release unmaps it: a
 // read or write through the tensor's address after the release faults, instead of reading stale

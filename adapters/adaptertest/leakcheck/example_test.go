@@ -3,8 +3,8 @@ package leakcheck_test
 import (
 	"fmt"
 
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/leakcheck"
 	"github.com/dlpack-go/dlpack/core"
-	"github.com/dlpack-go/dlpack/internal/leakcheck"
 )
 
 // A leak test takes its baseline once earlier garbage has settled, then checks that foreign

@@ -1,5 +1,6 @@
-// Package errstest holds a package's error messages to the module's rule (package errs) in its
-// tests: one table of refusals, each provoked, matched with errors.Is and read.
+// Package errstest holds an adapter's error messages to dlpack-go's rule in its tests (what was
+// wrong leads, each package prefix appears once, errors.Is still matches the sentinels): one table
+// of refusals, each provoked, matched with errors.Is and read.
 package errstest
 
 import (
