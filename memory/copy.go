@@ -324,7 +324,8 @@ func copyWords[W word](p plan) {
 // out among the processors it may use (it returns how many; the pieces write disjoint
 // elements): piecesPerWorker per processor for transposes and for copies through the cache, one
 // for copies of non-temporal rows (ntRows; cut finer, a 256 MiB contiguous copy of
-// BenchmarkNumPyCopies measured 40% slower, as did 2-D transposes, which transposeBlocks cuts).
+// BenchmarkNumPyCopies measured slower, as did 2-D transposes, which transposeBlocks cuts; figures
+// in docs/benchmarks-history.md).
 // It returns nil for copies that stay on one goroutine: small ones (below parallelBytes, or
 // splitBytes for non-temporal rows), and 2-D transposes, which transposeBlocks splits itself.
 // Pieces of a plan with a single dimension are cut at multiples of 64 elements, so that no cache
@@ -791,7 +792,7 @@ func transpose32(b rect) {
 }
 
 // transpose32Pairs is transpose32 without AVX, kept as one loop nest (as it was before the
-// tile kernels; measured 7% faster than going through strip32): each step loads 8 words of
+// tile kernels, which measured faster than going through strip32): each step loads 8 words of
 // each of two adjacent source columns as four 64-bit pairs per column and stores, in each of
 // the 8 destination rows, the pair of words that row takes from the two columns.
 func transpose32Pairs(b rect) {
