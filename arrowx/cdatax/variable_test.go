@@ -6,7 +6,9 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/cdata"
+	amemory "github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -103,4 +105,50 @@ func pinAll(p *runtime.Pinner, d arrow.ArrayData) {
 	for _, c := range d.Children() {
 		pinAll(p, c)
 	}
+}
+
+// TestVariableShapeSlicedWithNulls: a sliced array whose struct has nulls goes out at offset 0
+// with its validity bitmap starting at the slice, so the consumer sees the slice's nulls where
+// they are and the valid elements' values, not the array's from its start.
+func TestVariableShapeSlicedWithNulls(t *testing.T) {
+	leakcheck.Check(t)
+	var ts []*core.Tensor
+	for i := range 5 {
+		ts = append(ts, core.MustFromSlice([]float32{float32(10 * i), float32(10*i + 1)}, 1, 2))
+	}
+	whole, err := arrowx.NewVariableShapeTensorArray(ts, nil, nil)
+	require.NoError(t, err)
+	sd := whole.Storage().Data()
+	valid := amemory.NewResizableBuffer(amemory.DefaultAllocator)
+	valid.Resize(1)
+	valid.Bytes()[0] = 0b10101 // elements 1 and 3 are null
+	withNulls := array.NewData(sd.DataType(), sd.Len(), []*amemory.Buffer{valid}, sd.Children(), 2, 0)
+	storage := array.MakeFromData(withNulls)
+	ext := array.NewExtensionArrayWithStorage(whole.ExtensionType(), storage).(*arrowx.VariableShapeTensorArray)
+	sliced := array.NewSlice(ext, 1, 4).(*arrowx.VariableShapeTensorArray) // null, 2, null
+	storage.Release()
+	withNulls.Release()
+	valid.Release()
+	ext.Release()
+	whole.Release()
+
+	ca, cs := ctest.Alloc()
+	defer ctest.Free(ca, cs)
+	require.NoError(t, cdatax.ExportVariableShapeTensors(sliced, (*cdata.CArrowArray)(ca), (*cdata.CArrowSchema)(cs)))
+	sliced.Release()
+	back, err := cdatax.ImportVariableShapeTensors((*cdata.CArrowArray)(ca), (*cdata.CArrowSchema)(cs))
+	require.NoError(t, err)
+	defer back.Release()
+	require.Equal(t, 3, back.Len())
+	assert.Equal(t, 0, back.Data().Offset(), "exported at offset 0")
+	assert.Equal(t, []bool{true, false, true}, []bool{back.IsNull(0), back.IsNull(1), back.IsNull(2)})
+	_, err = back.Tensor(0)
+	require.ErrorIs(t, err, arrowx.ErrNulls)
+	x, err := back.Tensor(1, adapters.ZeroCopyOnly())
+	require.NoError(t, err)
+	defer x.Release()
+	v, err := core.ReadOnlyElements[float32](x)
+	require.NoError(t, err)
+	assert.Equal(t, []float32{20, 21}, v, "the slice's valid element is the array's element 2")
+	assert.Equal(t, []int64{1, 2}, x.Shape())
 }
