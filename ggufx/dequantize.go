@@ -66,6 +66,10 @@ func (f *File) Dequantize(name string, dtype core.DLDataType) (*core.Tensor, err
 		return nil, fmt.Errorf("ggufx: %w (tensor %q)", err, name)
 	}
 	defer block.release()
+	if s, ok := streamers[ti.Type]; ok && dtype == core.Float32 && int64(len(b)) >= streamMin &&
+		uintptr(unsafe.Pointer(unsafe.SliceData(b)))%32 == 0 {
+		dq = s // the workers' parts start at whole blocks: 128-byte multiples, still aligned
+	}
 	err = f.withData(ti, func(src []byte) error {
 		dequantize(dq, ti.Type, b, dtype, src, ti.Len())
 		return nil

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -336,4 +338,37 @@ func TestDequantizeFloats(t *testing.T) {
 	}
 	_, err = f.Dequantize("I32", core.Float32)
 	require.ErrorIs(t, err, ggufx.ErrType)
+}
+
+// TestDequantizeLarge: outputs of 32 MiB and more go out through the kernels' non-temporal stores
+// where the build has them (split across the processors): every element still equals ggml's
+// formula, bit for bit.
+func TestDequantizeLarge(t *testing.T) {
+	const n = 8 << 20 // 32 MiB of float32
+	rng := rand.New(rand.NewPCG(31, 7))
+	for _, typ := range []ggufx.Type{ggufx.Q4_0, ggufx.Q8_0, ggufx.Q4_K} {
+		t.Run(typ.String(), func(t *testing.T) {
+			blocks := randomBlocks(rng, typ, n/typ.BlockSize())
+			r := start(3, 1, 0).tensor("w", uint32(typ), 0, 4096, n/4096)
+			r.data(32, 0, nil).bytes(blocks...)
+			path := filepath.Join(t.TempDir(), "large.gguf")
+			require.NoError(t, os.WriteFile(path, r.b, 0o644))
+			f, err := ggufx.Open(path)
+			require.NoError(t, err)
+			defer f.Close()
+			x, err := f.Dequantize("w", core.Float32)
+			require.NoError(t, err)
+			defer x.Release()
+			got, err := core.ReadOnlyElements[float32](x)
+			require.NoError(t, err)
+			require.Len(t, got, n)
+			bs, bb := typ.BlockSize(), typ.BlockBytes()
+			for i, v := range got {
+				b := blocks[i/bs*bb:][:bb]
+				if want := elementValue(typ, b, i%bs); math.Float32bits(v) != math.Float32bits(want) {
+					t.Fatalf("element %d is %v, ggml's formula gives %v", i, v, want)
+				}
+			}
+		})
+	}
 }

@@ -15,6 +15,16 @@ import (
 // dequantizer dequantizes len(dst)/BlockSize blocks of src into dst.
 type dequantizer func(dst []float32, src []byte)
 
+// streamers are the kernels that write dst with non-temporal stores (dst 32-byte aligned, the
+// whole output at least streamMin bytes): the assembly kernels where the build has them. A
+// destination that large does not stay in the cache anyway, and non-temporal stores do not read
+// each of its lines first, so the output costs the memory one write instead of a read and a
+// write, as copy() of that size does.
+var streamers = map[Type]dequantizer{}
+
+// streamMin is the output size from which Dequantize writes through a streamer.
+const streamMin = 32 << 20
+
 var dequantizers = map[Type]dequantizer{
 	F32:   dqF32,
 	F16:   dqF16,

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // BenchmarkKernels runs each dequantization kernel alone on 1 Mi elements in memory (in the
@@ -47,14 +48,27 @@ func TestKernelsAgreeWithGo(t *testing.T) {
 				src[i] = byte(rng.Uint32())
 			}
 			want := make([]float32, blocks*typ.BlockSize())
-			got := make([]float32, len(want))
 			ref(want, src)
-			dequantizers[typ](got, src)
-			for i := range want {
-				if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
-					t.Fatalf("%s, %d blocks: element %d is %v (%#x), the Go kernel's %v (%#x)", typ, blocks, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+			kernels := map[string]dequantizer{"cached": dequantizers[typ]}
+			if s, ok := streamers[typ]; ok {
+				kernels["non-temporal"] = s
+			}
+			for name, dq := range kernels {
+				got := aligned32(len(want)) // what the non-temporal stores need
+				dq(got, src)
+				for i := range want {
+					if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
+						t.Fatalf("%s (%s), %d blocks: element %d is %v (%#x), the Go kernel's %v (%#x)", typ, name, blocks, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+					}
 				}
 			}
 		}
 	}
+}
+
+// aligned32 returns n float32s whose first is 32-byte aligned.
+func aligned32(n int) []float32 {
+	b := make([]float32, n+8)
+	off := int((32 - uintptr(unsafe.Pointer(&b[0]))%32) % 32 / 4)
+	return b[off : off+n]
 }
