@@ -9,9 +9,25 @@ GLOBL q4mask<>(SB), RODATA|NOPTR, $16
 DATA q4eight<>+0(SB)/4, $8
 GLOBL q4eight<>(SB), RODATA|NOPTR, $4
 
+// SCALE4 converts the 32 integers in Y4-Y7 to floats, multiplies them by the scale in Y0 and
+// stores them at (DI) with ST: VMOVUPS, or VMOVNTPS (non-temporal, for a 32-byte aligned
+// destination that does not stay in the cache).
+#define SCALE4(ST) \
+	VCVTDQ2PS Y4, Y4 \
+	VCVTDQ2PS Y5, Y5 \
+	VCVTDQ2PS Y6, Y6 \
+	VCVTDQ2PS Y7, Y7 \
+	VMULPS Y0, Y4, Y4 \
+	VMULPS Y0, Y5, Y5 \
+	VMULPS Y0, Y6, Y6 \
+	VMULPS Y0, Y7, Y7 \
+	ST Y4, (DI) \
+	ST Y5, 32(DI) \
+	ST Y6, 64(DI) \
+	ST Y7, 96(DI)
+
 // Q4BODY dequantizes the Q4_0 block at (SI) with the scale at (DX) into the 128 bytes at (DI),
-// with the store ST: VMOVUPS, or VMOVNTPS (non-temporal, for a 32-byte aligned destination
-// that does not stay in the cache).
+// with the store ST (see SCALE4).
 #define Q4BODY(ST) \
 	VBROADCASTSS (DX), Y0 \
 	VMOVDQU 2(SI), X1 \
@@ -28,18 +44,7 @@ GLOBL q4eight<>(SB), RODATA|NOPTR, $4
 	VPSUBD Y14, Y5, Y5 \
 	VPSUBD Y14, Y6, Y6 \
 	VPSUBD Y14, Y7, Y7 \
-	VCVTDQ2PS Y4, Y4 \
-	VCVTDQ2PS Y5, Y5 \
-	VCVTDQ2PS Y6, Y6 \
-	VCVTDQ2PS Y7, Y7 \
-	VMULPS Y0, Y4, Y4 \
-	VMULPS Y0, Y5, Y5 \
-	VMULPS Y0, Y6, Y6 \
-	VMULPS Y0, Y7, Y7 \
-	ST Y4, (DI) \
-	ST Y5, 32(DI) \
-	ST Y6, 64(DI) \
-	ST Y7, 96(DI) \
+	SCALE4(ST) \
 	ADDQ $18, SI \
 	ADDQ $128, DI \
 	ADDQ $4, DX
@@ -75,7 +80,7 @@ done:
 	RET
 
 // EIGHT converts the 8 bytes in the low half of X (nibbles) to floats, value·D - M, into (at)(DI)
-// with the store ST (as in Q4BODY).
+// with the store ST (see SCALE4).
 #define EIGHT(X, D, M, at, ST) \
 	VPMOVZXBD X, Y8 \
 	VCVTDQ2PS Y8, Y8 \
@@ -153,25 +158,14 @@ kdone:
 	RET
 
 // Q8BODY dequantizes the Q8_0 block at (SI) with the scale at (DX) into the 128 bytes at (DI),
-// with the store ST (as in Q4BODY).
+// with the store ST (see SCALE4).
 #define Q8BODY(ST) \
 	VBROADCASTSS (DX), Y0 \
 	VPMOVSXBD 2(SI), Y4 \
 	VPMOVSXBD 10(SI), Y5 \
 	VPMOVSXBD 18(SI), Y6 \
 	VPMOVSXBD 26(SI), Y7 \
-	VCVTDQ2PS Y4, Y4 \
-	VCVTDQ2PS Y5, Y5 \
-	VCVTDQ2PS Y6, Y6 \
-	VCVTDQ2PS Y7, Y7 \
-	VMULPS Y0, Y4, Y4 \
-	VMULPS Y0, Y5, Y5 \
-	VMULPS Y0, Y6, Y6 \
-	VMULPS Y0, Y7, Y7 \
-	ST Y4, (DI) \
-	ST Y5, 32(DI) \
-	ST Y6, 64(DI) \
-	ST Y7, 96(DI) \
+	SCALE4(ST) \
 	ADDQ $34, SI \
 	ADDQ $128, DI \
 	ADDQ $4, DX

@@ -554,6 +554,24 @@ func receiveList(rd *flight.Reader, info Info, cfg config, body *int) ([]*core.T
 	return ts, nil
 }
 
+// holdList checks the name and the list of a put (listInfo) and holds the list's tensors (nil
+// entries, which listInfo refuses, are skipped) for the caller to release.
+func holdList(name string, ts []*core.Tensor, meta map[string]string) (core.Held, Info, error) {
+	if err := checkName(name); err != nil {
+		return core.Held{}, Info{}, err
+	}
+	h, err := core.Hold(ts...)
+	if err != nil {
+		return core.Held{}, Info{}, wrapf(err, "put tensors %q", name)
+	}
+	info, err := listInfo(name, ts, meta)
+	if err != nil {
+		h.Release()
+		return core.Held{}, Info{}, wrapf(err, "put tensors %q", name)
+	}
+	return h, info, nil
+}
+
 // PutTensors stores a list of tensors under name with its metadata (keys must not start with
 // "dlpack."), replacing what was there: tensors of one dtype and number of dimensions (0 to
 // core.MaxNdim-2; ErrMismatch for a list that mixes them), each of its own shape, served as one
@@ -562,23 +580,11 @@ func receiveList(rd *flight.Reader, info Info, cfg config, body *int) ([]*core.T
 // DoGet's batches carry without gathering them again; the caller keeps its own. An empty list is stored as a list of
 // float32 tensors of one dimension (the column needs a type).
 func (s *Server) PutTensors(name string, ts []*core.Tensor, meta map[string]string) error {
-	if err := checkName(name); err != nil {
+	h, info, err := holdList(name, ts, meta)
+	if err != nil {
 		return err
 	}
-	for _, t := range ts {
-		if t == nil {
-			break // listInfo says which
-		}
-		h, err := core.Hold(t)
-		if err != nil {
-			return wrapf(err, "put tensors %q", name)
-		}
-		defer h.Release()
-	}
-	info, err := listInfo(name, ts, meta)
-	if err != nil {
-		return wrapf(err, "put tensors %q", name)
-	}
+	defer h.Release()
 	list, err := packList(ts, info)
 	if err != nil {
 		return wrapf(err, "put tensors %q", name)
@@ -691,23 +697,11 @@ func (c *Client) GetTensors(ctx context.Context, name string) ([]*core.Tensor, m
 // tensor at least). Each batch's tensors are copied once into one buffer (Arrow's list holds its
 // values in one). The server refuses a list over its WithMaxBytes with ErrTooLarge.
 func (c *Client) PutTensors(ctx context.Context, name string, ts []*core.Tensor, meta map[string]string) error {
-	if err := checkName(name); err != nil {
+	h, info, err := holdList(name, ts, meta)
+	if err != nil {
 		return err
 	}
-	for _, t := range ts {
-		if t == nil {
-			break // listInfo says which
-		}
-		h, err := core.Hold(t)
-		if err != nil {
-			return wrapf(err, "put tensors %q", name)
-		}
-		defer h.Release()
-	}
-	info, err := listInfo(name, ts, meta)
-	if err != nil {
-		return wrapf(err, "put tensors %q", name)
-	}
+	defer h.Release()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stream, err := c.fc.DoPut(ctx)
