@@ -112,7 +112,7 @@ func rawServer(b *testing.B, src []byte) *grpc.ClientConn {
 	return conn
 }
 
-func bigTensor(b *testing.B) *core.Tensor {
+func bigTensor(b testing.TB) *core.Tensor {
 	x := core.MustNew(core.Float32, bigBytes/4)
 	v, _ := x.Float32s()
 	for i := range v {
@@ -121,7 +121,7 @@ func bigTensor(b *testing.B) *core.Tensor {
 	return x
 }
 
-func flightServer(b *testing.B, name string, x *core.Tensor) *flightx.Client {
+func flightServer(b testing.TB, name string, x *core.Tensor) *flightx.Client {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

@@ -587,8 +587,10 @@ func (r *receiver) finish() (*core.Tensor, error) {
 	case r.dst != nil && r.got == 0: // GetInto of an empty tensor
 		t, err = r.dst.Reshape(r.info.Shape...)
 	case r.dst != nil:
-		if t, err = r.dst.Reshape(r.info.Shape...); err == nil {
-			t, err = t.WithFlags(core.FlagIsCopied)
+		var v *core.Tensor
+		if v, err = r.dst.Reshape(r.info.Shape...); err == nil {
+			t, err = v.WithFlags(core.FlagIsCopied)
+			v.Release() // t holds the memory: v, dropped unreleased, would hold the block until a collection
 		}
 	default: // no elements
 		t, err = core.New(r.info.DType, r.info.Shape...)

@@ -78,11 +78,13 @@ func ReadMatrix(r parquet.ReaderAtSeeker, columns []string, opts ...adapters.Opt
 			return nil, err
 		}
 	}
-	if out, err = out.WithFlags(core.FlagIsCopied); err != nil {
+	flagged, err := out.WithFlags(core.FlagIsCopied)
+	if err != nil {
 		return nil, err
 	}
+	out.Release() // flagged holds the block: out, dropped unreleased, would hold it until a collection
 	o.Report(true)
-	return out, nil
+	return flagged, nil
 }
 
 // readInto decodes one column and copies it, piece by piece, into column j of out, checking

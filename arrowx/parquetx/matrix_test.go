@@ -17,6 +17,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/adapters/adaptertest/foreignmem"
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/leakcheck"
 	"github.com/dlpack-go/dlpack/arrowx"
 	"github.com/dlpack-go/dlpack/arrowx/parquetx"
 	"github.com/dlpack-go/dlpack/core"
@@ -253,4 +254,31 @@ func ExampleVariableShapeColumn() {
 	// Output:
 	// [2 3] [1 2 3 4 5 6]
 	// [1 2] [7 8]
+}
+
+// TestReadMatrixReleasesAtOnce: a matrix large enough for mapped memory gives its block back at
+// its Release, with no collection in between (no view ReadMatrix made is left holding it).
+func TestReadMatrixReleasesAtOnce(t *testing.T) {
+	const rows = 1 << 19 // two float64 columns: 8 MiB
+	cols := make([]parquetx.Column, 2)
+	for j := range cols {
+		x := core.MustNew(core.Float64, rows)
+		v, err := core.Elements[float64](x)
+		require.NoError(t, err)
+		for i := range v {
+			v[i] = float64(i*2 + j)
+		}
+		cols[j] = parquetx.Column{Name: fmt.Sprintf("c%d", j), Tensor: x}
+	}
+	var buf bytes.Buffer
+	require.NoError(t, parquetx.Write(&buf, cols))
+	base := leakcheck.Settle()
+	m, err := parquetx.ReadMatrix(bytes.NewReader(buf.Bytes()), []string{"c0", "c1"})
+	require.NoError(t, err)
+	require.True(t, m.Foreign(), "a matrix of this size is over mapped memory")
+	got, err := core.At[float64](m, rows-1, 1)
+	require.NoError(t, err)
+	assert.Equal(t, float64((rows-1)*2+1), got)
+	m.Release()
+	assert.Equal(t, base, core.LiveForeign(), "the block is given back at Release")
 }
