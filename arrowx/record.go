@@ -99,10 +99,7 @@ func ToRecord(t *core.Tensor, names []string, opts ...adapters.Option) (arrow.Re
 			name = names[j]
 		}
 		fields[j] = arrow.Field{Name: name, Type: adt}
-		col, err := src.Slice(1, j, j+1, 1)
-		if err == nil {
-			col, err = col.Reshape(rows)
-		}
+		col, err := columnView(src, j, rows)
 		if err != nil {
 			return nil, wrapf(err, "ToRecord")
 		}
@@ -114,8 +111,9 @@ func ToRecord(t *core.Tensor, names []string, opts ...adapters.Option) (arrow.Re
 		} else {
 			off := j * src.Stride(1) * size
 			buf = amemory.NewBufferBytes(whole[off : off+rows*size])
-			err = core.Attach(buf, col)
+			err = core.Attach(buf, col) // the buffer holds the memory from here on
 		}
+		col.Release()
 		if err != nil {
 			return nil, wrapf(err, "ToRecord")
 		}
@@ -132,3 +130,14 @@ func ToRecord(t *core.Tensor, names []string, opts ...adapters.Option) (arrow.Re
 // Deprecated: use ShareableAsRecord (the project's rule: Shareable is core → Arrow array,
 // ShareableAsX core → X).
 func RecordShareable(t *core.Tensor) (ok bool, why string) { return ShareableAsRecord(t) }
+
+// columnView returns column j of the matrix src, rows elements, as a 1-D view (the caller
+// releases it; the slice it is made through is released here).
+func columnView(src *core.Tensor, j, rows int64) (*core.Tensor, error) {
+	slice, err := src.Slice(1, j, j+1, 1)
+	if err != nil {
+		return nil, err
+	}
+	defer slice.Release()
+	return slice.Reshape(rows)
+}

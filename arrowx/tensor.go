@@ -313,22 +313,31 @@ func FromRecord(rec arrow.RecordBatch, opts ...adapters.Option) (*core.Tensor, e
 		if err != nil {
 			return nil, err
 		}
-		dst, err := out.Slice(1, int64(j), int64(j)+1, 1)
-		if err == nil {
-			dst, err = dst.Reshape(rows)
-		}
-		if err == nil {
-			err = memory.Copy(dst, col)
-		}
+		err = copyColumn(out, j, rows, col)
+		col.Release()
 		if err != nil {
+			out.Release()
 			return nil, wrapf(err, "FromRecord")
 		}
 	}
-	if out, err = out.WithFlags(core.FlagIsCopied); err != nil {
+	flagged, err := out.WithFlags(core.FlagIsCopied)
+	out.Release() // flagged holds the memory
+	if err != nil {
 		return nil, err
 	}
 	o.Report(true)
-	return out, nil
+	return flagged, nil
+}
+
+// copyColumn copies col, rows elements, into column j of the matrix out, through a view it
+// releases when done.
+func copyColumn(out *core.Tensor, j int, rows int64, col *core.Tensor) error {
+	dst, err := columnView(out, int64(j), rows)
+	if err != nil {
+		return err
+	}
+	defer dst.Release()
+	return memory.Copy(dst, col)
 }
 
 // firstAddr is the address of a layout's first element (0 when it has none).

@@ -268,8 +268,10 @@ func FromMatrix(m mat.Matrix, opts ...adapters.Option) (*core.Tensor, error) {
 	case *mat.Dense:
 		view, err = FromDense(v)
 	case *mat.VecDense:
-		if view, err = FromVecDense(v); err == nil {
-			view, err = view.Reshape(int64(v.Len()), 1)
+		var vec *core.Tensor
+		if vec, err = FromVecDense(v); err == nil {
+			view, err = vec.Reshape(int64(v.Len()), 1)
+			vec.Release() // view holds the memory
 		}
 	case mat.Untransposer:
 		// a matrix without dense storage under the transpose is copied below; a broken one fails
