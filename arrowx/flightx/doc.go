@@ -71,7 +71,11 @@
 // metadata the schema's. Such a receiver keeps the batches until the stream ends (one batch is
 // kept as a view and returned as the tensor, without a copy; more are copied once into one),
 // within WithMaxBytes (ErrTooLarge past it) and the server's WithMaxInFlight; Stream's Info has
-// Shape[0] -1 (Info.Unsized) for such a stream.
+// Shape[0] -1 (Info.Unsized) for such a stream. A plain stream whose one column is an
+// arrow.variable_shape_tensor of an Arrow primitive (no permutation) is read as a list of
+// tensors (see below), one a row across all its batches: Client.GetTensors returns it, and a
+// server's DoPut stores it as a list, within WithMaxBytes (checked as its tensors come) and
+// WithMaxInFlight; a null row is refused with ErrProtocol (and arrowx.ErrNulls).
 //
 // Every header is checked before arrow-go reads it, the metadata is parsed as untrusted input,
 // and a stream announcing more than the receiver's limit (WithMaxBytes, default 1 GiB) is refused

@@ -24,6 +24,9 @@ func TestErrorMessages(t *testing.T) {
 	released := core.MustFromSlice([]float32{1, 2})
 	released.Release()
 	big := core.MustNew(core.Float32, 100) // 400 bytes, over the server's 64
+	plainNulls := dial(t, startPlain(t, nullBatch(t, []int{1, 2}, 1, "tensor")))
+	_, bigList := plainList(t, plainListCase{"big", core.Float32, [][][]int64{{{100}}}}, 1, nil)
+	plainBig := dial(t, startPlain(t, bigList...), flightx.WithMaxBytes(64))
 	cases := []errstest.Case{
 		{Name: "Server.Put empty name", Want: flightx.ErrName, Err: func() error {
 			return srv.Put("", core.MustFromSlice([]float32{1}), nil)
@@ -74,6 +77,14 @@ func TestErrorMessages(t *testing.T) {
 		{Name: "Put released", Want: core.ErrReleased, Err: func() error { return c.Put(ctx, "x", released, nil) }},
 		{Name: "Put over the server's limit", Want: flightx.ErrTooLarge, Err: func() error {
 			return c.Put(ctx, "big", big, nil)
+		}},
+		{Name: "GetTensors of a plain list with a null row", Want: flightx.ErrProtocol, Err: func() error {
+			_, _, err := plainNulls.GetTensors(ctx, "x")
+			return err
+		}},
+		{Name: "GetTensors of a plain list over the client's limit", Want: flightx.ErrTooLarge, Err: func() error {
+			_, _, err := plainBig.GetTensors(ctx, "x")
+			return err
 		}},
 	}
 	errstest.Run(t, `^flightx: `, cases, flightx.ErrNotFound, flightx.ErrProtocol, flightx.ErrTooLarge,

@@ -353,6 +353,11 @@ type listReceiver struct {
 	body   *int
 	ts     []*core.Tensor
 	elems  int64
+	// plain: a plain Arrow stream (no dlpack.* metadata), whose number of tensors and elements
+	// only its end tells: every tensor is checked against maxBytes (its elements and
+	// tensorOverhead, with those before it) before it is kept
+	plain    bool
+	maxBytes int64
 }
 
 func (r *listReceiver) release() {
@@ -374,8 +379,14 @@ func (r *listReceiver) add(rec arrow.RecordBatch) error {
 		return errs.Errorf(ErrProtocol, "flightx: a list's batch of %s", rec.Column(0).DataType())
 	}
 	n := int64(arr.Len())
-	if n <= 0 || n > r.info.Shape[0]-int64(len(r.ts)) {
+	if r.plain && n == 0 {
+		return nil
+	}
+	if !r.plain && (n <= 0 || n > r.info.Shape[0]-int64(len(r.ts))) {
 		return errs.Errorf(ErrProtocol, "flightx: batch of %d tensors when %d remain", n, r.info.Shape[0]-int64(len(r.ts)))
+	}
+	if err := nullRow(arr, r.vt, int64(len(r.ts))); err != nil {
+		return err
 	}
 	rows, err := listRows(arr.Storage().Data(), r.vt)
 	if err != nil {
@@ -438,7 +449,16 @@ func (r *listReceiver) row(rows listData, i, size int64, view bool) (*core.Tenso
 		return nil, errs.Errorf(ErrProtocol, "flightx: a tensor of shape %v has values %d to %d of %d", wire, start, end, rows.count)
 	}
 	n := elems / r.per
-	if n > r.info.Elements-r.elems {
+	if r.plain {
+		// what the list takes with this tensor, checked before it is kept: the tensors so far
+		// are within maxBytes, so used does not overflow
+		used := (int64(len(r.ts))+1)*tensorOverhead + r.elems*size
+		if used > r.maxBytes || n > (r.maxBytes-used)/size {
+			return nil, errs.Errorf(ErrTooLarge, "flightx: a plain list of %s tensors passes the limit of %d bytes with a tensor "+
+				"of shape %v (%d bytes of elements before it, %d bytes a tensor counted besides)", r.info.DType, r.maxBytes,
+				shape, r.elems*size, tensorOverhead)
+		}
+	} else if n > r.info.Elements-r.elems {
 		return nil, errs.Errorf(ErrProtocol, "flightx: the list brings more than the %d elements it announced", r.info.Elements)
 	}
 	r.elems += n
@@ -515,35 +535,52 @@ func listRows(st arrow.ArrayData, vt *arrowx.VariableShapeTensorType) (listData,
 }
 
 // receiveList reads the batches of a variable-shape stream whose schema was decoded into
-// info. body points at the length of the message body of the batch rd read last.
-func receiveList(rd *flight.Reader, info Info, cfg config, body *int) ([]*core.Tensor, error) {
+// info, and returns the list with info, whose count and elements a plain stream (info.Unsized)
+// gives only at its end. body points at the length of the message body of the batch rd read
+// last.
+func receiveList(rd *flight.Reader, info Info, cfg config, body *int) ([]*core.Tensor, Info, error) {
+	plain := info.Unsized()
 	count := info.Shape[0]
-	if hi, lo := bits.Mul64(uint64(count), tensorOverhead); hi != 0 || lo > math.MaxInt64-uint64(info.Bytes()) ||
-		int64(lo)+info.Bytes() > cfg.maxBytes {
-		return nil, errs.Errorf(ErrTooLarge, "flightx: a list of %d %s tensors of %d bytes together, over the limit of %d (%d bytes a tensor counted besides)",
-			count, info.DType, info.Bytes(), cfg.maxBytes, tensorOverhead)
+	var vt *arrowx.VariableShapeTensorType
+	var extra []int64
+	if plain {
+		t, ok := rd.Schema().Field(0).Type.(*arrowx.VariableShapeTensorType)
+		if !ok {
+			return nil, info, errs.Errorf(ErrProtocol, "flightx: a plain list's column of type %s", rd.Schema().Field(0).Type)
+		}
+		vt = t
+	} else {
+		if hi, lo := bits.Mul64(uint64(count), tensorOverhead); hi != 0 || lo > math.MaxInt64-uint64(info.Bytes()) ||
+			int64(lo)+info.Bytes() > cfg.maxBytes {
+			return nil, info, errs.Errorf(ErrTooLarge, "flightx: a list of %d %s tensors of %d bytes together, over the limit of %d (%d bytes a tensor counted besides)",
+				count, info.DType, info.Bytes(), cfg.maxBytes, tensorOverhead)
+		}
+		t, err := listColumn(rd.Schema().Field(0).Type, info)
+		if err != nil {
+			return nil, info, err
+		}
+		vt = t
+		_, extra, _ = carrier(info.DType)
 	}
-	vt, err := listColumn(rd.Schema().Field(0).Type, info)
-	if err != nil {
-		return nil, err
-	}
-	_, extra, _ := carrier(info.DType)
 	per := int64(1)
 	for _, d := range extra {
 		per *= d
 	}
-	r := &listReceiver{info: info, vt: vt, extra: extra, per: per, budget: cfg.inFlight, body: body}
+	r := &listReceiver{info: info, vt: vt, extra: extra, per: per, budget: cfg.inFlight, body: body, plain: plain,
+		maxBytes: cfg.maxBytes}
 	defer r.release()
 	for rd.Next() {
 		if err := r.add(rd.RecordBatch()); err != nil {
-			return nil, err
+			return nil, info, err
 		}
 	}
 	if err := rd.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return nil, readErr(err)
+		return nil, info, readErr(err)
 	}
-	if int64(len(r.ts)) != count || r.elems != info.Elements {
-		return nil, errs.Errorf(ErrProtocol, "flightx: the list ended after %d of %d tensors, %d of %d elements", len(r.ts), count,
+	if plain {
+		info.Shape, info.Elements = []int64{int64(len(r.ts))}, r.elems
+	} else if int64(len(r.ts)) != count || r.elems != info.Elements {
+		return nil, info, errs.Errorf(ErrProtocol, "flightx: the list ended after %d of %d tensors, %d of %d elements", len(r.ts), count,
 			r.elems, info.Elements)
 	}
 	ts := r.ts
@@ -551,7 +588,95 @@ func receiveList(rd *flight.Reader, info Info, cfg config, body *int) ([]*core.T
 		ts = []*core.Tensor{}
 	}
 	r.ts = nil
-	return ts, nil
+	return ts, info, nil
+}
+
+// nullRow refuses a batch of a variable-shape stream with a null: a null tensor, a tensor of
+// null data or a null shape, or one with a null element or dimension; the error names the
+// tensor's index in the list (first, that of the batch's first row) and wraps both ErrProtocol
+// and arrowx.ErrNulls.
+func nullRow(arr *arrowx.VariableShapeTensorArray, vt *arrowx.VariableShapeTensorType, first int64) error {
+	st, ok := arr.Storage().(*array.Struct)
+	if !ok || st.NumField() != 2 {
+		return errs.Errorf(ErrProtocol, "flightx: a list's batch of storage %s", arr.Storage().DataType())
+	}
+	dataIdx, shapeIdx := 0, 1
+	if vt.Storage.(*arrow.StructType).Field(0).Name == "shape" {
+		dataIdx, shapeIdx = 1, 0
+	}
+	data, ok1 := st.Field(dataIdx).(*array.List)
+	shape, ok2 := st.Field(shapeIdx).(*array.FixedSizeList)
+	if !ok1 || !ok2 {
+		return errs.Errorf(ErrProtocol, "flightx: a list's batch of storage %s", st.DataType())
+	}
+	vals, dims := data.ListValues(), shape.ListValues()
+	if arr.NullN() == 0 && st.NullN() == 0 && data.NullN() == 0 && shape.NullN() == 0 && vals.NullN() == 0 && dims.NullN() == 0 {
+		return nil
+	}
+	anyIn := func(a arrow.Array, lo, hi int64) bool {
+		for j := max(lo, 0); j < min(hi, int64(a.Len())); j++ {
+			if a.IsNull(int(j)) {
+				return true
+			}
+		}
+		return false
+	}
+	offs := data.Offsets() // its length unchecked yet (listRows does): rows past it are left to listRows
+	for i := range arr.Len() {
+		what := ""
+		switch {
+		case arr.IsNull(i) || st.IsNull(i):
+			what = "is null"
+		case data.IsNull(i):
+			what = "has null data"
+		case shape.IsNull(i):
+			what = "has a null shape"
+		case vals.NullN() != 0 && i+1 < len(offs) && anyIn(vals, int64(offs[i]), int64(offs[i+1])):
+			what = "has a null element"
+		case dims.NullN() != 0 && anyIn(dims, int64(i)*int64(vt.Ndim()), int64(i+1)*int64(vt.Ndim())):
+			what = "has a null dimension"
+		default:
+			continue
+		}
+		return errs.Errorf(ErrProtocol, "%w", errs.Errorf(arrowx.ErrNulls, "flightx: tensor %d of the list (row %d of its batch) %s: "+
+			"a tensor has no nulls", first+int64(i), i, what))
+	}
+	return errs.Errorf(ErrProtocol, "%w", errs.Errorf(arrowx.ErrNulls, "flightx: a list's batch of %d tensors counts nulls "+
+		"that no row has", arr.Len()))
+}
+
+// plainListSchema reads the schema of a plain Arrow stream (no dlpack.* metadata) whose one
+// column is an arrow.variable_shape_tensor (see DecodeSchema): a list of tensors of the
+// column's value type, which must be an Arrow primitive with a DLPack dtype, and number of
+// dimensions, without a permutation. Its number of tensors is unknown (Shape [-1], Unsized),
+// its elements too (0); every schema metadata key is the list's metadata, none starting with
+// "dlpack.".
+func plainListSchema(s *arrow.Schema, vt *arrowx.VariableShapeTensorType) (Info, error) {
+	if vt.Permutation() != nil {
+		return Info{}, errs.Errorf(ErrProtocol, "flightx: column %s has a permutation (plain tensor streams are read in "+
+			"row-major order only)", vt)
+	}
+	dt, err := arrowx.FromDType(vt.ValueType())
+	if err == nil {
+		var at arrow.DataType
+		var extra []int64
+		if at, extra, err = carrier(dt); err == nil && (len(extra) > 0 || !arrow.TypeEqual(at, vt.ValueType())) {
+			err = errs.Errorf(ErrProtocol, "booleans, bit-packed or arrow.bool8, are not read as bytes")
+		}
+	}
+	if err != nil {
+		return Info{}, errs.Errorf(ErrProtocol, "flightx: column of type %s without %s: %v", vt, KeyDType, err)
+	}
+	info := Info{DType: dt, Shape: []int64{-1}, Variable: true, Ndim: vt.Ndim(), Meta: map[string]string{}}
+	md := s.Metadata()
+	for i, k := range md.Keys() {
+		if strings.HasPrefix(k, keyPrefix) {
+			return Info{}, errs.Errorf(ErrProtocol, "flightx: metadata key %q of a plain list without %s uses the reserved prefix %q",
+				k, KeyDType, keyPrefix)
+		}
+		info.Meta[k] = md.Values()[i]
+	}
+	return info, nil
 }
 
 // holdList checks the name and the list of a put (listInfo) and holds the list's tensors (nil
@@ -636,7 +761,7 @@ func packList(ts []*core.Tensor, info Info) ([]*core.Tensor, error) {
 }
 
 // GetTensors returns views of the list of tensors stored under name by PutTensors or a DoPut
-// of a variable-shape stream (release each when done), and its metadata; a single tensor
+// of a variable-shape stream, this package's or a plain Arrow one (release each when done), and its metadata; a single tensor
 // stored under name is refused with ErrMismatch (Get returns it).
 func (s *Server) GetTensors(name string) ([]*core.Tensor, map[string]string, error) {
 	s.mu.Lock()
@@ -669,6 +794,14 @@ func (s *Server) GetTensors(name string) ([]*core.Tensor, map[string]string, err
 // A flight of one tensor is refused with ErrMismatch (Get fetches it); a list over the client's
 // WithMaxBytes (its elements, and 64 bytes a tensor) with ErrTooLarge, before anything is
 // allocated.
+//
+// A plain Arrow stream (no dlpack.* metadata, from pyarrow or arrow-go) whose one column is an
+// arrow.variable_shape_tensor of an Arrow primitive is read too: one tensor a row, across all its
+// batches, of the column's value type and number of dimensions, views of their messages as
+// above. Its size is learnt as it comes: the stream is refused with ErrTooLarge as soon as the
+// tensors kept so far and the next one would pass WithMaxBytes, before that one is kept. A null
+// row (a null tensor, data, shape, element or dimension) is refused with an error that names the
+// tensor's index and wraps both ErrProtocol and arrowx.ErrNulls.
 func (c *Client) GetTensors(ctx context.Context, name string) ([]*core.Tensor, map[string]string, error) {
 	if err := checkName(name); err != nil {
 		return nil, nil, err

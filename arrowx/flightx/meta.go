@@ -90,7 +90,8 @@ type Info struct {
 }
 
 // Unsized reports whether the stream did not announce its first dimension (a plain Arrow
-// stream: Shape[0] is -1 until it ended).
+// stream: Shape[0] is -1 until it ended; for a list, Shape[0] is its number of tensors, and
+// Elements is 0 until then too).
 func (i Info) Unsized() bool { return len(i.Shape) > 0 && i.Shape[0] < 0 }
 
 // Len is the number of elements (of the rows after the first dimension, when Unsized; of all
@@ -265,7 +266,9 @@ func schemaFor(info Info, chunkBytes int, legacy bool) (*arrow.Schema, *tensorCo
 // its one column is an arrow.fixed_shape_tensor (no permutation) or a primitive column of an
 // Arrow type with a DLPack dtype (not the bit-packed boolean), and the stream is a tensor of
 // shape [rows, row shape...] whose number of rows only its end tells: Shape[0] is then -1
-// (Unsized reports it), and every schema metadata key is the tensor's metadata.
+// (Unsized reports it), and every schema metadata key is the tensor's metadata. A plain stream
+// whose one column is an arrow.variable_shape_tensor of an Arrow primitive (no permutation) is
+// a list of tensors (Variable, Ndim the column's): Shape is [-1] and Elements 0 until it ended.
 func DecodeSchema(s *arrow.Schema) (Info, error) {
 	info, _, err := decodeSchema(s)
 	return info, err
@@ -350,9 +353,14 @@ func decodeSchema(s *arrow.Schema) (info Info, col *tensorColumn, err error) {
 func plainSchema(s *arrow.Schema) (info Info, col *tensorColumn, err error) {
 	if s.NumFields() != 1 {
 		return info, nil, errs.Errorf(ErrProtocol, "flightx: schema of %d columns without %s and %s (want one "+
-			"%s or primitive column)", s.NumFields(), KeyDType, KeyShape, arrowx.FixedShapeTensorName)
+			"%s, %s or primitive column)", s.NumFields(), KeyDType, KeyShape, arrowx.FixedShapeTensorName,
+			arrowx.VariableShapeTensorName)
 	}
 	typ := s.Field(0).Type
+	if vt, ok := typ.(*arrowx.VariableShapeTensorType); ok {
+		info, err := plainListSchema(s, vt)
+		return info, nil, err
+	}
 	value, row := typ, []int64(nil)
 	ft, isTensor := typ.(*arrowx.FixedShapeTensorType)
 	if isTensor {

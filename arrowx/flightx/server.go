@@ -505,7 +505,10 @@ func getStatus(err error) error {
 
 // DoPut receives a tensor, or a list of tensors of a variable-shape stream (descriptor PATH
 // [name] on the first message), and stores it. The stored tensor is a view of the received
-// message when it came in one batch; a list's tensors are views of their batches' messages. A stream that
+// message when it came in one batch; a list's tensors are views of their batches' messages. A plain
+// Arrow stream (no dlpack.* metadata: arrow-go's flight.NewRecordWriter, pyarrow) is stored as
+// a tensor of [rows, row shape...], or, when its one column is an arrow.variable_shape_tensor,
+// as a list of one tensor a row (GetTensors returns it), within WithMaxBytes. A stream that
 // goes quiet for the idle timeout (WithIdleTimeout) is ended with DeadlineExceeded, one whose
 // memory would pass the server's limit (WithMaxInFlight) with ResourceExhausted.
 func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {

@@ -718,10 +718,14 @@ func readAny(src flight.DataStreamReader, cfg config, before func(*flight.Flight
 	}
 	if info.Variable {
 		if !lists || into != nil || each != nil {
+			if info.Unsized() {
+				return info, nil, nil, errs.Errorf(ErrMismatch, "flightx: the flight is a plain list of %s tensors of %d dimensions "+
+					"of their own shapes (GetTensors fetches it)", info.DType, info.Ndim)
+			}
 			return info, nil, nil, errs.Errorf(ErrMismatch, "flightx: the flight is a list of %d %s tensors of their own shapes "+
 				"(GetTensors fetches it)", info.Shape[0], info.DType)
 		}
-		list, err = receiveList(rd, info, cfg, &v.body)
+		list, info, err = receiveList(rd, info, cfg, &v.body)
 		return info, nil, list, err
 	}
 	var inner func(*core.Tensor, int64) error
