@@ -347,8 +347,7 @@ func (s *Session) bindInput(st *stage, i int, t *core.Tensor, o adapters.Options
 	}
 	st.inVals[i], st.srcs[i] = v, src
 	if st.cached && src == t {
-		s.b.in[i].set(s.api, t, v)
-		s.b.checked = false
+		s.b.setSlot(&s.b.in[i], t, v)
 	} else {
 		st.keep(v, src)
 	}
@@ -457,8 +456,7 @@ func (s *Session) bindOutput(st *stage, i int, t *core.Tensor, outs []*core.Tens
 	}
 	st.outVals[i], st.ours[i] = v, true
 	if st.cached {
-		s.b.out[i].set(s.api, t, v)
-		s.b.checked = false
+		s.b.setSlot(&s.b.out[i], t, v)
 	} else {
 		st.keep(v, t)
 	}

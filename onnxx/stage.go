@@ -81,6 +81,13 @@ func (sl *slot) matches(t *core.Tensor) bool {
 	return true
 }
 
+// setSlot replaces the value of sl, one of b's slots, with v, made over t, and forgets that the
+// slots' tensors passed the overlap check (checked).
+func (b *bindings) setSlot(sl *slot, t *core.Tensor, v uintptr) {
+	sl.set(b.api, t, v)
+	b.checked = false
+}
+
 // set replaces the slot's value with v, made over t.
 func (sl *slot) set(a *ortAPI, t *core.Tensor, v uintptr) {
 	sl.drop()
@@ -152,37 +159,39 @@ func (s *Session) stage() *stage {
 
 // unstage releases what the run made for itself and hands the session's scratch back.
 func (s *Session) unstage(st *stage) {
-	a := s.api
 	for _, v := range st.temps {
-		st.release(a, v)
+		st.release(s.api, v)
 	}
 	st.pin.Unpin()
 	clear(st.temps)
 	clear(st.keepAlive)
-	clear(st.srcs)
 	clear(st.dsts)
+	st.temps, st.keepAlive = st.temps[:0], st.keepAlive[:0]
+	st.copied, st.loose, st.device = false, false, -1
+	if st.cached {
+		s.unstageKept(st)
+		return
+	}
+	st.clearValues(s.api)
+}
+
+// unstageKept is unstage for the kept path (runKeptHeld), which stages only what clearValues
+// clears, and always holds the bindings' lock.
+func (s *Session) unstageKept(st *stage) {
+	st.clearValues(s.api)
+	st.cached = false
+	s.b.mu.Unlock()
+}
+
+// clearValues clears what every run stages: the value arrays (releasing the outputs ORT
+// allocated that no tensor took), the inputs' tensors, the lent outputs and the run options.
+func (st *stage) clearValues(a *ortAPI) {
+	clear(st.srcs)
 	clear(st.inVals)
 	st.dropForeign(a, len(st.ours))
 	clear(st.ours)
 	clear(st.lent)
-	st.temps, st.keepAlive = st.temps[:0], st.keepAlive[:0]
-	st.copied, st.dynamicDst, st.loose, st.device, st.runOpts = false, false, false, -1, 0
-	if st.cached {
-		st.cached = false
-		s.b.mu.Unlock()
-	}
-}
-
-// unstageKept is unstage for the kept path (runKeptHeld), which stages only the kept and lent
-// values, the inputs' tensors and the run options, and leaves the rest as unstage left it.
-func (s *Session) unstageKept(st *stage) {
-	clear(st.srcs)
-	clear(st.inVals)
-	st.dropForeign(s.api, len(st.ours))
-	clear(st.ours)
-	clear(st.lent)
-	st.dynamicDst, st.runOpts, st.cached = false, 0, false
-	s.b.mu.Unlock()
+	st.dynamicDst, st.runOpts = false, 0
 }
 
 // keep records a value made for this run over t's memory: pinned, released after the run.
