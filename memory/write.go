@@ -38,17 +38,14 @@ func WriteTo(w io.Writer, t *core.Tensor) (int64, error) {
 		return 0, fmt.Errorf("memory: writing a tensor: %w", err)
 	}
 	defer h.Release()
+	g := gatherer{w: w}
 	if t.IsContiguous() {
-		b, err := t.ReadOnlyBytes()
-		if err != nil {
-			return 0, err
-		}
-		n, err := w.Write(b)
-		return int64(n), err
+		err = g.put(t)
+		return g.n, err
 	}
 	buf := gatherPool.Get().(*[GatherBytes]byte)
 	defer gatherPool.Put(buf)
-	g := gatherer{w: w, buf: buf[:]}
+	g.buf = buf[:]
 	err = g.write(t)
 	return g.n, err
 }
@@ -98,7 +95,7 @@ func (g *gatherer) write(t *core.Tensor) error {
 	return nil
 }
 
-// put writes the memory of v, a C-contiguous view, as it is.
+// put writes the memory of v, a C-contiguous tensor, as it is.
 func (g *gatherer) put(v *core.Tensor) error {
 	b, err := v.ReadOnlyBytes()
 	if err != nil {
