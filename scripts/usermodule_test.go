@@ -18,13 +18,8 @@ import (
 // gomlxx and onnxx/ortgo are nested modules of their own. It needs the Go module proxy (or a module cache that
 // holds what tidy resolves).
 func TestUserModuleKeepsItsGoMLX(t *testing.T) {
-	if testing.Short() {
-		t.Skip("resolves modules through the Go proxy; not in -short")
-	}
-	root, err := filepath.Abs("..")
-	require.NoError(t, err)
-	dir := t.TempDir()
-	write(t, dir, "go.mod", `module example.com/user
+	root := checkoutRoot(t)
+	goCmd := userModule(t, `module example.com/user
 
 go 1.26.0
 
@@ -34,8 +29,7 @@ require (
 	github.com/yalue/onnxruntime_go v1.27.0
 )
 
-replace github.com/dlpack-go/dlpack => `+root+"\n")
-	write(t, dir, "main.go", `package main
+replace github.com/dlpack-go/dlpack => `+root+"\n", `package main
 
 import (
 	"fmt"
@@ -60,7 +54,6 @@ func main() {
 	fmt.Println(t, tensors.FromValue([]float64{1, 2}), ort.IsInitialized())
 }
 `)
-	goCmd := userGo(t, dir)
 	goCmd("mod", "tidy")
 	require.Equal(t, "github.com/gomlx/gomlx v0.26.0", goCmd("list", "-m", "github.com/gomlx/gomlx"),
 		"requiring dlpack-go moved the user's GoMLX")
@@ -80,13 +73,8 @@ func main() {
 // the README says to require it (both dlpack-go modules, each replaced by a clone until they are
 // on a proxy): it resolves GoMLX v0.28.2, tidies and builds.
 func TestUserModuleRequiresGoMLXX(t *testing.T) {
-	if testing.Short() {
-		t.Skip("resolves modules through the Go proxy; not in -short")
-	}
-	root, err := filepath.Abs("..")
-	require.NoError(t, err)
-	dir := t.TempDir()
-	write(t, dir, "go.mod", `module example.com/user
+	root := checkoutRoot(t)
+	goCmd := userModule(t, `module example.com/user
 
 go 1.26.5
 
@@ -99,8 +87,7 @@ replace (
 	github.com/dlpack-go/dlpack => `+root+`
 	github.com/dlpack-go/dlpack/gomlxx => `+filepath.Join(root, "gomlxx")+`
 )
-`)
-	write(t, dir, "main.go", `package main
+`, `package main
 
 import (
 	"fmt"
@@ -122,7 +109,6 @@ func main() {
 	fmt.Println(g.Shape())
 }
 `)
-	goCmd := userGo(t, dir)
 	goCmd("mod", "tidy")
 	require.Equal(t, "github.com/gomlx/gomlx v0.28.2", goCmd("list", "-m", "github.com/gomlx/gomlx"))
 	goCmd("build", "./...")
@@ -132,13 +118,8 @@ func main() {
 // TestUserModuleRequiresOrtgo builds the module of a user of the nested module onnxx/ortgo, the
 // way the README says to require it: it resolves onnxruntime_go v1.36.0, tidies and builds (cgo).
 func TestUserModuleRequiresOrtgo(t *testing.T) {
-	if testing.Short() {
-		t.Skip("resolves modules through the Go proxy; not in -short")
-	}
-	root, err := filepath.Abs("..")
-	require.NoError(t, err)
-	dir := t.TempDir()
-	write(t, dir, "go.mod", `module example.com/user
+	root := checkoutRoot(t)
+	goCmd := userModule(t, `module example.com/user
 
 go 1.26.5
 
@@ -151,8 +132,7 @@ replace (
 	github.com/dlpack-go/dlpack => `+root+`
 	github.com/dlpack-go/dlpack/onnxx/ortgo => `+filepath.Join(root, "onnxx", "ortgo")+`
 )
-`)
-	write(t, dir, "main.go", `package main
+`, `package main
 
 import (
 	"fmt"
@@ -162,11 +142,30 @@ import (
 
 func main() { fmt.Println(ortgo.Init != nil) }
 `)
-	goCmd := userGo(t, dir)
 	goCmd("mod", "tidy")
 	require.Equal(t, "github.com/yalue/onnxruntime_go v1.36.0", goCmd("list", "-m", "github.com/yalue/onnxruntime_go"))
 	goCmd("build", "./...")
 	require.Equal(t, "true", goCmd("run", "."))
+}
+
+// checkoutRoot returns this checkout's root, skipping the test in -short mode: a user module
+// resolves modules through the Go proxy.
+func checkoutRoot(t *testing.T) string {
+	if testing.Short() {
+		t.Skip("resolves modules through the Go proxy; not in -short")
+	}
+	root, err := filepath.Abs("..")
+	require.NoError(t, err)
+	return root
+}
+
+// userModule writes a user's module (its go.mod and main.go) in a temporary directory and
+// returns userGo for it.
+func userModule(t *testing.T, goMod, mainGo string) func(args ...string) string {
+	dir := t.TempDir()
+	write(t, dir, "go.mod", goMod)
+	write(t, dir, "main.go", mainGo)
+	return userGo(t, dir)
 }
 
 // userGo returns a function that runs the go command in the user's module dir, outside this
