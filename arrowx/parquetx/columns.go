@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -87,14 +86,17 @@ func Describe(r parquet.ReaderAtSeeker) (info FileInfo, err error) {
 		}
 	}()
 	// arrow-go's reader closes a source that is an io.Closer: hand it only the reading
+	if err := verifyFooter(r); err != nil {
+		return info, err
+	}
 	fr, err := file.NewParquetReader(struct{ parquet.ReaderAtSeeker }{r})
 	if err != nil {
 		return info, fmt.Errorf("parquetx: %w", err)
 	}
 	defer fr.Close()
-	ar, err := pqarrow.NewFileReader(fr, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	ar, err := arrowReader(fr, pqarrow.ArrowReadProperties{})
 	if err != nil {
-		return info, fmt.Errorf("parquetx: %w", err)
+		return info, err
 	}
 	schema, err := ar.Schema()
 	if err != nil {

@@ -3,9 +3,7 @@ package parquetx
 import (
 	"fmt"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/arrowx"
@@ -44,7 +42,7 @@ func ReadMatrix(r parquet.ReaderAtSeeker, columns []string, opts ...adapters.Opt
 		return nil, err
 	}
 	defer f.close()
-	ar, schema, groups, rows := f.ar, f.schema, f.groups, f.rows
+	schema, rows := f.schema, f.rows
 	// every column's type from the schema first: a mismatch is refused before anything decodes
 	var dt core.DLDataType
 	for j, name := range columns {
@@ -63,6 +61,9 @@ func ReadMatrix(r parquet.ReaderAtSeeker, columns []string, opts ...adapters.Opt
 			return nil, errs.Errorf(arrowx.ErrMismatch, "parquetx: column %q is %s, column %q %s: a matrix has one element type", name, d, columns[0], dt)
 		}
 	}
+	if err := f.fits("the matrix", rows, int64(len(columns))*int64(dt.Size())); err != nil {
+		return nil, err
+	}
 	out, err := memory.NewUninit(dt, rows, int64(len(columns)))
 	if err != nil {
 		return nil, fmt.Errorf("parquetx: %w", err)
@@ -74,7 +75,7 @@ func ReadMatrix(r parquet.ReaderAtSeeker, columns []string, opts ...adapters.Opt
 	}()
 	shared := append(append([]adapters.Option(nil), opts...), adapters.WithCopy(adapters.CopyIfNeeded))
 	for j, name := range columns {
-		if err := readInto(ar, schema, out, j, name, groups, rows, shared); err != nil {
+		if err := readInto(f, out, j, name, shared); err != nil {
 			return nil, err
 		}
 	}
@@ -89,8 +90,9 @@ func ReadMatrix(r parquet.ReaderAtSeeker, columns []string, opts ...adapters.Opt
 
 // readInto decodes one column and copies it, piece by piece, into column j of out, checking
 // that it fills it.
-func readInto(ar *pqarrow.FileReader, schema *arrow.Schema, out *core.Tensor, j int, name string, groups []int, rows int64, opts []adapters.Option) error {
-	chunks, err := readColumn(ar, schema, name, groups, rows)
+func readInto(f *openedFile, out *core.Tensor, j int, name string, opts []adapters.Option) error {
+	rows := f.rows
+	chunks, err := f.readColumn(name)
 	if err != nil {
 		return err
 	}

@@ -17,16 +17,24 @@
 // schema is stored with it (pqarrow's WithStoreSchema), so the extension type, its shape and
 // its permutation come back.
 //
-// The file is untrusted input: arrow-go's reader checks the Parquet structure, and arrowx
-// checks the decoded Arrow data (lengths, sizes, the extension type's metadata) before a
-// tensor is made over it. Errors wrap arrowx's, adapters' and core's sentinels, and ErrColumn.
+// The file is untrusted input. arrow-go's reader allocates what a footer claims before it
+// checks it, so parquetx checks first: the footer's Thrift structures (no list or string longer
+// than the bytes left, no schema element with more children than follow it) and the stored
+// Arrow schema's flatbuffer are walked before arrow-go reads them (arrowx.ErrMalformed), and
+// the rows a read would decode, which arrow-go reserves up front, must fit the machine's memory
+// and MaxDecoded (core.ErrTooLarge). arrow-go then checks the pages, and arrowx the decoded
+// Arrow data (lengths, sizes, the extension type's metadata) before a tensor is made over it.
+// Errors wrap arrowx's, adapters' and core's sentinels, and ErrColumn.
 package parquetx
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,6 +48,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/arrowx"
+	"github.com/dlpack-go/dlpack/arrowx/internal/ipcverify"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/errs"
 	"github.com/dlpack-go/dlpack/memory"
@@ -55,6 +64,16 @@ const (
 var ErrColumn = errors.New("parquetx: no such tensor column")
 
 type rowGroupsKey struct{}
+
+type decodedKey struct{}
+
+// MaxDecoded caps the bytes reading one column may take to decode (the rows the file's footer
+// claims, at what arrow-go's reader reserves a row: see the package doc): a read past it fails
+// with core.ErrTooLarge before it decodes or allocates anything. Parquet's encodings reach far
+// past 1000:1 (a run-length encoded run of a billion zeros takes a few bytes), so set it when the
+// file comes from someone you do not trust. The default is the machine's memory and swap
+// (core.FitsMemory), which no claim passes; 0 or less is the default. Other packages ignore it.
+func MaxDecoded(n int64) adapters.Option { return adapters.WithExtra(decodedKey{}, max(n, 0)) }
 
 // RowGroups limits a read to the given row groups of the file (by index, in the order given);
 // without it every row group is read.
@@ -115,7 +134,7 @@ func Read(r parquet.ReaderAtSeeker, column string, opts ...adapters.Option) (t *
 		return nil, err
 	}
 	defer f.close()
-	chunks, err := readColumn(f.ar, f.schema, column, f.groups, f.rows)
+	chunks, err := f.readColumn(column)
 	if err != nil {
 		return nil, err
 	}
@@ -131,23 +150,30 @@ type openedFile struct {
 	schema *arrow.Schema
 	groups []int
 	rows   int64
+	limit  int64 // MaxDecoded's, or 0
 }
 
 // openFile opens r for Read, ReadTensors and ReadMatrix. arrow-go's reader closes a source it
 // can close: it gets only r's reads and seeks, so that the caller's file stays open.
 func openFile(r parquet.ReaderAtSeeker, o adapters.Options) (*openedFile, error) {
+	if err := verifyFooter(r); err != nil {
+		return nil, err
+	}
 	fr, err := file.NewParquetReader(struct{ parquet.ReaderAtSeeker }{r})
 	if err != nil {
 		return nil, fmt.Errorf("parquetx: %w", err)
 	}
 	f := &openedFile{fr: fr}
+	if v, ok := o.Extra(decodedKey{}); ok {
+		f.limit = v.(int64)
+	}
 	if f.groups, f.rows, err = rowGroupsOf(o, fr); err != nil {
 		fr.Close()
 		return nil, err
 	}
-	if f.ar, err = pqarrow.NewFileReader(fr, pqarrow.ArrowReadProperties{BatchSize: max(f.rows, 1)}, amemory.DefaultAllocator); err != nil {
+	if f.ar, err = arrowReader(fr, pqarrow.ArrowReadProperties{BatchSize: max(f.rows, 1)}); err != nil {
 		fr.Close()
-		return nil, fmt.Errorf("parquetx: %w", err)
+		return nil, err
 	}
 	schema, err := f.ar.Schema()
 	if err != nil {
@@ -160,11 +186,65 @@ func openFile(r parquet.ReaderAtSeeker, o adapters.Options) (*openedFile, error)
 
 func (f *openedFile) close() { f.fr.Close() }
 
+// fits refuses to decode what, of rows the footer claims at per bytes a row, would pass
+// MaxDecoded or this machine's memory (ErrTooLarge): arrow-go reserves the rows before it reads
+// a page (in buffers of the next power of two bytes), which a claim beyond memory would end the
+// process with, and a smaller one no data backs would still cost its allocation.
+func (f *openedFile) fits(what string, rows, per int64) error {
+	if rows <= 0 {
+		return nil
+	}
+	if rows > (1<<62)/per {
+		return errs.Errorf(core.ErrTooLarge, "parquetx: %s: the file claims %d rows of at least %d bytes, more than Go can allocate", what, rows, per)
+	}
+	n := int64(1) << bits.Len64(uint64(rows*per-1))
+	if f.limit > 0 && n > f.limit {
+		return errs.Errorf(core.ErrTooLarge, "parquetx: %s: the file claims %d rows of at least %d bytes, which arrow-go's reader reserves %d bytes for, more than parquetx.MaxDecoded's %d", what, rows, per, n, f.limit)
+	}
+	if err := core.FitsMemory(n); err != nil {
+		return fmt.Errorf("parquetx: %s: the file claims %d rows of at least %d bytes, which arrow-go's reader reserves %d bytes for: %w", what, rows, per, n, err)
+	}
+	return nil
+}
+
+// arrowReader is arrow-go's Arrow reader of fr, once the Arrow schema the file stores (the
+// ARROW:schema metadata, an IPC schema message in base64) has passed ipcverify: arrow-go
+// allocates what that message's vectors claim, before any check (an "out of memory" that no
+// recover catches).
+func arrowReader(fr *file.Reader, props pqarrow.ArrowReadProperties) (*pqarrow.FileReader, error) {
+	if v := fr.MetaData().KeyValueMetadata().FindValue(arrowSchemaKey); v != nil {
+		// decoded as arrow-go does: padded base64, or else unpadded
+		b, err := base64.StdEncoding.DecodeString(*v)
+		if len(b) == 0 || err != nil {
+			b, err = base64.RawStdEncoding.DecodeString(*v)
+		}
+		if err == nil { // arrow-go reports what it cannot decode
+			if err := ipcverify.Schema(b, ipcverify.Policy{Dictionaries: true}); err != nil {
+				return nil, errs.Errorf(arrowx.ErrMalformed, "parquetx: the file's %s metadata: %v", arrowSchemaKey, err)
+			}
+		}
+	}
+	ar, err := pqarrow.NewFileReader(fr, props, amemory.DefaultAllocator)
+	if err != nil {
+		return nil, fmt.Errorf("parquetx: %w", err)
+	}
+	return ar, nil
+}
+
+// arrowSchemaKey is the key of a Parquet file's metadata under which Arrow writers store the
+// Arrow schema.
+const arrowSchemaKey = "ARROW:schema"
+
 // readColumn decodes the rows of the row groups asked for of one column, in one batch.
-func readColumn(ar *pqarrow.FileReader, schema *arrow.Schema, column string, groups []int, rows int64) (*arrow.Chunked, error) {
+func (f *openedFile) readColumn(column string) (*arrow.Chunked, error) {
+	ar, schema, groups, rows := f.ar, f.schema, f.groups, f.rows
 	idx := schema.FieldIndices(column)
 	if len(idx) != 1 {
 		return nil, errs.Errorf(ErrColumn, "parquetx: column %q is not in the file (it has %v)", column, fieldNames(schema))
+	}
+	field := schema.Field(idx[0])
+	if err := f.fits(fmt.Sprintf("column %q", column), rows, rowBytes(field.Type)); err != nil {
+		return nil, err
 	}
 	leaves := map[int]bool{}
 	addLeaves(leaves, ar.Manifest.Fields[idx[0]])
@@ -179,7 +259,50 @@ func readColumn(ar *pqarrow.FileReader, schema *arrow.Schema, column string, gro
 	if err != nil {
 		return nil, fmt.Errorf("parquetx: column %q: %w", column, err)
 	}
-	return asBool8(chunks, schema.Field(idx[0]).Type), nil
+	return asBool8(chunks, field.Type), nil
+}
+
+// rowBytes is what arrow-go's Parquet reader reserves for a row of a column of type dt, at
+// least (at most math.MaxInt64): for every leaf column, its values of the row in their Parquet
+// physical type as arrow-go keeps them (a bool a byte, INT32 and FLOAT 4, INT64 and DOUBLE 8,
+// INT96 12, a byte array or fixed-length one a 24-byte slice header), and the row's definition and
+// repetition levels (2 bytes each); a fixed_size_list has its length of values a row, any other
+// list at least one.
+func rowBytes(dt arrow.DataType) int64 {
+	switch t := dt.(type) {
+	case arrow.ExtensionType:
+		return rowBytes(t.StorageType())
+	case *arrow.FixedSizeListType:
+		n, e := max(int64(t.Len()), 1), rowBytes(t.Elem())
+		if e > math.MaxInt64/n {
+			return math.MaxInt64
+		}
+		return n * e
+	case arrow.ListLikeType:
+		return rowBytes(t.Elem())
+	case *arrow.StructType:
+		var n int64
+		for _, f := range t.Fields() {
+			b := rowBytes(f.Type)
+			if n > math.MaxInt64-b {
+				return math.MaxInt64
+			}
+			n += b
+		}
+		return max(n, 1)
+	}
+	const levels = 4
+	switch dt.ID() {
+	case arrow.BOOL, arrow.NULL:
+		return 1 + levels
+	case arrow.FLOAT16, arrow.FIXED_SIZE_BINARY, arrow.DECIMAL32, arrow.DECIMAL64, arrow.DECIMAL128, arrow.DECIMAL256,
+		arrow.STRING, arrow.BINARY, arrow.LARGE_STRING, arrow.LARGE_BINARY, arrow.STRING_VIEW, arrow.BINARY_VIEW:
+		return 24 + levels
+	}
+	if fw, ok := dt.(arrow.FixedWidthDataType); ok && fw.BitWidth() > 32 {
+		return 12 + levels // INT64, DOUBLE or INT96
+	}
+	return 4 + levels
 }
 
 // fromChunks makes one tensor of a column's decoded chunks: over the one chunk's memory, or a
@@ -399,7 +522,7 @@ func ReadTensors(r parquet.ReaderAtSeeker, column string, opts ...adapters.Optio
 		return nil, err
 	}
 	defer f.close()
-	chunks, err := readColumn(f.ar, f.schema, column, f.groups, f.rows)
+	chunks, err := f.readColumn(column)
 	if err != nil {
 		return nil, err
 	}

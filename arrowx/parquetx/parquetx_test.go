@@ -130,16 +130,19 @@ func FuzzRead(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(buf.Bytes())
+	// a file's claims of rows are refused past 64 MiB decoded, as a reader of untrusted files
+	// would ask (MaxDecoded): what a file claims within it decodes, or fails, at once
+	limit := parquetx.MaxDecoded(64 << 20)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		x, err := parquetx.Read(bytes.NewReader(b), "x")
+		x, err := parquetx.Read(bytes.NewReader(b), "x", limit)
 		if err == nil {
 			x.Release()
 		}
-		if m, err := parquetx.ReadMatrix(bytes.NewReader(b), []string{"x", "y"}); err == nil {
+		if m, err := parquetx.ReadMatrix(bytes.NewReader(b), []string{"x", "y"}, limit); err == nil {
 			m.Release()
 		}
 		_, _ = parquetx.Describe(bytes.NewReader(b))
-		ts, _ := parquetx.ReadTensors(bytes.NewReader(b), "x")
+		ts, _ := parquetx.ReadTensors(bytes.NewReader(b), "x", limit)
 		for _, t := range ts {
 			t.Release()
 		}

@@ -53,7 +53,9 @@
 // command. An .npz archive whose members share compressed data (zip entries over one stream, as
 // zip bombs are built) is refused when it is opened, and what one .npz file may inflate, headers,
 // arrays and all, is capped by -max-inflated (16 GiB by default; 0 for no limit): past it, the
-// file is reported with numpyx.ErrTooLarge's error, which names the flag. Members of an archive
+// file is reported with numpyx.ErrTooLarge's error, which names the flag. The same cap bounds
+// what decoding one Parquet column may take (parquetx.MaxDecoded: Parquet's run-length encoding
+// lets a few bytes claim a billion rows). Members of an archive
 // are found by key in constant time, so -stats of an archive of 100,000 members takes time in
 // proportion to its size.
 //
@@ -124,7 +126,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 type options struct {
 	stats, repr, json bool
 	name              string
-	maxInflated       int64 // bytes one .npz file may inflate; 0 for no limit
+	maxInflated       int64 // bytes one .npz file may inflate, or one Parquet column decode; 0 for no limit
 }
 
 // defaultMaxInflated is -max-inflated's default: far above what the archives people exchange
@@ -141,7 +143,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.json, "json", false, "write JSON: an array with one object per file")
 	fs.StringVar(&o.name, "name", "", "show only the array with this name (an .npz key, a .safetensors or GGUF tensor name, a Parquet column)")
 	fs.Int64Var(&o.maxInflated, "max-inflated", defaultMaxInflated,
-		"the bytes one .npz file may inflate (headers, arrays and all); 0 for no limit")
+		"the bytes one .npz file may inflate (headers, arrays and all), or one Parquet column decode; 0 for no limit")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: tensorinfo [-stats] [-repr] [-json] [-name KEY] [-max-inflated BYTES] FILE...")
 		fmt.Fprintln(stderr, "Shows the arrays of .npy, .npz, .safetensors, GGUF (.gguf) and Parquet (.parquet) files.")

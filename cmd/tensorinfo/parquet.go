@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 
+	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/arrowx"
 	"github.com/dlpack-go/dlpack/arrowx/parquetx"
 	"github.com/dlpack-go/dlpack/core"
@@ -26,13 +27,14 @@ func init() {
 // summary row group by row group (parquetx.RowGroups), so that only one row group's column is
 // in memory at a time.
 type parquetFile struct {
-	f      *os.File // parquetx leaves it open: closed by close
-	groups []int64  // rows of each row group
+	f      *os.File        // parquetx leaves it open: closed by close
+	limit  adapters.Option // parquetx.MaxDecoded of -max-inflated
+	groups []int64         // rows of each row group
 	cols   []parquetx.ColumnInfo
 	ent    []entry
 }
 
-func openParquet(path string, _ options) (c container, err error) {
+func openParquet(path string, o options) (c container, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -42,7 +44,7 @@ func openParquet(path string, _ options) (c container, err error) {
 			f.Close()
 		}
 	}()
-	p := &parquetFile{f: f}
+	p := &parquetFile{f: f, limit: parquetx.MaxDecoded(o.maxInflated)}
 	info, err := parquetx.Describe(f) // one read of the footer: columns and row groups
 	if err != nil {
 		return nil, err
@@ -137,7 +139,7 @@ func (p *parquetFile) tensor(i int) (*core.Tensor, error) {
 	if n := e.nbytes(); n > copyLimit {
 		return nil, errs.Errorf(errTooLarge, "the column decodes to %d bytes, more than this tool reads into memory (%d)", n, copyLimit)
 	}
-	return parquetx.Read(p.f, e.name)
+	return parquetx.Read(p.f, e.name, p.limit)
 }
 
 // summarize decodes column i one row group at a time (parquetx.Read with parquetx.RowGroups),
@@ -159,7 +161,7 @@ func (p *parquetFile) summarize(i int) (*stats, error) {
 		if rows < 0 || perRow > 0 && rows > copyLimit/perRow {
 			return nil, errs.Errorf(errTooLarge, "row group %d of the column has %d rows of %d bytes, more than this tool reads into memory (%d)", g, rows, perRow, copyLimit)
 		}
-		t, err := parquetx.Read(p.f, e.name, parquetx.RowGroups(g))
+		t, err := parquetx.Read(p.f, e.name, parquetx.RowGroups(g), p.limit)
 		if err != nil {
 			return nil, err
 		}
@@ -180,7 +182,7 @@ func (p *parquetFile) summarizeRows(e entry) (*stats, error) {
 		if rows == 0 {
 			continue
 		}
-		ts, err := parquetx.ReadTensors(p.f, e.name, parquetx.RowGroups(g))
+		ts, err := parquetx.ReadTensors(p.f, e.name, parquetx.RowGroups(g), p.limit)
 		if err != nil {
 			return nil, err
 		}

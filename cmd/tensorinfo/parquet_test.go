@@ -305,3 +305,15 @@ func TestVariableEntry(t *testing.T) {
 		assert.Equal(t, c.layout, e.layout())
 	}
 }
+
+// TestParquetMaxInflated: -max-inflated caps what one Parquet column may decode
+// (parquetx.MaxDecoded): a column past it fails the file with the cap's error.
+func TestParquetMaxInflated(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "data.parquet")
+	writeParquet(t, path)
+	code, out, errs := tensorinfo("-stats", "-max-inflated", "300", path)
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, errs, `array "cube": parquetx: column "cube": the file claims 6 rows of at least 96 bytes, which arrow-go's reader reserves 1024 bytes for, more than parquetx.MaxDecoded's 300`)
+	code, _, errs = tensorinfo("-stats", "-max-inflated", "1024", path)
+	assert.Equal(t, 0, code, errs)
+}
