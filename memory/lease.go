@@ -33,8 +33,9 @@ type Lease struct {
 	off            int     // of the first element in mem, Alignment-aligned
 	seen           weak.Pointer[byte]
 	lent           atomic.Bool
-	forfeited      atomic.Bool // the block escaped to a holder Attach cannot count (see forfeit)
+	forfeited      atomic.Bool // the block escaped to a holder Attach cannot count (see Forfeit)
 	mem            []byte      // the block while the lease is free (nil while it is lent)
+	size           int         // len(mem)
 }
 
 // NewLease allocates a block for a C-order tensor of dtype and shape, which must have elements.
@@ -50,7 +51,7 @@ func NewLease(dtype core.DLDataType, shape ...int64) (*Lease, error) {
 	mem := make([]byte, n+core.Alignment-1)
 	base := uintptr(unsafe.Pointer(unsafe.SliceData(mem)))
 	l := &Lease{dtype: dtype, shape: append([]int64{}, shape...), strides: make([]int64, len(shape)),
-		off: int((core.Alignment - base%core.Alignment) % core.Alignment), seen: weak.Make(&mem[0]), mem: mem}
+		off: int((core.Alignment - base%core.Alignment) % core.Alignment), seen: weak.Make(&mem[0]), mem: mem, size: len(mem)}
 	for i, s := len(shape)-1, int64(1); i >= 0; i-- { // C order
 		l.strides[i] = s
 		s *= max(shape[i], 1)
@@ -59,14 +60,15 @@ func NewLease(dtype core.DLDataType, shape ...int64) (*Lease, error) {
 }
 
 // Lend returns a writable tensor over the block, or nil while it is lent out (or lost). The
-// elements are what the last holder left (zero the first time).
+// elements are what the last holder left (zero the first time). Lending allocates only the
+// tensor: the lease itself is the tensor's releaser (see lender).
 func (l *Lease) Lend() *core.Tensor {
 	if !l.lent.CompareAndSwap(false, true) {
 		return nil
 	}
-	g := &giveBack{l: l, mem: l.mem}
-	l.mem = nil
-	return core.WrapLent(unsafe.Pointer(&g.mem[l.off]), l.dtype, l.shape, l.strides, g)
+	data := unsafe.Pointer(&l.mem[l.off])
+	l.mem = nil // while lent, only the tensor keeps the block alive: dropped, it is collected
+	return core.WrapLent(data, l.dtype, l.shape, l.strides, (*lender)(l))
 }
 
 // Lost reports whether the block was lent out and its tensor collected unreleased: the block is
@@ -77,23 +79,26 @@ func (l *Lease) Lost() bool {
 	return l.lent.Load() && (l.forfeited.Load() || l.seen.Value() == nil)
 }
 
+// lender is a Lease as the releaser of the tensor it lent (core.Lender): one tensor is lent at a
+// time, and core runs its releaser exactly once, so the lease needs no per-lend state.
+type lender Lease
+
 // Forfeit gives up the block of a lent tensor: core.Attach calls it, as the value it attaches
 // (and whatever is derived from it) may read the memory past the tensor's last Release. The Go
 // memory stays valid as long as anything points into it.
-func (g *giveBack) Forfeit() { g.l.forfeited.Store(true) }
+func (l *lender) Forfeit() { l.forfeited.Store(true) }
 
-// giveBack hands a lent block back to its lease, once its last holder has let go.
-type giveBack struct {
-	l   *Lease
-	mem []byte
-}
-
-// Release writes the block back before the flag, which Lend reads first; a forfeited block is
-// never given back.
-func (g *giveBack) Release() {
-	if g.l.forfeited.Load() {
+// Release hands the block back once the lent tensor's last holder has let go (a forfeited block
+// never comes back). The tensor being released still points into the block, so the weak pointer
+// still reaches it; the block is written back before the flag, which Lend reads first.
+func (l *lender) Release() {
+	if l.forfeited.Load() {
 		return
 	}
-	g.l.mem = g.mem
-	g.l.lent.Store(false)
+	p := l.seen.Value()
+	if p == nil { // cannot be, while the tensor exists; never lend memory that is gone
+		return
+	}
+	l.mem = unsafe.Slice(p, l.size)
+	l.lent.Store(false)
 }

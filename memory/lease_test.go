@@ -136,3 +136,23 @@ func ExampleLease() {
 	// Tensor(float32, [4], cpu:0) [1 1 1 1]
 	// Tensor(float32, [4], cpu:0) [2 2 2 2]
 }
+
+// TestLeaseLendsInOneAllocation: lending allocates the tensor and nothing else (the lease is the
+// tensor's releaser), and the block comes back at each Release.
+func TestLeaseLendsInOneAllocation(t *testing.T) {
+	l, err := memory.NewLease(core.Float32, 1, 64)
+	require.NoError(t, err)
+	first := l.Lend()
+	require.NotNil(t, first)
+	at := first.Data()
+	first.Release()
+	allocs := testing.AllocsPerRun(100, func() {
+		x := l.Lend()
+		if x == nil || x.Data() != at {
+			panic("the block did not come back")
+		}
+		x.Release()
+	})
+	assert.Equal(t, 1.0, allocs, "a lend allocates only its tensor")
+	assert.False(t, l.Lost())
+}
