@@ -145,13 +145,26 @@ func (c *Client) Put(ctx context.Context, name string, t *core.Tensor, meta map[
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stream, err := c.fc.DoPut(ctx)
+	var callOpts []grpc.CallOption
+	if c.conn != nil { // Dial's connection: chunks go out as the tensor's memory (sendbody.go)
+		callOpts = append(callOpts, sendCodec)
+	}
+	stream, err := c.fc.DoPut(ctx, callOpts...)
 	if err != nil {
 		return wrapf(transportErr(err), "put %q", name)
 	}
+	send := stream.Send
+	if c.conn != nil {
+		bs, err := newBodySender(stream, t)
+		if err != nil {
+			return wrapf(err, "put %q", name)
+		}
+		defer bs.done()
+		send = bs.send
+	}
 	desc := &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{name}}
 	// everything sendTensor could refuse was checked above: an error now is the stream's
-	sendErr := sendTensorAs(stream.Send, desc, info, t, c.cfg.chunkBytes, c.cfg.mem, c.cfg.flat)
+	sendErr := sendTensorAs(send, desc, info, t, c.cfg.chunkBytes, c.cfg.mem, c.cfg.flat)
 	return putVerdict(stream, sendErr, "put", name)
 }
 

@@ -138,9 +138,12 @@
 // # Zero-copy and copies
 //
 //	step                                                   copies
-//	send a C-contiguous host tensor (Put, the server's DoGet)  none in this package: each batch's
-//	                                                         body is the tensor's own memory, which
-//	                                                         gRPC's marshaller reads into its frame
+//	send a C-contiguous host tensor (Put on Dial's           none: each batch's body is the tensor's
+//	connection)                                              own memory, handed to gRPC as a buffer
+//	                                                         of its own (not marshalled), which the
+//	                                                         transport writes to the socket
+//	send it on another connection (NewClient), or the       none in this package: protobuf copies
+//	server's DoGet                                           each body into the message's buffer
 //	send any other layout                                   one C-order copy first
 //	receive a tensor that fits one batch (Get, DoPut)       none after the network read: the tensor
 //	                                                         is a read-only view of the received
@@ -166,10 +169,14 @@
 // buffer to 8 bytes: only a hostile or broken sender does this) is copied once into memory of its
 // own (flagged core.FlagIsCopied), so that no element is read through a misaligned pointer.
 //
-// (Below this package, gRPC copies the body into its frame when sending and protobuf copies it
-// out of the frame when receiving: that is the network read and write.) Memory stays bounded:
-// a sender holds the tensor and one batch in flight; a receiver of Stream one batch; a receiver
-// of DoPut at most one and a half times the tensor, and one batch; of Get the tensor and one batch.
+// (Below this package, gRPC copies a received message out of its network buffers and protobuf
+// copies the body out of that: that is the network read. On Dial's connection Put's chunks leave
+// as the tensor's memory: gRPC may read a chunk after the Put's last send, and after a Put that
+// failed, so the Put holds a view of the tensor until gRPC has let go of every chunk, on every
+// path. This uses gRPC's experimental ForceCodecV2 call option; the content type on the wire is
+// application/grpc+proto, and the bytes are protobuf's.) Memory stays bounded: a sender holds the
+// tensor and one batch in flight; a receiver of Stream one batch; a receiver of DoPut at most one
+// and a half times the tensor, and one batch; of Get the tensor and one batch.
 //
 // # Ownership
 //
