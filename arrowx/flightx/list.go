@@ -30,7 +30,8 @@ import (
 // its own shape, as one arrow.variable_shape_tensor column (see the package documentation).
 
 // tensorOverhead is what each tensor of a list counts for against a receiver's WithMaxBytes
-// besides its elements: a stream of many empty tensors costs a receiver a header each.
+// and a server's WithMaxInFlight besides its elements: a stream of many empty tensors costs a
+// receiver a header each.
 const tensorOverhead = 64
 
 // listInfo checks a list of tensors for PutTensors and describes it: all non-nil, in host
@@ -369,6 +370,15 @@ func (r *listReceiver) release() {
 	r.held = 0
 }
 
+// what names the list for an error: its announced count, or how many came so far in a plain
+// stream, which announces none.
+func (r *listReceiver) what() string {
+	if r.plain {
+		return fmt.Sprintf("a plain list of %s tensors (%d so far)", r.info.DType, len(r.ts))
+	}
+	return fmt.Sprintf("a list of %d %s tensors", r.info.Shape[0], r.info.DType)
+}
+
 // add takes one batch: every row checked (untrusted) against the schema and what remains.
 func (r *listReceiver) add(rec arrow.RecordBatch) error {
 	if rec.NumCols() != 1 {
@@ -401,18 +411,29 @@ func (r *listReceiver) add(rec arrow.RecordBatch) error {
 	view := body <= int64(len(rows.values))+int64(len(rows.offsets)+len(rows.shapes))+3*looseSlack
 	if view && body > 0 {
 		if err := r.budget.take(body); err != nil {
-			return fmt.Errorf("%w, receiving a list of %d %s tensors", err, r.info.Shape[0], r.info.DType)
+			return fmt.Errorf("%w, receiving %s", err, r.what())
 		}
 		r.held += body
 	}
 	size := int64(r.info.DType.Size())
+	// what the batch's tensors hold beyond the message viewed: a header each, and the values
+	// of those copied out (all with view false; a misaligned or non-0/1 bool row with it true),
+	// no more than the message that came, taken once the batch is read
+	cost := n * tensorOverhead
 	for i := range n {
 		t, err := r.row(rows, i, size, view)
 		if err != nil {
 			return fmt.Errorf("%w (tensor %d of the list)", err, int64(len(r.ts)))
 		}
+		if t.Flags()&core.FlagIsCopied != 0 {
+			cost += t.NumBytes()
+		}
 		r.ts = append(r.ts, t)
 	}
+	if err := r.budget.take(cost); err != nil {
+		return fmt.Errorf("%w, receiving %s", err, r.what())
+	}
+	r.held += cost
 	return nil
 }
 

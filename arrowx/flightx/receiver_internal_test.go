@@ -99,3 +99,56 @@ func bytesOf(t *testing.T, x *core.Tensor) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+// TestListCopiesCountInFlight: the tensors of a list copied out of their messages (each message
+// carries far more than its tensor, so none is kept as a view) count against the server's
+// memory in flight while the list comes, with a header each: exactly what they hold, refused
+// with ErrBusy one byte under it, and given back once the list is received.
+func TestListCopiesCountInFlight(t *testing.T) {
+	const count, elems = 8, 16 << 10 // 64 KiB of float32 a tensor: one a batch
+	ts := make([]*core.Tensor, count)
+	for i := range ts {
+		ts[i] = core.MustNew(core.Float32, elems)
+		v, err := ts[i].Float32s()
+		require.NoError(t, err)
+		for k := range v {
+			v[k] = float32(i*elems + k)
+		}
+	}
+	info, err := listInfo("l", ts, nil)
+	require.NoError(t, err)
+	var fds []*flight.FlightData
+	send := func(fd *flight.FlightData) error {
+		body := slices.Clone(fd.DataBody)
+		if len(body) > 0 {
+			body = append(body, make([]byte, 16*looseSlack)...) // loose: not kept as a view
+		}
+		fds = append(fds, &flight.FlightData{DataHeader: slices.Clone(fd.DataHeader), DataBody: body})
+		return nil
+	}
+	require.NoError(t, sendList(send, nil, info, ts, 4*elems, memory.DefaultAllocator, false))
+	require.Len(t, fds, 1+count)
+	const held = count * (4*elems + tensorOverhead)
+	for _, limit := range []int64{held - 1, held} {
+		t.Run(fmt.Sprint(limit), func(t *testing.T) {
+			cfg := newConfig(nil)
+			cfg.inFlight = &budget{limit: limit}
+			src := &watched{t: t, fds: slices.Clone(fds), b: cfg.inFlight, bound: func(int64) int64 { return limit }}
+			_, _, got, err := readAny(src, cfg, nil, nil, nil, true)
+			assert.Zero(t, cfg.inFlight.used.Load(), "memory in flight not given back")
+			if limit < held {
+				require.ErrorIs(t, err, ErrBusy)
+				assert.Nil(t, got)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, int64(held), src.peak, "what the list held while it came")
+			require.Len(t, got, count)
+			for i, g := range got {
+				assert.NotZero(t, g.Flags()&core.FlagIsCopied, "tensor %d kept as a view of a loose message", i)
+				assert.Equal(t, bytesOf(t, ts[i]), bytesOf(t, g), "tensor %d", i)
+				g.Release()
+			}
+		})
+	}
+}
