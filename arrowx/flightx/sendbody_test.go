@@ -72,3 +72,22 @@ func TestPutHoldsWhatGRPCReads(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusedPutLetsGo: a server that refuses a Put mid-stream (ErrBusy: over its memory in
+// flight) ends the client's stream while gRPC still holds chunks of the tensor's memory; the
+// client lets go of the tensor once gRPC freed them, exactly once, with collections running.
+func TestRefusedPutLetsGo(t *testing.T) {
+	mem := noLeaks(t)
+	foreignmem.Collect(t)
+	_, addr := serve(t, flightx.WithAllocator(mem), flightx.WithMaxInFlight(4<<20))
+	c := dial(t, addr, flightx.WithAllocator(mem), flightx.WithChunkBytes(1<<20))
+	x, err := foreignmem.Twin(filled(t, core.Float32, 3, 8<<20)) // 32 MiB: refused past 4 MiB
+	require.NoError(t, err)
+	err = c.Put(context.Background(), "big", x.Tensor, nil)
+	x.Tensor.Release()
+	require.ErrorIs(t, err, flightx.ErrBusy)
+	require.True(t, leakcheck.Until(func() bool { return x.Releases.Load() > 0 }),
+		"gRPC never let go of the tensor's chunks")
+	time.Sleep(20 * time.Millisecond)
+	assert.True(t, foreignmem.ReleasedOnce(x.Releases), "released %d times", x.Releases.Load())
+}
