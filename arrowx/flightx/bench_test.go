@@ -40,8 +40,12 @@ func (rawCodec) Unmarshal(data []byte, v any) error {
 
 var _ encoding.Codec = rawCodec{}
 
-// rawService streams src in chunks on "Get" and echoes every message on "Echo".
-type rawService struct{ src, dst []byte }
+// rawService streams src in chunks on "Get", echoes every message on "Echo", and copies what
+// "Put" receives into a buffer of dsts (one a stream under way).
+type rawService struct {
+	src  []byte
+	dsts chan []byte
+}
 
 var rawDesc = grpc.ServiceDesc{
 	ServiceName: "raw.Raw",
@@ -78,7 +82,9 @@ var rawDesc = grpc.ServiceDesc{
 		{StreamName: "Put", ClientStreams: true, Handler: func(srv any, s grpc.ServerStream) error {
 			// the receiving end of a Put: every message copied into place, as a receiver
 			// assembling the tensor must
-			dst := srv.(*rawService).dst
+			dsts := srv.(*rawService).dsts
+			dst := <-dsts
+			defer func() { dsts <- dst }()
 			off := 0
 			var m []byte
 			for {
@@ -94,16 +100,32 @@ var rawDesc = grpc.ServiceDesc{
 	},
 }
 
+// rawServer serves rawService over src (and one Put at a time) and returns a connection to it.
 func rawServer(b *testing.B, src []byte) *grpc.ClientConn {
+	return rawDial(b, rawListen(b, src, 1))
+}
+
+// rawListen serves rawService over src on loopback, with puts buffers of len(src) for Puts
+// under way at once, and returns its address.
+func rawListen(b *testing.B, src []byte, puts int) string {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
 	g := grpc.NewServer(grpc.ForceServerCodec(rawCodec{}), grpc.MaxRecvMsgSize(16<<20), grpc.MaxSendMsgSize(16<<20))
-	g.RegisterService(&rawDesc, &rawService{src: src, dst: make([]byte, len(src))})
+	svc := &rawService{src: src, dsts: make(chan []byte, puts)}
+	for range puts {
+		svc.dsts <- make([]byte, len(src))
+	}
+	g.RegisterService(&rawDesc, svc)
 	go g.Serve(lis)
 	b.Cleanup(g.Stop)
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+	return lis.Addr().String()
+}
+
+// rawDial opens a connection of its own to a rawListen server.
+func rawDial(b *testing.B, addr string) *grpc.ClientConn {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{}), grpc.MaxCallRecvMsgSize(16<<20)))
 	if err != nil {
 		b.Fatal(err)
@@ -122,6 +144,12 @@ func bigTensor(b testing.TB) *core.Tensor {
 }
 
 func flightServer(b testing.TB, name string, x *core.Tensor) *flightx.Client {
+	return flightClients(b, name, x, 1)[0]
+}
+
+// flightClients serves x as name on loopback (batches of benchChunk) and dials n clients to
+// it, each on a connection of its own.
+func flightClients(b testing.TB, name string, x *core.Tensor, n int) []*flightx.Client {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -132,12 +160,16 @@ func flightServer(b testing.TB, name string, x *core.Tensor) *flightx.Client {
 	}
 	go srv.Serve(lis)
 	b.Cleanup(func() { srv.Stop(); srv.Close() })
-	c, err := flightx.Dial(lis.Addr().String())
-	if err != nil {
-		b.Fatal(err)
+	cs := make([]*flightx.Client, n)
+	for i := range cs {
+		c, err := flightx.Dial(lis.Addr().String())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { c.Close() })
+		cs[i] = c
 	}
-	b.Cleanup(func() { c.Close() })
-	return c
+	return cs
 }
 
 // BenchmarkDoGet256MiB fetches a 256 MiB float32 tensor whole (Client.Get: 64 batches of
@@ -194,33 +226,44 @@ func BenchmarkRawGRPC256MiB(b *testing.B) {
 	dst := make([]byte, bigBytes)
 	ctx := context.Background()
 	b.SetBytes(bigBytes)
+	if err := rawGRPCGet(ctx, conn, dst); err != nil { // steady state: dst faulted in, as Get's block
+		b.Fatal(err)
+	}
 	for b.Loop() {
-		s, err := conn.NewStream(ctx, &rawDesc.Streams[0], "/raw.Raw/Get")
-		if err != nil {
+		if err := rawGRPCGet(ctx, conn, dst); err != nil {
 			b.Fatal(err)
-		}
-		req := []byte("big")
-		if err := s.SendMsg(&req); err != nil {
-			b.Fatal(err)
-		}
-		if err := s.CloseSend(); err != nil {
-			b.Fatal(err)
-		}
-		off := 0
-		var m []byte
-		for {
-			if err := s.RecvMsg(&m); err != nil {
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				b.Fatal(err)
-			}
-			off += copy(dst[off:], m)
-		}
-		if off != bigBytes {
-			b.Fatal(off)
 		}
 	}
+}
+
+// rawGRPCGet fetches the raw server's bytes into dst, which they must fill.
+func rawGRPCGet(ctx context.Context, conn *grpc.ClientConn, dst []byte) error {
+	s, err := conn.NewStream(ctx, &rawDesc.Streams[0], "/raw.Raw/Get")
+	if err != nil {
+		return err
+	}
+	req := []byte("big")
+	if err := s.SendMsg(&req); err != nil {
+		return err
+	}
+	if err := s.CloseSend(); err != nil {
+		return err
+	}
+	off := 0
+	var m []byte
+	for {
+		if err := s.RecvMsg(&m); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return err
+		}
+		off += copy(dst[off:], m)
+	}
+	if off != len(dst) {
+		return fmt.Errorf("raw Get brought %d bytes, want %d", off, len(dst))
+	}
+	return nil
 }
 
 // BenchmarkLocalCopy256MiB is the floor: copy() of the same 256 MiB in memory.
@@ -362,23 +405,31 @@ func BenchmarkRawGRPCPut64MiB(b *testing.B) {
 	conn := rawServer(b, src)
 	ctx := context.Background()
 	b.SetBytes(int64(len(src)))
+	if err := rawGRPCPut(ctx, conn, src); err != nil { // steady state: the server's buffer faulted in
+		b.Fatal(err)
+	}
 	for b.Loop() {
-		s, err := conn.NewStream(ctx, &rawDesc.Streams[2], "/raw.Raw/Put")
-		if err != nil {
-			b.Fatal(err)
-		}
-		for off := 0; off < len(src); off += 1 << 20 {
-			chunk := src[off : off+1<<20]
-			if err := s.SendMsg(&chunk); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if err := s.CloseSend(); err != nil {
-			b.Fatal(err)
-		}
-		var ack []byte
-		if err := s.RecvMsg(&ack); err != nil {
+		if err := rawGRPCPut(ctx, conn, src); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// rawGRPCPut sends src to the raw server in messages of 1 MiB and waits for its acknowledgement.
+func rawGRPCPut(ctx context.Context, conn *grpc.ClientConn, src []byte) error {
+	s, err := conn.NewStream(ctx, &rawDesc.Streams[2], "/raw.Raw/Put")
+	if err != nil {
+		return err
+	}
+	for off := 0; off < len(src); off += 1 << 20 {
+		chunk := src[off:min(off+1<<20, len(src))]
+		if err := s.SendMsg(&chunk); err != nil {
+			return err
+		}
+	}
+	if err := s.CloseSend(); err != nil {
+		return err
+	}
+	var ack []byte
+	return s.RecvMsg(&ack)
 }
