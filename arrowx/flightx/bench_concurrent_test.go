@@ -35,26 +35,32 @@ func together(n int, f func(i int) error) error {
 	return nil
 }
 
+// benchTogether times together(concClients, f) (concClients*concBytes an op) after warm
+// untimed rounds, the steady state: a Get's blocks (1) or a Put server's, stored and arriving
+// (2), mapped in.
+func benchTogether(b *testing.B, warm int, f func(i int) error) {
+	b.SetBytes(concClients * concBytes)
+	for range warm {
+		if err := together(concClients, f); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for b.Loop() {
+		if err := together(concClients, f); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkConcurrentGet: concClients clients fetch a 32 MiB float32 tensor from one server at
 // once, with Client.Get (a new tensor each, released) and Client.GetInto (a preallocated one
 // each), beside raw gRPC streams of 4 MiB messages copied into preallocated buffers.
 func BenchmarkConcurrentGet(b *testing.B) {
 	x := core.MustNew(core.Float32, concBytes/4)
 	ctx := context.Background()
-	bench := func(b *testing.B, get func(i int) error) {
-		b.SetBytes(concClients * concBytes)
-		if err := together(concClients, get); err != nil { // steady state: blocks mapped in
-			b.Fatal(err)
-		}
-		for b.Loop() {
-			if err := together(concClients, get); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
 	b.Run("Get", func(b *testing.B) {
 		cs := flightClients(b, "x", x, concClients)
-		bench(b, func(i int) error {
+		benchTogether(b, 1, func(i int) error {
 			t, _, err := cs[i].Get(ctx, "x")
 			if err == nil {
 				t.Release()
@@ -68,7 +74,7 @@ func BenchmarkConcurrentGet(b *testing.B) {
 		for i := range dsts {
 			dsts[i] = core.MustNew(core.Float32, concBytes/4)
 		}
-		bench(b, func(i int) error {
+		benchTogether(b, 1, func(i int) error {
 			_, err := cs[i].GetInto(ctx, "x", dsts[i])
 			return err
 		})
@@ -80,7 +86,7 @@ func BenchmarkConcurrentGet(b *testing.B) {
 		for i := range conns {
 			conns[i], dsts[i] = rawDial(b, addr), make([]byte, concBytes)
 		}
-		bench(b, func(i int) error { return rawGRPCGet(ctx, conns[i], dsts[i]) })
+		benchTogether(b, 1, func(i int) error { return rawGRPCGet(ctx, conns[i], dsts[i]) })
 	})
 }
 
@@ -90,22 +96,9 @@ func BenchmarkConcurrentGet(b *testing.B) {
 func BenchmarkConcurrentPut(b *testing.B) {
 	x := core.MustNew(core.Float32, concBytes/4)
 	ctx := context.Background()
-	bench := func(b *testing.B, put func(i int) error) {
-		b.SetBytes(concClients * concBytes)
-		for range 2 { // steady state: the server's blocks (stored, arriving) mapped in
-			if err := together(concClients, put); err != nil {
-				b.Fatal(err)
-			}
-		}
-		for b.Loop() {
-			if err := together(concClients, put); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
 	b.Run("Put", func(b *testing.B) {
 		cs := flightClients(b, "unused", core.MustNew(core.Float32, 1), concClients)
-		bench(b, func(i int) error { return cs[i].Put(ctx, fmt.Sprintf("x%d", i), x, nil) })
+		benchTogether(b, 2, func(i int) error { return cs[i].Put(ctx, fmt.Sprintf("x%d", i), x, nil) })
 	})
 	b.Run("raw-grpc", func(b *testing.B) {
 		src, _ := x.Bytes()
@@ -114,6 +107,6 @@ func BenchmarkConcurrentPut(b *testing.B) {
 		for i := range conns {
 			conns[i] = rawDial(b, addr)
 		}
-		bench(b, func(i int) error { return rawGRPCPut(ctx, conns[i], src) })
+		benchTogether(b, 2, func(i int) error { return rawGRPCPut(ctx, conns[i], src) })
 	})
 }
