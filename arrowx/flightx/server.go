@@ -82,11 +82,12 @@ func WithMaxBytes(n int64) Option { return func(c *config) { c.maxBytes = n } }
 // each is stored; for a list of tensors, the messages its tensors view, the tensors copied out
 // of their messages and 64 bytes a tensor. A receiver takes memory as batches come, never what
 // a stream merely announces: at most about twice what has arrived, and, while the whole tensor
-// is put together, one and a half times its size. A stream whose next batch would take the total over n is
-// refused with ErrBusy (gRPC status ResourceExhausted), which a Client's Put returns: try again
-// later. Give at least 1.5 times WithMaxBytes for a tensor of the largest size to come in at
-// all. Stored tensors do not count; neither does gRPC's buffer of the message being read (up
-// to 16 MiB a stream). Zero or negative: no limit. A Client ignores this option.
+// is put together, one and a half times its size. A stream whose next batch would take the
+// total over n is refused with ErrBusy (gRPC status ResourceExhausted), which a Client's Put
+// returns: try again later. Give at least 1.5 times WithMaxBytes for a tensor of the largest
+// size to come in at all. Stored tensors do not count; neither does gRPC's buffer of the
+// message being read (up to 16 MiB a stream). Zero or negative: no limit. A Client ignores
+// this option.
 func WithMaxInFlight(n int64) Option { return func(c *config) { c.maxInFlight = n } }
 
 // WithIdleTimeout sets how long a Server's DoPut stream may go without a message, from its
