@@ -97,3 +97,101 @@ func TestRunKept(t *testing.T) {
 	assert.False(t, done)
 	require.ErrorIs(t, s.RunInto(ins, []*core.Tensor{y3}), ErrModel)
 }
+
+// TestKeptBinding: the kept path runs through the session's I/O binding, which holds the values
+// of the last kept run. A run with other tensors binds theirs, so ORT reads and writes only the
+// tensors of the run at hand: a destination bound before and not given now keeps its elements;
+// a slot's value replaced forgets what the binding holds (a new value may reuse a released one's
+// address); Destroy releases the binding with the session.
+func TestKeptBinding(t *testing.T) {
+	s, err := NewSession(modeltest.Model("small"), nil, nil, nil)
+	require.NoError(t, err)
+	defer s.Destroy()
+	require.True(t, s.bindKept, "a session without execution providers")
+	input := func(k float32) *core.Tensor {
+		xs := make([]float32, 64)
+		for i := range xs {
+			xs[i] = float32(i%5)*k - 1
+		}
+		return core.MustFromSlice(xs, 1, 64)
+	}
+	elements := func(y *core.Tensor) []float32 {
+		e, err := core.ReadOnlyElements[float32](y)
+		require.NoError(t, err)
+		return append([]float32{}, e...)
+	}
+	want := func(x *core.Tensor) []float32 { // the general path, on a stage of its own
+		out, err := s.Run(map[string]*core.Tensor{"X": x}, adapters.AlwaysCopy())
+		require.NoError(t, err)
+		defer out["Y"].Release()
+		return elements(out["Y"])
+	}
+	kept := func(x, y *core.Tensor) { // the first run with new tensors keeps them, the second is kept
+		t.Helper()
+		for range 2 {
+			require.NoError(t, s.RunInto([]*core.Tensor{x}, []*core.Tensor{y}))
+		}
+		done, err := s.runKept([]*core.Tensor{x}, []*core.Tensor{y}, 0)
+		require.NoError(t, err)
+		require.True(t, done)
+	}
+	x1, x2 := input(1), input(-2)
+	w1, w2 := want(x1), want(x2)
+	require.NotEqual(t, w1, w2)
+	y1, y2 := core.MustNew(core.Float32, 1, 64), core.MustNew(core.Float32, 1, 64)
+
+	kept(x1, y1)
+	assert.Equal(t, w1, elements(y1))
+	require.NotZero(t, s.h.io, "the kept run made the binding")
+	assert.Equal(t, []uintptr{s.b.in[0].v, s.b.out[0].v}, s.b.bound, "it holds the slots' values")
+
+	sentinel, err := core.Elements[float32](y1)
+	require.NoError(t, err)
+	clear(sentinel)
+	sentinel[0] = 42
+	kept(x2, y2) // new slots: the binding holds x2 and y2 now
+	assert.Equal(t, w2, elements(y2))
+	assert.Equal(t, float32(42), elements(y1)[0], "the destination bound before is not written")
+	assert.Zero(t, elements(y1)[1])
+	assert.Equal(t, []uintptr{s.b.in[0].v, s.b.out[0].v}, s.b.bound)
+
+	for i, x := range []*core.Tensor{x1, x2, x1} { // inputs in turn into the same destination
+		kept(x, y2)
+		assert.Equal(t, map[bool][]float32{true: w2, false: w1}[i == 1], elements(y2), "run %d", i)
+	}
+
+	s.b.mu.Lock() // what the general path does with a new destination
+	v, err := s.api.newValue(&s.b.st, y1, s.outputs[0].ElementType, s.api.cpuInfo)
+	require.NoError(t, err)
+	s.b.setSlot(&s.b.out[0], y1, v)
+	assert.Equal(t, []uintptr{0, 0}, s.b.bound, "a replaced value unbinds every value")
+	s.b.mu.Unlock()
+	kept(x1, y2)
+	assert.Equal(t, w1, elements(y2))
+
+	// Run's outputs: while the caller holds one, the next run is lent another lease, whose value
+	// the binding takes in place of the held one's
+	ya := runOne(t, s, x1)
+	mine, err := core.Elements[float32](ya)
+	require.NoError(t, err)
+	clear(mine)
+	for range 3 {
+		yb := runOne(t, s, x1)
+		assert.NotEqual(t, ya.Data(), yb.Data())
+		assert.Equal(t, w1, elements(yb))
+		assert.Equal(t, make([]float32, 64), elements(ya), "the held output is not written")
+		yb.Release()
+	}
+	ya.Release()
+
+	require.NoError(t, s.Destroy())
+	assert.Zero(t, s.h.io, "released with the session")
+}
+
+// runOne runs s, of the small model, on x and returns its output.
+func runOne(t *testing.T, s *Session, x *core.Tensor) *core.Tensor {
+	t.Helper()
+	out, err := s.Run(map[string]*core.Tensor{"X": x})
+	require.NoError(t, err)
+	return out["Y"]
+}

@@ -66,6 +66,7 @@ func (s *Session) lend(st *stage, i int) (*core.Tensor, uintptr, error) {
 		}
 		if x.l.Lost() { // dropped unreleased: its block is gone
 			s.api.do(fnReleaseValue, x.v)
+			s.b.unbind()
 			ls = append(ls[:k], ls[k+1:]...)
 			s.b.leases[i] = ls
 			break
@@ -112,4 +113,5 @@ func (b *bindings) dropLeases() {
 		}
 		b.leases[i] = nil
 	}
+	b.unbind()
 }

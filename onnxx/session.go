@@ -202,7 +202,11 @@ type Session struct {
 	outNames        []uintptr
 	names           [][]byte // the NUL-terminated names the pointers point into
 	cuda            bool     // the CUDA execution provider was added
-	dynamicOut      bool     // some output has a dynamic shape
+	// bindKept: the kept path runs through an I/O binding (invokeKept). Only for sessions
+	// without execution providers: ORT's BindInput copies an input that a provider wants on its
+	// device at bind time, and a binding used again would then feed it that stale copy.
+	bindKept   bool
+	dynamicOut bool // some output has a dynamic shape
 	// prealloc[i]: output i, without a destination, is allocated (or lent) here before the run:
 	// its shape is known, it is at most SessionOptions.MaxOutputAlloc bytes, and it is not an
 	// echo. Other outputs ORT allocates.
@@ -219,12 +223,17 @@ type Session struct {
 type handle struct {
 	mu      sync.RWMutex // runs hold it for reading, Destroy for writing
 	session uintptr
+	io      uintptr // the OrtIoBinding of the kept path (see invokeKept); 0 until its first run
 	api     *ortAPI
 }
 
 func (h *handle) release() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.io != 0 {
+		h.api.do(fnReleaseIoBinding, h.io)
+		h.io = 0
+	}
 	if h.session != 0 {
 		h.api.do(fnReleaseSession, h.session)
 		h.session = 0
@@ -308,6 +317,7 @@ func newSession(what string, g *tinyonnx.Graph, inputNames, outputNames []string
 	for _, p := range opts.Providers {
 		s.cuda = s.cuda || p.cuda()
 	}
+	s.bindKept = len(opts.Providers) == 0
 	runtime.AddCleanup(s, (*handle).release, s.h)
 	if err := s.describe(g, inputNames, outputNames); err != nil {
 		s.h.release()

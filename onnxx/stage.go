@@ -25,8 +25,13 @@ type bindings struct {
 	// a run of the kept path with them); reset whenever a slot changes. The outputs lent on that
 	// path are over free lease blocks, which no live tensor holds, so they never overlap.
 	checked bool
-	api     *ortAPI
-	st      stage
+	// bound[i] is the value the session's I/O binding (handle.io) holds for input i (the first
+	// len(in)) or output i (after them); 0: none, or one that may be gone. unbind clears them
+	// whenever a kept value is released, so that a new value ORT makes at a released one's
+	// address is never taken for it.
+	bound []uintptr
+	api   *ortAPI
+	st    stage
 }
 
 func newBindings(a *ortAPI, nin int, outputs []IOInfo, prealloc []bool) *bindings {
@@ -37,6 +42,7 @@ func newBindings(a *ortAPI, nin int, outputs []IOInfo, prealloc []bool) *binding
 		b.lends[i] = prealloc[i] && takesLeases(&outputs[i])
 	}
 	b.leased = !slices.Contains(b.lends, false)
+	b.bound = make([]uintptr, nin+nout)
 	b.st.init(nin, nout)
 	return b
 }
@@ -53,7 +59,11 @@ func (b *bindings) drop() {
 	}
 	b.checked = false
 	b.dropLeases()
+	b.unbind()
 }
+
+// unbind forgets what the I/O binding holds: every value is bound again before the next kept run.
+func (b *bindings) unbind() { clear(b.bound) }
 
 // slot is one kept value: over t's memory at data, with t's shape. The value does not hold t's
 // memory: every run holds the tensors it is given (core.Hold), and a slot is used again only for
@@ -86,6 +96,7 @@ func (sl *slot) matches(t *core.Tensor) bool {
 func (b *bindings) setSlot(sl *slot, t *core.Tensor, v uintptr) {
 	sl.set(b.api, t, v)
 	b.checked = false
+	b.unbind()
 }
 
 // set replaces the slot's value with v, made over t.
