@@ -30,7 +30,7 @@ type Client struct {
 // chunks of up to 15 MiB. For TLS or other settings, make a connection and use NewClient.
 func Dial(addr string, opts ...Option) (*Client, error) {
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)))
+		grpc.WithDefaultCallOptions(dialCodec, grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)))
 	if err != nil {
 		return nil, errs.Errorf(ErrTransport, "flightx: dialing %s: %v", addr, err)
 	}
@@ -145,16 +145,12 @@ func (c *Client) Put(ctx context.Context, name string, t *core.Tensor, meta map[
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var callOpts []grpc.CallOption
-	if c.conn != nil { // Dial's connection: chunks go out as the tensor's memory (sendbody.go)
-		callOpts = append(callOpts, sendCodec)
-	}
-	stream, err := c.fc.DoPut(ctx, callOpts...)
+	stream, err := c.fc.DoPut(ctx)
 	if err != nil {
 		return wrapf(transportErr(err), "put %q", name)
 	}
 	send := stream.Send
-	if c.conn != nil {
+	if c.conn != nil { // Dial's connection: chunks go out as the tensor's memory (sendbody.go)
 		bs, err := newBodySender(stream, t)
 		if err != nil {
 			return wrapf(err, "put %q", name)

@@ -50,7 +50,8 @@ const fieldDataBody = 1000
 // as a buffer of its own.
 type bodyCodec struct{ proto encoding.CodecV2 }
 
-var sendCodec = grpc.ForceCodecV2(bodyCodec{proto: encoding.GetCodecV2("proto")})
+// dialCodec is the codec of Dial's connections (every call on them): bodyCodec.
+var dialCodec = grpc.ForceCodecV2(bodyCodec{proto: encoding.GetCodecV2("proto")})
 
 // Name is the proto codec's: the content type on the wire is the usual one.
 func (c bodyCodec) Name() string { return c.proto.Name() }
@@ -75,8 +76,14 @@ func (c bodyCodec) Marshal(v any) (mem.BufferSlice, error) {
 	return mem.BufferSlice{mem.SliceBuffer(head), mem.NewBuffer(&body, bodyRelease{m.s})}, nil
 }
 
-// Unmarshal is the proto codec's.
-func (c bodyCodec) Unmarshal(data mem.BufferSlice, v any) error { return c.proto.Unmarshal(data, v) }
+// Unmarshal decodes data into v: a FlightData message with decodeFlightData (recvbody.go),
+// anything else, or a FlightData message decodeFlightData does not take, with the proto codec.
+func (c bodyCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	if fd, ok := v.(*flight.FlightData); ok && decodeFlightData(data, fd) {
+		return nil
+	}
+	return c.proto.Unmarshal(data, v)
+}
 
 // bodyMessage is a FlightData message whose body lies in the memory s holds.
 type bodyMessage struct {

@@ -273,7 +273,7 @@ func (s *Server) Serve(lis net.Listener) error {
 		lis.Close()
 		return ErrServing
 	}
-	g := grpc.NewServer(grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage))
+	g := grpc.NewServer(recvCodec, grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage))
 	s.Register(g)
 	s.grpc = g
 	s.mu.Unlock()

@@ -192,6 +192,8 @@ type receiver struct {
 	budget *budget
 	held   int64        // bytes taken from budget
 	body   *int         // the length of the message body of the batch being added
+	msgs   *verified    // what the stream's reader reads: the body of the batch being added
+	spent  bool         // the batch just added was copied: nothing of the receiver's is over its body
 	single *core.Tensor // the first chunk, while it is the whole tensor
 	parts  []part       // the batches so far, until half the tensor came
 	dst    *core.Tensor // the assembled tensor (or GetInto's destination), once half came
@@ -216,6 +218,7 @@ type part struct {
 	b    []byte
 	buf  *amemory.Buffer // the message buffer b is a view of; nil for staging
 	cost int64           // bytes taken from the budget for it
+	body []byte          // the whole body of that message (see spendParts)
 }
 
 func (r *receiver) release() {
@@ -230,6 +233,20 @@ func (r *receiver) release() {
 	r.dropParts()
 	r.budget.give(r.held)
 	r.held = 0
+}
+
+// spendParts gives the bodies of the messages that parts are views of to the body pool, once
+// their values were copied into the tensor: nothing else points into them (the reader's batches
+// are long released). The parts are dropped.
+func (r *receiver) spendParts() {
+	for i := range r.parts {
+		if p := &r.parts[i]; p.buf != nil {
+			p.buf.Release()
+			p.buf = nil
+			putBody(p.body)
+		}
+	}
+	r.dropParts()
 }
 
 func (r *receiver) dropParts() {
@@ -395,9 +412,11 @@ func (r *receiver) add(rec arrow.RecordBatch) error {
 	}
 	n := int64(len(vals)) / size
 	body := r.bodyLen(vals)
+	r.spent = false
 	switch {
 	case r.dst != nil:
 		err = r.place(vals, r.got*size)
+		r.spent = err == nil
 	case r.got == 0 && n == total:
 		// the whole tensor in one batch: a view of the message, unless the message carries
 		// much more than the values (a view would hold it all) or they are not viewable
@@ -415,6 +434,7 @@ func (r *receiver) add(rec arrow.RecordBatch) error {
 		// cold at half: what it asked for, within WithMaxBytes, and a large tensor's mapped pages
 		// (amemory.NewUninit) are committed only as the batches write them
 		err = r.assemble(vals)
+		r.spent = err == nil
 	default:
 		err = r.keep(vals, buf, body)
 	}
@@ -492,7 +512,7 @@ func (r *receiver) closeOpen() error {
 			}
 			off += int64(len(p.b))
 		}
-		r.dropParts()
+		r.spendParts()
 	}
 	return nil
 }
@@ -505,7 +525,11 @@ func (r *receiver) keep(vals []byte, buf *amemory.Buffer, body int64) error {
 			return err
 		}
 		buf.Retain()
-		r.parts = append(r.parts, part{b: vals, buf: buf, cost: body})
+		p := part{b: vals, buf: buf, cost: body}
+		if r.msgs != nil { // the view's message body is the part's now
+			p.body, r.msgs.last = r.msgs.last, nil
+		}
+		r.parts = append(r.parts, p)
 		return nil
 	}
 	if k := len(r.parts) - 1; k >= 0 && r.parts[k].buf == nil && cap(r.parts[k].b)-len(r.parts[k].b) >= len(vals) {
@@ -548,7 +572,7 @@ func (r *receiver) assemble(vals []byte) error {
 		}
 		off += int64(len(p.b))
 	}
-	r.dropParts()
+	r.spendParts()
 	return r.place(vals, off)
 }
 
@@ -601,9 +625,9 @@ func (r *receiver) finish() (*core.Tensor, error) {
 
 // receive reads a whole tensor from rd, whose schema was decoded into info, into a new tensor,
 // or into into's memory (a writable C-contiguous tensor of info's dtype and shape), or chunk by
-// chunk into each.
-// body points at the length of the message body of the batch rd read last.
-func receive(rd *flight.Reader, info Info, cfg config, body *int, into *core.Tensor, each func(chunk *core.Tensor, off int64) error) (*core.Tensor, error) {
+// chunk into each. v is what rd reads: the length of the message body of the batch rd read last,
+// and that body, which goes back to the body pool once it is copied into the tensor.
+func receive(rd *flight.Reader, info Info, cfg config, v *verified, into *core.Tensor, each func(chunk *core.Tensor, off int64) error) (*core.Tensor, error) {
 	open := info.Unsized()
 	if open { // the receiver's own copy, the first dimension counted as rows come
 		info.Shape = slices.Clone(info.Shape)
@@ -612,7 +636,7 @@ func receive(rd *flight.Reader, info Info, cfg config, body *int, into *core.Ten
 	if info.Bytes() > cfg.maxBytes {
 		return nil, errs.Errorf(ErrTooLarge, "flightx: %s %v is %d bytes, over the limit of %d", info.DType, info.Shape, info.Bytes(), cfg.maxBytes)
 	}
-	r := &receiver{info: info, budget: cfg.inFlight, body: body, open: open,
+	r := &receiver{info: info, budget: cfg.inFlight, body: &v.body, msgs: v, open: open,
 		limit: cfg.maxBytes / int64(info.DType.Size())}
 	if into != nil {
 		if open {
@@ -644,6 +668,9 @@ func receive(rd *flight.Reader, info Info, cfg config, body *int, into *core.Ten
 		}
 		if err := r.add(rd.RecordBatch()); err != nil {
 			return nil, err
+		}
+		if r.spent { // the chunks given to each may be held: only here is a body known to be free
+			v.spent()
 		}
 	}
 	if err := rd.Err(); err != nil && !errors.Is(err, io.EOF) {
@@ -737,6 +764,6 @@ func readAny(src flight.DataStreamReader, cfg config, before func(*flight.Flight
 			return err
 		}
 	}
-	t, err = receive(rd, info, cfg, &v.body, into, inner)
+	t, err = receive(rd, info, cfg, v, into, inner)
 	return info, t, nil, err
 }

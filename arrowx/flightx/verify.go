@@ -21,10 +21,19 @@ func verifyHeader(h []byte, maxBody int) error {
 }
 
 // verified passes on the messages of a stream whose headers verifyHeader accepts, and keeps
-// the length of the last one's body.
+// the length of the last one's body, and the body itself until it is spent.
 type verified struct {
 	src  flight.DataStreamReader
 	body int
+	last []byte
+}
+
+// spent gives the last message's body to the body pool (recvbody.go): the receiver has copied
+// what it needed of it and keeps nothing over it, and neither does arrow-go's reader once it
+// reads the next message, the only use of the memory left.
+func (v *verified) spent() {
+	putBody(v.last)
+	v.last = nil
 }
 
 func (v *verified) Recv() (*flight.FlightData, error) {
@@ -32,7 +41,7 @@ func (v *verified) Recv() (*flight.FlightData, error) {
 	if err != nil {
 		return nil, err
 	}
-	v.body = len(fd.GetDataBody())
+	v.body, v.last = len(fd.GetDataBody()), fd.GetDataBody()
 	if err := verifyHeader(fd.GetDataHeader(), len(fd.GetDataBody())); err != nil {
 		return nil, err
 	}
