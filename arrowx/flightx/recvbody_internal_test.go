@@ -6,9 +6,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"net"
-	"runtime"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -19,6 +17,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/dlpack-go/dlpack/adapters/adaptertest/foreignmem"
 	"github.com/dlpack-go/dlpack/core"
 )
 
@@ -210,20 +209,7 @@ func TestSpentBodiesAreNotShared(t *testing.T) {
 	assert.Zero(t, got.Flags()&core.FlagIsCopied, "a view of its message")
 
 	before := bodiesReused.Load()
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() { // collections throughout: the pool is emptied now and then
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				runtime.GC()
-				time.Sleep(time.Millisecond)
-			}
-		}
-	}()
+	stop := foreignmem.Collect(t) // collections throughout: the pool is emptied now and then
 	for i := range 8 {
 		y, _, err := c.Get(ctx, "many")
 		require.NoError(t, err)
@@ -233,8 +219,7 @@ func TestSpentBodiesAreNotShared(t *testing.T) {
 		require.NoError(t, c.Put(ctx, fmt.Sprint("other", i), x, nil))
 		assert.Equal(t, oneBytes, elements(got), "the client's view, after round %d", i)
 	}
-	close(stop)
-	<-done
+	stop()
 	stored, _, err := srv.Get("one")
 	require.NoError(t, err)
 	assert.Equal(t, oneBytes, elements(stored), "the server's view")
