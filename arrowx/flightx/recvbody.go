@@ -146,29 +146,45 @@ func (r *wireReader) appendTo(b []byte, n int) []byte {
 // copied a body into their tensor (verified.spent, receiver.spendParts). A megabyte's body then
 // lands in memory that was written a batch ago, instead of in a new allocation that Go zeroes and
 // the processor faults in first, which costs more than the copy itself
-// (BenchmarkDecodeFlightData). Bodies are pooled by size class, powers of two from minPooledBody
-// to maxMessage (a class holds buffers of at least its size); a body that is given back is one
-// nothing points into any more: the receiver copied it and keeps no view of it, and the message it
-// came in is read no more. Every byte of a body taken from the pool is overwritten before the
-// message is handed on.
+// (BenchmarkDecodeFlightData). A body that is given back is one nothing points into any more: the
+// receiver copied it and keeps no view of it, and the message it came in is read no more. Every
+// byte of a body taken from the pool is overwritten before the message is handed on.
+//
+// Bodies from minPooledBody to maxMessage bytes are pooled by size class, four to each power of
+// two (2^k·5/4, 6/4, 7/4, 2^(k+1)): a body is at most a quarter larger than its bytes, which
+// matters for the one-batch tensors that stay views of their bodies. A class holds buffers of at
+// least its size (a body given back may come from protobuf, of any capacity).
 const minPooledBody = 64 << 10
 
-var bodyPools [64]sync.Pool // by class: bits.Len of a size is below 64
+var bodyPools [4 * 64]sync.Pool // by class (bodyClass)
 
 // bodiesReused counts the bodies getBody took from the pool (for the tests).
 var bodiesReused atomic.Int64
+
+// bodyClass returns the class of the smallest size at least n (up, for getBody) or of the largest
+// size at most n (for putBody), and that size. n is at least minPooledBody, so a class's step,
+// 2^(k-2), is a whole number of bytes.
+func bodyClass(n int, up bool) (class, size int) {
+	k := bits.Len(uint(n)) - 1 // 2^k <= n < 2^(k+1)
+	step := 1 << (k - 2)
+	j := (n - 1<<k) / step // 0..3: 2^k + j·step <= n
+	if up && n > 1<<k+j*step {
+		j++ // n > 2^k + j·step: the next size (j = 4 is 2^(k+1))
+	}
+	return 4*k + j, 1<<k + j*step
+}
 
 // getBody returns memory for a body of n bytes: from the pool, for the sizes it keeps.
 func getBody(n int) []byte {
 	if n < minPooledBody || n > maxMessage {
 		return make([]byte, n)
 	}
-	c := bits.Len(uint(n - 1)) // the class whose buffers hold n bytes: 1<<c >= n
+	c, size := bodyClass(n, true)
 	if b, ok := bodyPools[c].Get().(*[]byte); ok {
 		bodiesReused.Add(1)
 		return (*b)[:n]
 	}
-	return make([]byte, n, 1<<c)
+	return make([]byte, n, size)
 }
 
 // putBody gives b, a body nothing uses any more, to the pool, if it is of a size it keeps.
@@ -176,7 +192,7 @@ func putBody(b []byte) {
 	if cap(b) < minPooledBody || cap(b) > maxMessage {
 		return
 	}
-	c := bits.Len(uint(cap(b))) - 1 // the class its capacity fills: 1<<c <= cap(b)
+	c, _ := bodyClass(cap(b), false)
 	b = b[:cap(b)]
 	bodyPools[c].Put(&b)
 }

@@ -3,7 +3,6 @@ package flightx
 import (
 	"context"
 	"fmt"
-	"math/bits"
 	"math/rand/v2"
 	"net"
 	"testing"
@@ -138,16 +137,36 @@ func FuzzDecodeFlightData(f *testing.F) {
 	})
 }
 
-// TestBodyPool: getBody gives n bytes in a buffer of its class (a power of two from
+// TestBodyPool: getBody gives n bytes in a buffer of its class (four to a power of two, from
 // minPooledBody), a buffer putBody gave back serves the next body of its class, and sizes the
 // pool does not keep are plain allocations.
 func TestBodyPool(t *testing.T) {
+	for _, tc := range []struct {
+		n, up, down int // the sizes of the classes bodyClass rounds n up and down to
+	}{
+		{64 << 10, 64 << 10, 64 << 10},
+		{64<<10 + 1, 80 << 10, 64 << 10},
+		{80 << 10, 80 << 10, 80 << 10},
+		{127 << 10, 128 << 10, 112 << 10},
+		{1 << 20, 1 << 20, 1 << 20},
+		{1<<20 + 8, 1<<20 + 256<<10, 1 << 20},
+		{maxMessage - 1, maxMessage, maxMessage * 7 / 8},
+	} {
+		cu, up := bodyClass(tc.n, true)
+		cd, down := bodyClass(tc.n, false)
+		assert.Equal(t, tc.up, up, "n=%d up", tc.n)
+		assert.Equal(t, tc.down, down, "n=%d down", tc.n)
+		cs, _ := bodyClass(up, false)
+		assert.Equal(t, cu, cs, "n=%d: a buffer of its size goes back to the class it came from", tc.n)
+		assert.LessOrEqual(t, cd, cu)
+	}
+
 	for _, n := range []int{0, 1, minPooledBody - 1, minPooledBody, minPooledBody + 1, 1 << 20, maxMessage, maxMessage + 1} {
 		b := getBody(n)
 		require.Len(t, b, n)
 		pooled := n >= minPooledBody && n <= maxMessage
-		if pooled { // at least the class's size (a given-back body from elsewhere may be larger)
-			assert.GreaterOrEqual(t, cap(b), 1<<bits.Len(uint(n-1)), "n=%d: the class's size", n)
+		if pooled { // its class's size, or a given-back body of that class: under half as large again
+			assert.LessOrEqual(t, cap(b), n*3/2, "n=%d", n)
 		} else {
 			assert.Equal(t, n, cap(b), "n=%d: not pooled", n)
 		}
