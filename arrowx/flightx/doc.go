@@ -170,17 +170,17 @@
 // own (flagged core.FlagIsCopied), so that no element is read through a misaligned pointer.
 //
 // (Below this package, the network read: on Dial's connections and on the server Serve runs, each
-// message's body is copied once out of gRPC's network buffers into memory of its own, the other
-// fields decoded by protobuf; a connection from NewClient and a server given to Register keep
-// gRPC's codec, which gathers the message into one buffer and has protobuf copy the body out of
-// that. On Dial's connection Put's chunks leave as the tensor's memory: gRPC may read a chunk
-// after the Put's last send, and after a Put that failed, so the Put holds a view of the tensor
-// until gRPC has let go of every chunk, on every path. This uses gRPC's experimental ForceCodecV2
-// call option; the content type on the wire is application/grpc+proto, and the bytes are
-// protobuf's; the server's codec is set with ForceServerCodecV2, experimental too.) Memory stays
-// bounded: a sender holds the tensor and one batch in flight; a receiver of Stream one batch; a
-// receiver of DoPut at most one and a half times the tensor, and one batch; of Get the tensor and
-// one batch.
+// message's body is copied once out of gRPC's network buffers into memory of its own, from a pool
+// that takes a body back once the receiver copied it into the tensor, the other fields decoded by
+// protobuf; a connection from NewClient and a server given to Register keep gRPC's codec, which
+// gathers the message into one buffer and has protobuf copy the body out of that. On Dial's
+// connection Put's chunks leave as the tensor's memory: gRPC may read a chunk after the Put's last
+// send, and after a Put that failed, so the Put holds a view of the tensor until gRPC has let go
+// of every chunk, on every path. This uses gRPC's experimental ForceCodecV2 call option; the
+// content type on the wire is application/grpc+proto, and the bytes are protobuf's; the server's
+// codec is set with ForceServerCodecV2, experimental too.) Memory stays bounded: a sender holds
+// the tensor and one batch in flight; a receiver of Stream one batch; a receiver of DoPut at most
+// one and a half times the tensor, and one batch; of Get the tensor and one batch.
 //
 // # Ownership
 //
