@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """arrowx against pyarrow, where Python has pyarrow (the GPU host; Debian 12 packages none).
 
-It loads the C shared library built from pyexchange/internal/pyarrowlib (.devicebuild/libdlpackarrow.so,
-or $DLPACK_ARROW_LIB) with dlpackgo.Library, and checks:
+It loads the C shared library built from pyexchange/internal/pyarrowlib ($DLPACK_ARROW_LIB, which
+gpu/cuda/devicecheck.sh unpacks from .devicebuild/libdlpackarrow.so.xz; else .devicebuild/libdlpackarrow.so)
+with dlpackgo.Library, and checks:
 
   * the Arrow C Data Interface, pyarrow -> Go: primitive arrays (with an offset) and a
     FixedSizeList become tensors over pyarrow's buffers (same address), read-only, the values
@@ -11,7 +12,10 @@ or $DLPACK_ARROW_LIB) with dlpackgo.Library, and checks:
     memory, a 2-D one as a FixedSizeList;
   * Arrow Flight: a Go server (arrowx/flightx) on 127.0.0.1 and pyarrow.flight as the client:
     DoGet of a tensor Go holds (schema metadata, values), DoPut of a tensor Python sends (Go reads
-    it back), ListFlights.
+    it back), ListFlights;
+  * Parquet: pyarrow.parquet reads the arrow.fixed_shape_tensor column arrowx/parquetx writes
+    (type, shape, values), and parquetx reads the FixedShapeTensorArray columns pyarrow writes, in
+    several row groups, whole and by row group.
 
 A self-test (Go -> the C structs -> Go) runs first, everywhere. Prints PASS/FAIL lines and a
 summary. Exit status: 0 all passed, 1 a failure, 2 no pyarrow (only the self-test ran).
@@ -21,6 +25,7 @@ import ctypes
 import gc
 import os
 import sys
+import tempfile
 import time
 import traceback
 
@@ -187,6 +192,45 @@ def flight_checks(lib, pa):
     check("Arrow Flight: Go server, pyarrow.flight client", round_trip)
 
 
+def parquet_checks(lib, pa):
+    import pyarrow.parquet as pq
+
+    def go_to_pyarrow():
+        with tempfile.TemporaryDirectory() as d:
+            x = (np.arange(36, dtype=np.float32) * 0.5 - 3).reshape(6, 2, 3)
+            lib.parquet_write(os.path.join(d, "go.parquet"), "emb", x)
+            col = pq.read_table(os.path.join(d, "go.parquet")).column("emb")
+            typ = col.type
+            expect(isinstance(typ, pa.FixedShapeTensorType) and list(typ.shape) == [2, 3]
+                   and typ.value_type == pa.float32(), "column type %s (want arrow.fixed_shape_tensor)" % typ)
+            got = pa.concat_arrays(col.chunks).to_numpy_ndarray()
+            expect(got.shape == (6, 2, 3) and np.array_equal(got, x), "values %s" % got)
+        return "a float32 [6, 2, 3] tensor as an arrow.fixed_shape_tensor column of [2, 3]"
+
+    def pyarrow_to_go():
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "py.parquet")
+            f64 = np.arange(40, dtype=np.float64).reshape(10, 4) / 8
+            i32 = (np.arange(40, dtype=np.int32) - 20).reshape(10, 2, 2)
+            pq.write_table(pa.table({"f64": pa.FixedShapeTensorArray.from_numpy_ndarray(f64),
+                                     "i32": pa.FixedShapeTensorArray.from_numpy_ndarray(i32)}),
+                           path, row_group_size=3)
+            groups = pq.ParquetFile(path).metadata.num_row_groups
+            expect(groups == 4, "pyarrow wrote %d row groups, want 4" % groups)
+            t = lib.parquet_read(path, "f64", "")
+            expect(t.shape == (10, 4) and np.array_equal(np.asarray(t), f64), "f64: Go read %s" % np.asarray(t))
+            t.release()
+            t = lib.parquet_read(path, "i32", "1,2")  # rows 3 to 8
+            expect(t.shape == (6, 2, 2) and np.array_equal(np.asarray(t), i32[3:9]),
+                   "i32, row groups 1 and 2: Go read %s" % np.asarray(t))
+            t.release()
+            del t
+        return "FixedShapeTensorArray columns float64 [4] and int32 [2, 2] in 4 row groups, whole and two groups"
+
+    check("Parquet: Go writes, pyarrow.parquet reads", go_to_pyarrow)
+    check("Parquet: pyarrow.parquet writes, Go reads", pyarrow_to_go)
+
+
 def self_test(lib):
     """Go -> C structs -> Go, without pyarrow: the library, dlpackgo and these ctypes structs agree
     with arrow-go's C Data Interface (runs everywhere; CI runs it through arrowx/cdatax's tests)."""
@@ -214,6 +258,19 @@ def self_test(lib):
 
     check("self-test: Go -> C Data Interface -> Go", round_trip)
 
+    def parquet_round_trip():
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "x.parquet")
+            x = np.arange(24, dtype=np.int64).reshape(4, 3, 2)
+            lib.parquet_write(path, "x", x)
+            t = lib.parquet_read(path, "x", "")
+            expect(t.shape == (4, 3, 2) and np.array_equal(np.asarray(t), x), "Go read back %s" % np.asarray(t))
+            t.release()
+            del t
+        return "an int64 [4, 3, 2] tensor through a Parquet file and back"
+
+    check("self-test: Go -> Parquet -> Go", parquet_round_trip)
+
 
 def main():
     try:
@@ -232,6 +289,7 @@ def main():
                                                           pa.__version__, LIB_PATH), flush=True)
     c_data(lib, pa)
     flight_checks(lib, pa)
+    parquet_checks(lib, pa)
     failed = [n for n, r in results if r == "FAIL"]
     print("SUMMARY: %d passed, %d failed%s" % (len(results) - len(failed), len(failed),
                                                (" — FAILED: " + "; ".join(failed)) if failed else ""))

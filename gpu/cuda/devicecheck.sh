@@ -11,7 +11,8 @@
 #   3. pyexchange/python/devicecheck_exchange.py: DLPack 1.3's C exchange API against torch's own, on
 #      CPU and CUDA tensors, with timings;
 #   4. safetensorsx's TestHuggingFaceSafetensors against the Python safetensors package;
-#   5. arrowx/devicecheck_pyarrow.py: the Arrow C Data Interface and Arrow Flight against pyarrow.
+#   5. arrowx/devicecheck_pyarrow.py: the Arrow C Data Interface, Arrow Flight and Parquet
+#      (arrowx/parquetx and pyarrow.parquet) against pyarrow.
 # Usage (from anywhere): bash gpu/cuda/devicecheck.sh     Expected run time: about 2 minutes.
 # First it prints what .devicebuild/ was built from (the commit, and whether that tree was dirty)
 # and warns, without failing, when this tree's build inputs are not the build's (stale binaries).
@@ -126,7 +127,7 @@ check_build() {
 }
 [ ! -d "$B" ] || check_build
 
-for f in cuda.test gpu.test libdlpackgpu.so libdlpackgo_test.so safetensorsx.test libdlpackarrow.so; do
+for f in cuda.test gpu.test libdlpackgpu.so libdlpackgo_test.so safetensorsx.test libdlpackarrow.so.xz; do
 	if [ ! -f "$B/$f" ]; then
 		echo "FAIL missing $B/$f: run gpu/cuda/devicebuild.sh on a machine with Go, and carry .devicebuild/"
 		exit 1
@@ -277,13 +278,17 @@ if [ -n "$PY" ] && [ -f "$B/safetensorsx.test" ] && budget "safetensorsx against
 	fi
 fi
 
-# arrowx against pyarrow (arrowx/devicecheck_pyarrow.py): the Arrow C Data Interface both ways and
-# Arrow Flight between a Go server and pyarrow.flight, where this Python has pyarrow.
-if [ -n "$PY" ] && [ -f "$B/libdlpackarrow.so" ] && budget "arrowx against pyarrow" 120; then
+# arrowx against pyarrow (arrowx/devicecheck_pyarrow.py): the Arrow C Data Interface both ways,
+# Arrow Flight between a Go server and pyarrow.flight, and Parquet files each writes and the other
+# reads, where this Python has pyarrow. The library travels compressed (devicebuild.sh) and is
+# unpacked next to the logs first.
+if [ -n "$PY" ] && [ -f "$B/libdlpackarrow.so.xz" ] && budget "arrowx against pyarrow" 120; then
 	t0=$(date +%s)
-	DLPACK_ARROW_LIB="$B/libdlpackarrow.so" PYTHONDONTWRITEBYTECODE=1 timeout -k 10 "$T" "$PY" arrowx/devicecheck_pyarrow.py
+	"$PY" -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
+		"$B/libdlpackarrow.so.xz" "$LOG/libdlpackarrow.so"
+	DLPACK_ARROW_LIB="$LOG/libdlpackarrow.so" PYTHONDONTWRITEBYTECODE=1 timeout -k 10 "$T" "$PY" arrowx/devicecheck_pyarrow.py
 	rc=$?
-	script_verdict "arrowx against pyarrow" $rc $(($(date +%s) - t0)) "no pyarrow in $PY" "C Data Interface, Flight"
+	script_verdict "arrowx against pyarrow" $rc $(($(date +%s) - t0)) "no pyarrow in $PY" "C Data Interface, Flight, Parquet"
 fi
 
 echo

@@ -1,8 +1,9 @@
 // Command pyarrowlib is the Go library arrowx/devicecheck_pyarrow.py drives (go build
 // -buildmode=c-shared), where Python has pyarrow (the GPU host; Debian 12 has none): the product's
 // Python exchange (pyexchange, the dlpackgo package) with functions that hand Arrow arrays
-// across the C Data Interface (arrowx/cdatax) and run a Flight server (arrowx/flightx) for
-// pyarrow.flight to talk to.
+// across the C Data Interface (arrowx/cdatax), run a Flight server (arrowx/flightx) for
+// pyarrow.flight to talk to, and write and read Parquet files (arrowx/parquetx) for
+// pyarrow.parquet to read and write.
 package main
 
 import (
@@ -10,14 +11,17 @@ import (
 	"fmt"
 	"net"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow/cdata"
 
+	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/arrowx/cdatax"
 	"github.com/dlpack-go/dlpack/arrowx/flightx"
+	"github.com/dlpack-go/dlpack/arrowx/parquetx"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/pyexchange"
 )
@@ -37,6 +41,8 @@ func init() {
 		{"flight_get", flightGet, "flight_get(name)\n\nThe tensor the server holds under name (sent by a client's DoPut)."},
 		{"flight_names", flightNames, "flight_names()\n\nThe names the server holds, comma-separated."},
 		{"flight_stop", flightStop, "flight_stop()\n\nStops the server and releases its tensors."},
+		{"parquet_write", parquetWrite, "parquet_write(path, name, x)\n\nWrites x as a Parquet file at path of one column called name, its rows x's first dimension (parquetx.WriteFile: arrow.fixed_shape_tensor for two dimensions or more)."},
+		{"parquet_read", parquetRead, "parquet_read(path, column, groups)\n\nThe column of the Parquet file at path as one tensor (parquetx.ReadFile); groups, row group indices separated by commas, reads only those (\"\": every row group)."},
 	} {
 		pyexchange.MustRegister(r.name, r.fn, r.doc)
 	}
@@ -130,4 +136,24 @@ func flightStop() error {
 		server.srv = nil
 	}
 	return nil
+}
+
+func parquetWrite(path, name string, t *core.Tensor) error {
+	return parquetx.WriteFile(path, []parquetx.Column{{Name: name, Tensor: t}})
+}
+
+func parquetRead(path, column, groups string) (*core.Tensor, error) {
+	var opts []adapters.Option
+	if groups != "" {
+		var idx []int
+		for _, g := range strings.Split(groups, ",") {
+			i, err := strconv.Atoi(g)
+			if err != nil {
+				return nil, fmt.Errorf("parquet_read: row group %q is not a number", g)
+			}
+			idx = append(idx, i)
+		}
+		opts = append(opts, parquetx.RowGroups(idx...))
+	}
+	return parquetx.ReadFile(path, column, opts...)
 }
