@@ -194,6 +194,9 @@ func (s *Session) runKept(ins, outs []*core.Tensor, ro uintptr) (done bool, err 
 		return false, nil
 	}
 	defer hin.Release()
+	if !slices.ContainsFunc(outs, func(t *core.Tensor) bool { return t != nil }) { // Run: every output lent
+		return s.runKeptHeld(ins, outs, ro)
+	}
 	hout, err := core.Hold(outs...)
 	if err != nil {
 		return false, nil
@@ -570,15 +573,20 @@ func (s *Session) invoke(st *stage) error {
 // sessions without execution providers use it (bindKept): on the CPU, binding a value copies
 // nothing, so the bound value reads the tensor's memory as it is at each run. The caller holds
 // the bindings' lock and the handle's read lock (the binding is the handle's, released before
-// the session).
+// the session, and so are the run options it makes with it for runs that have none: ORT would
+// otherwise make and drop default ones on every run).
 func (s *Session) invokeKept(st *stage) error {
 	a, b, h := s.api, s.b, s.h
 	if h.io == 0 {
-		var io uintptr
-		if err := a.call("creating an I/O binding", fnCreateIoBinding, h.session, uintptr(unsafe.Pointer(&io))); err != nil {
+		var io, ro uintptr
+		if err := a.call("creating run options", fnCreateRunOptions, uintptr(unsafe.Pointer(&ro))); err != nil {
 			return err
 		}
-		h.io = io
+		if err := a.call("creating an I/O binding", fnCreateIoBinding, h.session, uintptr(unsafe.Pointer(&io))); err != nil {
+			a.do(fnReleaseRunOptions, ro)
+			return err
+		}
+		h.io, h.ro = io, ro
 	}
 	nin := len(s.inputs)
 	for i, v := range st.inVals[:nin] {
@@ -599,7 +607,11 @@ func (s *Session) invokeKept(st *stage) error {
 			b.bound[nin+i] = v
 		}
 	}
-	status := ccall.Call3(a.f(fnRunWithBinding), h.session, st.runOpts, h.io)
+	ro := st.runOpts
+	if ro == 0 {
+		ro = h.ro
+	}
+	status := ccall.Call3(a.f(fnRunWithBinding), h.session, ro, h.io)
 	if status != noStatus {
 		err := a.statusError("running the model", status)
 		if st.dynamicDst {

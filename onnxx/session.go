@@ -224,6 +224,7 @@ type handle struct {
 	mu      sync.RWMutex // runs hold it for reading, Destroy for writing
 	session uintptr
 	io      uintptr // the OrtIoBinding of the kept path (see invokeKept); 0 until its first run
+	ro      uintptr // default OrtRunOptions of the kept path, made with io
 	api     *ortAPI
 }
 
@@ -232,7 +233,8 @@ func (h *handle) release() {
 	defer h.mu.Unlock()
 	if h.io != 0 {
 		h.api.do(fnReleaseIoBinding, h.io)
-		h.io = 0
+		h.api.do(fnReleaseRunOptions, h.ro)
+		h.io, h.ro = 0, 0
 	}
 	if h.session != 0 {
 		h.api.do(fnReleaseSession, h.session)
