@@ -7,7 +7,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -28,9 +27,9 @@ import (
 // Serve runs (recvCodec, the server's side of DoPut) decode FlightData so; a connection from
 // NewClient and a server given to Register keep their codecs.
 
-// recvCodec is the codec of the gRPC server that Serve runs: gRPC's proto codec, which decodes
-// FlightData messages with decodeFlightData.
-var recvCodec = grpc.ForceServerCodecV2(bodyCodec{proto: encoding.GetCodecV2("proto")})
+// recvCodec is the codec of the gRPC server that Serve runs, which decodes FlightData messages
+// with decodeFlightData.
+var recvCodec = grpc.ForceServerCodecV2(flightCodec)
 
 // decodeFlightData decodes the FlightData message in data into fd as proto.Unmarshal does, with
 // each data_body copied once, straight out of data, into memory of its own from getBody (the

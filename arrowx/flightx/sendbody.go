@@ -50,8 +50,12 @@ const fieldDataBody = 1000
 // as a buffer of its own.
 type bodyCodec struct{ proto encoding.CodecV2 }
 
-// dialCodec is the codec of Dial's connections (every call on them): bodyCodec.
-var dialCodec = grpc.ForceCodecV2(bodyCodec{proto: encoding.GetCodecV2("proto")})
+// flightCodec is the codec of Dial's connections and of the server Serve runs: gRPC's proto
+// codec, but for FlightData bodies, sent as the tensor's memory and received in one copy.
+var flightCodec = bodyCodec{proto: encoding.GetCodecV2("proto")}
+
+// dialCodec is the codec of Dial's connections (every call on them).
+var dialCodec = grpc.ForceCodecV2(flightCodec)
 
 // Name is the proto codec's: the content type on the wire is the usual one.
 func (c bodyCodec) Name() string { return c.proto.Name() }

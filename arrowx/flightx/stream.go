@@ -191,7 +191,6 @@ type receiver struct {
 	got    int64 // elements received
 	budget *budget
 	held   int64        // bytes taken from budget
-	body   *int         // the length of the message body of the batch being added
 	msgs   *verified    // what the stream's reader reads: the body of the batch being added
 	spent  bool         // the batch just added was copied: nothing of the receiver's is over its body
 	single *core.Tensor // the first chunk, while it is the whole tensor
@@ -394,10 +393,10 @@ func chunkFrom(vals []byte, buf *amemory.Buffer, dt core.DLDataType, view bool) 
 // bodyLen is the length of the message body of the batch being added (what a view of its
 // values holds).
 func (r *receiver) bodyLen(vals []byte) int64 {
-	if r.body == nil {
+	if r.msgs == nil {
 		return int64(len(vals))
 	}
-	return int64(*r.body)
+	return int64(r.msgs.body)
 }
 
 // add takes one batch.
@@ -636,7 +635,7 @@ func receive(rd *flight.Reader, info Info, cfg config, v *verified, into *core.T
 	if info.Bytes() > cfg.maxBytes {
 		return nil, errs.Errorf(ErrTooLarge, "flightx: %s %v is %d bytes, over the limit of %d", info.DType, info.Shape, info.Bytes(), cfg.maxBytes)
 	}
-	r := &receiver{info: info, budget: cfg.inFlight, body: &v.body, msgs: v, open: open,
+	r := &receiver{info: info, budget: cfg.inFlight, msgs: v, open: open,
 		limit: cfg.maxBytes / int64(info.DType.Size())}
 	if into != nil {
 		if open {
