@@ -194,9 +194,6 @@ func (s *Session) runKept(ins, outs []*core.Tensor, ro uintptr) (done bool, err 
 		return false, nil
 	}
 	defer hin.Release()
-	if !slices.ContainsFunc(outs, func(t *core.Tensor) bool { return t != nil }) { // Run: every output lent
-		return s.runKeptHeld(ins, outs, ro)
-	}
 	hout, err := core.Hold(outs...)
 	if err != nil {
 		return false, nil
@@ -555,15 +552,22 @@ func (s *Session) invoke(st *stage) error {
 		uintptr(unsafe.Pointer(unsafe.SliceData(s.inNames))), uintptr(unsafe.Pointer(&st.inVals[0])), uintptr(len(s.inputs)),
 		uintptr(unsafe.Pointer(unsafe.SliceData(s.outNames))), uintptr(len(s.outputs)), uintptr(unsafe.Pointer(&st.outVals[0])))
 	runtime.KeepAlive(s)
-	if status != noStatus {
-		err := a.statusError("running the model", status)
-		st.dropForeign(a, len(s.outputs))
-		if st.dynamicDst {
-			return errorf([]error{ErrModel, err}, "onnxx: a destination's shape may not be the output's for these inputs: %s", bare(err))
-		}
-		return err
+	return s.runError(st, status)
+}
+
+// runError is the error of ORT's run that returned status (nil if none), releasing the outputs
+// ORT allocated: with a destination for a dynamic output, it says that the destination's shape may
+// be what is wrong.
+func (s *Session) runError(st *stage, status uintptr) error {
+	if status == noStatus {
+		return nil
 	}
-	return nil
+	err := s.api.statusError("running the model", status)
+	st.dropForeign(s.api, len(s.outputs))
+	if st.dynamicDst {
+		return errorf([]error{ErrModel, err}, "onnxx: a destination's shape may not be the output's for these inputs: %s", bare(err))
+	}
+	return err
 }
 
 // invokeKept runs ORT on the kept path's values through the session's I/O binding: a value is
@@ -589,35 +593,31 @@ func (s *Session) invokeKept(st *stage) error {
 		h.io, h.ro = io, ro
 	}
 	nin := len(s.inputs)
-	for i, v := range st.inVals[:nin] {
-		if b.bound[i] != v {
-			b.bound[i] = 0
-			if err := a.call("binding input "+s.inputs[i].Name, fnBindInput, h.io, s.inNames[i], v); err != nil {
-				return err
-			}
-			b.bound[i] = v
-		}
+	if err := s.rebind("input", fnBindInput, s.inputs, s.inNames, st.inVals[:nin], b.bound[:nin]); err != nil {
+		return err
 	}
-	for i, v := range st.outVals[:len(s.outputs)] {
-		if b.bound[nin+i] != v {
-			b.bound[nin+i] = 0
-			if err := a.call("binding output "+s.outputs[i].Name, fnBindOutput, h.io, s.outNames[i], v); err != nil {
-				return err
-			}
-			b.bound[nin+i] = v
-		}
+	if err := s.rebind("output", fnBindOutput, s.outputs, s.outNames, st.outVals[:len(s.outputs)], b.bound[nin:]); err != nil {
+		return err
 	}
 	ro := st.runOpts
 	if ro == 0 {
 		ro = h.ro
 	}
-	status := ccall.Call3(a.f(fnRunWithBinding), h.session, ro, h.io)
-	if status != noStatus {
-		err := a.statusError("running the model", status)
-		if st.dynamicDst {
-			return errorf([]error{ErrModel, err}, "onnxx: a destination's shape may not be the output's for these inputs: %s", bare(err))
+	return s.runError(st, ccall.Call3(a.f(fnRunWithBinding), h.session, ro, h.io))
+}
+
+// rebind binds to the session's I/O binding, with bind (BindInput or BindOutput), each of vals
+// that is not the value bound[i] records, and records it.
+func (s *Session) rebind(kind string, bind fn, infos []IOInfo, names, vals, bound []uintptr) error {
+	for i, v := range vals {
+		if bound[i] == v {
+			continue
 		}
-		return err
+		bound[i] = 0
+		if err := s.api.call("binding "+kind+" "+infos[i].Name, bind, s.h.io, names[i], v); err != nil {
+			return err
+		}
+		bound[i] = v
 	}
 	return nil
 }
