@@ -191,30 +191,38 @@ func allocSize(dtype DLDataType, shape []int64) (int64, error) {
 	return nbytes, nil
 }
 
-// A Lender is the Releaser of a block of Go memory that an allocator lends out one tensor at a
-// time and takes back (package memory's Lease). The tensors WrapLent makes over it are not
-// foreign (Foreign reports false, LiveForeign does not count them); Release runs when their
-// last holder lets go, and Attach calls Forfeit first, as the value it attaches (and whatever is
-// derived from it) may read the memory without any holder core can count: the block must then
-// never be lent again.
+// A Lender lends out a block of Go memory one tensor at a time and takes it back (package
+// memory's Lease). The tensors WrapLent makes over it are not foreign (Foreign reports false,
+// LiveForeign does not count them); Return runs when their last holder lets go, and Attach calls
+// Forfeit first, as the value it attaches (and whatever is derived from it) may read the memory
+// without any holder core can count: the block must then never be lent again.
 type Lender interface {
-	Releaser
+	// Return takes the block back. data is the data pointer of the tensor that was lent over it:
+	// it keeps the block alive for the call, so the lender need not keep a reference of its own
+	// while the block is lent (which would keep a block dropped unreleased from being collected).
+	Return(data unsafe.Pointer)
+	// Forfeit gives the block up for good: it stays lent out.
 	Forfeit()
 }
 
-// lentTensor is what WrapLent allocates: the tensor and its owner and hold.
+// lentTensor is what WrapLent allocates: the tensor, its owner and hold, and its lender. It is
+// its owner's releaser: the release returns the block with the tensor's data pointer.
 type lentTensor struct {
 	t  Tensor
 	oh ownedHold
+	l  Lender
 }
+
+// Release returns the block to the lender.
+func (x *lentTensor) Release() { x.l.Return(x.t.data) }
 
 // WrapLent makes a writable tensor on the CPU over data, Go memory that l lends, in one
 // allocation. The allocator made shape and strides (compact, checked) and never changes them:
 // they are used as given, neither copied nor validated, and shared by every tensor lent over the
 // block; data must stay reachable from l until its Release.
 func WrapLent(data unsafe.Pointer, dtype DLDataType, shape, strides []int64, l Lender) *Tensor {
-	x := new(lentTensor)
-	x.oh.o.releaser = l
+	x := &lentTensor{l: l}
+	x.oh.o.releaser = x
 	x.oh.init()
 	t := &x.t
 	t.data, t.device, t.dtype = data, CPUDevice, dtype

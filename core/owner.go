@@ -16,7 +16,7 @@ type owner struct {
 // lent reports whether the owner's memory is Go memory a Lender lent out (its release gives the
 // block back): not foreign, and not counted by liveOwners.
 func (o *owner) lent() bool {
-	_, ok := o.releaser.(Lender)
+	_, ok := o.releaser.(*lentTensor)
 	return ok
 }
 
@@ -109,8 +109,8 @@ func Attach[T any](obj *T, t *Tensor) error {
 			return ErrReleased
 		}
 		a.hold = &hold{owner: o}
-		if l, ok := o.releaser.(Lender); ok {
-			l.Forfeit() // a lent block is never lent again
+		if x, ok := o.releaser.(*lentTensor); ok {
+			x.l.Forfeit() // a lent block is never lent again
 		}
 	}
 	if a.hold == nil && a.keep == nil {

@@ -79,8 +79,8 @@ func (l *Lease) Lost() bool {
 	return l.lent.Load() && (l.forfeited.Load() || l.seen.Value() == nil)
 }
 
-// lender is a Lease as the releaser of the tensor it lent (core.Lender): one tensor is lent at a
-// time, and core runs its releaser exactly once, so the lease needs no per-lend state.
+// lender is a Lease as the lender of the tensor it lent (core.Lender): one tensor is lent at a
+// time, and core returns its block exactly once, so the lease needs no per-lend state.
 type lender Lease
 
 // Forfeit gives up the block of a lent tensor: core.Attach calls it, as the value it attaches
@@ -88,17 +88,14 @@ type lender Lease
 // memory stays valid as long as anything points into it.
 func (l *lender) Forfeit() { l.forfeited.Store(true) }
 
-// Release hands the block back once the lent tensor's last holder has let go (a forfeited block
-// never comes back). The tensor being released still points into the block, so the weak pointer
-// still reaches it; the block is written back before the flag, which Lend reads first.
-func (l *lender) Release() {
+// Return takes the block back once the lent tensor's last holder has let go (a forfeited block
+// never comes back). data, the tensor's first element, is off bytes into the block and keeps it
+// alive: the block is found from it (no weak pointer to dereference) and written back before the
+// flag, which Lend reads first.
+func (l *lender) Return(data unsafe.Pointer) {
 	if l.forfeited.Load() {
 		return
 	}
-	p := l.seen.Value()
-	if p == nil { // cannot be, while the tensor exists; never lend memory that is gone
-		return
-	}
-	l.mem = unsafe.Slice(p, l.size)
+	l.mem = unsafe.Slice((*byte)(unsafe.Add(data, -l.off)), l.size)
 	l.lent.Store(false)
 }

@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -45,6 +46,34 @@ func TestLease(t *testing.T) {
 		assert.ErrorIs(t, err, core.ErrReleased, "the first tensor stays released")
 		x.Release() // again: nothing
 		assert.Nil(t, l.Lend(), "a second Release of the first tensor gives nothing back")
+		y.Release()
+		assert.False(t, l.Lost())
+	})
+
+	t.Run("a view outlives the lent tensor", func(t *testing.T) {
+		// the block comes back through the lent tensor's data pointer (core.Lender.Return): a
+		// view's hold keeps that tensor, and so the block, reachable after the tensor itself is
+		// released and dropped
+		l, err := memory.NewLease(core.Int32, 64)
+		require.NoError(t, err)
+		x := l.Lend()
+		at := uintptr(x.Data())
+		v, err := x.Slice(0, 8, 16, 1)
+		require.NoError(t, err)
+		x.Release()
+		x = nil
+		for range 3 {
+			runtime.GC()
+		}
+		require.NoError(t, core.Set[int32](v, 5, 0))
+		assert.Nil(t, l.Lend(), "the view still holds the block")
+		v.Release()
+		y := l.Lend()
+		require.NotNil(t, y)
+		assert.Equal(t, at, uintptr(y.Data()), "the same block")
+		got, err := core.At[int32](y, 8)
+		require.NoError(t, err)
+		assert.Equal(t, int32(5), got, "what the view wrote")
 		y.Release()
 		assert.False(t, l.Lost())
 	})
