@@ -85,18 +85,18 @@ func (s *Session) lend(st *stage, i int) (*core.Tensor, uintptr, error) {
 }
 
 // newLease allocates a block for output info and makes its value.
-func (s *Session) newLease(st *stage, info *IOInfo) (*lease, error) {
+func (s *Session) newLease(st *stage, info *IOInfo) (lease, error) {
 	l, err := memory.NewLease(info.DType, info.Shape...)
 	if err != nil {
-		return nil, err
+		return lease{}, err
 	}
 	t := l.Lend()
 	defer t.Release()
 	v, err := s.api.newValue(st, t, info.ElementType, s.api.cpuInfo)
 	if err != nil {
-		return nil, err
+		return lease{}, err
 	}
-	return &lease{l: l, v: v}, nil
+	return lease{l: l, v: v}, nil
 }
 
 // putLent records the tensor t that output i was lent, over the lease's value v (unlend undoes

@@ -85,8 +85,8 @@ func (s *Session) runWith(inputs, outputs map[string]*core.Tensor, ro uintptr, o
 		return nil, err
 	}
 	result := make(map[string]*core.Tensor, len(s.outputs))
-	for i, info := range s.outputs {
-		result[info.Name] = outs[i]
+	for i := range s.outputs {
+		result[s.outputs[i].Name] = outs[i]
 	}
 	return result, nil
 }
@@ -94,9 +94,15 @@ func (s *Session) runWith(inputs, outputs map[string]*core.Tensor, ro uintptr, o
 // gather lists m's tensors in the order of infos (nil where m has none), refusing names that are
 // not in infos.
 func gather(kind string, infos []IOInfo, m map[string]*core.Tensor, buf []*core.Tensor) ([]*core.Tensor, error) {
+	if len(m) == 0 { // Run's outputs: no lookups (nor IOInfo reads) needed
+		for range infos {
+			buf = append(buf, nil)
+		}
+		return buf, nil
+	}
 	found := 0
-	for _, info := range infos {
-		t, ok := m[info.Name]
+	for i := range infos {
+		t, ok := m[infos[i].Name]
 		if ok {
 			found++
 		}

@@ -17,7 +17,7 @@ import (
 type bindings struct {
 	mu      sync.Mutex
 	in, out []slot
-	leases  [][]*lease
+	leases  [][]lease    // per output, by value: a run reads each in place
 	lends   []bool       // the output takes leases (see takesLeases)
 	leased  bool         // every output takes leases
 	allLent atomic.Int32 // runs left that skip the leases: see lend
@@ -32,17 +32,39 @@ type bindings struct {
 	bound []uintptr
 	api   *ortAPI
 	st    stage
+	room  bindRoom
+}
+
+// fewIO is the most inputs, and the most outputs, whose arrays a session keeps inside its
+// bindings and stage (bindRoom, stageRoom) rather than in slices allocated apart: ORT's run
+// evicts the Go side's data from the first-level cache, and each allocation of its own is one
+// more cache line for the next run to fetch.
+const fewIO = 4
+
+// bindRoom is where the bindings of up to fewIO inputs and outputs keep their arrays: the slots
+// of the inputs and then of the outputs in one array, so that a model's first input and output
+// slots are neighbours.
+type bindRoom struct {
+	slots  [2 * fewIO]slot
+	bound  [2 * fewIO]uintptr
+	leases [fewIO][]lease
+	lends  [fewIO]bool
 }
 
 func newBindings(a *ortAPI, nin int, outputs []IOInfo, prealloc []bool) *bindings {
 	nout := len(outputs)
-	b := &bindings{in: make([]slot, nin), out: make([]slot, nout), leases: make([][]*lease, nout), api: a}
-	b.lends = make([]bool, nout)
+	b := &bindings{api: a}
+	if r := &b.room; nin <= fewIO && nout <= fewIO {
+		b.in, b.out = r.slots[:nin:nin], r.slots[nin:nin+nout:nin+nout]
+		b.leases, b.lends, b.bound = r.leases[:nout:nout], r.lends[:nout:nout], r.bound[:nin+nout:nin+nout]
+	} else {
+		b.in, b.out = make([]slot, nin), make([]slot, nout)
+		b.leases, b.lends, b.bound = make([][]lease, nout), make([]bool, nout), make([]uintptr, nin+nout)
+	}
 	for i := range outputs {
 		b.lends[i] = prealloc[i] && takesLeases(&outputs[i])
 	}
 	b.leased = !slices.Contains(b.lends, false)
-	b.bound = make([]uintptr, nin+nout)
 	b.st.init(nin, nout)
 	return b
 }
@@ -137,6 +159,7 @@ type stage struct {
 	loose      bool  // some input is a [1] tensor for a declared scalar: ORT allocates the outputs
 	dynamicDst bool  // some destination is for an output of dynamic shape
 	device     int32 // the CUDA device of device tensors, -1 if none
+	room       stageRoom
 
 	shape [core.MaxNdim]int64 // scratch of the C calls: the shape of a new value, and the value
 	val   uintptr
@@ -150,10 +173,23 @@ type outScratch struct {
 	shape, nd, data uintptr
 }
 
+// stageRoom is where a stage of up to fewIO inputs and outputs keeps its arrays.
+type stageRoom struct {
+	inVals, outVals [fewIO + 1]uintptr
+	srcs, dsts      [fewIO]*core.Tensor
+	ours, lent      [fewIO]bool
+}
+
 func (st *stage) init(nin, nout int) {
-	st.inVals, st.outVals = make([]uintptr, nin+1), make([]uintptr, nout+1)
-	st.ours, st.lent, st.srcs = make([]bool, nout), make([]bool, nout), make([]*core.Tensor, nin)
-	st.dsts = make([]*core.Tensor, nout)
+	if r := &st.room; nin <= fewIO && nout <= fewIO {
+		st.inVals, st.outVals = r.inVals[:nin+1:nin+1], r.outVals[:nout+1:nout+1]
+		st.srcs, st.dsts = r.srcs[:nin:nin], r.dsts[:nout:nout]
+		st.ours, st.lent = r.ours[:nout:nout], r.lent[:nout:nout]
+	} else {
+		st.inVals, st.outVals = make([]uintptr, nin+1), make([]uintptr, nout+1)
+		st.srcs, st.dsts = make([]*core.Tensor, nin), make([]*core.Tensor, nout)
+		st.ours, st.lent = make([]bool, nout), make([]bool, nout)
+	}
 	st.device = -1
 }
 
