@@ -163,7 +163,7 @@ func TestKeptBinding(t *testing.T) {
 	s.b.mu.Lock() // what the general path does with a new destination
 	v, err := s.api.newValue(&s.b.st, y1, s.outputs[0].ElementType, s.api.cpuInfo)
 	require.NoError(t, err)
-	s.b.setSlot(&s.b.out[0], y1, v)
+	s.b.setSlot(&s.b.out[0], y1, v, true)
 	assert.Equal(t, []uintptr{0, 0}, s.b.bound, "a replaced value unbinds every value")
 	s.b.mu.Unlock()
 	kept(x1, y2)

@@ -208,33 +208,32 @@ func (s *Session) runKept(ins, outs []*core.Tensor, ro uintptr) (done bool, err 
 	return s.runKeptHeld(ins, outs, ro)
 }
 
-// runKeptHeld is runKept once the tensors are held.
+// runKeptHeld is runKept once the tensors are held. It uses the stage's value arrays (and lent,
+// for the outputs it lends) and leaves them clear; every output is a value of the session's, so
+// ORT allocates none and there is nothing to drop after a failure.
 func (s *Session) runKeptHeld(ins, outs []*core.Tensor, ro uintptr) (done bool, err error) {
-	s.h.mu.RLock()
-	defer s.h.mu.RUnlock()
-	b := s.b
-	if s.h.session == 0 || !b.mu.TryLock() {
+	h, b := s.h, s.b
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.session == 0 || !b.mu.TryLock() {
 		return false, nil
 	}
-	st := &b.st
-	st.cached, st.runOpts = true, ro
-	defer s.unstageKept(st)
+	defer b.mu.Unlock()
 	for i, t := range ins {
-		if sl := &b.in[i]; !sl.matches(t) || !t.HostAccessible() || loose(&s.inputs[i], t) {
+		if sl := &b.in[i]; sl.t != t || !sl.kept {
 			return false, nil
 		}
 	}
 	for i, t := range outs {
-		if t == nil && !b.lends[i] {
-			return false, nil
-		}
-		if sl := &b.out[i]; t != nil && (!sl.matches(t) || !t.HostAccessible()) {
+		if sl := &b.out[i]; t == nil && !b.lends[i] || t != nil && (sl.t != t || !sl.kept) {
 			return false, nil
 		}
 	}
+	st := &b.st
+	defer st.clearKept()
 	for i, t := range outs {
 		if t != nil {
-			st.outVals[i], st.ours[i] = b.out[i].v, true
+			st.outVals[i] = b.out[i].v
 			continue
 		}
 		lt, v, err := s.lend(st, i)
@@ -244,18 +243,18 @@ func (s *Session) runKeptHeld(ins, outs []*core.Tensor, ro uintptr) (done bool, 
 		}
 		st.putLent(i, lt, v, outs)
 	}
-	for i, t := range ins {
-		st.inVals[i], st.srcs[i] = b.in[i].v, t
+	for i := range ins {
+		st.inVals[i] = b.in[i].v
 	}
-	st.dynamicDst = s.dynamicOut
 	if !b.checked { // the slots' tensors are those of an earlier run that passed: no need again
-		err = s.checkOverlap(st, outs)
+		err = s.checkOverlap(ins, outs)
 		b.checked = err == nil
 	}
 	if err == nil && s.bindKept {
-		err = s.invokeKept(st)
+		err = s.invokeKept(st, ro)
 	} else if err == nil {
-		err = s.invoke(st)
+		st.runOpts = ro
+		err = s.failed(s.invokeHost(st), s.dynamicOut)
 	}
 	if err != nil {
 		s.unlend(st, outs)
@@ -311,7 +310,7 @@ func (s *Session) runStaged(st *stage, ins, outs []*core.Tensor, fill bool, o ad
 	}
 	err := s.bindOutputs(st, outs, fill)
 	if err == nil {
-		err = s.checkOverlap(st, outs)
+		err = s.checkOverlap(st.srcs, outs)
 	}
 	if err == nil {
 		err = s.invoke(st)
@@ -355,7 +354,7 @@ func (s *Session) bindInput(st *stage, i int, t *core.Tensor, o adapters.Options
 	}
 	st.inVals[i], st.srcs[i] = v, src
 	if st.cached && src == t {
-		s.b.setSlot(&s.b.in[i], t, v)
+		s.b.setSlot(&s.b.in[i], t, v, t.HostAccessible() && !loose(info, t))
 	} else {
 		st.keep(v, src)
 	}
@@ -464,7 +463,7 @@ func (s *Session) bindOutput(st *stage, i int, t *core.Tensor, outs []*core.Tens
 	}
 	st.outVals[i], st.ours[i] = v, true
 	if st.cached {
-		s.b.setSlot(&s.b.out[i], t, v)
+		s.b.setSlot(&s.b.out[i], t, v, t.HostAccessible())
 	} else {
 		st.keep(v, t)
 	}
@@ -527,12 +526,12 @@ func (s *Session) checkDestination(st *stage, info *IOInfo, t *core.Tensor) erro
 
 // checkOverlap refuses destinations that share memory with an input ORT reads or with another
 // destination: ORT would read elements it has already overwritten.
-func (s *Session) checkOverlap(st *stage, outs []*core.Tensor) error {
+func (s *Session) checkOverlap(srcs, outs []*core.Tensor) error {
 	for i, d := range outs {
 		if d == nil {
 			continue
 		}
-		for j, x := range st.srcs[:len(s.inputs)] {
+		for j, x := range srcs[:len(s.inputs)] {
 			if x != nil && core.MayShareMemory(d, x) {
 				return errs.Errorf(ErrOverlap, "onnxx: the destination of output %q overlaps input %q", s.outputs[i].Name, s.inputs[j].Name)
 			}
@@ -552,25 +551,38 @@ func (s *Session) invoke(st *stage) error {
 	if st.device >= 0 {
 		return s.invokeBound(st)
 	}
-	a := s.api
+	return s.runError(st, s.invokeHost(st))
+}
+
+// invokeHost calls ORT's Run on the staged values, with the stage's run options, and returns
+// its status.
+func (s *Session) invokeHost(st *stage) uintptr {
 	// every pointer is into memory the session or the stage keeps on the heap
-	status := ccall.Call8(a.f(fnRun), s.h.session, st.runOpts,
+	status := ccall.Call8(s.api.f(fnRun), s.h.session, st.runOpts,
 		uintptr(unsafe.Pointer(unsafe.SliceData(s.inNames))), uintptr(unsafe.Pointer(&st.inVals[0])), uintptr(len(s.inputs)),
 		uintptr(unsafe.Pointer(unsafe.SliceData(s.outNames))), uintptr(len(s.outputs)), uintptr(unsafe.Pointer(&st.outVals[0])))
 	runtime.KeepAlive(s)
-	return s.runError(st, status)
+	return status
 }
 
 // runError is the error of ORT's run that returned status (nil if none), releasing the outputs
-// ORT allocated: with a destination for a dynamic output, it says that the destination's shape may
-// be what is wrong.
+// ORT allocated (see failed).
 func (s *Session) runError(st *stage, status uintptr) error {
 	if status == noStatus {
 		return nil
 	}
-	err := s.api.statusError("running the model", status)
 	st.dropForeign(s.api, len(s.outputs))
-	if st.dynamicDst {
+	return s.failed(status, st.dynamicDst)
+}
+
+// failed is the error of ORT's run that returned status (nil if none). With a destination for a
+// dynamic output (dynamicDst), it says that the destination's shape may be what is wrong.
+func (s *Session) failed(status uintptr, dynamicDst bool) error {
+	if status == noStatus {
+		return nil
+	}
+	err := s.api.statusError("running the model", status)
+	if dynamicDst {
 		return errorf([]error{ErrModel, err}, "onnxx: a destination's shape may not be the output's for these inputs: %s", bare(err))
 	}
 	return err
@@ -584,8 +596,8 @@ func (s *Session) runError(st *stage, status uintptr) error {
 // nothing, so the bound value reads the tensor's memory as it is at each run. The caller holds
 // the bindings' lock and the handle's read lock (the binding is the handle's, released before
 // the session, and so are the run options it makes with it for runs that have none: ORT would
-// otherwise make and drop default ones on every run).
-func (s *Session) invokeKept(st *stage) error {
+// otherwise make and drop default ones on every run). ro is the run's options (0: none).
+func (s *Session) invokeKept(st *stage, ro uintptr) error {
 	a, b, h := s.api, s.b, s.h
 	if h.io == 0 {
 		var io, ro uintptr
@@ -605,11 +617,11 @@ func (s *Session) invokeKept(st *stage) error {
 	if err := s.rebind("output", fnBindOutput, s.outputs, s.outNames, st.outVals[:len(s.outputs)], b.bound[nin:]); err != nil {
 		return err
 	}
-	ro := st.runOpts
 	if ro == 0 {
 		ro = h.ro
 	}
-	return s.runError(st, ccall.Call3(a.f(fnRunWithBinding), h.session, ro, h.io))
+	// every output is bound to a value of the session's: ORT allocates none, nothing to drop
+	return s.failed(ccall.Call3(a.f(fnRunWithBinding), h.session, ro, h.io), s.dynamicOut)
 }
 
 // rebind binds to the session's I/O binding, with bind (BindInput or BindOutput), each of vals

@@ -87,48 +87,38 @@ func (b *bindings) drop() {
 // unbind forgets what the I/O binding holds: every value is bound again before the next kept run.
 func (b *bindings) unbind() { clear(b.bound) }
 
-// slot is one kept value: over t's memory at data, with t's shape. The value does not hold t's
-// memory: every run holds the tensors it is given (core.Hold), and a slot is used again only for
-// an unreleased tensor at the same address with the same shape.
+// slot is one kept value, over t's memory in t's shape. A tensor's memory, shape and element
+// type never change, and the slot keeps t reachable, so t's address stands for all of them. The
+// value does not hold t's memory: every run holds the tensors it is given (core.Hold).
 type slot struct {
-	t     *core.Tensor
-	data  unsafe.Pointer
-	shape []int64
-	v     uintptr
-	pin   *runtime.Pinner
-	api   *ortAPI
+	t *core.Tensor
+	v uintptr
+	// kept: the kept path (runKept) may use the value: t is in host memory and, for an input, is
+	// not a [1] tensor fed for a declared scalar (loose), whose outputs ORT allocates.
+	kept bool
+	pin  *runtime.Pinner
+	api  *ortAPI
 }
 
-// matches reports whether the slot's value is over t's current memory and shape (a tensor's
-// dtype and flags never change).
-func (sl *slot) matches(t *core.Tensor) bool {
-	if sl.t != t || sl.v == 0 || t.Released() || t.Data() != sl.data || len(sl.shape) != t.Ndim() {
-		return false
-	}
-	for d, n := range sl.shape {
-		if t.Dim(d) != n {
-			return false
-		}
-	}
-	return true
-}
+// matches reports whether the slot's value is over t, which is not released.
+func (sl *slot) matches(t *core.Tensor) bool { return sl.t == t && sl.v != 0 && !t.Released() }
 
 // setSlot replaces the value of sl, one of b's slots, with v, made over t, and forgets that the
-// slots' tensors passed the overlap check (checked).
-func (b *bindings) setSlot(sl *slot, t *core.Tensor, v uintptr) {
-	sl.set(b.api, t, v)
+// slots' tensors passed the overlap check (checked). kept is the slot's kept.
+func (b *bindings) setSlot(sl *slot, t *core.Tensor, v uintptr, kept bool) {
+	sl.set(b.api, t, v, kept)
 	b.checked = false
 	b.unbind()
 }
 
 // set replaces the slot's value with v, made over t.
-func (sl *slot) set(a *ortAPI, t *core.Tensor, v uintptr) {
+func (sl *slot) set(a *ortAPI, t *core.Tensor, v uintptr, kept bool) {
 	sl.drop()
 	pin := new(runtime.Pinner)
 	if t.Data() != nil {
 		pin.Pin(t.Data()) // a no-op for memory Go did not allocate
 	}
-	*sl = slot{t: t, data: t.Data(), shape: t.Shape(), v: v, pin: pin, api: a}
+	*sl = slot{t: t, v: v, kept: kept, pin: pin, api: a}
 }
 
 func (sl *slot) drop() {
@@ -215,19 +205,11 @@ func (s *Session) unstage(st *stage) {
 	clear(st.dsts)
 	st.temps, st.keepAlive = st.temps[:0], st.keepAlive[:0]
 	st.copied, st.loose, st.device = false, false, -1
+	st.clearValues(s.api)
 	if st.cached {
-		s.unstageKept(st)
-		return
+		st.cached = false
+		s.b.mu.Unlock()
 	}
-	st.clearValues(s.api)
-}
-
-// unstageKept is unstage for the kept path (runKeptHeld), which stages only what clearValues
-// clears, and always holds the bindings' lock.
-func (s *Session) unstageKept(st *stage) {
-	st.clearValues(s.api)
-	st.cached = false
-	s.b.mu.Unlock()
 }
 
 // clearValues clears what every run stages: the value arrays (releasing the outputs ORT
@@ -239,6 +221,15 @@ func (st *stage) clearValues(a *ortAPI) {
 	clear(st.ours)
 	clear(st.lent)
 	st.dynamicDst, st.runOpts = false, 0
+}
+
+// clearKept clears what the kept path (runKeptHeld) stages: the value arrays and its lent outputs.
+func (st *stage) clearKept() {
+	clear(st.inVals)
+	clear(st.outVals)
+	clear(st.ours)
+	clear(st.lent)
+	st.runOpts = 0
 }
 
 // keep records a value made for this run over t's memory: pinned, released after the run.
