@@ -126,19 +126,19 @@
 // (gonumx's rule), or the last Release lets ORT free the memory they read.
 //
 // A Session keeps the ORT values it made over the tensors the caller passed (inputs and
-// destinations), with the tensor, its data address and its shape; when the next run gets the same
-// tensor with the same address and shape, it reuses the value. Kept values do not hold the
-// tensors' memory (every run holds what it uses): releasing a tensor frees its memory at once,
-// and the session then refuses the released tensor. RunInto on the same tensors makes one call of
-// ORT's C API and allocates nothing: when every tensor of a run is one the session kept a value
-// over, in host memory, the run holds the tensors, checks each against its value and for
-// overlaps, and calls ORT (the general path, which binds and makes values, runs otherwise). In a
-// session without execution providers that call is RunWithBinding on an I/O binding the session
-// keeps, to which a value is bound once while it is the one the runs use: ORT then takes the
-// bound lists as they are instead of rebuilding them from the arguments of Run on every call.
-// Binding a CPU tensor copies nothing, so each run reads the tensors' elements as they are then.
-// Destroy frees the session and its values; a Session that becomes unreachable is freed by the
-// collector. A Session is safe for concurrent use (see Concurrency).
+// destinations), each with its tensor (whose memory and shape never change); when the next run gets
+// the same tensor, it reuses the value. Kept values do not hold the tensors' memory (every run
+// holds what it uses): releasing a tensor frees its memory at once, and the session then refuses
+// the released tensor. RunInto on the same tensors makes one call of ORT's C API and allocates
+// nothing: when every tensor of a run is one the session kept a value over, in host memory, the run
+// holds the tensors, checks each against its value and for overlaps, and calls ORT (the general
+// path, which binds and makes values, runs otherwise). In a session without execution providers
+// that call is RunWithBinding on an I/O binding the session keeps, to which a value is bound once
+// while it is the one the runs use: ORT then takes the bound lists as they are instead of
+// rebuilding them from the arguments of Run on every call. Binding a CPU tensor copies nothing, so
+// each run reads the tensors' elements as they are then. Destroy frees the session and its values;
+// a Session that becomes unreachable is freed by the collector. A Session is safe for concurrent
+// use (see Concurrency).
 //
 // # Concurrency
 //

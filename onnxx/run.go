@@ -132,9 +132,8 @@ func (s *Session) initializerError(inputs map[string]*core.Tensor, err error) er
 
 // RunInto runs the model on inputs, one tensor per input in the order of Inputs, and writes the
 // outputs into outputs, one destination per output in the order of Outputs (see RunWith). It is
-// the path for repeated inference: when the tensors are the ones of the previous run (same
-// tensors, memory and shapes), the ORT values made for that run are used again, and RunInto makes
-// one ORT call and allocates nothing.
+// the path for repeated inference: when the tensors are the ones of the previous run, the ORT
+// values made for that run are used again, and RunInto makes one ORT call and allocates nothing.
 func (s *Session) RunInto(inputs, outputs []*core.Tensor, opts ...adapters.Option) error {
 	return s.runInto(inputs, outputs, 0, opts)
 }

@@ -187,12 +187,12 @@ func (i IOInfo) clone() IOInfo {
 
 // Session runs an ONNX model on core tensors through ONNX Runtime's C API. Each run hands ORT
 // values over the input tensors' own memory and over output tensors that ORT writes into (or ORT
-// allocates outputs whose shape is not known before the run, and the results are tensors over
-// ORT's memory). The session remembers the values it made over the tensors the caller passed (by
-// tensor, data address and shape), so that a later run with the same tensors reuses them: repeated
-// inference with RunInto on the same tensors makes one ORT call and allocates nothing. A Session
-// is safe for concurrent use; Destroy it when done (one that becomes unreachable is freed by the
-// collector).
+// allocates outputs whose shape is not known before the run, and the results are tensors over ORT's
+// memory). The session remembers the values it made over the tensors the caller passed (by tensor:
+// a tensor's memory and shape never change), so that a later run with the same tensors reuses them:
+// repeated inference with RunInto on the same tensors makes one ORT call and allocates nothing. A
+// Session is safe for concurrent use; Destroy it when done (one that becomes unreachable is freed
+// by the collector).
 type Session struct {
 	api             *ortAPI
 	h               *handle
