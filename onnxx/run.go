@@ -219,12 +219,12 @@ func (s *Session) runKeptHeld(ins, outs []*core.Tensor, ro uintptr) (done bool, 
 	}
 	defer b.mu.Unlock()
 	for i, t := range ins {
-		if sl := &b.in[i]; sl.t != t || !sl.kept {
+		if !b.in[i].keeps(t) {
 			return false, nil
 		}
 	}
 	for i, t := range outs {
-		if sl := &b.out[i]; t == nil && !b.lends[i] || t != nil && (sl.t != t || !sl.kept) {
+		if t == nil && !b.lends[i] || t != nil && !b.out[i].keeps(t) {
 			return false, nil
 		}
 	}

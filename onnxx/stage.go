@@ -103,6 +103,9 @@ type slot struct {
 // matches reports whether the slot's value is over t, which is not released.
 func (sl *slot) matches(t *core.Tensor) bool { return sl.t == t && sl.v != 0 && !t.Released() }
 
+// keeps reports whether the kept path may use the slot's value for t, which the run holds.
+func (sl *slot) keeps(t *core.Tensor) bool { return sl.t == t && sl.kept }
+
 // setSlot replaces the value of sl, one of b's slots, with v, made over t, and forgets that the
 // slots' tensors passed the overlap check (checked). kept is the slot's kept.
 func (b *bindings) setSlot(sl *slot, t *core.Tensor, v uintptr, kept bool) {
@@ -212,18 +215,17 @@ func (s *Session) unstage(st *stage) {
 	}
 }
 
-// clearValues clears what every run stages: the value arrays (releasing the outputs ORT
-// allocated that no tensor took), the inputs' tensors, the lent outputs and the run options.
+// clearValues clears what the general path stages: the inputs' tensors, and what clearKept
+// clears once the outputs ORT allocated that no tensor took are released.
 func (st *stage) clearValues(a *ortAPI) {
 	clear(st.srcs)
-	clear(st.inVals)
 	st.dropForeign(a, len(st.ours))
-	clear(st.ours)
-	clear(st.lent)
-	st.dynamicDst, st.runOpts = false, 0
+	st.dynamicDst = false
+	st.clearKept()
 }
 
-// clearKept clears what the kept path (runKeptHeld) stages: the value arrays and its lent outputs.
+// clearKept clears what the kept path (runKeptHeld) stages, which every run stages: the value
+// arrays, the outputs' flags and the run options.
 func (st *stage) clearKept() {
 	clear(st.inVals)
 	clear(st.outVals)
