@@ -42,6 +42,11 @@ if [ -n "${SUDO_USER:-}" ] && [ "$SUDO_USER" != root ]; then
 	as_user=(sudo -u "$SUDO_USER" -H)
 fi
 "${as_user[@]}" bash scripts/fetch-ort.sh
+# The references the tests check dlpack-go against that Debian does not ship: ggml's own library
+# (npm), and the Python peers in the project's virtual environment (PyPI, pinned in
+# scripts/peers-requirements.txt; never the system interpreter).
+"${as_user[@]}" bash scripts/fetch-ggml.sh >/dev/null
+"${as_user[@]}" bash scripts/pyvenv.sh >/dev/null
 
 # Go, which builds the kernel. Under sudo, PATH is sudo's secure_path, which lacks where Go usually
 # is: /usr/local/go/bin, or what the user's profile adds. So the user's own Go comes first there:
