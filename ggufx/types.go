@@ -45,6 +45,9 @@ const (
 	TQ1_0   Type = 34
 	TQ2_0   Type = 35
 	MXFP4   Type = 39
+	NVFP4   Type = 40
+	Q1_0    Type = 41
+	Q2_0    Type = 42
 )
 
 type traits struct {
@@ -88,6 +91,9 @@ var typeTraits = map[Type]traits{
 	TQ1_0:   {name: "TQ1_0", blockSize: 256, blockBytes: 54},
 	TQ2_0:   {name: "TQ2_0", blockSize: 256, blockBytes: 66},
 	MXFP4:   {name: "MXFP4", blockSize: 32, blockBytes: 17},
+	NVFP4:   {name: "NVFP4", blockSize: 64, blockBytes: 36},
+	Q1_0:    {name: "Q1_0", blockSize: 128, blockBytes: 18},
+	Q2_0:    {name: "Q2_0", blockSize: 64, blockBytes: 18},
 }
 
 // Known reports whether t is a type this package knows (every type of current ggml).
