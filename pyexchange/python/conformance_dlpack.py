@@ -199,6 +199,8 @@ class Torch(Framework):
     def __init__(self):
         super().__init__()
         self.version = self.mod.__version__.split("+")[0]
+        if tuple(int(v) for v in self.version.split(".")[:2]) >= (2, 9):
+            self.keywords = ("copy", "device")  # torch.from_dlpack's, from 2.9
         if not HAVE_ML_DTYPES:  # NumPy cannot hold bfloat16 values to compare without ml_dtypes
             self.dtypes = [d for d in self.dtypes if d != "bfloat16"]
         if tuple(int(v) for v in self.version.split(".")[:2]) < (2, 0):
@@ -217,8 +219,10 @@ class Torch(Framework):
         return x.resolve_conj().numpy()
 
     def from_dlpack(self, obj, **kw):
+        if kw:
+            return self.mod.from_dlpack(obj, **kw)
         from torch.utils import dlpack
-        return dlpack.from_dlpack(obj, **kw)
+        return dlpack.from_dlpack(obj)
 
     def address(self, x):
         return x.data_ptr() if x.numel() else None
@@ -348,6 +352,8 @@ def case_export_keywords(lib, fw):
 def fw_cpu_device(fw, t):
     if fw.name == "numpy":
         return "cpu"
+    if fw.name == "torch":
+        return fw.mod.device("cpu")
     if fw.name == "jax":
         import jax
         return jax.devices("cpu")[0]
@@ -423,28 +429,33 @@ def case_readonly(lib, fw):
 def case_exchange_api(lib, fw):
     """DLPack 1.3's C exchange API both ways, with a peer that is not ours: the peer's
     __dlpack_c_exchange_api__ produces for lib.from_dlpack(via="api"), ours produces for the
-    peer's from_dlpack, and lib.to_framework hands a Go tensor to the peer's to_py_object."""
-    if fw.name != "apache-tvm-ffi":
+    peer's from_dlpack, and lib.to_framework hands a Go tensor to the peer's to_py_object.
+    The peers: apache-tvm-ffi (its DLTensorTestWrapper carries the API) and PyTorch >= 2.10."""
+    if fw.name == "apache-tvm-ffi":
+        cls = fw.mod.core.DLTensorTestWrapper
+        wrap = cls
+    elif fw.name == "torch" and hasattr(fw.mod.Tensor, "__dlpack_c_exchange_api__"):
+        cls, wrap = fw.mod.Tensor, (lambda x: x)
+    else:
         raise Skip(f"{fw.name} {fw.version} publishes no __dlpack_c_exchange_api__")
-    wrapper = fw.mod.core.DLTensorTestWrapper
 
     @SETTINGS
     @given(arrays_of(fw.dtypes, views=False))
     def run(a):
         before = lib.exchange_counts()
-        peer = fw.make(a)
-        t = lib.from_dlpack(wrapper(peer), via="api")  # the peer's API produces
-        assert bits_equal(np.from_dlpack(t), a)
+        peer = fw.make(np.ascontiguousarray(a))
+        t = lib.from_dlpack(wrap(peer), via="api")      # the peer's API produces
+        assert bits_equal(go_values(fw, t), fw.to_numpy(peer))
         if a.size:
             assert t.data_ptr == fw.address(peer), "the API import copied"
         g = go_tensor(lib, fw, a)
-        y = fw.mod.from_dlpack(g)                       # our API produces for the peer
-        assert bits_equal(np.from_dlpack(y), a)
-        z = lib.to_framework(g, wrapper)                # the peer's API adopts our export
-        assert bits_equal(np.from_dlpack(z), a)
+        y = fw.from_dlpack(g)                           # our API (or __dlpack__) produces for the peer
+        assert bits_equal(fw.to_numpy(y), a)
+        z = lib.to_framework(g, cls)                    # the peer's API adopts our export
+        assert bits_equal(fw.to_numpy(z if fw.name == "torch" else fw.mod.from_dlpack(z)), a)
         after = lib.exchange_counts()
         assert after["import_api"] > before["import_api"], (before, after)
-        assert after["export_api"] > before["export_api"], (before, after)
+        assert after["to_py"] + after["export_api"] > before["to_py"] + before["export_api"], (before, after)
     run()
 
 
