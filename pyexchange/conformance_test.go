@@ -16,9 +16,10 @@ import (
 )
 
 // TestDLPackConformance runs python/conformance_dlpack.py, dlpackgo's DLPack cases drawn with
-// Hypothesis as the array API's own DLPack tests draw them, against every framework of two
+// Hypothesis as the array API's own DLPack tests draw them, against every framework of three
 // interpreters: the project's venv (NumPy 2, array-api-strict, JAX on CPU, apache-tvm-ffi with
-// its C exchange API) and Debian's (NumPy 1.24 and PyTorch 1.13, the oldest supported). Each
+// its C exchange API), its PyTorch venv (PyTorch 2.15 from PyPI, whose torch.Tensor carries the
+// C exchange API) and Debian's (NumPy 1.24 and PyTorch 1.13, the oldest supported). Each
 // case of each framework is a subtest (conformance rows: interpreter/framework-version/case),
 // passed, failed with the falsifying example, or skipped with what the framework lacks.
 func TestDLPackConformance(t *testing.T) {
@@ -33,6 +34,7 @@ func TestDLPackConformance(t *testing.T) {
 		want         []string // frameworks it must have
 	}{
 		{"venv", refcheck.Venv(t), []string{"numpy", "array-api-strict", "jax", "apache-tvm-ffi"}},
+		{"venv-torch", refcheck.VenvNamed(t, "torch"), []string{"numpy", "torch"}},
 		{"debian", python(), []string{"numpy", "torch"}},
 	} {
 		t.Run(interp.name, func(t *testing.T) {

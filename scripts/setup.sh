@@ -48,6 +48,9 @@ fi
 # scripts/peers-requirements.txt; never the system interpreter).
 "${as_user[@]}" bash scripts/fetch-ggml.sh >/dev/null
 "${as_user[@]}" bash scripts/pyvenv.sh >/dev/null
+# PyTorch 2.x from PyPI, in a venv of its own: a 2.8 GB download with its CUDA libraries (5.4 GB
+# installed), about 6 minutes on a fresh 2-core machine, once
+"${as_user[@]}" bash scripts/pyvenv.sh torch >/dev/null
 
 # Go, which builds the kernel. Under sudo, PATH is sudo's secure_path, which lacks where Go usually
 # is: /usr/local/go/bin, or what the user's profile adds. So the user's own Go comes first there:

@@ -1,8 +1,9 @@
 """DLPack conformance of dlpackgo against the array libraries installed in this interpreter.
 
-Run by the Go test TestDLPackConformance (pyexchange), once with the project's virtual environment
-(scripts/pyvenv.sh: NumPy 2, array-api-strict, JAX on CPU, apache-tvm-ffi, ml_dtypes) and once with
-Debian's python3 (NumPy 1.24 and PyTorch 1.13, the oldest releases dlpackgo supports):
+Run by the Go test TestDLPackConformance (pyexchange) with three interpreters: the project's virtual
+environment (scripts/pyvenv.sh: NumPy 2, array-api-strict, JAX on CPU, apache-tvm-ffi, ml_dtypes),
+its PyTorch one (scripts/pyvenv.sh torch: PyTorch 2.15 from PyPI, with the DLPack 1.3 C exchange
+API) and Debian's python3 (NumPy 1.24 and PyTorch 1.13, the oldest releases dlpackgo supports):
 
     DLPACKGO_TESTLIB=/path/libdlpackgo_test.so python3 conformance_dlpack.py [max_examples]
 
@@ -286,7 +287,10 @@ def case_go_function(lib, fw):
     @given(arrays_of(fw.dtypes, fw.views))
     def run(a):
         x = fw.make(a)
-        y = lib.same(x)
+        if fw.name == "torch":
+            y = fw.to_numpy(lib.same(x, returns="torch"))
+        else:
+            y = lib.same(x)  # bfloat16 comes back as ml_dtypes' type
         assert bits_equal(y, fw.to_numpy(x))
     run()
 
@@ -414,7 +418,7 @@ def case_readonly(lib, fw):
     @SETTINGS
     @given(arrays_of([d for d in fw.dtypes if d != "bool"], views=False))
     def run(a):
-        src = np.ascontiguousarray(a).copy()
+        src = fw.make(np.ascontiguousarray(a).copy())
         t = lib.readonly(src, returns="tensor")
         assert t.readonly
         y = fw.from_dlpack(t)
@@ -422,7 +426,7 @@ def case_readonly(lib, fw):
         if fw.name == "numpy" and a.size:
             if y.flags.writeable:
                 y.reshape(-1)[0] = y.reshape(-1)[-1] + np.ones((), y.dtype)
-            assert bits_equal(src, a), "a consumer wrote a read-only tensor's memory"
+            assert bits_equal(fw.to_numpy(src), a), "a consumer wrote a read-only tensor's memory"
     run()
 
 

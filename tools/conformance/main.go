@@ -39,7 +39,7 @@ type row struct {
 const module = "github.com/dlpack-go/dlpack/"
 
 var rows = []row{
-	{"2", "DLPack in Python, both ways", "NumPy 2.4.6, array-api-strict 2.6.1, JAX 0.10.2 (CPU), apache-tvm-ffi 0.1.15 (C exchange API) in the project's venv; NumPy 1.24 and PyTorch 1.13 (Debian)",
+	{"2", "DLPack in Python, both ways", "NumPy 2.4.6, array-api-strict 2.6.1, JAX 0.10.2 (CPU), apache-tvm-ffi 0.1.15 (C exchange API), PyTorch 2.15 (C exchange API) in the project's venvs; NumPy 1.24 and PyTorch 1.13 (Debian)",
 		module + "pyexchange", regexp.MustCompile(`^TestDLPackConformance$`), 2},
 	{"5", "NumPy files (.npy, .npz)", "NumPy 1.24 (Debian) and 2.4.6 (venv): np.save/np.savez of every dtype, byte order, order and format version read here; every file written here loaded by np.load",
 		module + "numpyx", regexp.MustCompile(`^Test(Read|Write)NumPy$`), 1},
