@@ -28,7 +28,7 @@ func TestFetchORTSaysWhyTheDownloadFailed(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.Error(t, err, "%s", out)
 	assert.Contains(t, string(out), "ECONNREFUSED", "npm's reason")
-	assert.Contains(t, string(out), "fetch-ort: npm pack onnxruntime-node@1.30.0 failed")
+	assert.Contains(t, string(out), "fetch-ort: npm pack onnxruntime-node@1.31.1 failed")
 	left, err := filepath.Glob(filepath.Join(cache, "dlpack-go", "ort", "*", "*"))
 	require.NoError(t, err)
 	assert.Empty(t, left)
