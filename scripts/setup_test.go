@@ -93,6 +93,7 @@ func TestSetupUnderSudoIsForTheUser(t *testing.T) {
 	assert.Equal(t, "sudo -u alice -H bash scripts/fetch-ort.sh\n"+
 		"sudo -u alice -H bash scripts/fetch-ggml.sh\n"+
 		"sudo -u alice -H bash scripts/pyvenv.sh\n"+
+		"sudo -u alice -H bash scripts/pyvenv.sh torch\n"+
 		"sudo -u alice -H -i printenv PATH\n"+ // where alice's Go is, if she has one (here: none)
 		"sudo -u alice -H env PATH="+bin+":"+bin+" bash scripts/build-kernel.sh\n", string(calls),
 		"the go on sudo's PATH, on the PATH of the kernel's build (sudo -u resets it)")
@@ -126,6 +127,7 @@ func TestSetupUnderSudoFindsTheUsersGo(t *testing.T) {
 	assert.Equal(t, "sudo -u alice -H bash scripts/fetch-ort.sh\n"+
 		"sudo -u alice -H bash scripts/fetch-ggml.sh\n"+
 		"sudo -u alice -H bash scripts/pyvenv.sh\n"+
+		"sudo -u alice -H bash scripts/pyvenv.sh torch\n"+
 		"sudo -u alice -H -i printenv PATH\n"+
 		"sudo -u alice -H env PATH="+usersGo+":"+bin+" bash scripts/build-kernel.sh\n", string(calls))
 	assert.Contains(t, out, "setup: building the notebooks' kernel with alice's "+filepath.Join(usersGo, "go"))

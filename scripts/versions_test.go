@@ -49,6 +49,7 @@ func pinned(t *testing.T, root string) map[string]string {
 			p[name] = v
 		}
 	}
+	p["torch"] = find("scripts/peers-requirements-torch.txt", `(?m)^torch==(\S+)$`)
 	return p
 }
 
@@ -110,6 +111,9 @@ func TestVersionTable(t *testing.T) {
 		case "NumPy":
 			assert.Equal(t, want["numpy"], got[len(got)-1][1], "NumPy, the venv's")
 			key = "numpy"
+		case "PyTorch":
+			assert.Equal(t, want["torch"], got[1][1], "PyTorch, the torch venv's")
+			key = "torch"
 		default:
 			v, ok := want[key]
 			if !ok {
@@ -123,7 +127,7 @@ func TestVersionTable(t *testing.T) {
 		seen[key] = true
 	}
 	for _, k := range []string{"Go", "ONNX", "ONNX-oldest", "onnxruntime_go", "GoMLX", "GoMLX-compute", "arrow-go", "Gonum",
-		"Gorgonia", "ggml's", "numpy", "pyarrow", "onnxruntime", "safetensors", "gguf"} {
+		"Gorgonia", "ggml's", "numpy", "torch", "pyarrow", "onnxruntime", "safetensors", "gguf"} {
 		assert.True(t, seen[k], "README's version table has no row for %s", k)
 	}
 }
