@@ -7,8 +7,8 @@
 //
 // convert.py (Debian's python3-onnx) turns the protobuf tensors into raw files and a manifest;
 // ort_run.py (the project's venv, onnxruntime from PyPI) runs ORT's Python binding over them;
-// TestBackendSuite runs onnxx, one subtest per case, and counts per category: both pass, only
-// onnxx fails (each such case fails its subtest), only ORT's binding fails, both fail (each with
-// its reason), and the cases whose inputs or outputs are not numeric tensors (sequences,
-// optionals, strings), which onnxx does not pass.
+// TestBackendSuite runs onnxx, one subtest per case, and counts per category: both pass (the
+// subtest passes), only onnxx fails (it fails), only ORT's binding fails and both fail (it is
+// skipped with the reasons), and the cases whose inputs or outputs are not numeric tensors
+// (sequences, optionals, strings), which onnxx does not pass (skipped, saying so).
 package backendsuite
