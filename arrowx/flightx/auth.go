@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"errors"
+	"io"
 	"net"
 	"strings"
 
@@ -229,7 +230,10 @@ func (g *guarded) check(ctx context.Context, need Role, call string) error {
 // "authorization: Bearer <token>" header and the response payload.
 func (g *guarded) Handshake(stream flight.FlightService_HandshakeServer) error {
 	req, err := stream.Recv()
-	if err != nil {
+	switch {
+	case errors.Is(err, io.EOF): // credentials in the header only (pyarrow's authenticate_basic_token)
+		req = &flight.HandshakeRequest{}
+	case err != nil:
 		return err
 	}
 	tok := ""
