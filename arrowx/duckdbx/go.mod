@@ -7,6 +7,7 @@ require (
 	github.com/dlpack-go/dlpack v0.0.0
 	github.com/duckdb/duckdb-go/v2 v2.20000.0
 	github.com/stretchr/testify v1.12.1
+	gonum.org/v1/gonum v0.17.0
 )
 
 require (
