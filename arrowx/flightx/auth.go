@@ -59,9 +59,10 @@ func (r Role) String() string {
 
 // security holds the options of access control; nil in a config without any.
 type security struct {
-	tls    *tls.Config
-	tokens map[[sha256.Size]byte]Role // a server's tokens, by their SHA-256
-	token  string                     // a client's token
+	tls       *tls.Config
+	clientCAs *x509.CertPool             // a server's WithClientCAs
+	tokens    map[[sha256.Size]byte]Role // a server's tokens, by their SHA-256
+	token     string                     // a client's token
 }
 
 func (c *config) security() *security {
@@ -89,16 +90,10 @@ func WithTLS(cfg *tls.Config) Option {
 
 // WithClientCAs makes a Server require a client certificate signed by one of the authorities
 // in pool, verified during the TLS handshake (mutual TLS): a client without one is refused
-// before any call. It needs WithTLS (given before or after it); a Client ignores it.
+// before any call. It needs WithTLS (given before or after it) for the server's certificate;
+// without it every handshake fails. A Client ignores it.
 func WithClientCAs(pool *x509.CertPool) Option {
-	return func(c *config) {
-		s := c.security()
-		if s.tls == nil {
-			s.tls = &tls.Config{}
-		}
-		s.tls.ClientCAs = pool
-		s.tls.ClientAuth = tls.RequireAndVerifyClientCert
-	}
+	return func(c *config) { c.security().clientCAs = pool }
 }
 
 // WithTokens makes a Server admit only callers that present one of the tokens (the keys) in the
@@ -180,10 +175,18 @@ func clientConn(conn grpc.ClientConnInterface, cfg config) grpc.ClientConnInterf
 
 // serverOptions are the gRPC options of Serve for the server's security options.
 func (s *Server) serverOptions() []grpc.ServerOption {
-	if s.cfg.sec == nil || s.cfg.sec.tls == nil {
+	sec := s.cfg.sec
+	if sec == nil || (sec.tls == nil && sec.clientCAs == nil) {
 		return nil
 	}
-	return []grpc.ServerOption{grpc.Creds(credentials.NewTLS(s.cfg.sec.tls))}
+	cfg := &tls.Config{}
+	if sec.tls != nil {
+		cfg = sec.tls.Clone()
+	}
+	if sec.clientCAs != nil {
+		cfg.ClientCAs, cfg.ClientAuth = sec.clientCAs, tls.RequireAndVerifyClientCert
+	}
+	return []grpc.ServerOption{grpc.Creds(credentials.NewTLS(cfg))}
 }
 
 // service is what Register puts on a gRPC server: s itself, or s behind a check of every call's

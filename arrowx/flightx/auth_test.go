@@ -181,8 +181,8 @@ func TestAccess(t *testing.T) {
 func TestMutualTLS(t *testing.T) {
 	ctx := context.Background()
 	ca := newCA(t, "flightx test CA")
-	srv, addr := serve(t, flightx.WithTLS(&tls.Config{Certificates: []tls.Certificate{ca.leaf(t, "server", x509.ExtKeyUsageServerAuth)}}),
-		flightx.WithClientCAs(ca.pool))
+	srv, addr := serve(t, flightx.WithClientCAs(ca.pool), // before WithTLS: the order does not matter
+		flightx.WithTLS(&tls.Config{Certificates: []tls.Certificate{ca.leaf(t, "server", x509.ExtKeyUsageServerAuth)}}))
 	require.NoError(t, srv.Put("w", core.MustFromSlice([]float32{1, 2}), nil))
 	x := core.MustFromSlice([]float32{3})
 
