@@ -4,12 +4,17 @@
 # Jupyter kernel (and their rendered pages in headless Chromium, screenshots in artifacts/notebooks),
 # then `go test -race ./...` in the root module and in each nested module (gomlxx, onnxx/ortgo,
 # arrowx/duckdbx, and the test-only ggufx/internal/parsercheck). GPU tests skip with their reason on a machine
-# without a CUDA device; gpu/cuda/devicecheck.sh runs them on one.
+# without a CUDA device; gpu/cuda/devicecheck.sh runs them on one. The conformance suite (the tests
+# that compare dlpack-go with implementations that are not ours: tools/conformance lists them) runs
+# once, after the race run skips it, through scripts/conformance.sh --check, which also fails when
+# docs/conformance.md's tables no longer agree with what it reports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/notebooks.sh
-go test -race -count=1 -timeout 30m ./...
+read -r _ conformance _ < <(go run ./tools/conformance -tests)
+go test -race -count=1 -timeout 30m -skip "$conformance" ./...
+bash scripts/conformance.sh --check
 # The nested module gomlxx (its own go.mod; ./... from the root does not include it). checkptr is
 # off in GoMLX's compute packages only: under -race the pure-Go backend's matmul kernels
 # (compute v0.1.2, internal/gobackend/dot/matmul) keep addresses as uintptr across statements,

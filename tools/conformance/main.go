@@ -272,6 +272,12 @@ func main() {
 		var groups map[string]map[string]result
 		if totals, groups, err = tally(rep); err == nil {
 			err = emit(render(totals, groups), *write, *check)
+			var all result
+			for _, t := range totals {
+				all.add(t)
+			}
+			// the plain closing line: the suite's cases, whatever the tables say
+			fmt.Printf("conformance: %d passed, %d failed, %d skipped\n", all.passed, all.failed, all.skipped)
 		}
 	}
 	if err != nil {
