@@ -194,11 +194,32 @@ func (p *parser) str() (string, error) {
 	if err := p.need(n); err != nil {
 		return "", fmt.Errorf("%w (a string of %d bytes)", err, n)
 	}
-	b := make([]byte, n)
-	if err := p.read(b); err != nil {
-		return "", err
+	b, err := p.bytes(n)
+	if err != nil {
+		return "", fmt.Errorf("%w (a string of %d bytes)", err, n)
 	}
 	return unsafe.String(unsafe.SliceData(b), len(b)), nil
+}
+
+// readStep is the most memory a length read from the file allocates before the bytes it
+// counts arrive: from there the buffer at most doubles with each step read, so a length that
+// lies about what the reader holds (ReadHeader given a size larger than the file) costs at most
+// twice the bytes really read, plus one step.
+const readStep = 1 << 20
+
+// bytes reads n bytes (checked by the caller against what size leaves) in steps of at least
+// readStep, growing the buffer as they arrive.
+func (p *parser) bytes(n uint64) ([]byte, error) {
+	b := make([]byte, 0, min(n, readStep))
+	for uint64(len(b)) < n {
+		k := int(min(n-uint64(len(b)), uint64(max(len(b), readStep))))
+		b = slices.Grow(b, k)
+		if err := p.read(b[len(b) : len(b)+k]); err != nil {
+			return nil, err
+		}
+		b = b[:len(b)+k]
+	}
+	return b, nil
 }
 
 func (p *parser) header() (*Header, error) {
@@ -430,17 +451,19 @@ func scalars[T any](p *parser, e ValueType, n uint64, dec func([]byte) T) (Value
 	if err := p.need(n * uint64(size)); err != nil { // n*size <= left: checked by the caller
 		return Value{}, err
 	}
-	out := make([]T, n)
+	// the slice grows as elements arrive (a size larger than the reader holds must not
+	// allocate what n claims)
+	out := make([]T, 0, min(n, uint64(readStep/size)))
 	var chunk [4096]byte
-	per := len(chunk) / size
-	for i := 0; i < len(out); i += per {
-		k := min(per, len(out)-i)
-		b := chunk[:k*size]
+	per := uint64(len(chunk) / size)
+	for i := uint64(0); i < n; i += per {
+		k := min(per, n-i)
+		b := chunk[:k*uint64(size)]
 		if err := p.read(b); err != nil {
 			return Value{}, err
 		}
 		for j := range k {
-			out[i+j] = dec(b[j*size:])
+			out = append(out, dec(b[j*uint64(size):]))
 		}
 	}
 	return arr(e, out), nil

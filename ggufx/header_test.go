@@ -1,7 +1,9 @@
 package ggufx_test
 
 import (
+	"bytes"
 	"errors"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -167,4 +169,34 @@ func TestParseHeaderLenient(t *testing.T) {
 	assert.Equal(t, int64(24), h.Alignment)
 	assert.Zero(t, h.DataOffset%24)
 	assert.Equal(t, int64(32), h.DataLen)
+}
+
+// A size larger than what the reader holds costs no more memory than the bytes really there:
+// ReadHeader of a 37-byte file said to be 2^41 bytes, whose one string claims 2^40, and of
+// files whose arrays claim 2^37 elements, fail as truncated having allocated a few MiB at most.
+func TestReadHeaderLyingSize(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		b    []byte
+	}{
+		{"37 bytes", start(3, 0, 1).u64(1<<40).bytes('a', 'b', 'c', 'd', 'e').b},
+		{"string value", start(3, 0, 1).str("k").u32(8).u64(1 << 40).bytes(make([]byte, 64)...).b},
+		{"float64 array", start(3, 0, 1).str("k").u32(9).u32(12).u64(1 << 37).bytes(make([]byte, 64)...).b},
+		{"uint8 array", start(3, 0, 1).str("k").u32(9).u32(0).u64(1 << 40).bytes(make([]byte, 64)...).b},
+		{"string array", start(3, 0, 1).str("k").u32(9).u32(8).u64(1 << 37).str("x").u64(1 << 39).b},
+		{"tensor name", start(3, 1, 0).u64(1 << 40).b},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "37 bytes" {
+				require.Len(t, tc.b, 37)
+			}
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			_, err := ggufx.ReadHeader(bytes.NewReader(tc.b), 1<<41)
+			runtime.ReadMemStats(&after)
+			require.ErrorIs(t, err, ggufx.ErrTruncated)
+			assert.NoError(t, errstest.Check(err, sentinels...))
+			assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(16<<20), "bytes allocated")
+		})
+	}
 }
