@@ -47,6 +47,9 @@ func (f *File) Dequantize(name string, dtype core.DLDataType) (*core.Tensor, err
 	if err != nil {
 		return nil, err
 	}
+	if ti.Err != nil {
+		return nil, ti.Err
+	}
 	if dtype != core.Float32 && dtype != core.Float16 {
 		return nil, errs.Errorf(ErrType, "ggufx: tensor %q: Dequantize makes float32 or float16, not %s", name, dtype)
 	}
