@@ -137,12 +137,15 @@ func ParseHeader(b []byte) (*Header, error) {
 // dimension, type and offset is checked against the bytes size leaves before anything is
 // allocated for it or read (a count of strings allocates as strings arrive), so a lying header
 // costs no more memory than a small multiple of the bytes it really has; arrays nest at most
-// MaxDepth deep. Errors match ErrFormat (ErrHeader, ErrVersion, ErrLayout or ErrTruncated) or
-// ErrType for a ggml type number ggml does not have, and name the value at fault.
+// MaxDepth deep. Errors match ErrFormat (ErrHeader, ErrVersion, ErrLayout or ErrTruncated) and
+// name the value at fault.
 //
 // The tensors' data must lie in the file, each at a multiple of the alignment from the data
-// section's start, none overlapping another; each row (Dims[0]) must be a whole number of
-// blocks of its type.
+// section's start, none overlapping another. A tensor whose type number ggml does not have
+// (or has removed), or whose quantized type's ggml layout does not fit the bytes up to the next
+// tensor (rows that are not whole blocks, blocks too many or too few: a fork's layout under a
+// mainline number), does not refuse the file: it takes the bytes up to the next tensor (or the
+// end of the file), and its TensorInfo.Err says why it is not read as elements.
 func ReadHeader(r io.Reader, size int64) (*Header, error) {
 	p := &parser{r: bufio.NewReaderSize(r, 64<<10), left: size, size: size}
 	h, err := p.header()
@@ -598,6 +601,11 @@ func (h *Header) checkLayout(size int64) error {
 			ti.why = fmt.Sprintf("its %d blocks would take %d bytes", ti.Len()/int64(ti.Type.BlockSize()), ti.Size)
 			fallthrough
 		case ti.Size < 0:
+			ti.Err = unreadable(*ti, extent, next, h.Alignment)
+			ti.Size = extent
+		case ti.Type.Quantized() && next != "" && ti.Size+pad(ti.Size, h.Alignment) < extent:
+			// every writer packs tensors (ggml refuses a gap): larger blocks than ggml's
+			ti.why = fmt.Sprintf("its %d blocks take %d bytes, not the %d before the next tensor", ti.Len()/int64(ti.Type.BlockSize()), ti.Size, extent)
 			ti.Err = unreadable(*ti, extent, next, h.Alignment)
 			ti.Size = extent
 		}

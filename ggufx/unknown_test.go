@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"math"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -218,4 +220,38 @@ func TestTypeNames(t *testing.T) {
 		assert.True(t, n.Known() != n.Removed(), "%d is known or removed", n)
 	}
 	assert.False(t, ggufx.Type(157).Known() || ggufx.Type(157).Removed())
+}
+
+// Blocks larger than ggml's leave a gap before the next tensor, which no writer leaves (ggml
+// refuses it): the tensor is refused, not read with ggml's smaller blocks.
+func TestOpenLargerBlocks(t *testing.T) {
+	h, err := ggufx.ParseHeader(start(3, 2, 0).tensor("q", 2, 0, 32).tensor("f", 0, 64, 4).data(32, 80, nil).b)
+	require.NoError(t, err)
+	q, err := h.Info("q")
+	require.NoError(t, err)
+	require.ErrorIs(t, q.Err, ggufx.ErrType)
+	assert.Contains(t, q.Err.Error(), `tensor "q": type 2 is 32 elements in 18 bytes in ggml, and its 1 blocks take 18 bytes, not the 64 before the next tensor; this file's tensor spans 64 bytes for 32 elements, up to tensor "f": a fork's Q4_0?`)
+	assert.Equal(t, int64(64), q.Size)
+}
+
+// The fuzz seed testdata/ggufpy.py made from GGUFWriter's file, patched to hold an unknown
+// type number, a removed one and a fork's Q2_0 layout, reads as its script says.
+func TestSeedFromGGUFPy(t *testing.T) {
+	raw, err := os.ReadFile("testdata/fuzz/FuzzOpen/py-unknown")
+	require.NoError(t, err)
+	lines := strings.Split(string(raw), "\n")
+	require.Equal(t, "go test fuzz v1", lines[0])
+	lit, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(lines[1], "[]byte("), ")"))
+	require.NoError(t, err)
+	h, err := ggufx.ParseHeader([]byte(lit))
+	require.NoError(t, err)
+	want := map[string]string{"a": "ggml type 157", "b": "ggml type 31, Q4_0_4_4", "fork": "this file's tensor spans 34-byte blocks of 128"}
+	for _, ti := range h.Tensors {
+		if w, ok := want[ti.Name]; ok {
+			require.ErrorIs(t, ti.Err, ggufx.ErrType, ti.Name)
+			assert.Contains(t, ti.Err.Error(), w)
+		} else {
+			assert.NoError(t, ti.Err, ti.Name)
+		}
+	}
 }
