@@ -75,8 +75,9 @@ type TensorInfo struct {
 	// matches ErrType): a type number ggml does not have (a fork's, or a newer one), a type
 	// ggml has removed, or a quantized type whose ggml layout does not fit the bytes the file
 	// gives the tensor (a fork's layout under a mainline number: rows that are not whole
-	// blocks, or blocks that would run into the next tensor or past the end). File.Blocks
-	// still shares its Size bytes, as one block.
+	// blocks, blocks that would run into the next tensor, or blocks that leave a gap before it,
+	// which no writer leaves). File.Blocks still shares its Size bytes, as one block. (Blocks
+	// running past the end of the file refuse the whole file, ErrLayout: a file cut short.)
 	Err error
 
 	why string // what checkLayout found out of place for a known quantized type
