@@ -241,3 +241,35 @@ func upper(s string) string {
 	}
 	return string(b)
 }
+
+// TestDequantizeLargeMatchesGgml: outputs of 32 MiB and more go out through the non-temporal
+// stores of the assembly kernels where the build has them (IQ4_NL, IQ4_XS, NVFP4 beside Q4_0,
+// Q8_0, Q4_K): still ggml's values bit for bit, whether Dequantize or DequantizeInto writes them.
+func TestDequantizeLargeMatchesGgml(t *testing.T) {
+	l := ggmlref.Load(t)
+	const n = 8 << 20
+	rng := rand.New(rand.NewPCG(49, 2))
+	for _, typ := range []ggufx.Type{ggufx.IQ4_NL, ggufx.IQ4_XS, ggufx.NVFP4, ggufx.Q4_0, ggufx.Q8_0, ggufx.Q4_K} {
+		t.Run(typ.String(), func(t *testing.T) {
+			x := blockTensor{"w", typ, 4096, n / 4096, ggmlBlocks(rng, typ, n/typ.BlockSize(), true)}
+			f := blockFile(t, x)
+			want := make([]float32, n)
+			require.NoError(t, l.Dequantize(int(typ), x.blocks, want))
+			y, err := f.Dequantize("w", core.Float32)
+			require.NoError(t, err)
+			defer y.Release()
+			into := core.MustNew(core.Float32, n/4096, 4096)
+			defer into.Release()
+			require.NoError(t, f.DequantizeInto("w", into))
+			for _, got := range []*core.Tensor{y, into} {
+				v, err := core.ReadOnlyElements[float32](got)
+				require.NoError(t, err)
+				for i := range want {
+					if !sameBits(v[i], want[i]) {
+						t.Fatalf("element %d: %v, ggml's %v", i, v[i], want[i])
+					}
+				}
+			}
+		})
+	}
+}
