@@ -124,7 +124,7 @@ func BenchmarkDequantize(b *testing.B) {
 		b.Run("ggufx/"+typ.String(), func(b *testing.B) {
 			b.SetBytes(4 * benchElements)
 			defer cpuClock(b)()
-		for b.Loop() {
+			for b.Loop() {
 				x, err := f.Dequantize("w", core.Float32)
 				if err != nil {
 					b.Fatal(err)
@@ -138,7 +138,7 @@ func BenchmarkDequantize(b *testing.B) {
 			}
 			b.SetBytes(4 * benchElements)
 			defer cpuClock(b)()
-		for b.Loop() {
+			for b.Loop() {
 				if err := f.DequantizeInto("w", into); err != nil {
 					b.Fatal(err)
 				}
@@ -148,7 +148,7 @@ func BenchmarkDequantize(b *testing.B) {
 			l := ggmlref.Load(b)
 			b.SetBytes(4 * benchElements)
 			defer cpuClock(b)()
-		for b.Loop() {
+			for b.Loop() {
 				x, err := memory.NewUninit(core.Float32, benchElements)
 				if err != nil {
 					b.Fatal(err)
@@ -170,7 +170,7 @@ func BenchmarkDequantize(b *testing.B) {
 			}
 			b.SetBytes(4 * benchElements)
 			defer cpuClock(b)()
-		for b.Loop() {
+			for b.Loop() {
 				if err := l.Dequantize(int(typ), blocks, warm); err != nil {
 					b.Fatal(err)
 				}
