@@ -93,6 +93,9 @@ func (f *File) DequantizeInto(name string, dst *core.Tensor) error {
 	if err != nil {
 		return err
 	}
+	if ti.Err != nil {
+		return ti.Err
+	}
 	if dst == nil {
 		return errs.Errorf(core.ErrNil, "ggufx: tensor %q: DequantizeInto's destination is nil", name)
 	}
@@ -128,6 +131,9 @@ func (f *File) DequantizeInto(name string, dst *core.Tensor) error {
 // dequantizeTo converts the tensor ti through dq into b, whose elements are dtype: with the
 // non-temporal kernel where there is one, the output is large and b is 32-byte aligned.
 func (f *File) dequantizeTo(ti TensorInfo, dq dequantizer, b []byte, dtype core.DLDataType) error {
+	if ti.Err != nil || ti.Size != ti.Blocks()*int64(ti.Type.BlockBytes()) { // never read a layout that does not fit
+		return errs.Errorf(ErrType, "ggufx: tensor %q: %d bytes are not %d blocks of %s (%v)", ti.Name, ti.Size, ti.Blocks(), ti.Type, ti.Err)
+	}
 	if s, ok := streamers[ti.Type]; ok && dtype == core.Float32 && int64(len(b)) >= streamMin &&
 		uintptr(unsafe.Pointer(unsafe.SliceData(b)))%32 == 0 {
 		dq = s // the workers' parts start at whole blocks: 128-byte multiples, still aligned
