@@ -47,14 +47,7 @@ func TestReadGGUFPyWriter(t *testing.T) {
 	path := filepath.Join(dir, "py.gguf")
 	var m struct {
 		Meta    [][3]json.RawMessage `json:"meta"`
-		Tensors []struct {
-			Name       string  `json:"name"`
-			Type       *uint32 `json:"type"`
-			Shape      []int64 `json:"shape"`
-			BlockBytes int     `json:"blockBytes"`
-			Raw        string  `json:"raw"`
-			Rows       string  `json:"rows"`
-		} `json:"tensors"`
+		Tensors []pyTensor           `json:"tensors"`
 	}
 	require.NoError(t, json.Unmarshal(ggufPy(t, "write", path), &m))
 	f, err := ggufx.Open(path)
@@ -62,69 +55,90 @@ func TestReadGGUFPyWriter(t *testing.T) {
 	defer f.Close()
 	md := f.Metadata()
 	require.Equal(t, len(m.Meta), md.Len())
-	for i, kv := range m.Meta {
-		var key string
-		var typ ggufx.ValueType
-		require.NoError(t, json.Unmarshal(kv[0], &key))
-		require.NoError(t, json.Unmarshal(kv[1], &typ))
-		require.Equal(t, key, md.Keys()[i], "file order")
-		v, _ := md.Get(key)
-		assert.Equal(t, typ, v.Type(), key)
-		assert.JSONEq(t, string(kv[2]), jsonOf(manifestForm(v)), key)
-	}
+	t.Run("meta", func(t *testing.T) {
+		for i, kv := range m.Meta {
+			var key string
+			require.NoError(t, json.Unmarshal(kv[0], &key))
+			t.Run(key, func(t *testing.T) {
+				var typ ggufx.ValueType
+				require.NoError(t, json.Unmarshal(kv[1], &typ))
+				require.Equal(t, key, md.Keys()[i], "file order")
+				v, _ := md.Get(key)
+				assert.Equal(t, typ, v.Type(), key)
+				assert.JSONEq(t, string(kv[2]), jsonOf(manifestForm(v)), key)
+			})
+		}
+	})
 	require.Len(t, f.Tensors(), len(m.Tensors))
 	types := map[ggufx.Type]bool{}
-	for i, pt := range m.Tensors {
-		ti := f.Tensors()[i]
-		require.Equal(t, pt.Name, ti.Name)
-		assert.Equal(t, pt.Shape, ti.Shape(), pt.Name)
-		want, err := os.ReadFile(pt.Raw)
-		require.NoError(t, err)
-		if pt.Type != nil {
-			assert.Equal(t, ggufx.Type(*pt.Type), ti.Type, pt.Name)
-			types[ti.Type] = true
-			if pt.BlockBytes != ti.Type.BlockBytes() {
-				require.Equal(t, ggufx.Q8_1, ti.Type, "%s: gguf's blocks of %d bytes", pt.Name, pt.BlockBytes)
-				require.ErrorIs(t, ti.Err, ggufx.ErrType)
-				assert.Contains(t, ti.Err.Error(), "type 9 is 32 elements in 36 bytes in ggml, and its 16 blocks take 576 bytes, not the 640 before the next tensor")
-				continue
-			}
+	t.Run("tensor", func(t *testing.T) {
+		for i, pt := range m.Tensors {
+			t.Run(pt.Name, func(t *testing.T) { readGGUFPyTensor(t, f, f.Tensors()[i], pt, types) })
 		}
-		require.NoError(t, ti.Err, pt.Name)
-		b, _, err := f.Blocks(pt.Name)
-		require.NoError(t, err)
-		got, err := b.ReadOnlyBytes()
-		require.NoError(t, err)
-		assert.Equal(t, want, got, pt.Name)
-		b.Release()
-		if pt.Rows != "" && (ti.Type == ggufx.Q8_0 || ti.Type == ggufx.Q4_0) {
-			// Write quantizes the same rows into the same blocks as gguf.quants
-			rows, err := os.ReadFile(pt.Rows)
-			require.NoError(t, err)
-			src, err := core.FromSlice(float32sOf(rows), ti.Shape()...)
-			require.NoError(t, err)
-			var buf bytes.Buffer
-			require.NoError(t, ggufx.Write(&buf, nil, []ggufx.Entry{ggufx.Quantized("q", src, ti.Type)}))
-			g, err := ggufx.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
-			require.NoError(t, err)
-			qb, _, err := g.Blocks("q")
-			require.NoError(t, err)
-			mine, err := qb.ReadOnlyBytes()
-			require.NoError(t, err)
-			assert.Equal(t, want, mine, "%s: Write's blocks differ from gguf.quants'", pt.Name)
-			qb.Release()
-		}
-		if pt.Type == nil || !ti.Type.Quantized() {
-			x, err := f.Tensor(pt.Name)
-			require.NoError(t, err, pt.Name)
-			got, err := x.ReadOnlyBytes()
-			require.NoError(t, err)
-			assert.Equal(t, want, got, pt.Name)
-			x.Release()
-		}
-	}
+	})
 	for _, typ := range []ggufx.Type{ggufx.BF16, ggufx.Q4_0, ggufx.Q8_0, ggufx.Q4_K, ggufx.IQ2_XXS, ggufx.TQ2_0, ggufx.MXFP4, ggufx.NVFP4, ggufx.Q1_0} {
 		assert.True(t, types[typ], "gguf wrote no %s", typ)
+	}
+}
+
+// pyTensor is a tensor of testdata/ggufpy.py's manifest.
+type pyTensor struct {
+	Name       string  `json:"name"`
+	Type       *uint32 `json:"type"`
+	Shape      []int64 `json:"shape"`
+	BlockBytes int     `json:"blockBytes"`
+	Raw        string  `json:"raw"`
+	Rows       string  `json:"rows"`
+}
+
+// readGGUFPyTensor checks one tensor GGUFWriter wrote: its info, its bytes (blocks and view),
+// and Write's quantization of the rows gguf quantized.
+func readGGUFPyTensor(t *testing.T, f *ggufx.File, ti ggufx.TensorInfo, pt pyTensor, types map[ggufx.Type]bool) {
+	require.Equal(t, pt.Name, ti.Name)
+	assert.Equal(t, pt.Shape, ti.Shape(), pt.Name)
+	want, err := os.ReadFile(pt.Raw)
+	require.NoError(t, err)
+	if pt.Type != nil {
+		assert.Equal(t, ggufx.Type(*pt.Type), ti.Type, pt.Name)
+		types[ti.Type] = true
+		if pt.BlockBytes != ti.Type.BlockBytes() {
+			require.Equal(t, ggufx.Q8_1, ti.Type, "%s: gguf's blocks of %d bytes", pt.Name, pt.BlockBytes)
+			require.ErrorIs(t, ti.Err, ggufx.ErrType)
+			assert.Contains(t, ti.Err.Error(), "type 9 is 32 elements in 36 bytes in ggml, and its 16 blocks take 576 bytes, not the 640 before the next tensor")
+			t.Skipf("the reference's own error: gguf 0.19.0 sizes Q8_1 blocks at %d bytes, ggml's block_q8_1 is 36 (ggufx refuses the tensor, as checked)", pt.BlockBytes)
+		}
+	}
+	require.NoError(t, ti.Err, pt.Name)
+	b, _, err := f.Blocks(pt.Name)
+	require.NoError(t, err)
+	got, err := b.ReadOnlyBytes()
+	require.NoError(t, err)
+	assert.Equal(t, want, got, pt.Name)
+	b.Release()
+	if pt.Rows != "" && (ti.Type == ggufx.Q8_0 || ti.Type == ggufx.Q4_0) {
+		// Write quantizes the same rows into the same blocks as gguf.quants
+		rows, err := os.ReadFile(pt.Rows)
+		require.NoError(t, err)
+		src, err := core.FromSlice(float32sOf(rows), ti.Shape()...)
+		require.NoError(t, err)
+		var buf bytes.Buffer
+		require.NoError(t, ggufx.Write(&buf, nil, []ggufx.Entry{ggufx.Quantized("q", src, ti.Type)}))
+		g, err := ggufx.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+		require.NoError(t, err)
+		qb, _, err := g.Blocks("q")
+		require.NoError(t, err)
+		mine, err := qb.ReadOnlyBytes()
+		require.NoError(t, err)
+		assert.Equal(t, want, mine, "%s: Write's blocks differ from gguf.quants'", pt.Name)
+		qb.Release()
+	}
+	if pt.Type == nil || !ti.Type.Quantized() {
+		x, err := f.Tensor(pt.Name)
+		require.NoError(t, err, pt.Name)
+		got, err := x.ReadOnlyBytes()
+		require.NoError(t, err)
+		assert.Equal(t, want, got, pt.Name)
+		x.Release()
 	}
 }
 
@@ -204,40 +218,48 @@ func TestGGUFPyReadsWrite(t *testing.T) {
 	assert.Equal(t, uint32(3), r.Version)
 	assert.Equal(t, int64(64), r.Alignment)
 	require.Len(t, r.Fields, md.Len())
-	for i, key := range md.Keys() {
-		g := r.Fields[i]
-		require.Equal(t, key, g.Key, "field %d", i)
-		v, _ := md.Get(key)
-		types, flat := readerForm(v)
-		assert.Equal(t, types, g.Types, key)
-		if v.Type() == ggufx.TypeArray {
-			if flat == nil {
-				flat = []any{}
-			}
-			assert.JSONEq(t, jsonOf(flat), string(g.Value), key)
-		} else {
-			assert.JSONEq(t, jsonOf(flat[0]), string(g.Value), key)
+	t.Run("meta", func(t *testing.T) {
+		for i, key := range md.Keys() {
+			t.Run(key, func(t *testing.T) {
+				g := r.Fields[i]
+				require.Equal(t, key, g.Key, "field %d", i)
+				v, _ := md.Get(key)
+				types, flat := readerForm(v)
+				assert.Equal(t, types, g.Types, key)
+				if v.Type() == ggufx.TypeArray {
+					if flat == nil {
+						flat = []any{}
+					}
+					assert.JSONEq(t, jsonOf(flat), string(g.Value), key)
+				} else {
+					assert.JSONEq(t, jsonOf(flat[0]), string(g.Value), key)
+				}
+			})
 		}
-	}
+	})
 	require.Len(t, r.Tensors, len(f.Tensors()))
-	for i, ti := range f.Tensors() {
-		g := r.Tensors[i]
-		require.Equal(t, ti.Name, g.Name)
-		assert.Equal(t, uint32(ti.Type), g.Type, ti.Name)
-		assert.Equal(t, ti.Len(), g.Elements, ti.Name)
-		assert.Equal(t, ti.Size, g.Bytes, ti.Name)
-		assert.Equal(t, f.Header().DataOffset+ti.Offset, g.Offset, ti.Name)
-		if len(ti.Dims) > 0 {
-			assert.Equal(t, ti.Dims, g.Shape, ti.Name)
+	t.Run("tensor", func(t *testing.T) {
+		for i, ti := range f.Tensors() {
+			t.Run(ti.Name, func(t *testing.T) {
+				g := r.Tensors[i]
+				require.Equal(t, ti.Name, g.Name)
+				assert.Equal(t, uint32(ti.Type), g.Type, ti.Name)
+				assert.Equal(t, ti.Len(), g.Elements, ti.Name)
+				assert.Equal(t, ti.Size, g.Bytes, ti.Name)
+				assert.Equal(t, f.Header().DataOffset+ti.Offset, g.Offset, ti.Name)
+				if len(ti.Dims) > 0 {
+					assert.Equal(t, ti.Dims, g.Shape, ti.Name)
+				}
+				b, _, err := f.Blocks(ti.Name)
+				require.NoError(t, err)
+				got, err := b.ReadOnlyBytes()
+				require.NoError(t, err)
+				sum := sha256.Sum256(got)
+				assert.Equal(t, hex.EncodeToString(sum[:]), g.SHA256, ti.Name)
+				b.Release()
+			})
 		}
-		b, _, err := f.Blocks(ti.Name)
-		require.NoError(t, err)
-		got, err := b.ReadOnlyBytes()
-		require.NoError(t, err)
-		sum := sha256.Sum256(got)
-		assert.Equal(t, hex.EncodeToString(sum[:]), g.SHA256, ti.Name)
-		b.Release()
-	}
+	})
 }
 
 // float32sOf decodes little-endian float32s.

@@ -100,17 +100,21 @@ func TestNodeReadsWrite(t *testing.T) {
 	defer f.Close()
 	require.Len(t, got.Meta, 3+md.Len(), "version, tensor_count and kv_count, then the file's pairs")
 	assert.Equal(t, []any{float64(3), strconv.Itoa(len(es)), strconv.Itoa(md.Len())}, []any{got.Meta[0].Value, got.Meta[1].Value, got.Meta[2].Value})
-	for i, key := range md.Keys() {
-		g := got.Meta[3+i]
-		v, _ := md.Get(key)
-		require.Equal(t, key, g.Key, "key %d", i)
-		assert.Equal(t, v.Type(), g.Type, key)
-		if v.Type() == ggufx.TypeArray {
-			require.NotNil(t, g.SubType, key)
-			assert.Equal(t, v.ElemType(), *g.SubType, key)
+	t.Run("meta", func(t *testing.T) {
+		for i, key := range md.Keys() {
+			t.Run(key, func(t *testing.T) {
+				g := got.Meta[3+i]
+				v, _ := md.Get(key)
+				require.Equal(t, key, g.Key, "key %d", i)
+				assert.Equal(t, v.Type(), g.Type, key)
+				if v.Type() == ggufx.TypeArray {
+					require.NotNil(t, g.SubType, key)
+					assert.Equal(t, v.ElemType(), *g.SubType, key)
+				}
+				assert.Equal(t, nodeForm(v), g.Value, key)
+			})
 		}
-		assert.Equal(t, nodeForm(v), g.Value, key)
-	}
+	})
 	require.Len(t, got.Tensors, len(es))
 	got.sameTensors(t, f)
 }
@@ -138,19 +142,25 @@ type nodeReading struct {
 func (got nodeReading) sameTensors(t *testing.T, f *ggufx.File) {
 	t.Helper()
 	require.Len(t, got.Tensors, len(f.Tensors()))
-	for i, ti := range f.Tensors() {
-		g := got.Tensors[i]
-		assert.Equal(t, ti.Name, g.Name)
-		assert.Equal(t, len(ti.Dims), g.NDims, ti.Name)
-		dims := make([]string, len(ti.Dims))
-		for j, d := range ti.Dims {
-			dims[j] = strconv.FormatInt(d, 10)
-		}
-		assert.Equal(t, dims, g.Shape, ti.Name)
-		assert.Equal(t, uint32(ti.Type), g.DType, ti.Name)
-		assert.Equal(t, strconv.FormatInt(ti.Offset, 10), g.Offset, ti.Name)
-	}
+	t.Run("tensor", func(t *testing.T) { got.eachTensor(t, f) })
 	assert.Equal(t, strconv.FormatInt(f.Header().DataOffset, 10), got.DataOffset)
+}
+
+func (got nodeReading) eachTensor(t *testing.T, f *ggufx.File) {
+	for i, ti := range f.Tensors() {
+		t.Run(ti.Name, func(t *testing.T) {
+			g := got.Tensors[i]
+			assert.Equal(t, ti.Name, g.Name)
+			assert.Equal(t, len(ti.Dims), g.NDims, ti.Name)
+			dims := make([]string, len(ti.Dims))
+			for j, d := range ti.Dims {
+				dims[j] = strconv.FormatInt(d, 10)
+			}
+			assert.Equal(t, dims, g.Shape, ti.Name)
+			assert.Equal(t, uint32(ti.Type), g.DType, ti.Name)
+			assert.Equal(t, strconv.FormatInt(ti.Offset, 10), g.Offset, ti.Name)
+		})
+	}
 }
 
 // TestNodeReadsUnknownTypes: a file of ggml's 2026 types (NVFP4, Q1_0, Q2_0), an unknown type

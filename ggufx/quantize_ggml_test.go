@@ -2,6 +2,7 @@ package ggufx_test
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -66,27 +67,32 @@ func TestQuantizeLikeGGML(t *testing.T) {
 	for _, perRow := range []int{32, 256, 4096} {
 		rows, nrows := quantizeRows(perRow)
 		for _, typ := range []ggufx.Type{ggufx.Q8_0, ggufx.Q4_0} {
-			want, err := l.Quantize(int(typ), rows, nrows, perRow, nil)
-			require.NoError(t, err)
-			src, err := core.FromSlice(rows, int64(nrows), int64(perRow))
-			require.NoError(t, err)
-			var buf bytes.Buffer
-			require.NoError(t, ggufx.Write(&buf, nil, []ggufx.Entry{ggufx.Quantized("q", src, typ)}))
-			f, err := ggufx.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
-			require.NoError(t, err)
-			b, _, err := f.Blocks("q")
-			require.NoError(t, err)
-			got, err := b.ReadOnlyBytes()
-			require.NoError(t, err)
-			bb := typ.BlockBytes()
-			for i := 0; i < len(want); i += bb {
-				if !bytes.Equal(want[i:i+bb], got[i:i+bb]) {
-					blk := i / bb
-					t.Fatalf("%s, rows of %d: block %d differs from ggml's:\n ggml %x\n ours %x\n from %v", typ, perRow, blk, want[i:i+bb], got[i:i+bb], rows[blk*32:blk*32+32])
-				}
-			}
-			require.Equal(t, want, got)
-			b.Release()
+			t.Run(fmt.Sprintf("%s/rows-of-%d", typ, perRow), func(t *testing.T) { quantizeLikeGGML(t, l, typ, rows, nrows, perRow) })
 		}
 	}
+}
+
+// quantizeLikeGGML compares Write's blocks of rows as typ with ggml_quantize_chunk's.
+func quantizeLikeGGML(t *testing.T, l *ggmlref.Lib, typ ggufx.Type, rows []float32, nrows, perRow int) {
+	want, err := l.Quantize(int(typ), rows, nrows, perRow, nil)
+	require.NoError(t, err)
+	src, err := core.FromSlice(rows, int64(nrows), int64(perRow))
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	require.NoError(t, ggufx.Write(&buf, nil, []ggufx.Entry{ggufx.Quantized("q", src, typ)}))
+	f, err := ggufx.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()))
+	require.NoError(t, err)
+	b, _, err := f.Blocks("q")
+	require.NoError(t, err)
+	got, err := b.ReadOnlyBytes()
+	require.NoError(t, err)
+	bb := typ.BlockBytes()
+	for i := 0; i < len(want); i += bb {
+		if !bytes.Equal(want[i:i+bb], got[i:i+bb]) {
+			blk := i / bb
+			t.Fatalf("%s, rows of %d: block %d differs from ggml's:\n ggml %x\n ours %x\n from %v", typ, perRow, blk, want[i:i+bb], got[i:i+bb], rows[blk*32:blk*32+32])
+		}
+	}
+	require.Equal(t, want, got)
+	b.Release()
 }
