@@ -62,7 +62,7 @@
 // quantized Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K to Q6_K, Q8_K, IQ1_S, IQ1_M, IQ2_XXS,
 // IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, MXFP4, NVFP4, Q1_0 and Q2_0, with
 // ggml's block sizes, bytes and names. A file opens whatever types it holds: a tensor of a
-// number ggml does not have (43 and up; forks number theirs from 133) or has removed (4, 5,
+// number ggml does not have (43 and up, or a fork's, such as 133-158) or has removed (4, 5,
 // 31-33, 36-38) is listed with its raw number (Type.String: "type 157 (unknown)"), its
 // TensorInfo.Size is the extent its offset gives (up to the next tensor, or the end of the
 // file), and its TensorInfo.Err (ErrType) says what is known of it: File.Tensor, Dequantize and

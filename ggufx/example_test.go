@@ -324,6 +324,6 @@ func ExampleTensorInfo_Err() {
 	// Output:
 	// fork.weight type 157 (unknown) 96 true
 	// norm F32 12 false
-	// ggufx: tensor "fork.weight" is of ggml type 157, which ggml does not have (its types end at 42; forks number theirs from 133): 64 elements in 96 bytes (up to tensor "norm"), which File.Blocks shares
+	// ggufx: tensor "fork.weight" is of ggml type 157, which ggml does not have (its types end at 42: a newer ggml's, or a fork's?): 64 elements in 96 bytes (up to tensor "norm"), which File.Blocks shares
 	// [1 2 3]
 }

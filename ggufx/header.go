@@ -629,7 +629,7 @@ func unreadable(ti TensorInfo, extent int64, next string, align int64) error {
 	}
 	t := ti.Type
 	if !t.Known() {
-		what := fmt.Sprintf("ggml type %d, which ggml does not have (its types end at %d; forks number theirs from 133)", uint32(t), uint32(LastType))
+		what := fmt.Sprintf("ggml type %d, which ggml does not have (its types end at %d: a newer ggml's, or a fork's?)", uint32(t), uint32(LastType))
 		if t.Removed() {
 			what = fmt.Sprintf("ggml type %d, %s, which ggml has removed (convert the model again with a current llama.cpp)", uint32(t), removedTypes[t])
 		}
@@ -672,6 +672,9 @@ func guessLayout(ti TensorInfo, extent, align int64) (bs, bb int64, ok bool) {
 		}
 		if count > 0 {
 			bs, bb = s, 2+(hi-2)/m*m
+			if bb == b0(ti.Type) && s == int64(ti.Type.BlockSize()) {
+				bb -= m
+			}
 			found += int(count)
 		}
 	}

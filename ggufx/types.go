@@ -11,8 +11,8 @@ import (
 type Type uint32
 
 // The ggml types (ggml.h). Numbers 4, 5, 31-33 and 36-38 are types ggml has removed (Removed);
-// a file's tensors of those, and of numbers past the last (forks number their own types from
-// 133), are listed with their number but not read as elements (TensorInfo.Err).
+// a file's tensors of those, and of numbers past the last (a newer ggml's, or a fork's, such as
+// 133-158), are listed with their number but not read as elements (TensorInfo.Err).
 const (
 	F32     Type = 0
 	F16     Type = 1

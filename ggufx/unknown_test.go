@@ -87,7 +87,7 @@ func TestOpenUnknownTypes(t *testing.T) {
 		size int64
 		msg  string
 	}{
-		{"fork157", 157, "type 157 (unknown)", 128, `tensor "fork157" is of ggml type 157, which ggml does not have (its types end at 42; forks number theirs from 133): 256 elements in 128 bytes (up to tensor "removed"), which File.Blocks shares`},
+		{"fork157", 157, "type 157 (unknown)", 128, `tensor "fork157" is of ggml type 157, which ggml does not have (its types end at 42: a newer ggml's, or a fork's?): 256 elements in 128 bytes (up to tensor "removed"), which File.Blocks shares`},
 		{"removed", 31, "type 31 (Q4_0_4_4, removed)", 32, `tensor "removed" is of ggml type 31, Q4_0_4_4, which ggml has removed`},
 		{"forkq2", 42, "Q2_0", 1088, `tensor "forkq2": type 42 is 64 elements in 18 bytes in ggml, and its 64 blocks would take 1152 bytes; this file's tensor spans 34-byte blocks of 128 (1088 bytes for 4096 elements), up to tensor "q2row": a fork's Q2_0?`},
 		{"q2row", 42, "Q2_0", 32, `tensor "q2row": type 42 is 64 elements in 18 bytes in ggml, and rows of 96 elements are not a whole number of its blocks; this file's tensor spans 32 bytes for 96 elements, up to tensor "tail": a fork's Q2_0?`},
