@@ -160,10 +160,7 @@ func prepIQ1_S(g *iq1Groups, at int, x []byte) {
 	for ib := range 8 {
 		qh := uint32(binary.LittleEndian.Uint16(b[34+2*ib:]))
 		dl := d * float32(2*(qh>>12&7)+1)
-		delta := float32(iq1Delta)
-		if qh&0x8000 != 0 {
-			delta = -iq1Delta
-		}
+		delta := iq1DeltaOf(qh >> 15)
 		for l := range 4 {
 			i := at + 4*ib + l
 			g.mags[i] = iq1sGrid[(uint32(b[2+4*ib+l])|(qh>>(3*l)&7)<<8)&2047]
@@ -188,10 +185,7 @@ func prepIQ1_M(g *iq1Groups, at int, x []byte) {
 			i := at + 4*ib + l
 			h := uint32(b[32+2*ib+l/2]) >> (4 * (l % 2)) // the 4 bits of this group
 			g.mags[i] = iq1sGrid[(uint32(b[4*ib+l])|(h&7)<<8)&2047]
-			g.delta[i] = iq1Delta
-			if h&8 != 0 {
-				g.delta[i] = -iq1Delta
-			}
+			g.delta[i] = iq1DeltaOf(h >> 3 & 1)
 			g.d[i] = dl1
 			if l >= 2 {
 				g.d[i] = dl2
