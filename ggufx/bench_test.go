@@ -86,7 +86,7 @@ func BenchmarkDequantize(b *testing.B) {
 	copy(warmBytes, src)
 	b.Run("copy-fresh", func(b *testing.B) {
 		b.SetBytes(4 * benchElements)
-		defer cpuClock(b)()
+		defer ggufx.CPUClock(b)()
 		for b.Loop() {
 			x, err := memory.NewUninit(core.Float32, benchElements)
 			if err != nil {
@@ -102,7 +102,7 @@ func BenchmarkDequantize(b *testing.B) {
 	})
 	b.Run("copy-warm", func(b *testing.B) {
 		b.SetBytes(4 * benchElements)
-		defer cpuClock(b)()
+		defer ggufx.CPUClock(b)()
 		for b.Loop() {
 			copy(warmBytes, src)
 		}
@@ -123,7 +123,7 @@ func BenchmarkDequantize(b *testing.B) {
 		}
 		b.Run("ggufx/"+typ.String(), func(b *testing.B) {
 			b.SetBytes(4 * benchElements)
-			defer cpuClock(b)()
+			defer ggufx.CPUClock(b)()
 			for b.Loop() {
 				x, err := f.Dequantize("w", core.Float32)
 				if err != nil {
@@ -137,7 +137,7 @@ func BenchmarkDequantize(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.SetBytes(4 * benchElements)
-			defer cpuClock(b)()
+			defer ggufx.CPUClock(b)()
 			for b.Loop() {
 				if err := f.DequantizeInto("w", into); err != nil {
 					b.Fatal(err)
@@ -147,7 +147,7 @@ func BenchmarkDequantize(b *testing.B) {
 		b.Run("ggml-fresh/"+typ.String(), func(b *testing.B) {
 			l := ggmlref.Load(b)
 			b.SetBytes(4 * benchElements)
-			defer cpuClock(b)()
+			defer ggufx.CPUClock(b)()
 			for b.Loop() {
 				x, err := memory.NewUninit(core.Float32, benchElements)
 				if err != nil {
@@ -169,7 +169,7 @@ func BenchmarkDequantize(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.SetBytes(4 * benchElements)
-			defer cpuClock(b)()
+			defer ggufx.CPUClock(b)()
 			for b.Loop() {
 				if err := l.Dequantize(int(typ), blocks, warm); err != nil {
 					b.Fatal(err)

@@ -1,4 +1,4 @@
-package ggufx_test
+package ggufx
 
 import (
 	"runtime"

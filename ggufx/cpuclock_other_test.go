@@ -1,6 +1,6 @@
 //go:build !linux
 
-package ggufx_test
+package ggufx
 
 import "testing"
 

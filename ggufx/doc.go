@@ -24,9 +24,9 @@
 //   - Open maps a file and reads its header only (Header, Metadata, Tensors, Info, Names).
 //   - File.Tensor takes a plain tensor (F32, F16, BF16, F64, I8, I16, I32, I64) as a core tensor
 //     over the mapping; File.Blocks takes any tensor's blocks as a uint8 [blocks, block bytes]
-//     tensor over the mapping; File.Dequantize (into a new tensor) and File.DequantizeInto (into
-//     the caller's) convert every quantized type of ggml, 26 of them (and the float types), to
-//     float32 or float16.
+//     tensor over the mapping; File.Dequantize converts every quantized type of ggml (and the
+//     float types) to float32 or float16, into a new tensor, File.DequantizeInto into the
+//     caller's.
 //   - ParseHeader and ReadHeader parse and check headers of bytes and readers.
 //   - NewReader reads the header of any io.ReaderAt and returns a File that reads each tensor
 //     into memory of its own when asked for it.
@@ -48,6 +48,7 @@
 //	Open + File.Blocks              shared with the mapping   read-only uint8 [blocks, bytes]
 //	  Open(..., AlwaysCopy())       copied (FlagIsCopied)     writable, memory of its own
 //	File.Dequantize                 computed                  writable float32/float16, FlagIsCopied
+//	File.DequantizeInto             computed                  into the caller's float32/float16 tensor
 //	Write, WriteFile                plain: written from the tensor's memory (any layout streamed
 //	                                in C order through a 1 MiB buffer); Q8_0, Q4_0: quantized
 //	                                from a C-order float32 view
@@ -77,11 +78,17 @@
 //
 // File.Dequantize computes every element as ggml's reference dequantize_row_* (ggml-quants.c)
 // does, in float32, every product rounded before a sum as its scalar code does, so the results
-// are bit for bit those of ggml (the tests compare them with ggml's own library,
-// libggml-base.so, on random blocks and on blocks ggml quantized). float16 results are those
-// float32 values rounded to the nearest half. Tensors of 2^18 elements and more are converted
-// on up to GOMAXPROCS goroutines; the result comes from core's large-allocation path (mapped
-// memory from 4 MiB up: release it when done).
+// are bit for bit those of the reference. It converts all 27 quantized types: Q4_0, Q4_1, Q5_0,
+// Q5_1, Q8_0, Q8_1, the K-quants Q2_K to Q6_K and Q8_K, the IQ types IQ1_S, IQ1_M, IQ2_XXS,
+// IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ4_NL and IQ4_XS, the ternary TQ1_0 and TQ2_0, MXFP4, NVFP4,
+// Q1_0 and Q2_0. The tests compare every type but Q8_1 (which ggml does not dequantize) with
+// ggml's own library, bit for bit, on random and on ggml-quantized blocks, and check the IQ
+// grids (zz_grids.go, recovered from that library) against it. float16 results are those
+// float32 values rounded to the nearest half. Tensors of 2^18 elements and more are converted on
+// up to GOMAXPROCS goroutines; the result comes from core's large-allocation path (mapped memory
+// from 4 MiB up: release it when done), or, with File.DequantizeInto, goes into a tensor the
+// caller keeps. F64 and the integer types are not converted (ErrType); File.Blocks hands any
+// tensor's blocks to code that knows them.
 //
 // # References
 //

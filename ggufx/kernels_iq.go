@@ -2,6 +2,7 @@ package ggufx
 
 import (
 	"encoding/binary"
+	"math"
 	"sync"
 )
 
@@ -274,6 +275,11 @@ func dqIQ3_S(y []float32, x []byte) {
 // iq1Delta is IQ1S_DELTA and IQ1M_DELTA: the shift of every IQ1 grid value.
 const iq1Delta = 0.125
 
+// iq1DeltaOf is iq1Delta, negated where neg is 1, without a branch (the sign bits are random).
+func iq1DeltaOf(neg uint32) float32 {
+	return math.Float32frombits(math.Float32bits(iq1Delta) | neg<<31)
+}
+
 // iq1Group writes 8 elements of IQ1 codes c (2 bits each, the grid value + 1) from v, the four
 // values dl·(g + delta) for g = -1, 0, 1 (and one never used).
 func iq1Group(o *[8]float32, c uint16, v *[4]float32) {
@@ -304,11 +310,7 @@ func dqIQ1_S(y []float32, x []byte) {
 		for ib := range 8 {
 			qh := uint32(binary.LittleEndian.Uint16(b[34+2*ib:]))
 			dl := d * float32(2*(qh>>12&7)+1)
-			delta := float32(iq1Delta)
-			if qh&0x8000 != 0 {
-				delta = -iq1Delta
-			}
-			v := iq1Values(dl, delta)
+			v := iq1Values(dl, iq1DeltaOf(qh>>15))
 			qs := (*[4]byte)(b[2+4*ib:])
 			ob := (*[32]float32)(o[32*ib:])
 			for l := range 4 {
@@ -339,16 +341,10 @@ func dqIQ1_M(y []float32, x []byte) {
 			qs := (*[4]byte)(b[4*ib:])
 			qh0, qh1 := uint32(b[32+2*ib]), uint32(b[33+2*ib])
 			ob := (*[32]float32)(o[32*ib:])
-			sign := func(bit uint32) float32 {
-				if bit != 0 {
-					return -iq1Delta
-				}
-				return iq1Delta
-			}
-			iq1Group((*[8]float32)(ob[0:]), t.iq1s[uint32(qs[0])|qh0<<8&0x700], iq1Values(dl1, sign(qh0&0x08)))
-			iq1Group((*[8]float32)(ob[8:]), t.iq1s[uint32(qs[1])|qh0<<4&0x700], iq1Values(dl1, sign(qh0&0x80)))
-			iq1Group((*[8]float32)(ob[16:]), t.iq1s[uint32(qs[2])|qh1<<8&0x700], iq1Values(dl2, sign(qh1&0x08)))
-			iq1Group((*[8]float32)(ob[24:]), t.iq1s[uint32(qs[3])|qh1<<4&0x700], iq1Values(dl2, sign(qh1&0x80)))
+			iq1Group((*[8]float32)(ob[0:]), t.iq1s[uint32(qs[0])|qh0<<8&0x700], iq1Values(dl1, iq1DeltaOf(qh0>>3&1)))
+			iq1Group((*[8]float32)(ob[8:]), t.iq1s[uint32(qs[1])|qh0<<4&0x700], iq1Values(dl1, iq1DeltaOf(qh0>>7&1)))
+			iq1Group((*[8]float32)(ob[16:]), t.iq1s[uint32(qs[2])|qh1<<8&0x700], iq1Values(dl2, iq1DeltaOf(qh1>>3&1)))
+			iq1Group((*[8]float32)(ob[24:]), t.iq1s[uint32(qs[3])|qh1<<4&0x700], iq1Values(dl2, iq1DeltaOf(qh1>>7&1)))
 		}
 		x, y = x[56:], y[256:]
 	}
