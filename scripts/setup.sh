@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 
 # python3-dev: the headers the exchange API's test harness (pyexchange/internal/xharness) is built with
 pkgs=(gcc libc6-dev python3 python3-dev python3-numpy python3-torch python3-onnx
+	libonnx-testdata # ONNX's backend test data, run by onnxx/internal/backendsuite
 	python3-venv python3-pip python3-setuptools python3-wheel # pip install ./pyexchange/python, offline
 	python3-hypothesis # pyexchange's DLPack conformance cases under Debian's NumPy and PyTorch
 	python3-jupyter-client python3-nbclient python3-nbformat python3-ipykernel jupyter-nbconvert

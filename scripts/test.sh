@@ -3,7 +3,7 @@
 # Gorgonia): first scripts/setup.sh (installs what is missing), then the notebooks in the Go
 # Jupyter kernel (and their rendered pages in headless Chromium, screenshots in artifacts/notebooks),
 # then `go test -race ./...` in the root module and in each nested module (gomlxx, onnxx/ortgo,
-# and the test-only ggufx/internal/parsercheck). GPU tests skip with their reason on a machine
+# arrowx/duckdbx, and the test-only ggufx/internal/parsercheck). GPU tests skip with their reason on a machine
 # without a CUDA device; gpu/cuda/devicecheck.sh runs them on one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +18,10 @@ go test -race -count=1 -timeout 30m ./...
 # onnxx/ortgo, the onnxruntime_go interop: a module of its own, so that requiring dlpack-go never
 # moves the onnxruntime_go (and with it the ONNX Runtime library) a user's module picks
 (cd onnxx/ortgo && go test -race -count=1 -timeout 20m ./...)
+# arrowx/duckdbx, DuckDB's Go driver (cgo, with the static DuckDB library its bindings module
+# ships): a module of its own so that requiring dlpack-go never brings DuckDB; the driver's Arrow
+# interface needs the build tag duckdb_arrow
+(cd arrowx/duckdbx && go test -race -count=1 -timeout 20m -tags duckdb_arrow ./...)
 # ggufx's cross-check against gpustack/gguf-parser-go, a module of its own so that the parser never
 # becomes a dependency of dlpack-go (outside the workspace: GOWORK=off, a replace to this checkout)
 (cd ggufx/internal/parsercheck && GOWORK=off go test -race -count=1 ./...)

@@ -68,7 +68,7 @@
 // -repr says why. A tensor of a type number ggml does not have or has removed, or in a fork's
 // layout under a mainline number, is listed as its bytes: "uint8 (type 157 (unknown))". The
 // header line carries the GGUF version, alignment, key and tensor counts, general.architecture
-// and general.name; -json writes every metadata key ("metadata": arrays as "[N]type"). The first
+// and general.name; -json writes every metadata key ("metadata": arrays as JSON arrays). The first
 // shard of a split model (PREFIX-00001-of-NNNNN.gguf) lists the tensors of every shard
 // (ggufx.OpenSplit; "shards" in -json); another shard is listed alone.
 //
@@ -169,7 +169,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	for _, path := range fs.Args() {
 		r, err := inspect(path, o)
 		if err != nil {
-			fmt.Fprintf(stderr, "tensorinfo: %s: %v\n", path, err)
+			fmt.Fprintf(stderr, "tensorinfo: %s\n", naming(path, err))
 			status = 1
 			if !o.json {
 				continue
@@ -195,6 +195,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return status
+}
+
+// naming is err's message, led by path unless the message names the file already (an open
+// error, ggufx's "(in PATH)"): each line names its file once.
+func naming(path string, err error) string {
+	msg := err.Error()
+	if strings.Contains(msg, path) {
+		return msg
+	}
+	return path + ": " + msg
 }
 
 // fileReport is what -json writes for a file.

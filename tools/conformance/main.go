@@ -39,6 +39,8 @@ type row struct {
 const module = "github.com/dlpack-go/dlpack/"
 
 var rows = []row{
+	{"1", "ONNX Runtime: ONNX's backend test data", "ONNX Runtime 1.31.1's own Python binding (onnxruntime, venv) on the same models; expected outputs of libonnx-testdata 1.12 (Debian), ONNX's tolerances",
+		module + "onnxx/internal/backendsuite", regexp.MustCompile(`^TestBackendSuite$`), 1},
 	{"2", "DLPack in Python, both ways", "NumPy 2.4.6, array-api-strict 2.6.1, JAX 0.10.2 (CPU), apache-tvm-ffi 0.1.15 (C exchange API), PyTorch 2.15 (C exchange API) in the project's venvs; NumPy 1.24 and PyTorch 1.13 (Debian)",
 		module + "pyexchange", regexp.MustCompile(`^TestDLPackConformance$`), 2},
 	{"3", "GGUF", "ggml's own libggml-base.so (npm @node-llama-cpp/linux-x64 3.22.1): dequantize_row_* of every quantized type, ggml_quantize_chunk (Q8_0, Q4_0), the type table; llama.cpp's gguf 0.19.0 (venv): GGUFWriter's files read here, files written here read by GGUFReader; @huggingface/gguf 0.4.6 (npm)",
@@ -49,9 +51,41 @@ var rows = []row{
 		module + "safetensorsx", regexp.MustCompile(`^TestSafetensorsReference$`), 1},
 }
 
-type result struct{ passed, failed, skipped int }
+type result struct {
+	passed, failed, skipped int
+	why                     map[string]int // skips by the class of their reason
+}
 
-func (r *result) add(o result) { r.passed += o.passed; r.failed += o.failed; r.skipped += o.skipped }
+func (r *result) add(o result) {
+	r.passed += o.passed
+	r.failed += o.failed
+	r.skipped += o.skipped
+	for k, n := range o.why {
+		if r.why == nil {
+			r.why = map[string]int{}
+		}
+		r.why[k] += n
+	}
+}
+
+// whyText lists the skips' reasons, the most frequent first: "both fail 41, not run 36".
+func (r result) whyText() string {
+	keys := make([]string, 0, len(r.why))
+	for k := range r.why {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if r.why[keys[i]] != r.why[keys[j]] {
+			return r.why[keys[i]] > r.why[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, r.why[k])
+	}
+	return strings.Join(parts, "; ")
+}
 
 func (r result) cases() int { return r.passed + r.failed + r.skipped }
 
@@ -59,9 +93,32 @@ type event struct {
 	Action, Package, Test, Output string
 }
 
+// report is a `go test -json` stream read: each test's final action, and the class of each
+// skipped test's reason.
+type report struct {
+	final map[string]map[string]string // package → test → pass, fail or skip
+	why   map[string]map[string]string // package → test → the first message it logged
+}
+
+// skipLine is the line t.Skip writes: "    file_test.go:123: reason".
+var skipLine = regexp.MustCompile(`^\s+\S+\.go:\d+: (.+)$`)
+
+// reasonClass is the class of a skip's reason: its words up to the first colon ("both fail",
+// "not run"), or all of it, at most 60 characters.
+func reasonClass(msg string) string {
+	if i := strings.Index(msg, ":"); i > 0 {
+		msg = msg[:i]
+	}
+	if len(msg) > 60 {
+		msg = msg[:60] + "…"
+	}
+	return strings.ReplaceAll(msg, "|", "/")
+}
+
 // read collects the final action of every test in a `go test -json` stream, per package.
-func read(in io.Reader) (map[string]map[string]string, error) {
-	final := map[string]map[string]string{}
+func read(in io.Reader) (report, error) {
+	r := report{final: map[string]map[string]string{}, why: map[string]map[string]string{}}
+	final := r.final
 	sc := bufio.NewScanner(in)
 	sc.Buffer(nil, 1<<26)
 	for sc.Scan() {
@@ -71,9 +128,20 @@ func read(in io.Reader) (map[string]map[string]string, error) {
 		}
 		var e event
 		if err := json.Unmarshal(line, &e); err != nil {
-			return nil, fmt.Errorf("conformance: a line that is not a test event: %v: %.200s", err, line)
+			return r, fmt.Errorf("conformance: a line that is not a test event: %v: %.200s", err, line)
 		}
 		if e.Test == "" {
+			continue
+		}
+		if e.Action == "output" {
+			if m := skipLine.FindStringSubmatch(strings.TrimRight(e.Output, "\n")); m != nil {
+				if r.why[e.Package] == nil {
+					r.why[e.Package] = map[string]string{}
+				}
+				if _, ok := r.why[e.Package][e.Test]; !ok {
+					r.why[e.Package][e.Test] = m[1]
+				}
+			}
 			continue
 		}
 		switch e.Action {
@@ -84,15 +152,15 @@ func read(in io.Reader) (map[string]map[string]string, error) {
 			final[e.Package][e.Test] = e.Action
 		}
 	}
-	return final, sc.Err()
+	return r, sc.Err()
 }
 
 // tally counts each row's leaf subtests, in all and per group.
-func tally(final map[string]map[string]string) (map[string]result, map[string]map[string]result, error) {
+func tally(rep report) (map[string]result, map[string]map[string]result, error) {
 	totals := map[string]result{}
 	groups := map[string]map[string]result{}
 	for _, r := range rows {
-		tests := final[r.Package]
+		tests := rep.final[r.Package]
 		groups[r.ID] = map[string]result{}
 		var tops int
 		for name, action := range tests {
@@ -114,6 +182,7 @@ func tally(final map[string]map[string]string) (map[string]result, map[string]ma
 				o.failed = 1
 			default:
 				o.skipped = 1
+				o.why = map[string]int{reasonClass(rep.why[r.Package][name]): 1}
 			}
 			t := totals[r.ID]
 			t.add(o)
@@ -160,7 +229,7 @@ func render(totals map[string]result, groups map[string]map[string]result) strin
 		fmt.Fprintf(&b, "| %s. %s | %s | %d | %d | %d | %d |\n", r.ID, r.Name, r.Reference, t.cases(), t.passed, t.failed, t.skipped)
 	}
 	for _, r := range rows {
-		fmt.Fprintf(&b, "\n### %s. %s\n\n| group | cases | passed | only dlpack-go fails | skipped |\n|---|---:|---:|---:|---:|\n", r.ID, r.Name)
+		fmt.Fprintf(&b, "\n### %s. %s\n\n| group | cases | passed | only dlpack-go fails | skipped | why skipped |\n|---|---:|---:|---:|---:|---|\n", r.ID, r.Name)
 		names := make([]string, 0, len(groups[r.ID]))
 		for g := range groups[r.ID] {
 			names = append(names, g)
@@ -168,7 +237,7 @@ func render(totals map[string]result, groups map[string]map[string]result) strin
 		sort.Strings(names)
 		for _, g := range names {
 			t := groups[r.ID][g]
-			fmt.Fprintf(&b, "| %s | %d | %d | %d | %d |\n", g, t.cases(), t.passed, t.failed, t.skipped)
+			fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %s |\n", g, t.cases(), t.passed, t.failed, t.skipped, t.whyText())
 		}
 	}
 	return b.String()
@@ -199,11 +268,11 @@ func main() {
 		fmt.Printf("-run ^(%s)$ %s\n", strings.Join(pats, "|"), strings.Join(ps, " "))
 		return
 	}
-	final, err := read(os.Stdin)
+	rep, err := read(os.Stdin)
 	if err == nil {
 		var totals map[string]result
 		var groups map[string]map[string]result
-		if totals, groups, err = tally(final); err == nil {
+		if totals, groups, err = tally(rep); err == nil {
 			err = emit(render(totals, groups), *write, *check)
 		}
 	}
