@@ -6,9 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"unsafe"
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/ggufx"
+	"github.com/dlpack-go/dlpack/ggufx/internal/ggmlref"
 	"github.com/dlpack-go/dlpack/memory"
 )
 
@@ -54,13 +56,61 @@ func BenchmarkOpen(b *testing.B) {
 // of float32.
 const benchElements = 16 << 20
 
-// BenchmarkDequantize converts a 16 Mi-element tensor to float32; its bytes per second are
-// those of the output, to compare with BenchmarkCopyOutput.
+// benchTypes are the types BenchmarkDequantize converts: those with assembly kernels, the six
+// compared with ggml, and every kernel added for the IQ, TQ, NVFP4, Q1_0 and Q2_0 types.
+var benchTypes = []ggufx.Type{ggufx.Q4_0, ggufx.Q8_0, ggufx.Q4_K, ggufx.Q6_K, ggufx.IQ4_XS, ggufx.IQ2_XXS,
+	ggufx.NVFP4, ggufx.IQ1_S, ggufx.IQ1_M, ggufx.IQ2_XS, ggufx.IQ2_S, ggufx.IQ3_XXS, ggufx.IQ3_S,
+	ggufx.IQ4_NL, ggufx.TQ1_0, ggufx.TQ2_0, ggufx.Q1_0, ggufx.Q2_0}
+
+// BenchmarkDequantize converts a 16 Mi-element tensor (random blocks, finite scales) to float32,
+// side by side with ggml's own dequantize_row_* (one thread, through purego) on the same blocks;
+// bytes per second are those of the output (64 MiB):
+//
+//   - ggufx/T: File.Dequantize, which makes its output (fresh pages, as ggml-fresh);
+//   - ggufx-into/T: File.DequantizeInto a float32 tensor written before (as ggml-warm);
+//   - ggml-fresh/T: dequantize_row_* into a fresh 64 MiB mapping, as a malloc of that size is;
+//   - ggml-warm/T: dequantize_row_* into a buffer it has already written;
+//   - copy-fresh, copy-warm: copy() of 64 MiB into the same two kinds of destination.
+//
+// Run it with -cpu 1 for one processor (Dequantize splits large tensors between GOMAXPROCS
+// goroutines).
 func BenchmarkDequantize(b *testing.B) {
 	dir := b.TempDir()
 	rng := rand.New(rand.NewPCG(9, 9))
-	for _, typ := range []ggufx.Type{ggufx.Q4_0, ggufx.Q8_0, ggufx.Q4_K, ggufx.Q6_K} {
-		blocks := randomBlocks(rng, typ, benchElements/typ.BlockSize())
+	src := make([]byte, 4*benchElements)
+	for i := range src {
+		src[i] = byte(i)
+	}
+	warm := make([]float32, benchElements)
+	warmBytes := unsafe.Slice((*byte)(unsafe.Pointer(&warm[0])), 4*benchElements)
+	copy(warmBytes, src)
+	b.Run("copy-fresh", func(b *testing.B) {
+		b.SetBytes(4 * benchElements)
+		defer ggufx.CPUClock(b)()
+		for b.Loop() {
+			x, err := memory.NewUninit(core.Float32, benchElements)
+			if err != nil {
+				b.Fatal(err)
+			}
+			dst, err := x.Bytes()
+			if err != nil {
+				b.Fatal(err)
+			}
+			copy(dst, src)
+			x.Release()
+		}
+	})
+	b.Run("copy-warm", func(b *testing.B) {
+		b.SetBytes(4 * benchElements)
+		defer ggufx.CPUClock(b)()
+		for b.Loop() {
+			copy(warmBytes, src)
+		}
+	})
+	into := core.MustNew(core.Float32, benchElements/4096, 4096)
+	defer into.Release()
+	for _, typ := range benchTypes {
+		blocks := ggmlBlocks(rng, typ, benchElements/typ.BlockSize(), true)
 		r := start(3, 1, 0).tensor("w", uint32(typ), 0, 4096, benchElements/4096)
 		r.data(32, 0, nil).bytes(blocks...)
 		path := filepath.Join(dir, typ.String()+".gguf")
@@ -71,14 +121,59 @@ func BenchmarkDequantize(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Run(typ.String(), func(b *testing.B) {
+		b.Run("ggufx/"+typ.String(), func(b *testing.B) {
 			b.SetBytes(4 * benchElements)
+			defer ggufx.CPUClock(b)()
 			for b.Loop() {
 				x, err := f.Dequantize("w", core.Float32)
 				if err != nil {
 					b.Fatal(err)
 				}
 				x.Release()
+			}
+		})
+		b.Run("ggufx-into/"+typ.String(), func(b *testing.B) {
+			if err := f.DequantizeInto("w", into); err != nil { // touched before the clock
+				b.Fatal(err)
+			}
+			b.SetBytes(4 * benchElements)
+			defer ggufx.CPUClock(b)()
+			for b.Loop() {
+				if err := f.DequantizeInto("w", into); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("ggml-fresh/"+typ.String(), func(b *testing.B) {
+			l := ggmlref.Load(b)
+			b.SetBytes(4 * benchElements)
+			defer ggufx.CPUClock(b)()
+			for b.Loop() {
+				x, err := memory.NewUninit(core.Float32, benchElements)
+				if err != nil {
+					b.Fatal(err)
+				}
+				y, err := x.Float32s()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := l.Dequantize(int(typ), blocks, y); err != nil {
+					b.Fatal(err)
+				}
+				x.Release()
+			}
+		})
+		b.Run("ggml-warm/"+typ.String(), func(b *testing.B) {
+			l := ggmlref.Load(b)
+			if err := l.Dequantize(int(typ), blocks, warm); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(4 * benchElements)
+			defer ggufx.CPUClock(b)()
+			for b.Loop() {
+				if err := l.Dequantize(int(typ), blocks, warm); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 		f.Close()

@@ -301,15 +301,14 @@ func TestDequantizeParallel(t *testing.T) {
 	require.Equal(t, elementValue(typ, blocks[len(blocks)-144:], 255), got[len(got)-1])
 }
 
+// Every quantized type is converted now; what Dequantize refuses is a dtype other than float32
+// and float16, and a name the file does not have. Blocks still shares any type's blocks.
 func TestDequantizeRefuses(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	types := []ggufx.Type{ggufx.IQ4_NL, ggufx.Q8_0}
 	blocks := map[ggufx.Type][]byte{ggufx.IQ4_NL: randomBlocks(rng, ggufx.IQ4_NL, 6), ggufx.Q8_0: randomBlocks(rng, ggufx.Q8_0, 6)}
 	f := quantFile(t, blocks, types)
-	_, err := f.Dequantize("IQ4_NL", core.Float32)
-	require.ErrorIs(t, err, ggufx.ErrType)
-	assert.Contains(t, err.Error(), "IQ4_NL")
-	_, err = f.Dequantize("Q8_0", core.Float64)
+	_, err := f.Dequantize("Q8_0", core.Float64)
 	require.ErrorIs(t, err, ggufx.ErrType)
 	assert.Contains(t, err.Error(), "float64")
 	_, err = f.Dequantize("none", core.Float32)
@@ -322,6 +321,9 @@ func TestDequantizeRefuses(t *testing.T) {
 	raw, err := b.ReadOnlyBytes()
 	require.NoError(t, err)
 	assert.Equal(t, blocks[ggufx.IQ4_NL], raw)
+	for typ := range ggufx.Type(64) {
+		assert.Equal(t, typ.Quantized() || typ == ggufx.F32 || typ == ggufx.F16 || typ == ggufx.BF16, ggufx.Dequantizable(typ), "%s", typ)
+	}
 }
 
 // Plain float tensors dequantize too: F16 and BF16 widen exactly.

@@ -24,13 +24,15 @@
 //   - Open maps a file and reads its header only (Header, Metadata, Tensors, Info, Names).
 //   - File.Tensor takes a plain tensor (F32, F16, BF16, F64, I8, I16, I32, I64) as a core tensor
 //     over the mapping; File.Blocks takes any tensor's blocks as a uint8 [blocks, block bytes]
-//     tensor over the mapping; File.Dequantize converts Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1,
-//     Q2_K to Q6_K and Q8_K (and the float types) to float32 or float16.
+//     tensor over the mapping; File.Dequantize converts every quantized type of ggml (and the
+//     float types) to float32 or float16, into a new tensor, File.DequantizeInto into the
+//     caller's.
 //   - ParseHeader and ReadHeader parse and check headers of bytes and readers.
 //   - NewReader reads the header of any io.ReaderAt and returns a File that reads each tensor
 //     into memory of its own when asked for it.
 //   - Write and WriteFile write metadata and tensors (plain types, and Q8_0 and Q4_0 quantized
-//     from float32); Metadata.Set and ValueOf make metadata values.
+//     from float32 into the very blocks ggml's ggml_quantize_chunk makes); Metadata.Set and
+//     ValueOf make metadata values.
 //
 // ggufx follows the file-format shape of the adapter contract (see package adapters) for a
 // many-tensor file: Open (mapped) and NewReader (any io.ReaderAt) return a File, OpenSplit a
@@ -46,6 +48,7 @@
 //	Open + File.Blocks              shared with the mapping   read-only uint8 [blocks, bytes]
 //	  Open(..., AlwaysCopy())       copied (FlagIsCopied)     writable, memory of its own
 //	File.Dequantize                 computed                  writable float32/float16, FlagIsCopied
+//	File.DequantizeInto             computed                  into the caller's float32/float16 tensor
 //	Write, WriteFile                plain: written from the tensor's memory (any layout streamed
 //	                                in C order through a 1 MiB buffer); Q8_0, Q4_0: quantized
 //	                                from a C-order float32 view
@@ -55,16 +58,48 @@
 // bytes, in C order. The field TensorInfo.Dims is the file's order, the method
 // TensorInfo.Shape() the tensor's.
 //
+// # Types
+//
+// ggufx knows every type ggml defines, numbers 0 to 42 (LastType): the plain types, and the
+// quantized Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q8_1, Q2_K to Q6_K, Q8_K, IQ1_S, IQ1_M, IQ2_XXS,
+// IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, MXFP4, NVFP4, Q1_0 and Q2_0, with
+// ggml's block sizes, bytes and names. A file opens whatever types it holds: a tensor of a
+// number ggml does not have (43 and up, or a fork's, such as 133-158) or has removed (4, 5,
+// 31-33, 36-38) is listed with its raw number (Type.String: "type 157 (unknown)"), its
+// TensorInfo.Size is the extent its offset gives (up to the next tensor, or the end of the
+// file), and its TensorInfo.Err (ErrType) says what is known of it: File.Tensor, Dequantize and
+// DequantizeInto return that error, File.Blocks shares its bytes as one block. A quantized
+// tensor whose ggml layout does not fit the bytes up to the next tensor (rows that are not whole
+// blocks, blocks that would run into the next tensor or leave a gap before it: a fork's layout
+// under a mainline number, such as a Q2_0 of 128 elements in 34 bytes under 42) is refused the
+// same way, never read with ggml's layout; its error names the layout the bytes imply where
+// one fits. The file's other tensors read as ever.
+//
 // # Dequantization
 //
 // File.Dequantize computes every element as ggml's reference dequantize_row_* (ggml-quants.c)
 // does, in float32, every product rounded before a sum as its scalar code does, so the results
-// are bit for bit those of the reference (the tests check them against two independent
-// readings of the block layouts, one of them NumPy's). float16 results are those float32
-// values rounded to the nearest half. Tensors of 2^18 elements and more are converted on up to
-// GOMAXPROCS goroutines; the result comes from core's large-allocation path (mapped memory from
-// 4 MiB up: release it when done). The IQ and TQ families and MXFP4 are not converted (ErrType);
-// File.Blocks hands their blocks to code that knows them.
+// are bit for bit those of the reference. It converts all 27 quantized types: Q4_0, Q4_1, Q5_0,
+// Q5_1, Q8_0, Q8_1, the K-quants Q2_K to Q6_K and Q8_K, the IQ types IQ1_S, IQ1_M, IQ2_XXS,
+// IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ4_NL and IQ4_XS, the ternary TQ1_0 and TQ2_0, MXFP4, NVFP4,
+// Q1_0 and Q2_0. The tests compare every type but Q8_1 (which ggml does not dequantize) with
+// ggml's own library, bit for bit, on random and on ggml-quantized blocks, and check the IQ
+// grids (zz_grids.go, recovered from that library) against it. float16 results are those
+// float32 values rounded to the nearest half. Tensors of 2^18 elements and more are converted on
+// up to GOMAXPROCS goroutines; the result comes from core's large-allocation path (mapped memory
+// from 4 MiB up: release it when done), or, with File.DequantizeInto, goes into a tensor the
+// caller keeps. F64 and the integer types are not converted (ErrType); File.Blocks hands any
+// tensor's blocks to code that knows them.
+//
+// # References
+//
+// What ggufx reads and writes is checked in its tests against implementations that are not
+// its own: ggml's library (every type's dequantization, and Write's Q8_0 and Q4_0 blocks
+// against ggml_quantize_chunk, byte for byte); llama.cpp's Python package gguf (files its
+// GGUFWriter writes, of every metadata value type and every tensor type it writes, read
+// exactly; files Write writes, read by its GGUFReader with every value and tensor info equal);
+// Hugging Face's @huggingface/gguf (what Write writes, and a file of unknown, removed and 2026
+// types, listed alike) and gguf-parser-go (what Write writes).
 //
 // # Ownership
 //
@@ -87,7 +122,11 @@
 //     Arrays nest at most MaxDepth deep, tensors have at most MaxDims dimensions.
 //   - Every tensor's data lies inside the file at a multiple of the alignment from the data
 //     section's start, and no two tensors' bytes overlap (gaps and any order are allowed, as
-//     the specification allows them); a row is a whole number of blocks of its type.
+//     the specification allows them, except after a quantized tensor: see Types); a tensor
+//     whose TensorInfo.Err is nil is a whole number of blocks of its type in each row.
+//   - A header that declares more than the reader holds (ReadHeader given a size larger than
+//     the file) allocates no more than twice the bytes really read: strings and arrays grow as
+//     their bytes arrive.
 //   - Every tensor over the mapping is aligned to the file's alignment (at least 8 bytes).
 //   - Inputs are never modified.
 package ggufx

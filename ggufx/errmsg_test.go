@@ -40,6 +40,9 @@ func TestErrorMessages(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, closed.Close())
 	md := f.Metadata()
+	mixed, err := ggufx.Open(file(t, mixedFile()))
+	require.NoError(t, err)
+	defer mixed.Close()
 	released := core.MustNew(core.Float32, 1)
 	released.Release()
 	nan := core.MustNew(core.Float32, 1, 32)
@@ -73,8 +76,11 @@ func TestErrorMessages(t *testing.T) {
 		{Name: "depth", Want: ggufx.ErrHeader, Err: parse(nested(ggufx.MaxDepth + 1))},
 		{Name: "key twice", Want: ggufx.ErrHeader, Err: parse(start(3, 0, 2).str("k").u32(0).u8(1).str("k").u32(0).u8(1).b)},
 		{Name: "alignment 12", Want: ggufx.ErrHeader, Err: parse(start(3, 0, 1).str("general.alignment").u32(4).u32(12).b)},
-		{Name: "ggml type", Want: ggufx.ErrType, Err: parse(start(3, 1, 0).tensor("t", 99, 0, 1).b)},
-		{Name: "row", Want: ggufx.ErrLayout, Err: parse(start(3, 1, 0).tensor("t", 2, 0, 33).b)},
+		{Name: "ggml type", Want: ggufx.ErrType, Err: func() error { _, err := mixed.Tensor("fork157"); return err }},
+		{Name: "removed type", Want: ggufx.ErrType, Err: func() error { _, err := mixed.Dequantize("removed", core.Float32); return err }},
+		{Name: "fork's layout", Want: ggufx.ErrType, Err: func() error { _, err := mixed.Tensor("forkq2"); return err }},
+		{Name: "row", Want: ggufx.ErrType, Err: func() error { _, err := mixed.Dequantize("q2row", core.Float32); return err }},
+		{Name: "unknown past end", Want: ggufx.ErrLayout, Err: parse(start(3, 1, 0).tensor("t", 99, 0, 1).b)},
 		{Name: "past end", Want: ggufx.ErrLayout, Err: open(start(3, 1, 0).tensor("t", 0, 0, 4).data(32, 15, nil).b)},
 		{Name: "overlap", Want: ggufx.ErrLayout, Err: parse(start(3, 2, 0).tensor("a", 0, 0, 16).tensor("b", 0, 32, 16).data(32, 96, nil).b)},
 		{Name: "missing file", Want: os.ErrNotExist, Err: func() error { _, err := ggufx.Open("/no/such/file.gguf"); return err }},

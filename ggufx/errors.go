@@ -25,13 +25,15 @@ var (
 	ErrVersion error = fmt.Errorf("%w: unsupported version", ErrFormat)
 	// ErrLayout: the tensors' data does not lie where the format allows: an offset that is not
 	// a multiple of the alignment, data past the end of the file, two tensors whose bytes
-	// overlap, a size that overflows, a row (innermost dimension) that is not a whole number of
-	// blocks of its type.
+	// overlap, a size that overflows. (A quantized tensor whose blocks do not fit the bytes
+	// before the next tensor does not refuse the file: its TensorInfo.Err says so, ErrType.)
 	ErrLayout error = fmt.Errorf("%w: bad tensor data layout", ErrFormat)
 	// ErrTruncated: the file ends inside its header.
 	ErrTruncated error = fmt.Errorf("%w: truncated", ErrFormat)
-	// ErrType: a ggml type number this package does not know (on read), or a tensor that
-	// cannot be written as the type asked for (on write). It also matches adapters.ErrUnsupported.
+	// ErrType: a tensor that cannot be read as elements (on read: TensorInfo.Err, a type number
+	// ggml does not have or has removed, a fork's layout under a mainline number; a type
+	// Dequantize does not convert), or one that cannot be written as the type asked for (on
+	// write). It also matches adapters.ErrUnsupported.
 	ErrType error = fmt.Errorf("ggufx: unsupported ggml type (%w)", adapters.ErrUnsupported)
 	// ErrQuantized: File.Tensor was asked for a quantized tensor, which DLPack has no element
 	// type for; File.Blocks shares its blocks and File.Dequantize converts it. Also ErrType.

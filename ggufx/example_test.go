@@ -2,6 +2,7 @@ package ggufx_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"log"
 	"os"
@@ -286,4 +287,43 @@ func ExampleValueOf() {
 	// array [2]float32{0.5 1}
 	// array [2]array{[1]int32{1} [2]int32{2 3}}
 	// ggufx: GGUF has no value type for Go's int
+}
+
+// A file that holds a tensor of a type ggml does not have (here a fork's type 157) opens: that
+// tensor is listed with its number and its extent, and taking it says what is known; the
+// file's other tensors read as ever.
+func ExampleTensorInfo_Err() {
+	var buf bytes.Buffer
+	err := ggufx.Write(&buf, nil, []ggufx.Entry{
+		ggufx.Quantized("fork.weight", core.MustNew(core.Float32, 2, 32), ggufx.Q8_0),
+		ggufx.Plain("norm", core.MustFromSlice([]float32{1, 2, 3}, 3)),
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	b := buf.Bytes()
+	at := bytes.Index(b, []byte("fork.weight")) + len("fork.weight") + 4 + 2*8 // name, rank, dims
+	binary.LittleEndian.PutUint32(b[at:], 157)                                 // as a fork writes it
+
+	f, err := ggufx.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, ti := range f.Tensors() {
+		fmt.Println(ti.Name, ti.Type, ti.Size, ti.Err != nil)
+	}
+	_, err = f.Dequantize("fork.weight", core.Float32)
+	fmt.Println(err)
+	norm, err := f.Tensor("norm")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer norm.Release()
+	v, _ := norm.ReadOnlyFloat32s()
+	fmt.Println(v)
+	// Output:
+	// fork.weight type 157 (unknown) 96 true
+	// norm F32 12 false
+	// ggufx: tensor "fork.weight" is of ggml type 157, which ggml does not have (its types end at 42: a newer ggml's, or a fork's?): 64 elements in 96 bytes (up to tensor "norm"), which File.Blocks shares
+	// [1 2 3]
 }

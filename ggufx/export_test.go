@@ -7,3 +7,6 @@ func LiveMappings() int64 { return mmap.Live() }
 
 // Unmaps is how many mappings have been undone.
 func Unmaps() int64 { return mmap.Unmaps() }
+
+// CPUClock is cpuClock, for the benchmarks of package ggufx_test.
+var CPUClock = cpuClock

@@ -111,9 +111,10 @@ func (f *File) Info(name string) (TensorInfo, error) { return f.h.Info(name) }
 // the plain types F32, F16, BF16, F64, I8, I16, I32 and I64, whose elements are DLPack types.
 // The tensor holds the mapping: it stays valid after Close, until it is released.
 //
-// Quantized tensors (Q4_0 ... MXFP4) are refused with ErrQuantized, which names the type and
+// Quantized tensors (Q4_0 ... Q2_0) are refused with ErrQuantized, which names the type and
 // the two ways on: Blocks (the blocks as bytes, shared) and Dequantize (elements as float32 or
-// float16, computed).
+// float16, computed). A tensor whose layout is not known (TensorInfo.Err: an unknown or removed
+// type number, a fork's layout under a mainline one) is refused with that error (ErrType).
 //
 // Under adapters.AlwaysCopy() the tensor is a copy (writable, core.FlagIsCopied);
 // adapters.ReportCopy reports which.
@@ -121,6 +122,9 @@ func (f *File) Tensor(name string) (*core.Tensor, error) {
 	ti, err := f.h.Info(name)
 	if err != nil {
 		return nil, err
+	}
+	if ti.Err != nil {
+		return nil, ti.Err
 	}
 	dt, ok := ti.Type.DType()
 	if !ok {
@@ -135,7 +139,8 @@ func (f *File) Tensor(name string) (*core.Tensor, error) {
 type BlockInfo struct {
 	// Type is the tensor's ggml type.
 	Type Type
-	// BlockSize is the elements in one block (32 or 256 for quantized types, 1 for plain ones).
+	// BlockSize is the elements in one block (32 to 256 for quantized types, 1 for plain ones);
+	// 0 for a tensor whose layout is not known (TensorInfo.Err), whose bytes are one block.
 	BlockSize int
 	// BlockBytes is the bytes of one block.
 	BlockBytes int
@@ -150,12 +155,19 @@ type BlockInfo struct {
 // shape [blocks, block bytes] over the mapping (zero-copy, held like Tensor's), and what the
 // blocks are. For quantized types it is the way to hand the blocks as they are to code that
 // knows the format (a ggml kernel, a GPU upload).
+//
+// A tensor whose layout is not known (TensorInfo.Err: a type number ggml does not have or has
+// removed, a fork's layout under a mainline number) is shared as one block of its TensorInfo.Size
+// bytes, the extent its offset gives (padding included), with BlockSize 0.
 func (f *File) Blocks(name string) (*core.Tensor, BlockInfo, error) {
 	ti, err := f.h.Info(name)
 	if err != nil {
 		return nil, BlockInfo{}, err
 	}
 	bi := BlockInfo{Type: ti.Type, BlockSize: ti.Type.BlockSize(), BlockBytes: ti.Type.BlockBytes(), Blocks: ti.Blocks(), Shape: ti.Shape()}
+	if ti.Err != nil {
+		bi.BlockSize, bi.BlockBytes, bi.Blocks = 0, int(ti.Size), min(ti.Size, 1)
+	}
 	t, err := f.view(ti, core.Uint8, []int64{bi.Blocks, int64(bi.BlockBytes)})
 	if err != nil {
 		return nil, BlockInfo{}, err

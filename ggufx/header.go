@@ -66,8 +66,21 @@ type TensorInfo struct {
 	// Offset is where its data starts, relative to the data section (a multiple of the
 	// alignment).
 	Offset int64
-	// Size is the bytes of its data.
+	// Size is the bytes of its data. For a tensor whose layout this package cannot take from
+	// its type (Err is set) it is the extent the offsets give: up to the next tensor's data, or
+	// to the end of the file for the last, padding included.
 	Size int64
+	// Err is nil for a tensor whose bytes lie as ggml lays out its type. Otherwise it says why
+	// the tensor is not read as elements, and File.Tensor and File.Dequantize return it (it
+	// matches ErrType): a type number ggml does not have (a fork's, or a newer one), a type
+	// ggml has removed, or a quantized type whose ggml layout does not fit the bytes the file
+	// gives the tensor (a fork's layout under a mainline number: rows that are not whole
+	// blocks, blocks that would run into the next tensor, or blocks that leave a gap before it,
+	// which no writer leaves). File.Blocks still shares its Size bytes, as one block. (Blocks
+	// running past the end of the file refuse the whole file, ErrLayout: a file cut short.)
+	Err error
+
+	why string // what checkLayout found out of place for a known quantized type
 }
 
 // Shape returns the dimensions in C order (outermost first), as core tensors have them: Dims
@@ -87,8 +100,14 @@ func (ti TensorInfo) Len() int64 {
 	return n
 }
 
-// Blocks is the number of blocks of its type the data holds.
-func (ti TensorInfo) Blocks() int64 { return ti.Len() / int64(ti.Type.BlockSize()) }
+// Blocks is the number of blocks of its type the data holds; 0 when Err is set (the layout is
+// not known).
+func (ti TensorInfo) Blocks() int64 {
+	if ti.Err != nil || ti.Type.BlockSize() == 0 {
+		return 0
+	}
+	return ti.Len() / int64(ti.Type.BlockSize())
+}
 
 // Info describes the tensor called name, or fails with ErrNotFound.
 func (h *Header) Info(name string) (TensorInfo, error) {
@@ -119,12 +138,15 @@ func ParseHeader(b []byte) (*Header, error) {
 // dimension, type and offset is checked against the bytes size leaves before anything is
 // allocated for it or read (a count of strings allocates as strings arrive), so a lying header
 // costs no more memory than a small multiple of the bytes it really has; arrays nest at most
-// MaxDepth deep. Errors match ErrFormat (ErrHeader, ErrVersion, ErrLayout or ErrTruncated) or
-// ErrType for a ggml type number ggml does not have, and name the value at fault.
+// MaxDepth deep. Errors match ErrFormat (ErrHeader, ErrVersion, ErrLayout or ErrTruncated) and
+// name the value at fault.
 //
 // The tensors' data must lie in the file, each at a multiple of the alignment from the data
-// section's start, none overlapping another; each row (Dims[0]) must be a whole number of
-// blocks of its type.
+// section's start, none overlapping another. A tensor whose type number ggml does not have
+// (or has removed), or whose quantized type's ggml layout does not fit the bytes up to the next
+// tensor (rows that are not whole blocks, blocks too many or too few: a fork's layout under a
+// mainline number), does not refuse the file: it takes the bytes up to the next tensor (or the
+// end of the file), and its TensorInfo.Err says why it is not read as elements.
 func ReadHeader(r io.Reader, size int64) (*Header, error) {
 	p := &parser{r: bufio.NewReaderSize(r, 64<<10), left: size, size: size}
 	h, err := p.header()
@@ -194,11 +216,32 @@ func (p *parser) str() (string, error) {
 	if err := p.need(n); err != nil {
 		return "", fmt.Errorf("%w (a string of %d bytes)", err, n)
 	}
-	b := make([]byte, n)
-	if err := p.read(b); err != nil {
-		return "", err
+	b, err := p.bytes(n)
+	if err != nil {
+		return "", fmt.Errorf("%w (a string of %d bytes)", err, n)
 	}
 	return unsafe.String(unsafe.SliceData(b), len(b)), nil
+}
+
+// readStep is the most memory a length read from the file allocates before the bytes it
+// counts arrive: from there the buffer at most doubles with each step read, so a length that
+// lies about what the reader holds (ReadHeader given a size larger than the file) costs at most
+// twice the bytes really read, plus one step.
+const readStep = 1 << 20
+
+// bytes reads n bytes (checked by the caller against what size leaves) in steps of at least
+// readStep, growing the buffer as they arrive.
+func (p *parser) bytes(n uint64) ([]byte, error) {
+	b := make([]byte, 0, min(n, readStep))
+	for uint64(len(b)) < n {
+		k := int(min(n-uint64(len(b)), uint64(max(len(b), readStep))))
+		b = slices.Grow(b, k)
+		if err := p.read(b[len(b) : len(b)+k]); err != nil {
+			return nil, err
+		}
+		b = b[:len(b)+k]
+	}
+	return b, nil
 }
 
 func (p *parser) header() (*Header, error) {
@@ -430,17 +473,19 @@ func scalars[T any](p *parser, e ValueType, n uint64, dec func([]byte) T) (Value
 	if err := p.need(n * uint64(size)); err != nil { // n*size <= left: checked by the caller
 		return Value{}, err
 	}
-	out := make([]T, n)
+	// the slice grows as elements arrive (a size larger than the reader holds must not
+	// allocate what n claims)
+	out := make([]T, 0, min(n, uint64(readStep/size)))
 	var chunk [4096]byte
-	per := len(chunk) / size
-	for i := 0; i < len(out); i += per {
-		k := min(per, len(out)-i)
-		b := chunk[:k*size]
+	per := uint64(len(chunk) / size)
+	for i := uint64(0); i < n; i += per {
+		k := min(per, n-i)
+		b := chunk[:k*uint64(size)]
 		if err := p.read(b); err != nil {
 			return Value{}, err
 		}
 		for j := range k {
-			out[i+j] = dec(b[j*size:])
+			out = append(out, dec(b[j*uint64(size):]))
 		}
 	}
 	return arr(e, out), nil
@@ -482,9 +527,6 @@ func (p *parser) tensorInfo(i uint64) (TensorInfo, error) {
 		return TensorInfo{}, err
 	}
 	ti.Type = Type(t)
-	if !ti.Type.Known() {
-		return TensorInfo{}, errs.Errorf(ErrType, "ggufx: tensor %q has ggml type %d, which ggml does not have (or has removed)", name, t)
-	}
 	off, err := p.u64()
 	if err != nil {
 		return TensorInfo{}, err
@@ -493,13 +535,21 @@ func (p *parser) tensorInfo(i uint64) (TensorInfo, error) {
 		return TensorInfo{}, errs.Errorf(ErrLayout, "ggufx: tensor %q: offset %d over 2^63", name, off)
 	}
 	ti.Offset = int64(off)
+	if !ti.Type.Known() {
+		ti.Size = -1 // the extent, found by checkLayout
+		return ti, nil
+	}
 	bs := uint64(ti.Type.BlockSize())
 	row := uint64(1)
 	if nd > 0 {
 		row = uint64(ti.Dims[0])
 	}
 	if row%bs != 0 {
-		return TensorInfo{}, errs.Errorf(ErrLayout, "ggufx: tensor %q: rows of %d elements are not a whole number of %s blocks of %d", name, row, ti.Type, bs)
+		if !ti.Type.Quantized() {
+			return TensorInfo{}, errs.Errorf(ErrLayout, "ggufx: tensor %q: rows of %d elements are not a whole number of %s blocks of %d", name, row, ti.Type, bs)
+		}
+		ti.Size, ti.why = -1, fmt.Sprintf("rows of %d elements are not a whole number of its blocks", row)
+		return ti, nil
 	}
 	hi, lo := bits.Mul64(n/bs, uint64(ti.Type.BlockBytes()))
 	if hi != 0 || lo > math.MaxInt64 {
@@ -510,7 +560,9 @@ func (p *parser) tensorInfo(i uint64) (TensorInfo, error) {
 }
 
 // checkLayout checks that every tensor's data lies in a file of size bytes, aligned, and that
-// no two overlap; it sets DataLen.
+// no two overlap; it sets DataLen. A tensor whose layout its type does not give (an unknown or
+// removed type, or a quantized one whose ggml layout does not fit) takes the extent up to the
+// next tensor's data or the end of the file, and its Err says why it is not read as elements.
 func (h *Header) checkLayout(size int64) error {
 	avail := max(size-h.DataOffset, 0)
 	order := make([]int, 0, len(h.Tensors))
@@ -518,20 +570,116 @@ func (h *Header) checkLayout(size int64) error {
 		if ti.Offset%h.Alignment != 0 {
 			return errs.Errorf(ErrLayout, "ggufx: tensor %q: offset %d is not a multiple of the alignment %d", ti.Name, ti.Offset, h.Alignment)
 		}
-		if ti.Size > 0 && (ti.Offset > avail || ti.Size > avail-ti.Offset) {
-			return errs.Errorf(ErrLayout, "ggufx: tensor %q: data [%d, %d) of the data section runs past its end (%d bytes, from file offset %d)", ti.Name, ti.Offset, uint64(ti.Offset)+uint64(ti.Size), avail, h.DataOffset)
+		if ti.Size == 0 || ti.Len() == 0 { // empty tensors' offsets are only checked for alignment
+			h.Tensors[i].Size = 0
+			continue
 		}
-		if ti.Size > 0 { // empty tensors' offsets are only checked for alignment
-			order = append(order, i)
-			h.DataLen = max(h.DataLen, ti.Offset+ti.Size)
+		if ti.Offset >= avail {
+			return errs.Errorf(ErrLayout, "ggufx: tensor %q: data at %d of the data section starts past its end (%d bytes, from file offset %d)", ti.Name, ti.Offset, avail, h.DataOffset)
 		}
+		order = append(order, i)
 	}
 	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(h.Tensors[a].Offset, h.Tensors[b].Offset) })
-	for k := 1; k < len(order); k++ {
-		a, b := h.Tensors[order[k-1]], h.Tensors[order[k]]
-		if a.Offset+a.Size > b.Offset {
-			return errs.Errorf(ErrLayout, "ggufx: tensors %q [%d, %d) and %q [%d, %d) overlap", a.Name, a.Offset, a.Offset+a.Size, b.Name, b.Offset, b.Offset+b.Size)
+	for k, i := range order {
+		ti := &h.Tensors[i]
+		limit, next := avail, ""
+		if k+1 < len(order) {
+			nt := h.Tensors[order[k+1]]
+			limit, next = nt.Offset, nt.Name
+		}
+		extent := limit - ti.Offset
+		switch {
+		case ti.Size > extent && next == "": // a file cut short (or a fork's layout: it cannot be told)
+			fork := ""
+			if bs, bb, ok := guessLayout(*ti, extent, h.Alignment); ok && ti.Type.Quantized() {
+				fork = fmt.Sprintf(" (or %d-byte blocks of %d: a fork's %s?)", bb, bs, ti.Type)
+			}
+			return errs.Errorf(ErrLayout, "ggufx: tensor %q: data [%d, %d) of the data section runs past its end (%d bytes, from file offset %d)%s", ti.Name, ti.Offset, uint64(ti.Offset)+uint64(ti.Size), avail, h.DataOffset, fork)
+		case ti.Size > extent && !ti.Type.Quantized() || extent == 0:
+			nt := h.Tensors[order[k+1]]
+			return errs.Errorf(ErrLayout, "ggufx: tensors %q [%d, %d) and %q [%d, %d) overlap", ti.Name, ti.Offset, ti.Offset+max(ti.Size, 1), nt.Name, nt.Offset, nt.Offset+max(nt.Size, 1))
+		case ti.Size > extent:
+			ti.why = fmt.Sprintf("its %d blocks would take %d bytes", ti.Len()/int64(ti.Type.BlockSize()), ti.Size)
+			fallthrough
+		case ti.Size < 0:
+			ti.Err = unreadable(*ti, extent, next, h.Alignment)
+			ti.Size = extent
+		case ti.Type.Quantized() && next != "" && ti.Size+pad(ti.Size, h.Alignment) < extent:
+			// every writer packs tensors (ggml refuses a gap): larger blocks than ggml's
+			ti.why = fmt.Sprintf("its %d blocks take %d bytes, not the %d before the next tensor", ti.Len()/int64(ti.Type.BlockSize()), ti.Size, extent)
+			ti.Err = unreadable(*ti, extent, next, h.Alignment)
+			ti.Size = extent
+		}
+		h.DataLen = max(h.DataLen, ti.Offset+ti.Size)
+	}
+	for i, ti := range h.Tensors { // empty tensors of types not read
+		if ti.Size == 0 && ti.Err == nil && (!ti.Type.Known() || ti.why != "") {
+			h.Tensors[i].Err = unreadable(ti, 0, "", h.Alignment)
 		}
 	}
 	return nil
 }
+
+// unreadable is the error of a tensor whose layout its type does not give, extent bytes up to
+// the tensor called next ("": the end of the file).
+func unreadable(ti TensorInfo, extent int64, next string, align int64) error {
+	upTo := "to the end of the file"
+	if next != "" {
+		upTo = fmt.Sprintf("up to tensor %q", next)
+	}
+	t := ti.Type
+	if !t.Known() {
+		what := fmt.Sprintf("ggml type %d, which ggml does not have (its types end at %d: a newer ggml's, or a fork's?)", uint32(t), uint32(LastType))
+		if t.Removed() {
+			what = fmt.Sprintf("ggml type %d, %s, which ggml has removed (convert the model again with a current llama.cpp)", uint32(t), removedTypes[t])
+		}
+		return errs.Errorf(ErrType, "ggufx: tensor %q is of %s: %d elements in %d bytes (%s), which File.Blocks shares", ti.Name, what, ti.Len(), extent, upTo)
+	}
+	spans := fmt.Sprintf("%d bytes for %d elements", extent, ti.Len())
+	if bs, bb, ok := guessLayout(ti, extent, align); ok {
+		spans = fmt.Sprintf("%d-byte blocks of %d (%s)", bb, bs, spans)
+	}
+	return errs.Errorf(ErrType, "ggufx: tensor %q: type %d is %d elements in %d bytes in ggml, and %s; this file's tensor spans %s, %s: a fork's %s?",
+		ti.Name, uint32(t), t.BlockSize(), t.BlockBytes(), ti.why, spans, upTo, t)
+}
+
+// guessLayout finds the one block layout that fills extent bytes with ti's elements (less
+// padding under align), as a fork's quantized types are made: a float16 scale, then a whole
+// number of bits for each element, in blocks of 32, 64, 128 or 256 elements that divide a row.
+func guessLayout(ti TensorInfo, extent, align int64) (bs, bb int64, ok bool) {
+	row, n := int64(1), ti.Len()
+	if len(ti.Dims) > 0 {
+		row = ti.Dims[0]
+	}
+	found := 0
+	for _, s := range []int64{32, 64, 128, 256} {
+		if row%s != 0 {
+			continue
+		}
+		// block bytes b with blocks*b in (extent-align, extent], b = 2 + k*s/8 (k > 0)
+		blocks, m := n/s, s/8
+		hi := extent / blocks
+		lo := int64(3)
+		if extent >= align {
+			lo = max(lo, (extent-align)/blocks+1)
+		}
+		if lo > hi {
+			continue
+		}
+		count := (hi-2)/m - (lo-3)/m
+		if s == int64(ti.Type.BlockSize()) && b0(ti.Type) >= lo && b0(ti.Type) <= hi && (b0(ti.Type)-2)%m == 0 {
+			count-- // ggml's own layout, which does not fit
+		}
+		if count > 0 {
+			bs, bb = s, 2+(hi-2)/m*m
+			if bb == b0(ti.Type) && s == int64(ti.Type.BlockSize()) {
+				bb -= m
+			}
+			found += int(count)
+		}
+	}
+	return bs, bb, found == 1
+}
+
+// b0 is the bytes of one block of t in ggml.
+func b0(t Type) int64 { return int64(t.BlockBytes()) }

@@ -42,6 +42,21 @@ var dequantizers = map[Type]dequantizer{
 	Q6_K:  dqQ6_K,
 	Q8_K:  dqQ8_K,
 	MXFP4: dqMXFP4,
+
+	IQ2_XXS: dqIQ2_XXS,
+	IQ2_XS:  dqIQ2_XS,
+	IQ3_XXS: dqIQ3_XXS,
+	IQ1_S:   dqIQ1_S,
+	IQ4_NL:  dqIQ4_NL,
+	IQ3_S:   dqIQ3_S,
+	IQ2_S:   dqIQ2_S,
+	IQ4_XS:  dqIQ4_XS,
+	IQ1_M:   dqIQ1_M,
+	TQ1_0:   dqTQ1_0,
+	TQ2_0:   dqTQ2_0,
+	NVFP4:   dqNVFP4,
+	Q1_0:    dqQ1_0,
+	Q2_0:    dqQ2_0,
 }
 
 // int8Float holds float32(int8(b)) for every byte b: a load instead of a conversion.

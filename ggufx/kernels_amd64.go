@@ -2,7 +2,11 @@
 
 package ggufx
 
-import "golang.org/x/sys/cpu"
+import (
+	"encoding/binary"
+
+	"golang.org/x/sys/cpu"
+)
 
 // On amd64 with AVX2, Q4_0, Q8_0 and Q4_K are dequantized by assembly kernels
 // (kernels_amd64.s). The block scales are widened from fp16 in Go (a table lookup), so the
@@ -28,8 +32,84 @@ func q4_KAVX2(y *float32, x *byte, dm *float32, n int, nt int)
 //go:noescape
 func q8_0AVX2(y *float32, x *byte, d *float32, n int, nt int)
 
+// nl4AVX2 dequantizes n groups of 32 elements whose 4-bit codes index tab (16 int8 values),
+// group i scaled by d[i]: the first group's 16 code bytes at x, each next one stride bytes on,
+// and skip bytes more after every per groups; nt as for q4_0AVX2 (kernels_nl_amd64.s).
+//
+//go:noescape
+func nl4AVX2(y *float32, x *byte, d *float32, tab *int8, n int, per int, stride int, skip int, nt int)
+
+// nvfp4AVX2 dequantizes n NVFP4 blocks of x into y, their sub-blocks scaled by d (4 floats a
+// block), the codes indexing tab; nt as for q4_0AVX2.
+//
+//go:noescape
+func nvfp4AVX2(y *float32, x *byte, d *float32, tab *int8, n int, nt int)
+
+// kvaluesMXFP4i8 is kvaluesMXFP4 as the int8 table the assembly looks codes up in.
+var kvaluesMXFP4i8 = func() (t [16]int8) {
+	for i, v := range kvaluesMXFP4 {
+		t[i] = int8(v)
+	}
+	return t
+}()
+
+// dqIQ4_NLAVX2 is dqIQ4_NL through nl4AVX2: the scales widened in Go, 64 blocks at a time.
+func dqIQ4_NLAVX2(y []float32, x []byte, nt int) {
+	tab := f16Table()
+	var d [64]float32
+	for n := min(len(y)/32, len(x)/18); n > 0; {
+		k := min(n, len(d))
+		for i := range k {
+			d[i] = half(tab, x[18*i:])
+		}
+		nl4AVX2(&y[0], &x[2], &d[0], &kvaluesIQ4NL[0], k, 1, 18, 0, nt)
+		x, y, n = x[18*k:], y[32*k:], n-k
+	}
+}
+
+// dqIQ4_XSAVX2 is dqIQ4_XS through nl4AVX2: the 8 scales d·(ls - 32) of each block made in Go,
+// 16 blocks at a time.
+func dqIQ4_XSAVX2(y []float32, x []byte, nt int) {
+	tab := f16Table()
+	var d [16 * 8]float32
+	for n := min(len(y)/256, len(x)/136); n > 0; {
+		k := min(n, 16)
+		for i := range k {
+			b := (*[136]byte)(x[136*i:])
+			db := half(tab, b[:])
+			sh := uint32(binary.LittleEndian.Uint16(b[2:]))
+			for ib := range 8 {
+				ls := uint32(b[4+ib/2])>>(4*(ib%2))&15 | (sh>>(2*ib)&3)<<4
+				d[8*i+ib] = db * float32(int32(ls)-32)
+			}
+		}
+		nl4AVX2(&y[0], &x[8], &d[0], &kvaluesIQ4NL[0], 8*k, 8, 16, 8, nt)
+		x, y, n = x[136*k:], y[256*k:], n-k
+	}
+}
+
+// dqNVFP4AVX2 is dqNVFP4 through nvfp4AVX2: the UE4M3 scales looked up in Go, 64 blocks at a time.
+func dqNVFP4AVX2(y []float32, x []byte, nt int) {
+	var d [64 * 4]float32
+	for n := min(len(y)/64, len(x)/36); n > 0; {
+		k := min(n, 64)
+		for i := range k {
+			b := (*[36]byte)(x[36*i:])
+			d[4*i], d[4*i+1], d[4*i+2], d[4*i+3] = ue4m3[b[0]], ue4m3[b[1]], ue4m3[b[2]], ue4m3[b[3]]
+		}
+		nvfp4AVX2(&y[0], &x[0], &d[0], &kvaluesMXFP4i8[0], k, nt)
+		x, y, n = x[36*k:], y[64*k:], n-k
+	}
+}
+
 func init() {
 	if cpu.X86.HasAVX2 {
+		dequantizers[IQ4_NL] = func(y []float32, x []byte) { dqIQ4_NLAVX2(y, x, 0) }
+		dequantizers[IQ4_XS] = func(y []float32, x []byte) { dqIQ4_XSAVX2(y, x, 0) }
+		dequantizers[NVFP4] = func(y []float32, x []byte) { dqNVFP4AVX2(y, x, 0) }
+		streamers[IQ4_NL] = func(y []float32, x []byte) { dqIQ4_NLAVX2(y, x, 1) }
+		streamers[IQ4_XS] = func(y []float32, x []byte) { dqIQ4_XSAVX2(y, x, 1) }
+		streamers[NVFP4] = func(y []float32, x []byte) { dqNVFP4AVX2(y, x, 1) }
 		dequantizers[Q4_0] = func(y []float32, x []byte) { scaledAVX2(y, x, Q4_0, 0) }
 		dequantizers[Q4_K] = func(y []float32, x []byte) { dqQ4_KAVX2(y, x, 0) }
 		dequantizers[Q8_0] = func(y []float32, x []byte) { scaledAVX2(y, x, Q8_0, 0) }

@@ -12,13 +12,14 @@ import (
 // the kernels' own speed, in bytes of output.
 func BenchmarkKernels(b *testing.B) {
 	const n = 1 << 20
-	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K} {
+	for _, typ := range []Type{Q4_0, Q8_0, Q4_K, Q6_K, IQ4_XS, IQ2_XXS, NVFP4, IQ1_S, IQ1_M, IQ2_XS, IQ2_S,
+		IQ3_XXS, IQ3_S, IQ4_NL, TQ1_0, TQ2_0, Q1_0, Q2_0} {
 		src := make([]byte, n/typ.BlockSize()*typ.BlockBytes())
 		for i := range src {
 			src[i] = byte(i * 7)
 		}
 		for i := 0; i < len(src); i += typ.BlockBytes() { // a finite half at every place one can be
-			for _, at := range []int{0, 2, 80, 82, 108, 208} {
+			for _, at := range []int{0, 2, 52, 64, 80, 82, 108, 208} {
 				if at+2 <= typ.BlockBytes() {
 					src[i+at], src[i+at+1] = 0, 0x3c
 				}
@@ -28,6 +29,7 @@ func BenchmarkKernels(b *testing.B) {
 		dq := dequantizers[typ]
 		b.Run(typ.String(), func(b *testing.B) {
 			b.SetBytes(4 * n)
+			defer cpuClock(b)()
 			for b.Loop() {
 				dq(dst, src)
 			}
@@ -39,7 +41,8 @@ func BenchmarkKernels(b *testing.B) {
 // bit for bit with the Go kernel on random blocks: every byte value, any half as the scale,
 // and lengths that are not a multiple of the assembly's batch.
 func TestKernelsAgreeWithGo(t *testing.T) {
-	goKernels := map[Type]dequantizer{Q4_0: dqQ4_0, Q8_0: dqQ8_0, Q4_K: dqQ4_K}
+	goKernels := map[Type]dequantizer{Q4_0: dqQ4_0, Q8_0: dqQ8_0, Q4_K: dqQ4_K, IQ4_NL: dqIQ4_NL, IQ4_XS: dqIQ4_XS, NVFP4: dqNVFP4,
+		IQ2_XXS: dqIQ2_XXS, IQ2_XS: dqIQ2_XS, IQ2_S: dqIQ2_S, IQ3_XXS: dqIQ3_XXS, IQ3_S: dqIQ3_S, IQ1_S: dqIQ1_S, IQ1_M: dqIQ1_M}
 	rng := rand.New(rand.NewPCG(7, 8))
 	for typ, ref := range goKernels {
 		for _, blocks := range []int{1, 15, 16, 17, 63, 64, 65, 200} {

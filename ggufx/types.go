@@ -10,8 +10,9 @@ import (
 // Type is a ggml tensor type (enum ggml_type): how a tensor's elements are stored.
 type Type uint32
 
-// The ggml types (ggml.h). Numbers 4, 5, 31-33 and 36-38 are types ggml has removed; files
-// that use them are refused.
+// The ggml types (ggml.h). Numbers 4, 5, 31-33 and 36-38 are types ggml has removed (Removed);
+// a file's tensors of those, and of numbers past the last (a newer ggml's, or a fork's, such as
+// 133-158), are listed with their number but not read as elements (TensorInfo.Err).
 const (
 	F32     Type = 0
 	F16     Type = 1
@@ -96,15 +97,32 @@ var typeTraits = map[Type]traits{
 	Q2_0:    {name: "Q2_0", blockSize: 64, blockBytes: 18},
 }
 
+// LastType is the highest type number of current ggml (GGML_TYPE_COUNT - 1).
+const LastType = Q2_0
+
+// removedTypes are the numbers ggml once gave types it has since removed, with their names.
+var removedTypes = map[Type]string{
+	4: "Q4_2", 5: "Q4_3", 31: "Q4_0_4_4", 32: "Q4_0_4_8", 33: "Q4_0_8_8",
+	36: "IQ4_NL_4_4", 37: "IQ4_NL_4_8", 38: "IQ4_NL_8_8",
+}
+
 // Known reports whether t is a type this package knows (every type of current ggml).
 func (t Type) Known() bool { _, ok := typeTraits[t]; return ok }
 
-// String is ggml's name of the type ("F32", "Q4_K", ...), or "Type(n)" for unknown numbers.
+// Removed reports whether t is a number ggml gave a type it has since removed (4, 5, 31-33,
+// 36-38): the repacked Q4_0 and IQ4_NL layouts, and the old Q4_2 and Q4_3.
+func (t Type) Removed() bool { _, ok := removedTypes[t]; return ok }
+
+// String is ggml's name of the type ("F32", "Q4_K", ...); "type 31 (Q4_0_4_4, removed)" for a
+// type ggml has removed, "type 157 (unknown)" for a number it does not have.
 func (t Type) String() string {
 	if tr, ok := typeTraits[t]; ok {
 		return tr.name
 	}
-	return fmt.Sprintf("Type(%d)", uint32(t))
+	if name, ok := removedTypes[t]; ok {
+		return fmt.Sprintf("type %d (%s, removed)", uint32(t), name)
+	}
+	return fmt.Sprintf("type %d (unknown)", uint32(t))
 }
 
 // BlockSize is the number of elements in one block of the type (1 for plain types, 32 or

@@ -81,8 +81,18 @@ func openGGUF(path string, _ options) (container, error) {
 
 // ggufEntry describes a tensor: its dtype is that of the values tensorinfo reads (its own for a
 // plain type, float32 dequantized for a quantized one), its descr the ggml type as stored.
+// A tensor ggufx reads no elements of (an unknown or removed type number, a fork's layout) is
+// listed as its bytes.
 func ggufEntry(ti ggufx.TensorInfo) entry {
 	e := entry{name: ti.Name, shape: ti.Shape(), bytes: ti.Size}
+	if ti.Err != nil {
+		e.dtype, e.size = core.Uint8, 1
+		e.descr = ti.Type.String() // "type 157 (unknown)", "type 31 (Q4_0_4_4, removed)"
+		if ti.Type.Known() {
+			e.descr = fmt.Sprintf("%s, not in ggml's layout", ti.Type)
+		}
+		return e
+	}
 	if dt, ok := ti.Type.DType(); ok {
 		e.dtype, e.descr, e.size = dt, ti.Type.String(), dt.Size()
 		return e
@@ -105,6 +115,9 @@ func (g *ggufFile) tensor(i int) (*core.Tensor, error) {
 	ti, err := g.src.Info(e.name)
 	if err != nil {
 		return nil, err
+	}
+	if ti.Err != nil {
+		return nil, notConverted{errs.Errorf(errNotConverted, "ggufx reads no elements of it, so this tool does not convert it: %s", strings.TrimPrefix(ti.Err.Error(), "ggufx: "))}
 	}
 	if !ti.Type.Quantized() {
 		return g.src.Tensor(e.name)

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -168,26 +170,26 @@ func TestGGUF(t *testing.T) {
 	assert.Contains(t, out, noext+" (gguf, 1 array; GGUF v3")
 }
 
-// A quantized tensor whose float32 values are beyond the copy limit, or of a type ggufx does not
-// dequantize, is listed; -stats shows no summary, -repr says why, and the file is no error.
+// A quantized tensor whose float32 values are beyond the copy limit, or of a type number ggml
+// does not have, is listed; -stats shows no summary, -repr says why, and the file is no error.
 func TestGGUFNotConverted(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "tiny.gguf")
 	writeGGUF(t, path, nil)
-	// a copy whose Q4_0 tensor says IQ4_NL, a type of the same block size and bytes
+	// a copy whose Q4_0 tensor says 157, a type number ggml does not have (a fork's)
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	name := []byte("ffn.weight")
 	at := bytes.Index(b, name) + len(name) + 4 + 2*8 // the name, the rank, two dimensions
 	require.Equal(t, uint32(ggufx.Q4_0), uint32(b[at])|uint32(b[at+1])<<8)
-	b[at] = byte(ggufx.IQ4_NL)
-	iq := filepath.Join(dir, "iq.gguf")
+	b[at] = 157
+	iq := filepath.Join(dir, "unknown.gguf")
 	require.NoError(t, os.WriteFile(iq, b, 0o644))
 
 	code, out, errs := tensorinfo("-stats", "-repr", "-name", "ffn.weight", iq)
 	require.Equal(t, 0, code, errs)
-	assert.Contains(t, out, "ffn.weight  float32 (IQ4_NL, 32 per 18-byte block)  (1, 32)  little-endian  C (row-major)  32        18     -    -    -     -\n")
-	assert.Contains(t, out, "(not shown: ggufx does not dequantize IQ4_NL, so this tool does not convert it)")
+	assert.Contains(t, out, "ffn.weight  uint8 (type 157 (unknown))  (1, 32)  not applicable  C (row-major)  32        32     -    -    -     -\n")
+	assert.Contains(t, out, `(not shown: ggufx reads no elements of it, so this tool does not convert it: tensor "ffn.weight" is of ggml type 157, which ggml does not have`)
 
 	defer func(old int64) { copyLimit = old }(copyLimit)
 	copyLimit = 200 // attn.weight dequantizes to 256 bytes, ffn.weight to 128
@@ -294,6 +296,81 @@ func TestGGUFHostile(t *testing.T) {
 			assert.ErrorIs(t, err, c.want)
 		})
 	}
+}
+
+// everyTypeGGUF writes a GGUF file, field by field, holding one tensor of zero blocks of every
+// type ggml has (one block each, a row of 2 for plain types), of a removed type number (31)
+// and of a number ggml does not have (157).
+func everyTypeGGUF(t *testing.T, path string) []ggufx.Type {
+	var types []ggufx.Type
+	for n := range ggufx.LastType + 1 {
+		if n.Known() {
+			types = append(types, n)
+		}
+	}
+	types = append(types, 31, 157)
+	le := binary.LittleEndian
+	b := le.AppendUint64(le.AppendUint32([]byte("GGUF"), 3), uint64(len(types)))
+	b = le.AppendUint64(b, 0)
+	off := uint64(0)
+	var data []byte
+	for _, typ := range types {
+		bs, bb := typ.BlockSize(), typ.BlockBytes()
+		if bs == 0 {
+			bs, bb = 32, 18
+		}
+		if bs == 1 {
+			bs, bb = 2, 2*bb
+		}
+		name := fmt.Sprintf("t%d", typ)
+		b = append(le.AppendUint64(b, uint64(len(name))), name...)
+		b = le.AppendUint64(le.AppendUint32(b, 1), uint64(bs))
+		b = le.AppendUint64(le.AppendUint32(b, uint32(typ)), off)
+		data = append(data, make([]byte, bb)...)
+		for len(data)%32 != 0 {
+			data = append(data, 0)
+		}
+		off = uint64(len(data))
+	}
+	for len(b)%32 != 0 {
+		b = append(b, 0)
+	}
+	require.NoError(t, os.WriteFile(path, append(b, data...), 0o644))
+	return types
+}
+
+// Every type is shown by its name (unknown numbers as "type 157 (unknown)"), and -stats
+// summarises every tensor ggufx reads or dequantizes (ggufx.Dequantizable), no other.
+func TestGGUFEveryType(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "types.gguf")
+	types := everyTypeGGUF(t, path)
+	code, out, errs := tensorinfo("-json", "-stats", path)
+	require.Equal(t, 0, code, errs)
+	var got []fileReport
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.Len(t, got[0].Arrays, len(types))
+	for i, a := range got[0].Arrays {
+		typ := types[i]
+		require.Equal(t, fmt.Sprintf("t%d", typ), a.Name)
+		_, plain := typ.DType()
+		switch {
+		case plain:
+			assert.Equal(t, typ.String(), a.Descr)
+			assert.NotNil(t, a.Stats, "%s: read as it is", typ)
+		case typ.Known():
+			assert.True(t, strings.HasPrefix(a.Descr, typ.String()+", "), "%s: %s", typ, a.Descr)
+			assert.Equal(t, ggufx.Dequantizable(typ), a.Stats != nil, "%s: summarised where ggufx dequantizes it", typ)
+			if a.Stats != nil {
+				assert.Equal(t, 0.0, a.Stats.Min.v, typ.String())
+				assert.Equal(t, 0.0, a.Stats.Max.v, typ.String())
+			}
+		default:
+			assert.Equal(t, typ.String(), a.Descr)
+			assert.Nil(t, a.Stats)
+		}
+	}
+	assert.Equal(t, "type 157 (unknown)", got[0].Arrays[len(types)-1].Descr)
+	assert.Equal(t, "type 31 (Q4_0_4_4, removed)", got[0].Arrays[len(types)-2].Descr)
 }
 
 // -json writes a metadata array as a JSON array of its elements, whatever their type: floats

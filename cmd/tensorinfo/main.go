@@ -63,8 +63,10 @@
 // of the values tensorinfo reads and, in parentheses, the ggml type as stored: "float32 (F32)"
 // for a plain tensor, read over the mapping, and "float32 (Q4_K, 256 per 144-byte block)" for a
 // quantized one, whose BYTES are its blocks' and whose values (-stats, -repr) are dequantized to
-// float32 (ggufx's Dequantize), in memory up to 1 GiB; one larger, or of a type ggufx does not
-// dequantize (the IQ and TQ families, MXFP4), is listed with no summary, and -repr says why. The
+// float32 (ggufx's Dequantize, every quantized type of ggml), in memory up to 1 GiB; one larger,
+// or of a type ggufx does not dequantize (ggufx.Dequantizable), is listed with no summary, and
+// -repr says why. A tensor of a type number ggml does not have or has removed, or in a fork's
+// layout under a mainline number, is listed as its bytes: "uint8 (type 157 (unknown))". The
 // header line carries the GGUF version, alignment, key and tensor counts, general.architecture
 // and general.name; -json writes every metadata key ("metadata": arrays as JSON arrays). The first
 // shard of a split model (PREFIX-00001-of-NNNNN.gguf) lists the tensors of every shard

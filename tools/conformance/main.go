@@ -43,6 +43,8 @@ var rows = []row{
 		module + "onnxx/internal/backendsuite", regexp.MustCompile(`^TestBackendSuite$`), 1},
 	{"2", "DLPack in Python, both ways", "NumPy 2.4.6, array-api-strict 2.6.1, JAX 0.10.2 (CPU), apache-tvm-ffi 0.1.15 (C exchange API), PyTorch 2.15 (C exchange API) in the project's venvs; NumPy 1.24 and PyTorch 1.13 (Debian)",
 		module + "pyexchange", regexp.MustCompile(`^TestDLPackConformance$`), 2},
+	{"3", "GGUF", "ggml's own libggml-base.so (npm @node-llama-cpp/linux-x64 3.22.1): dequantize_row_* of every quantized type, ggml_quantize_chunk (Q8_0, Q4_0), the type table; llama.cpp's gguf 0.19.0 (venv): GGUFWriter's files read here, files written here read by GGUFReader; @huggingface/gguf 0.4.6 (npm)",
+		module + "ggufx", regexp.MustCompile(`^(TestDequantizeMatchesGgml|TestDequantizeLargeMatchesGgml|TestTypeTableIsGgmls|TestQuantizeLikeGGML|TestReadGGUFPyWriter|TestGGUFPyReadsWrite|TestNodeReadsWrite|TestNodeReadsUnknownTypes)$`), 1},
 	{"5", "NumPy files (.npy, .npz)", "NumPy 1.24 (Debian) and 2.4.6 (venv): np.save/np.savez of every dtype, byte order, order and format version read here; every file written here loaded by np.load",
 		module + "numpyx", regexp.MustCompile(`^Test(Read|Write)NumPy$`), 1},
 	{"6", "safetensors", "safetensors 0.8.0 (venv): its writer's every dtype read here; files written here parsed and loaded by it",
