@@ -63,7 +63,9 @@ func init() {
 func variableStorage(value arrow.DataType, ndim int) arrow.DataType {
 	return arrow.StructOf(
 		arrow.Field{Name: "data", Type: arrow.ListOf(value), Nullable: true},
-		arrow.Field{Name: "shape", Type: arrow.FixedSizeListOf(int32(ndim), arrow.PrimitiveTypes.Int32)},
+		// nullable, as Arrow C++ declares it: pyarrow drops the extension type of a Parquet
+		// column whose stored shape field is not
+		arrow.Field{Name: "shape", Type: arrow.FixedSizeListOf(int32(ndim), arrow.PrimitiveTypes.Int32), Nullable: true},
 	)
 }
 

@@ -410,7 +410,7 @@ func VariableShapeColumn(name string, tensors ...*core.Tensor) adapters.Option {
 	}
 }
 
-// Write writes the columns as one Parquet file (one row group) to w: a 1-D tensor as a
+// Write writes the columns as one Parquet file (one row group) to w, which stays open: a 1-D tensor as a
 // primitive column, an N-D tensor [rows, S...] as an arrow.fixed_shape_tensor column (see
 // arrowx.ToFixedShapeTensor: a batch in a permuted order is written in its physical order with
 // its permutation), and the VariableShapeColumn options as arrow.variable_shape_tensor
@@ -453,34 +453,66 @@ func Write(w io.Writer, columns []Column, opts ...adapters.Option) error {
 		if err != nil {
 			return fmt.Errorf("parquetx: column %q: %w", c.Name, err)
 		}
-		var md arrow.Metadata
-		if ext, ok := a.(array.ExtensionArray); ok {
-			// pqarrow writes no extension type over a nested storage: write the storage, with
-			// the extension's name and metadata on the field as Arrow's IPC does, which readers
-			// of the stored Arrow schema (pqarrow, pyarrow) turn back into the extension type
-			et := ext.ExtensionType()
-			md = arrow.NewMetadata([]string{ipcExtensionName, ipcExtensionMetadata}, []string{et.ExtensionName(), et.Serialize()})
-			storage := ext.Storage()
-			storage.Retain()
-			a.Release()
-			a = storage
-		}
 		arrays[i] = a
 		if rows >= 0 && int64(a.Len()) != rows {
 			return errs.Errorf(core.ErrShape, "parquetx: column %q has %d rows, column %q %d", c.Name, a.Len(), columns[0].Name, rows)
 		}
 		rows = int64(a.Len())
-		fields[i] = arrow.Field{Name: c.Name, Type: a.DataType(), Nullable: false, Metadata: md}
+		fields[i] = arrow.Field{Name: c.Name, Type: a.DataType(), Nullable: false}
 	}
 	schema := arrow.NewSchema(fields, nil)
 	rec := array.NewRecordBatch(schema, arrays, rows)
 	defer rec.Release()
-	pw, err := pqarrow.NewFileWriter(schema, w, parquet.NewWriterProperties(),
+	return WriteRecord(w, rec)
+}
+
+// WriteRecord writes the Arrow record batch rec as one Parquet file (one row group) to w, as
+// Write writes its columns: a column of an extension type (arrow.fixed_shape_tensor,
+// arrow.variable_shape_tensor of arrowx's types with their dimension names, permutation and
+// uniform shape, or another) is written as its storage, with the extension's name and metadata on
+// the field as Arrow's IPC format has them, and the Arrow schema is stored in the file, so that
+// Read, pyarrow and arrow-rs give the extension type back. The fields' storage (the nullability
+// and names of list children) is written as rec has it. It is for Arrow data you already have;
+// Write makes the record of tensors.
+func WriteRecord(w io.Writer, rec arrow.RecordBatch) error {
+	if rec == nil {
+		return errs.Errorf(core.ErrNil, "parquetx: WriteRecord of a nil record batch")
+	}
+	if rec.NumCols() == 0 {
+		return errs.Errorf(core.ErrArgument, "parquetx: WriteRecord of no columns")
+	}
+	fields := rec.Schema().Fields()
+	arrays := make([]arrow.Array, len(fields))
+	for i, a := range rec.Columns() {
+		if ext, ok := a.(array.ExtensionArray); ok {
+			// pqarrow writes no extension type over a nested storage: write the storage, with
+			// the extension's name and metadata on the field as Arrow's IPC does, which readers
+			// of the stored Arrow schema (pqarrow, pyarrow, arrow-rs) turn back into the
+			// extension type
+			et := ext.ExtensionType()
+			keys, vals := []string{ipcExtensionName, ipcExtensionMetadata}, []string{et.ExtensionName(), et.Serialize()}
+			for j, k := range fields[i].Metadata.Keys() {
+				if k != ipcExtensionName && k != ipcExtensionMetadata {
+					keys, vals = append(keys, k), append(vals, fields[i].Metadata.Values()[j])
+				}
+			}
+			fields[i].Metadata = arrow.NewMetadata(keys, vals)
+			a = ext.Storage()
+		}
+		fields[i].Type = a.DataType()
+		arrays[i] = a
+	}
+	md := rec.Schema().Metadata()
+	schema := arrow.NewSchema(fields, &md)
+	plain := array.NewRecordBatch(schema, arrays, rec.NumRows())
+	defer plain.Release()
+	// pqarrow closes a sink that is an io.Closer: w is the caller's, and stays open
+	pw, err := pqarrow.NewFileWriter(schema, struct{ io.Writer }{w}, parquet.NewWriterProperties(),
 		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
 		return fmt.Errorf("parquetx: %w", err)
 	}
-	if err := pw.Write(rec); err != nil {
+	if err := pw.Write(plain); err != nil {
 		pw.Close()
 		return fmt.Errorf("parquetx: %w", err)
 	}

@@ -1,0 +1,122 @@
+package interop
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dlpack-go/dlpack/internal/refcheck"
+)
+
+// A peer's side of the matrix: write makes the files of the cells given (the peer's "read"
+// cells, which dlpack-go then reads) and read checks the files dlpack-go wrote (the "write"
+// cells); each is one process launch over a manifest, and returns the verdict of every cell by
+// name ("ok" or what was wrong).
+type peerSide func(t *testing.T, mode, manifest string) map[string]string
+
+// runMatrix runs one peer's cells: readCells, which the peer writes and dlpack-go reads, and
+// writeCells, which dlpack-go writes and the peer reads; one subtest per cell and direction.
+func runMatrix(t *testing.T, dir string, side peerSide, readCells, writeCells []cell) {
+	t.Helper()
+	var peerWrote, peerRead map[string]string
+	if len(readCells) > 0 {
+		m := filepath.Join(dir, "peer-writes.json")
+		writeManifest(t, m, readCells)
+		peerWrote = side(t, "write", m)
+	}
+	ours := map[string]error{}
+	if len(writeCells) > 0 {
+		for _, c := range writeCells {
+			if _, done := ours[c.Path]; !done {
+				ours[c.Path] = goWrite(c)
+			}
+		}
+		m := filepath.Join(dir, "peer-reads.json")
+		writeManifest(t, m, writeCells)
+		peerRead = side(t, "read", m)
+	}
+	for _, c := range readCells {
+		t.Run(c.Name+"/read", func(t *testing.T) {
+			if v := peerWrote[c.Name]; v != "ok" {
+				t.Fatalf("the peer did not write the file: %s", orMissing(v))
+			}
+			goRead(t, c)
+		})
+	}
+	for _, c := range writeCells {
+		t.Run(c.Name+"/write", func(t *testing.T) {
+			if err := ours[c.Path]; err != nil {
+				t.Fatalf("dlpack-go did not write the file: %v", err)
+			}
+			if v := peerRead[c.Name]; v != "ok" {
+				t.Fatalf("the peer read it wrong: %s", orMissing(v))
+			}
+		})
+	}
+}
+
+func orMissing(v string) string {
+	if v == "" {
+		return "no verdict (the peer's script did not report this cell)"
+	}
+	return v
+}
+
+// runJSON runs a command and decodes the JSON object it prints last.
+func runJSON(t *testing.T, cmd *exec.Cmd) map[string]string {
+	t.Helper()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, stderr.String())
+	}
+	return decodeVerdicts(t, out)
+}
+
+func decodeVerdicts(t *testing.T, out []byte) map[string]string {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var v map[string]string
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &v); err != nil {
+		t.Fatalf("the peer's verdicts: %v\n%s", err, out)
+	}
+	return v
+}
+
+func testdata(t *testing.T, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+var (
+	ipcAndParquet = []string{"ipc_stream", "ipc_file", "parquet"}
+	tensorKinds   = []string{"fixed_shape", "variable_shape"}
+	bothChildren  = []bool{true, false}
+)
+
+func TestInterop(t *testing.T) {
+	t.Run("pyarrow", func(t *testing.T) {
+		py := refcheck.Venv(t)
+		script := testdata(t, "pyarrow_matrix.py")
+		dir := t.TempDir()
+		side := func(t *testing.T, mode, manifest string) map[string]string {
+			return runJSON(t, exec.Command(py, script, mode, manifest))
+		}
+		for _, d := range []string{"peer", "ours"} {
+			if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runMatrix(t, dir, side,
+			cells(filepath.Join(dir, "peer"), ipcAndParquet, tensorKinds, bothChildren),
+			cells(filepath.Join(dir, "ours"), ipcAndParquet, tensorKinds, bothChildren))
+	})
+}
