@@ -8,8 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dlpack-go/dlpack/internal/nodetest"
 	"github.com/dlpack-go/dlpack/internal/refcheck"
 )
+
+// jsPackages are the npm packages of the JavaScript peers, installed once (nodetest.Install).
+var jsPackages = []string{"apache-arrow@21.2.0", "parquet-wasm@0.8.0", "hyparquet@1.33.0", "hyparquet-writer@0.17.0"}
 
 // A peer's side of the matrix: write makes the files of the cells given (the peer's "read"
 // cells, which dlpack-go then reads) and read checks the files dlpack-go wrote (the "write"
@@ -102,21 +106,55 @@ var (
 	bothChildren  = []bool{true, false}
 )
 
+// dirs makes the peer's and our directories under a temporary one.
+func dirs(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{"peer", "ours"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// jsSide runs one of testdata's scripts under Node with the JavaScript peers.
+func jsSide(t *testing.T, script string) peerSide {
+	node := nodetest.Install(t, jsPackages...)
+	src, err := os.ReadFile(testdata(t, script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(t *testing.T, mode, manifest string) map[string]string {
+		return decodeVerdicts(t, node.Run(t, string(src), mode, manifest))
+	}
+}
+
 func TestInterop(t *testing.T) {
 	t.Run("pyarrow", func(t *testing.T) {
 		py := refcheck.Venv(t)
 		script := testdata(t, "pyarrow_matrix.py")
-		dir := t.TempDir()
+		dir := dirs(t)
 		side := func(t *testing.T, mode, manifest string) map[string]string {
 			return runJSON(t, exec.Command(py, script, mode, manifest))
-		}
-		for _, d := range []string{"peer", "ours"} {
-			if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-				t.Fatal(err)
-			}
 		}
 		runMatrix(t, dir, side,
 			cells(filepath.Join(dir, "peer"), ipcAndParquet, tensorKinds, bothChildren),
 			cells(filepath.Join(dir, "ours"), ipcAndParquet, tensorKinds, bothChildren))
+	})
+	// Arrow's JavaScript library for IPC, arrow-rs (parquet-wasm) for Parquet
+	t.Run("apache-arrow", func(t *testing.T) {
+		dir := dirs(t)
+		ipcOnly := []string{"ipc_stream", "ipc_file"}
+		runMatrix(t, dir, jsSide(t, "js_matrix.js"),
+			cells(filepath.Join(dir, "peer"), ipcOnly, tensorKinds, bothChildren),
+			cells(filepath.Join(dir, "ours"), ipcOnly, tensorKinds, bothChildren))
+	})
+	t.Run("parquet-wasm", func(t *testing.T) {
+		dir := dirs(t)
+		pq := []string{"parquet"}
+		runMatrix(t, dir, jsSide(t, "js_matrix.js"),
+			cells(filepath.Join(dir, "peer"), pq, tensorKinds, bothChildren),
+			cells(filepath.Join(dir, "ours"), pq, tensorKinds, bothChildren))
 	})
 }
