@@ -157,4 +157,15 @@ func TestInterop(t *testing.T) {
 			cells(filepath.Join(dir, "peer"), pq, tensorKinds, bothChildren),
 			cells(filepath.Join(dir, "ours"), pq, tensorKinds, bothChildren))
 	})
+	// hyparquet-writer's plain feature columns read with ReadMatrix; hyparquet reads what
+	// parquetx writes (Write's plain columns, which it declares non-nullable, and WriteRecord's
+	// tensor columns)
+	t.Run("hyparquet", func(t *testing.T) {
+		dir := dirs(t)
+		pq := []string{"parquet"}
+		ours := append(cells(filepath.Join(dir, "ours"), pq, []string{"matrix"}, []bool{false}),
+			cells(filepath.Join(dir, "ours"), pq, tensorKinds, bothChildren)...)
+		runMatrix(t, dir, jsSide(t, "hyparquet.js"),
+			cells(filepath.Join(dir, "peer"), pq, []string{"matrix"}, bothChildren), ours)
+	})
 }
