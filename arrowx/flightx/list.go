@@ -203,7 +203,7 @@ func listColumn(typ arrow.DataType, info Info) (*arrowx.VariableShapeTensorType,
 	case vt.Ndim() != wireNdim(info.Ndim, extra):
 		return nil, errs.Errorf(ErrProtocol, "flightx: column %s carries %s tensors of %d dimensions (want ndim %d)", vt,
 			info.DType, info.Ndim, wireNdim(info.Ndim, extra))
-	case vt.Permutation() != nil:
+	case !identityPermutation(vt.Permutation()):
 		return nil, errs.Errorf(ErrProtocol, "flightx: column %s has a permutation (tensor streams have none)", vt)
 	}
 	return vt, nil
@@ -673,7 +673,7 @@ func nullRow(arr *arrowx.VariableShapeTensorArray, vt *arrowx.VariableShapeTenso
 // its elements too (0); every schema metadata key is the list's metadata, none starting with
 // "dlpack.".
 func plainListSchema(s *arrow.Schema, vt *arrowx.VariableShapeTensorType) (Info, error) {
-	if vt.Permutation() != nil {
+	if !identityPermutation(vt.Permutation()) {
 		return Info{}, errs.Errorf(ErrProtocol, "flightx: column %s has a permutation (plain tensor streams are read in "+
 			"row-major order only)", vt)
 	}
