@@ -151,6 +151,7 @@ type openedFile struct {
 	groups []int
 	rows   int64
 	limit  int64 // MaxDecoded's, or 0
+	nested nestedTypes
 }
 
 // openFile opens r for Read, ReadTensors and ReadMatrix. arrow-go's reader closes a source it
@@ -171,7 +172,7 @@ func openFile(r parquet.ReaderAtSeeker, o adapters.Options) (*openedFile, error)
 		fr.Close()
 		return nil, err
 	}
-	if f.ar, err = arrowReader(fr, pqarrow.ArrowReadProperties{BatchSize: max(f.rows, 1)}); err != nil {
+	if f.ar, f.nested, err = arrowReader(fr, pqarrow.ArrowReadProperties{BatchSize: max(f.rows, 1)}); err != nil {
 		fr.Close()
 		return nil, err
 	}
@@ -180,7 +181,7 @@ func openFile(r parquet.ReaderAtSeeker, o adapters.Options) (*openedFile, error)
 		fr.Close()
 		return nil, fmt.Errorf("parquetx: %w", err)
 	}
-	f.schema = withBool8(fr, schema)
+	f.schema = f.nested.apply(withBool8(fr, schema))
 	return f, nil
 }
 
@@ -211,7 +212,10 @@ func (f *openedFile) fits(what string, rows, per int64) error {
 // ARROW:schema metadata, an IPC schema message in base64) has passed ipcverify: arrow-go
 // allocates what that message's vectors claim, before any check (an "out of memory" that no
 // recover catches).
-func arrowReader(fr *file.Reader, props pqarrow.ArrowReadProperties) (*pqarrow.FileReader, error) {
+//
+// It also returns the columns whose stored types hold nested extension types, which it hands
+// pqarrow without them (see nestedTypes).
+func arrowReader(fr *file.Reader, props pqarrow.ArrowReadProperties) (*pqarrow.FileReader, nestedTypes, error) {
 	if v := fr.MetaData().KeyValueMetadata().FindValue(arrowSchemaKey); v != nil {
 		// decoded as arrow-go does: padded base64, or else unpadded
 		b, err := base64.StdEncoding.DecodeString(*v)
@@ -220,15 +224,16 @@ func arrowReader(fr *file.Reader, props pqarrow.ArrowReadProperties) (*pqarrow.F
 		}
 		if err == nil { // arrow-go reports what it cannot decode
 			if err := ipcverify.Schema(b, ipcverify.Policy{Dictionaries: true}); err != nil {
-				return nil, errs.Errorf(arrowx.ErrMalformed, "parquetx: the file's %s metadata: %v", arrowSchemaKey, err)
+				return nil, nil, errs.Errorf(arrowx.ErrMalformed, "parquetx: the file's %s metadata: %v", arrowSchemaKey, err)
 			}
 		}
 	}
+	nested := unnest(fr)
 	ar, err := pqarrow.NewFileReader(fr, props, amemory.DefaultAllocator)
 	if err != nil {
-		return nil, fmt.Errorf("parquetx: %w", err)
+		return nil, nil, fmt.Errorf("parquetx: %w", err)
 	}
-	return ar, nil
+	return ar, nested, nil
 }
 
 // arrowSchemaKey is the key of a Parquet file's metadata under which Arrow writers store the
@@ -259,7 +264,7 @@ func (f *openedFile) readColumn(column string) (*arrow.Chunked, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parquetx: column %q: %w", column, err)
 	}
-	return asBool8(chunks, field.Type), nil
+	return retype(asBool8(chunks, field.Type), field.Type), nil
 }
 
 // rowBytes is what arrow-go's Parquet reader reserves for a row of a column of type dt, at

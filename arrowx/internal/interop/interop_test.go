@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -21,9 +22,45 @@ var jsPackages = []string{"apache-arrow@21.2.0", "parquet-wasm@0.8.0", "hyparque
 // name ("ok" or what was wrong).
 type peerSide func(t *testing.T, mode, manifest string) map[string]string
 
+// peerLimit is a cell a peer is known to get wrong by a limitation of its own: the cell's
+// subtest checks that the peer still fails it the same way (its verdict contains says) and is
+// skipped with why, so that the cell counts as the peer's failure, not dlpack-go's; a peer that
+// gets it right fails the subtest, so that the entry is removed.
+type peerLimit struct {
+	peer  string
+	cells *regexp.Regexp // <format>/<kind>/<dtype>/<children>/<direction>
+	says  string
+	why   string
+}
+
+var peerLimits = []peerLimit{
+	{"pyarrow", regexp.MustCompile(`^[a-z_]+/variable_shape/bool8/[a-z]+/write$`), "Cannot convert non-fixed-width values to Tensor",
+		"pyarrow 26's arrow.variable_shape_tensor (Arrow C++'s VariableShapeTensorType) refuses arrow.bool8 values"},
+	{"pyarrow", regexp.MustCompile(`^parquet/[a-z_]+/[a-z0-9]+/nonnull/write$`), "without extension metadata",
+		"pyarrow 26's Parquet reader drops a tensor extension type (and its metadata) whose stored storage has " +
+			"non-nullable children: its tensor types always declare nullable ones, and the stored type then differs"},
+}
+
+// knownLimit ends a subtest whose peer verdict v is a known limitation of the peer's (Skip,
+// saying why), and fails one whose peer now gets the cell right.
+func knownLimit(t *testing.T, peer, cell, v string) {
+	t.Helper()
+	for _, l := range peerLimits {
+		if l.peer != peer || !l.cells.MatchString(cell) {
+			continue
+		}
+		if v == "ok" {
+			t.Fatalf("%s now reads this cell right: remove the known limitation %q", peer, l.why)
+		}
+		if strings.Contains(v, l.says) {
+			t.Skipf("the peer fails, a known limitation of %s: %s (it says: %s)", peer, l.why, v)
+		}
+	}
+}
+
 // runMatrix runs one peer's cells: readCells, which the peer writes and dlpack-go reads, and
 // writeCells, which dlpack-go writes and the peer reads; one subtest per cell and direction.
-func runMatrix(t *testing.T, dir string, side peerSide, readCells, writeCells []cell) {
+func runMatrix(t *testing.T, peer, dir string, side peerSide, readCells, writeCells []cell) {
 	t.Helper()
 	var peerWrote, peerRead map[string]string
 	if len(readCells) > 0 {
@@ -55,7 +92,9 @@ func runMatrix(t *testing.T, dir string, side peerSide, readCells, writeCells []
 			if err := ours[c.Path]; err != nil {
 				t.Fatalf("dlpack-go did not write the file: %v", err)
 			}
-			if v := peerRead[c.Name]; v != "ok" {
+			v := peerRead[c.Name]
+			knownLimit(t, peer, c.Name+"/write", v)
+			if v != "ok" {
 				t.Fatalf("the peer read it wrong: %s", orMissing(v))
 			}
 		})
@@ -118,9 +157,12 @@ func dirs(t *testing.T) string {
 	return dir
 }
 
+// jsNode is Node with the JavaScript peers installed.
+func jsNode(t testing.TB) *nodetest.Node { return nodetest.Install(t, jsPackages...) }
+
 // jsSide runs one of testdata's scripts under Node with the JavaScript peers.
 func jsSide(t *testing.T, script string) peerSide {
-	node := nodetest.Install(t, jsPackages...)
+	node := jsNode(t)
 	src, err := os.ReadFile(testdata(t, script))
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +180,7 @@ func TestInterop(t *testing.T) {
 		side := func(t *testing.T, mode, manifest string) map[string]string {
 			return runJSON(t, exec.Command(py, script, mode, manifest))
 		}
-		runMatrix(t, dir, side,
+		runMatrix(t, "pyarrow", dir, side,
 			cells(filepath.Join(dir, "peer"), ipcAndParquet, tensorKinds, bothChildren),
 			cells(filepath.Join(dir, "ours"), ipcAndParquet, tensorKinds, bothChildren))
 	})
@@ -146,14 +188,14 @@ func TestInterop(t *testing.T) {
 	t.Run("apache-arrow", func(t *testing.T) {
 		dir := dirs(t)
 		ipcOnly := []string{"ipc_stream", "ipc_file"}
-		runMatrix(t, dir, jsSide(t, "js_matrix.js"),
+		runMatrix(t, "apache-arrow", dir, jsSide(t, "js_matrix.js"),
 			cells(filepath.Join(dir, "peer"), ipcOnly, tensorKinds, bothChildren),
 			cells(filepath.Join(dir, "ours"), ipcOnly, tensorKinds, bothChildren))
 	})
 	t.Run("parquet-wasm", func(t *testing.T) {
 		dir := dirs(t)
 		pq := []string{"parquet"}
-		runMatrix(t, dir, jsSide(t, "js_matrix.js"),
+		runMatrix(t, "parquet-wasm", dir, jsSide(t, "js_matrix.js"),
 			cells(filepath.Join(dir, "peer"), pq, tensorKinds, bothChildren),
 			cells(filepath.Join(dir, "ours"), pq, tensorKinds, bothChildren))
 	})
@@ -165,7 +207,7 @@ func TestInterop(t *testing.T) {
 		pq := []string{"parquet"}
 		ours := append(cells(filepath.Join(dir, "ours"), pq, []string{"matrix"}, []bool{false}),
 			cells(filepath.Join(dir, "ours"), pq, tensorKinds, bothChildren)...)
-		runMatrix(t, dir, jsSide(t, "hyparquet.js"),
+		runMatrix(t, "hyparquet", dir, jsSide(t, "hyparquet.js"),
 			cells(filepath.Join(dir, "peer"), pq, []string{"matrix"}, bothChildren), ours)
 	})
 }
