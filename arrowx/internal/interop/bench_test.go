@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/dlpack-go/dlpack/arrowx/parquetx"
 	"github.com/dlpack-go/dlpack/core"
@@ -67,7 +68,8 @@ func benchFiles(b *testing.B) (arrowGo, parquetWasm string) {
 
 // BenchmarkInteropParquetRead reads a 256 MiB arrow.fixed_shape_tensor column ([65536, 1024]
 // float32) with parquetx.ReadFile from a file arrow-rs wrote (parquet-wasm) and from one arrow-go
-// wrote, side by side with os.ReadFile of each file. Throughput is of the tensor's bytes.
+// wrote, side by side with os.ReadFile of each file, and the two files read alternately
+// (parquetx/paired: wasm/go is the ratio of their times). Throughput is of the tensor's bytes.
 func BenchmarkInteropParquetRead(b *testing.B) {
 	arrowGo, parquetWasm := benchFiles(b)
 	// the two files hold the same tensor
@@ -86,6 +88,29 @@ func BenchmarkInteropParquetRead(b *testing.B) {
 	}
 	x.Release()
 	y.Release()
+	// the two files read alternately, each iteration in the other order: the ratio of their
+	// times is paired, whatever the machine's load does meanwhile
+	b.Run("parquetx/paired", func(b *testing.B) {
+		b.SetBytes(2 * benchRows * benchDim * 4)
+		var spent [2]time.Duration
+		i := 0
+		for b.Loop() {
+			for j := range 2 {
+				k := (i + j) % 2
+				start := time.Now()
+				t, err := parquetx.ReadFile([]string{arrowGo, parquetWasm}[k], tensorColumn)
+				if err != nil {
+					b.Fatal(err)
+				}
+				t.Release()
+				spent[k] += time.Since(start)
+			}
+			i++
+		}
+		b.ReportMetric(float64(spent[0].Nanoseconds())/float64(i), "arrow-go-ns/op")
+		b.ReportMetric(float64(spent[1].Nanoseconds())/float64(i), "parquet-wasm-ns/op")
+		b.ReportMetric(float64(spent[1])/float64(spent[0]), "wasm/go")
+	})
 	for _, f := range []struct{ name, path string }{{"arrow-go", arrowGo}, {"parquet-wasm", parquetWasm}} {
 		st, err := os.Stat(f.path)
 		if err != nil {
