@@ -69,7 +69,8 @@ func benchFiles(b *testing.B) (arrowGo, parquetWasm string) {
 // BenchmarkInteropParquetRead reads a 256 MiB arrow.fixed_shape_tensor column ([65536, 1024]
 // float32) with parquetx.ReadFile from a file arrow-rs wrote (parquet-wasm) and from one arrow-go
 // wrote, side by side with os.ReadFile of each file, and the two files read alternately
-// (parquetx/paired: wasm/go is the ratio of their times). Throughput is of the tensor's bytes.
+// (parquetx/paired: wasm/go is the ratio of their times, wasm/go-cpu of the process's CPU time
+// for each, which other processes' load leaves alone). Throughput is of the tensor's bytes.
 func BenchmarkInteropParquetRead(b *testing.B) {
 	arrowGo, parquetWasm := benchFiles(b)
 	// the two files hold the same tensor
@@ -92,24 +93,28 @@ func BenchmarkInteropParquetRead(b *testing.B) {
 	// times is paired, whatever the machine's load does meanwhile
 	b.Run("parquetx/paired", func(b *testing.B) {
 		b.SetBytes(2 * benchRows * benchDim * 4)
-		var spent [2]time.Duration
+		var spent, cpu [2]time.Duration
 		i := 0
 		for b.Loop() {
 			for j := range 2 {
 				k := (i + j) % 2
-				start := time.Now()
+				start, c0 := time.Now(), cpuTime()
 				t, err := parquetx.ReadFile([]string{arrowGo, parquetWasm}[k], tensorColumn)
 				if err != nil {
 					b.Fatal(err)
 				}
 				t.Release()
 				spent[k] += time.Since(start)
+				cpu[k] += cpuTime() - c0
 			}
 			i++
 		}
 		b.ReportMetric(float64(spent[0].Nanoseconds())/float64(i), "arrow-go-ns/op")
 		b.ReportMetric(float64(spent[1].Nanoseconds())/float64(i), "parquet-wasm-ns/op")
 		b.ReportMetric(float64(spent[1])/float64(spent[0]), "wasm/go")
+		if cpu[0] > 0 { // CPU time, which other processes' load leaves alone
+			b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "wasm/go-cpu")
+		}
 	})
 	for _, f := range []struct{ name, path string }{{"arrow-go", arrowGo}, {"parquet-wasm", parquetWasm}} {
 		st, err := os.Stat(f.path)
