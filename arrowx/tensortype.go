@@ -70,7 +70,7 @@ func NewFixedShapeTensorType(value arrow.DataType, shape []int64, dimNames []str
 		return nil, errs.Errorf(core.ErrNil, "arrowx: fixed_shape_tensor without an element type")
 	}
 	if _, err := FromDType(value); err != nil {
-		return nil, wrapf(err, "fixed_shape_tensor of %s", value)
+		return nil, wrapf(err, "fixed_shape_tensor of %s", typeString(value))
 	}
 	size, err := checkTensorMeta(shape, dimNames, permutation)
 	if err != nil {
@@ -174,7 +174,7 @@ func (t *FixedShapeTensorType) Serialize() string {
 func (*FixedShapeTensorType) Deserialize(storage arrow.DataType, data string) (arrow.ExtensionType, error) {
 	fsl, ok := storage.(*arrow.FixedSizeListType)
 	if !ok {
-		return nil, errs.Errorf(ErrMalformed, "arrowx: fixed_shape_tensor stored as %s, not a FixedSizeList", storage)
+		return nil, errs.Errorf(ErrMalformed, "arrowx: fixed_shape_tensor stored as %s, not a FixedSizeList", typeString(storage))
 	}
 	if fsl.Elem() == nil {
 		return nil, errs.Errorf(ErrMalformed, "arrowx: fixed_shape_tensor stored as a FixedSizeList without an element type")

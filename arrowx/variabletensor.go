@@ -81,7 +81,7 @@ func NewVariableShapeTensorType(value arrow.DataType, ndim int, dimNames []strin
 		return nil, errs.Errorf(core.ErrNil, "arrowx: variable_shape_tensor without an element type")
 	}
 	if _, err := FromDType(value); err != nil {
-		return nil, fmt.Errorf("arrowx: variable_shape_tensor of %s: %w", value, err)
+		return nil, fmt.Errorf("arrowx: variable_shape_tensor of %s: %w", typeString(value), err)
 	}
 	if ndim < 1 || ndim > core.MaxNdim-1 {
 		return nil, errs.Errorf(ErrMalformed, "arrowx: variable_shape_tensor of %d dimensions (1 to %d here)", ndim, core.MaxNdim-1)
@@ -168,24 +168,28 @@ func (t *VariableShapeTensorType) Serialize() string {
 func (*VariableShapeTensorType) Deserialize(storage arrow.DataType, data string) (arrow.ExtensionType, error) {
 	st, ok := storage.(*arrow.StructType)
 	if !ok {
-		return nil, errs.Errorf(ErrMalformed, "arrowx: variable_shape_tensor stored as %s, not a Struct of data and shape", storage)
+		return nil, errs.Errorf(ErrMalformed, "arrowx: variable_shape_tensor stored as %s, not a Struct of data and shape", typeString(storage))
 	}
-	names := make([]string, st.NumFields())
+	var names []string // the first few, for the message
 	for i, f := range st.Fields() {
-		names[i] = f.Name
+		if i == 4 {
+			names = append(names, "...")
+			break
+		}
+		names = append(names, f.Name)
 	}
 	di, si := st.FieldIndices("data"), st.FieldIndices("shape")
 	if st.NumFields() != 2 || len(di) != 1 || len(si) != 1 {
-		return nil, errs.Errorf(ErrMalformed, "arrowx: variable_shape_tensor stored as a Struct of fields %q, not of \"data\" and \"shape\" (in either order)", names)
+		return nil, errs.Errorf(ErrMalformed, "arrowx: variable_shape_tensor stored as a Struct of fields %.40q, not of \"data\" and \"shape\" (in either order)", names)
 	}
 	df, sf := st.Field(di[0]), st.Field(si[0])
 	lt, ok := df.Type.(*arrow.ListType)
 	if !ok || lt.Elem() == nil {
-		return nil, errs.Errorf(ErrMalformed, "arrowx: variable_shape_tensor's data field is %s, not a List", df.Type)
+		return nil, errs.Errorf(ErrMalformed, "arrowx: variable_shape_tensor's data field is %s, not a List", typeString(df.Type))
 	}
 	ft, ok := sf.Type.(*arrow.FixedSizeListType)
 	if !ok || !arrow.TypeEqual(ft.Elem(), arrow.PrimitiveTypes.Int32) {
-		return nil, errs.Errorf(ErrMalformed, "arrowx: variable_shape_tensor's shape field is %s, not a FixedSizeList<int32>", sf.Type)
+		return nil, errs.Errorf(ErrMalformed, "arrowx: variable_shape_tensor's shape field is %s, not a FixedSizeList<int32>", typeString(sf.Type))
 	}
 	var m variableShapeMeta
 	if strings.TrimSpace(data) != "" {
