@@ -49,7 +49,17 @@ func FromDType(dt arrow.DataType) (core.DLDataType, error) {
 	if isBool8(dt) {
 		return core.Bool, nil
 	}
-	return core.DLDataType{}, errs.Errorf(adapters.ErrUnsupported, "arrowx: Arrow type %s has no DLPack element type", dt)
+	return core.DLDataType{}, errs.Errorf(adapters.ErrUnsupported, "arrowx: Arrow type %s has no DLPack element type", typeString(dt))
+}
+
+// typeString is dt's name for a message, cut at 200 bytes: a type read from an IPC stream or
+// a file may have names of any length.
+func typeString(dt arrow.DataType) string {
+	s := dt.String()
+	if len(s) > 200 {
+		return s[:200] + "..."
+	}
+	return s
 }
 
 // isBool8 reports whether dt is Arrow's canonical arrow.bool8 (one byte per bool, 0 false and

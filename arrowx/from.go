@@ -1,6 +1,7 @@
 package arrowx
 
 import (
+	"encoding/binary"
 	"math"
 	"math/bits"
 	"unsafe"
@@ -34,6 +35,9 @@ type layout struct {
 	total  int64           // number of leaf elements
 	// bytewise: a bool leaf of one byte per value (Arrow's canonical arrow.bool8), not bits
 	bytewise bool
+	// swap: the values are in the other byte order than this machine's (a record batch whose
+	// schema says so): copyOut swaps each value's bytes
+	swap bool
 }
 
 // mulCheck returns a*b, or false if it overflows int64 (both non-negative).
@@ -297,6 +301,9 @@ func (l layout) copyOut(fill float64, nulls bool) (*core.Tensor, error) {
 	default:
 		size := int64(l.dtype.Size())
 		copy(dst, src[l.first*size:(l.first+l.total)*size])
+		if l.swap {
+			swapBytes(dst[:l.total*size], int(size))
+		}
 	}
 	if nulls {
 		if err := l.fillNulls(t, fill); err != nil {
@@ -344,4 +351,22 @@ func (l layout) fillNulls(t *core.Tensor, fill float64) error {
 		}
 	}
 	return nil
+}
+
+// swapBytes reverses the bytes of each size-byte value of b, in place.
+func swapBytes(b []byte, size int) {
+	switch size {
+	case 2:
+		for i := 0; i+1 < len(b); i += 2 {
+			binary.LittleEndian.PutUint16(b[i:], binary.BigEndian.Uint16(b[i:]))
+		}
+	case 4:
+		for i := 0; i+3 < len(b); i += 4 {
+			binary.LittleEndian.PutUint32(b[i:], binary.BigEndian.Uint32(b[i:]))
+		}
+	case 8:
+		for i := 0; i+7 < len(b); i += 8 {
+			binary.LittleEndian.PutUint64(b[i:], binary.BigEndian.Uint64(b[i:]))
+		}
+	}
 }

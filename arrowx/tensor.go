@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/endian"
 	amemory "github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/tensor"
 
@@ -237,6 +238,13 @@ func abs(x int64) int64 {
 // every column's buffer; otherwise (columns in buffers of their own, even ones that happen to lie
 // equally spaced) the columns are copied once into a C-order tensor. Nulls follow
 // FromArray's rules (FillNulls). Options apply as in FromArray.
+//
+// The schema's byte order is honoured: the values of a record whose schema is in the other byte
+// order than this machine's (big-endian, here, as Arrow's big-endian files read with
+// ipc.WithEnsureNativeEndian(false) or a record assembled by hand) are swapped into memory of
+// their own, a copy that adapters.ReportCopy reports and adapters.ZeroCopyOnly refuses with
+// adapters.ErrCopyRequired naming the byte order. (An array carries no byte order: FromArray
+// reads its values in this machine's.)
 func FromRecord(rec arrow.RecordBatch, opts ...adapters.Option) (*core.Tensor, error) {
 	if rec == nil {
 		return nil, errs.Errorf(core.ErrNil, "arrowx: FromRecord of a nil record batch")
@@ -249,6 +257,10 @@ func FromRecord(rec arrow.RecordBatch, opts ...adapters.Option) (*core.Tensor, e
 	fill, canFill := fillOf(o)
 	lays := make([]layout, ncols)
 	nulls := false
+	// the schema's byte order: the values of a record in the other one are swapped into memory
+	// of their own (arrow-go's IPC readers swap them themselves unless told not to,
+	// ipc.WithEnsureNativeEndian(false); a record assembled by hand may still say big-endian)
+	swap := !rec.Schema().IsNativeEndian()
 	for j := range lays {
 		col := rec.Column(int(j))
 		if _, nested := col.DataType().(*arrow.FixedSizeListType); nested {
@@ -274,6 +286,7 @@ func FromRecord(rec arrow.RecordBatch, opts ...adapters.Option) (*core.Tensor, e
 			}
 			nulls = true
 		}
+		l.swap = swap
 		lays[j] = l
 	}
 	dt := lays[0].dtype
@@ -287,6 +300,9 @@ func FromRecord(rec arrow.RecordBatch, opts ...adapters.Option) (*core.Tensor, e
 	switch {
 	case dt == core.Bool:
 		share, why = false, "Arrow booleans are bit-packed"
+	case swap && dt.Size() > 1:
+		share, why = false, fmt.Sprintf("the record is %s-endian, this machine %s-endian: its values are swapped into memory of their own",
+			endianName(rec.Schema().Endianness()), endianName(endian.NativeEndian))
 	case nulls:
 		share, why = false, "columns have nulls to fill"
 	case !spaced:
@@ -327,6 +343,14 @@ func FromRecord(rec arrow.RecordBatch, opts ...adapters.Option) (*core.Tensor, e
 	}
 	o.Report(true)
 	return flagged, nil
+}
+
+// endianName is "big" or "little".
+func endianName(e endian.Endianness) string {
+	if e == endian.BigEndian {
+		return "big"
+	}
+	return "little"
 }
 
 // copyColumn copies col, rows elements, into column j of the matrix out, through a view it

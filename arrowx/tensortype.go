@@ -70,7 +70,7 @@ func NewFixedShapeTensorType(value arrow.DataType, shape []int64, dimNames []str
 		return nil, errs.Errorf(core.ErrNil, "arrowx: fixed_shape_tensor without an element type")
 	}
 	if _, err := FromDType(value); err != nil {
-		return nil, wrapf(err, "fixed_shape_tensor of %s", value)
+		return nil, wrapf(err, "fixed_shape_tensor of %s", typeString(value))
 	}
 	size, err := checkTensorMeta(shape, dimNames, permutation)
 	if err != nil {
@@ -145,8 +145,12 @@ func (t *FixedShapeTensorType) LogicalShape() []int64 {
 }
 
 // ValueType is the Arrow type of the elements.
+// A type not made by NewFixedShapeTensorType or Deserialize (the zero value) has none: nil.
 func (t *FixedShapeTensorType) ValueType() arrow.DataType {
-	return t.Storage.(*arrow.FixedSizeListType).Elem()
+	if fsl, ok := t.Storage.(*arrow.FixedSizeListType); ok {
+		return fsl.Elem()
+	}
+	return nil
 }
 
 // Serialize is the JSON metadata: {"shape":[...]} with "dim_names" and "permutation" when set.
@@ -159,13 +163,21 @@ func (t *FixedShapeTensorType) Serialize() string {
 	return string(b)
 }
 
-// Deserialize makes the type of an array read from IPC, Flight or the C Data Interface,
-// checking the metadata as untrusted input: the storage must be a FixedSizeList of a primitive
-// type whose size is the product of the shape, and the names and permutation must fit it.
+// Deserialize makes the type of an array read from IPC, Flight, Parquet or the C Data
+// Interface, checking storage and metadata as untrusted input (ErrMalformed): the storage must
+// be a FixedSizeList of a primitive type (its child may have any name and be nullable or not,
+// as Arrow's specification allows: arrow-go and pyarrow write a nullable "item", arrow-rs a
+// non-nullable one) whose size is the product of the shape, and the names and permutation must
+// fit the shape. The type keeps the storage it was given, child field and all, so that a
+// reader comparing it with the stored schema (arrow-go's Parquet reader does) finds it equal
+// and a file written again stores the same schema.
 func (*FixedShapeTensorType) Deserialize(storage arrow.DataType, data string) (arrow.ExtensionType, error) {
 	fsl, ok := storage.(*arrow.FixedSizeListType)
 	if !ok {
-		return nil, errs.Errorf(ErrMalformed, "arrowx: fixed_shape_tensor stored as %s, not a FixedSizeList", storage)
+		return nil, errs.Errorf(ErrMalformed, "arrowx: fixed_shape_tensor stored as %s, not a FixedSizeList", typeString(storage))
+	}
+	if fsl.Elem() == nil {
+		return nil, errs.Errorf(ErrMalformed, "arrowx: fixed_shape_tensor stored as a FixedSizeList without an element type")
 	}
 	dec := json.NewDecoder(strings.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -184,9 +196,10 @@ func (*FixedShapeTensorType) Deserialize(storage arrow.DataType, data string) (a
 		return nil, err
 	}
 	if got, want := fsl.Len(), t.Storage.(*arrow.FixedSizeListType).Len(); got != want {
-		return nil, errs.Errorf(ErrMalformed, "arrowx: fixed_shape_tensor of shape %v stored as FixedSizeList<%d>, not <%d>",
+		return nil, errs.Errorf(ErrMalformed, "arrowx: fixed_shape_tensor of shape %v stored as FixedSizeList<%d>, not <%d> (the product of the shape)",
 			m.Shape, got, want)
 	}
+	t.Storage = storage // the producer's child field: its name, nullability and metadata
 	return t, nil
 }
 

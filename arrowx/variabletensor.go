@@ -41,6 +41,8 @@ type VariableShapeTensorType struct {
 	dimNames     []string
 	permutation  []int
 	uniformShape []int64 // -1: the dimension varies; nil: none given
+	// the storage struct's fields "data" and "shape", in the order the producer wrote them
+	dataIdx, shapeIdx int
 }
 
 // VariableShapeTensorArray is an array of arrow.variable_shape_tensor.
@@ -63,7 +65,9 @@ func init() {
 func variableStorage(value arrow.DataType, ndim int) arrow.DataType {
 	return arrow.StructOf(
 		arrow.Field{Name: "data", Type: arrow.ListOf(value), Nullable: true},
-		arrow.Field{Name: "shape", Type: arrow.FixedSizeListOf(int32(ndim), arrow.PrimitiveTypes.Int32)},
+		// nullable, as Arrow C++ declares it: pyarrow drops the extension type of a Parquet
+		// column whose stored shape field is not
+		arrow.Field{Name: "shape", Type: arrow.FixedSizeListOf(int32(ndim), arrow.PrimitiveTypes.Int32), Nullable: true},
 	)
 }
 
@@ -77,7 +81,7 @@ func NewVariableShapeTensorType(value arrow.DataType, ndim int, dimNames []strin
 		return nil, errs.Errorf(core.ErrNil, "arrowx: variable_shape_tensor without an element type")
 	}
 	if _, err := FromDType(value); err != nil {
-		return nil, fmt.Errorf("arrowx: variable_shape_tensor of %s: %w", value, err)
+		return nil, fmt.Errorf("arrowx: variable_shape_tensor of %s: %w", typeString(value), err)
 	}
 	if ndim < 1 || ndim > core.MaxNdim-1 {
 		return nil, errs.Errorf(ErrMalformed, "arrowx: variable_shape_tensor of %d dimensions (1 to %d here)", ndim, core.MaxNdim-1)
@@ -102,7 +106,7 @@ func NewVariableShapeTensorType(value arrow.DataType, ndim int, dimNames []strin
 	return &VariableShapeTensorType{
 		ExtensionBase: arrow.ExtensionBase{Storage: variableStorage(value, ndim)},
 		ndim:          ndim, dimNames: slices.Clone(dimNames), permutation: slices.Clone(permutation),
-		uniformShape: slices.Clone(uniformShape),
+		uniformShape: slices.Clone(uniformShape), dataIdx: 0, shapeIdx: 1,
 	}, nil
 }
 
@@ -127,8 +131,16 @@ func (t *VariableShapeTensorType) Permutation() []int { return slices.Clone(t.pe
 func (t *VariableShapeTensorType) UniformShape() []int64 { return slices.Clone(t.uniformShape) }
 
 // ValueType is the Arrow type of the elements.
+// A type not made by NewVariableShapeTensorType or Deserialize (the zero value) has none: nil.
 func (t *VariableShapeTensorType) ValueType() arrow.DataType {
-	return t.Storage.(*arrow.StructType).Field(0).Type.(*arrow.ListType).Elem()
+	st, ok := t.Storage.(*arrow.StructType)
+	if !ok || t.dataIdx >= st.NumFields() {
+		return nil
+	}
+	if lt, ok := st.Field(t.dataIdx).Type.(*arrow.ListType); ok {
+		return lt.Elem()
+	}
+	return nil
 }
 
 // Serialize is the JSON metadata, with dim_names, permutation and uniform_shape when set.
@@ -145,21 +157,39 @@ func (t *VariableShapeTensorType) Serialize() string {
 	return string(b)
 }
 
-// Deserialize makes the type of an array read from IPC, Flight or the C Data Interface,
-// checking storage and metadata as untrusted input (ErrMalformed): the storage must be a
-// Struct of "data", a List of a primitive type, and "shape", a FixedSizeList<int32>; the
-// metadata's names, permutation and uniform shape must fit its number of dimensions.
+// Deserialize makes the type of an array read from IPC, Flight, Parquet or the C Data
+// Interface, checking storage and metadata as untrusted input (ErrMalformed). The storage must
+// be what Arrow's specification says, and may be anything it allows: a Struct of two fields
+// found by name, in either order, "data", a List of a primitive type, and "shape", a
+// FixedSizeList<int32>[ndim], any of them (and their children, whatever they are called)
+// nullable or not. The metadata's keys are all optional; its names, permutation and uniform
+// shape must fit ndim. The type keeps the storage it was given, so that a reader comparing it
+// with the stored schema finds it equal and a file written again stores the same schema.
 func (*VariableShapeTensorType) Deserialize(storage arrow.DataType, data string) (arrow.ExtensionType, error) {
 	st, ok := storage.(*arrow.StructType)
-	if !ok || st.NumFields() != 2 {
-		return nil, errs.Errorf(ErrMalformed, "arrowx: variable_shape_tensor stored as %s, not a Struct of data and shape", storage)
+	if !ok {
+		return nil, errs.Errorf(ErrMalformed, "arrowx: variable_shape_tensor stored as %s, not a Struct of data and shape", typeString(storage))
 	}
-	df, _ := st.FieldByName("data")
-	sf, _ := st.FieldByName("shape")
-	lt, ok1 := df.Type.(*arrow.ListType)
-	ft, ok2 := sf.Type.(*arrow.FixedSizeListType)
-	if !ok1 || !ok2 || !arrow.TypeEqual(ft.Elem(), arrow.PrimitiveTypes.Int32) {
-		return nil, errs.Errorf(ErrMalformed, "arrowx: variable_shape_tensor stored as %s, not a Struct of data (a List) and shape (a FixedSizeList<int32>)", storage)
+	var names []string // the first few, for the message
+	for i, f := range st.Fields() {
+		if i == 4 {
+			names = append(names, "...")
+			break
+		}
+		names = append(names, f.Name)
+	}
+	di, si := st.FieldIndices("data"), st.FieldIndices("shape")
+	if st.NumFields() != 2 || len(di) != 1 || len(si) != 1 {
+		return nil, errs.Errorf(ErrMalformed, "arrowx: variable_shape_tensor stored as a Struct of fields %.40q, not of \"data\" and \"shape\" (in either order)", names)
+	}
+	df, sf := st.Field(di[0]), st.Field(si[0])
+	lt, ok := df.Type.(*arrow.ListType)
+	if !ok || lt.Elem() == nil {
+		return nil, errs.Errorf(ErrMalformed, "arrowx: variable_shape_tensor's data field is %s, not a List", typeString(df.Type))
+	}
+	ft, ok := sf.Type.(*arrow.FixedSizeListType)
+	if !ok || !arrow.TypeEqual(ft.Elem(), arrow.PrimitiveTypes.Int32) {
+		return nil, errs.Errorf(ErrMalformed, "arrowx: variable_shape_tensor's shape field is %s, not a FixedSizeList<int32>", typeString(sf.Type))
 	}
 	var m variableShapeMeta
 	if strings.TrimSpace(data) != "" {
@@ -189,10 +219,7 @@ func (*VariableShapeTensorType) Deserialize(storage arrow.DataType, data string)
 	if err != nil {
 		return nil, err
 	}
-	if !arrow.TypeEqual(t.Storage, storage) {
-		// field names, order and nullability aside, the same types: keep the producer's storage
-		t.Storage = storage
-	}
+	t.Storage, t.dataIdx, t.shapeIdx = storage, di[0], si[0] // the producer's fields, as they are
 	return t, nil
 }
 
@@ -239,10 +266,7 @@ func (a *VariableShapeTensorArray) Tensor(i int, opts ...adapters.Option) (*core
 		return nil, errs.Errorf(ErrMalformed, "arrowx: variable_shape_tensor storage with %d children", len(st.Children()))
 	}
 	sti := st.(*array.Data)
-	dataIdx, shapeIdx := 0, 1
-	if f := vt.Storage.(*arrow.StructType).Field(0); f.Name == "shape" {
-		dataIdx, shapeIdx = 1, 0
-	}
+	dataIdx, shapeIdx := vt.dataIdx, vt.shapeIdx
 	row := int64(st.Offset()) + int64(i)
 	shape, err := elementShape(sti.Children()[shapeIdx], row, vt)
 	if err != nil {
@@ -468,10 +492,7 @@ func fromVariableShape(vt *VariableShapeTensorType, d arrow.ArrayData, opts []ad
 	if len(st.Children()) != 2 {
 		return nil, errs.Errorf(ErrMalformed, "arrowx: variable_shape_tensor storage with %d children", len(st.Children()))
 	}
-	dataIdx, shapeIdx := 0, 1
-	if f := vt.Storage.(*arrow.StructType).Field(0); f.Name == "shape" {
-		dataIdx, shapeIdx = 1, 0
-	}
+	dataIdx, shapeIdx := vt.dataIdx, vt.shapeIdx
 	dataCol, shapeCol := st.Children()[dataIdx], st.Children()[shapeIdx]
 	var shape []int64
 	var first, next int64

@@ -203,7 +203,7 @@ func listColumn(typ arrow.DataType, info Info) (*arrowx.VariableShapeTensorType,
 	case vt.Ndim() != wireNdim(info.Ndim, extra):
 		return nil, errs.Errorf(ErrProtocol, "flightx: column %s carries %s tensors of %d dimensions (want ndim %d)", vt,
 			info.DType, info.Ndim, wireNdim(info.Ndim, extra))
-	case vt.Permutation() != nil:
+	case !identityPermutation(vt.Permutation()):
 		return nil, errs.Errorf(ErrProtocol, "flightx: column %s has a permutation (tensor streams have none)", vt)
 	}
 	return vt, nil
@@ -634,14 +634,25 @@ func nullRow(arr *arrowx.VariableShapeTensorArray, vt *arrowx.VariableShapeTenso
 	if arr.NullN() == 0 && st.NullN() == 0 && data.NullN() == 0 && shape.NullN() == 0 && vals.NullN() == 0 && dims.NullN() == 0 {
 		return nil
 	}
-	anyIn := func(a arrow.Array, lo, hi int64) bool {
-		for j := max(lo, 0); j < min(hi, int64(a.Len())); j++ {
-			if a.IsNull(int(j)) {
-				return true
+	// every row needs an offset: a batch that claims more rows than its offsets hold is refused
+	// before any row is looked at (listRows would refuse it too)
+	if bs := data.Data().Buffers(); len(bs) < 2 || bs[1] == nil || int64(bs[1].Len())/4 < int64(data.Data().Offset())+int64(arr.Len())+1 {
+		return errs.Errorf(ErrProtocol, "flightx: a list's batch of %d tensors with short offsets", arr.Len())
+	}
+	// the first null element and dimension, found once each: a row's check is then constant
+	// time, whatever ranges hostile offsets give the rows
+	firstNull := func(a arrow.Array) int64 {
+		if a.NullN() == 0 {
+			return -1
+		}
+		for j := range a.Len() {
+			if a.IsNull(j) {
+				return int64(j)
 			}
 		}
-		return false
+		return -1
 	}
+	nullVal, nullDim := firstNull(vals), firstNull(dims)
 	offs := data.Offsets() // its length unchecked yet (listRows does): rows past it are left to listRows
 	for i := range arr.Len() {
 		what := ""
@@ -652,9 +663,9 @@ func nullRow(arr *arrowx.VariableShapeTensorArray, vt *arrowx.VariableShapeTenso
 			what = "has null data"
 		case shape.IsNull(i):
 			what = "has a null shape"
-		case vals.NullN() != 0 && i+1 < len(offs) && anyIn(vals, int64(offs[i]), int64(offs[i+1])):
+		case nullVal >= 0 && i+1 < len(offs) && int64(offs[i]) <= nullVal && nullVal < int64(offs[i+1]):
 			what = "has a null element"
-		case dims.NullN() != 0 && anyIn(dims, int64(i)*int64(vt.Ndim()), int64(i+1)*int64(vt.Ndim())):
+		case nullDim >= 0 && nullDim/int64(vt.Ndim()) == int64(i):
 			what = "has a null dimension"
 		default:
 			continue
@@ -673,7 +684,7 @@ func nullRow(arr *arrowx.VariableShapeTensorArray, vt *arrowx.VariableShapeTenso
 // its elements too (0); every schema metadata key is the list's metadata, none starting with
 // "dlpack.".
 func plainListSchema(s *arrow.Schema, vt *arrowx.VariableShapeTensorType) (Info, error) {
-	if vt.Permutation() != nil {
+	if !identityPermutation(vt.Permutation()) {
 		return Info{}, errs.Errorf(ErrProtocol, "flightx: column %s has a permutation (plain tensor streams are read in "+
 			"row-major order only)", vt)
 	}

@@ -364,7 +364,7 @@ func plainSchema(s *arrow.Schema) (info Info, col *tensorColumn, err error) {
 	value, row := typ, []int64(nil)
 	ft, isTensor := typ.(*arrowx.FixedShapeTensorType)
 	if isTensor {
-		if ft.Permutation() != nil {
+		if !identityPermutation(ft.Permutation()) {
 			return info, nil, errs.Errorf(ErrProtocol, "flightx: column %s has a permutation (plain tensor streams "+
 				"are read in row-major order only)", ft)
 		}
@@ -391,4 +391,16 @@ func plainSchema(s *arrow.Schema) (info Info, col *tensorColumn, err error) {
 		info.Meta[k] = md.Values()[i]
 	}
 	return info, col, nil
+}
+
+// identityPermutation reports whether perm, a tensor type's permutation, leaves the dimensions
+// in their order: none, or [0, 1, ..., n-1], which pyarrow's
+// FixedShapeTensorArray.from_numpy_ndarray writes for every C-contiguous array.
+func identityPermutation(perm []int) bool {
+	for i, p := range perm {
+		if p != i {
+			return false
+		}
+	}
+	return true
 }

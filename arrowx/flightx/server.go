@@ -144,7 +144,8 @@ type Server struct {
 	mu      sync.Mutex
 	tensors map[string]entry
 	grpc    *grpc.Server
-	stopped bool // Stop or GracefulStop was called: Serve returns at once
+	stopped bool         // Stop or GracefulStop was called: Serve returns at once
+	panics  atomic.Int64 // handler panics recovered (Panics)
 }
 
 // NewServer makes a server with no tensors.
@@ -346,8 +347,10 @@ func (s *Server) info(name string, e entry) (*flight.FlightInfo, error) {
 }
 
 // ListFlights describes every stored tensor.
-func (s *Server) ListFlights(_ *flight.Criteria, stream flight.FlightService_ListFlightsServer) error {
+func (s *Server) ListFlights(_ *flight.Criteria, stream flight.FlightService_ListFlightsServer) (err error) {
+	defer s.recovered("ListFlights", &err)
 	for _, name := range s.Names() {
+		hook("ListFlights", name)
 		s.mu.Lock()
 		e, ok := s.tensors[name]
 		s.mu.Unlock()
@@ -366,10 +369,12 @@ func (s *Server) ListFlights(_ *flight.Criteria, stream flight.FlightService_Lis
 }
 
 // GetFlightInfo describes one stored tensor (descriptor PATH [name]).
-func (s *Server) GetFlightInfo(_ context.Context, d *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+func (s *Server) GetFlightInfo(_ context.Context, d *flight.FlightDescriptor) (fi *flight.FlightInfo, err error) {
+	defer s.recovered("GetFlightInfo", &err)
 	if d == nil || len(d.Path) != 1 {
 		return nil, status.Error(codes.InvalidArgument, "flightx: descriptor must be a path of one tensor name")
 	}
+	hook("GetFlightInfo", d.Path[0])
 	s.mu.Lock()
 	e, ok := s.tensors[d.Path[0]]
 	s.mu.Unlock()
@@ -382,7 +387,8 @@ func (s *Server) GetFlightInfo(_ context.Context, d *flight.FlightDescriptor) (*
 // DoGet streams the tensor named by the ticket. A client that stops reading (so that a send
 // waits for gRPC's flow control for the idle timeout, WithIdleTimeout) has its stream ended
 // with DeadlineExceeded, which lets the tensor and the handler go.
-func (s *Server) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServer) error {
+func (s *Server) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServer) (err error) {
+	defer s.recovered("DoGet", &err)
 	name := string(tk.GetTicket())
 	send, release, err := s.sender(name)
 	if errors.Is(err, ErrNotFound) {
@@ -391,6 +397,7 @@ func (s *Server) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServe
 	if err != nil {
 		return status.Error(codes.Internal, err.Error())
 	}
+	send = s.guarded(name, send)
 	if s.cfg.idle <= 0 {
 		defer release()
 		return getStatus(send(stream.Send))
@@ -516,7 +523,8 @@ func getStatus(err error) error {
 // as a list of one tensor a row (GetTensors returns it), within WithMaxBytes. A stream that
 // goes quiet for the idle timeout (WithIdleTimeout) is ended with DeadlineExceeded, one whose
 // memory would pass the server's limit (WithMaxInFlight) with ResourceExhausted.
-func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
+func (s *Server) DoPut(stream flight.FlightService_DoPutServer) (err error) {
+	defer s.recovered("DoPut", &err)
 	var src flight.DataStreamReader = stream
 	if s.cfg.idle > 0 {
 		r := newIdleReader(stream, s.cfg.idle)
@@ -544,10 +552,18 @@ func (s *Server) DoPut(stream flight.FlightService_DoPutServer) error {
 	default:
 		return status.Error(codes.InvalidArgument, err.Error())
 	}
+	e := entry{t: t, meta: info.Meta}
 	if info.Variable {
-		s.store(info.Name, entry{list: list, meta: info.Meta, info: info})
-	} else {
-		s.store(info.Name, entry{t: t, meta: info.Meta})
+		e = entry{list: list, meta: info.Meta, info: info}
 	}
+	stored := false
+	defer func() {
+		if !stored { // a panic before the store: what the stream received goes
+			e.release()
+		}
+	}()
+	hook("DoPut", info.Name)
+	s.store(info.Name, e)
+	stored = true
 	return stream.Send(&flight.PutResult{})
 }

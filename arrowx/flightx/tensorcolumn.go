@@ -105,7 +105,7 @@ func columnOf(info Info, chunkBytes int) (tensorColumn, error) {
 }
 
 // columnFrom checks a tensor column's type (untrusted) against the dtype and shape of the
-// schema's metadata: the carrier of the dtype, no permutation, and a shape that is a row of
+// schema's metadata: the carrier of the dtype, no permutation (or the identity), and a shape that is a row of
 // the tensor's (its trailing dimensions, and the carrier's own).
 func columnFrom(ft *arrowx.FixedShapeTensorType, info Info) (tensorColumn, error) {
 	at, extra, err := carrier(info.DType)
@@ -118,7 +118,7 @@ func columnFrom(ft *arrowx.FixedShapeTensorType, info Info) (tensorColumn, error
 	if !arrow.TypeEqual(ft.ValueType(), at) {
 		return bad(fmt.Sprintf("its value type is not %s", at))
 	}
-	if ft.Permutation() != nil {
+	if !identityPermutation(ft.Permutation()) {
 		return bad("tensor streams have no permutation")
 	}
 	inner := ft.Shape()

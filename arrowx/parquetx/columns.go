@@ -94,7 +94,7 @@ func Describe(r parquet.ReaderAtSeeker) (info FileInfo, err error) {
 		return info, fmt.Errorf("parquetx: %w", err)
 	}
 	defer fr.Close()
-	ar, err := arrowReader(fr, pqarrow.ArrowReadProperties{})
+	ar, nested, err := arrowReader(fr, pqarrow.ArrowReadProperties{})
 	if err != nil {
 		return info, err
 	}
@@ -102,7 +102,7 @@ func Describe(r parquet.ReaderAtSeeker) (info FileInfo, err error) {
 	if err != nil {
 		return info, fmt.Errorf("parquetx: %w", err)
 	}
-	schema = withBool8(fr, schema)
+	schema = nested.apply(withBool8(fr, schema))
 	rows := fr.NumRows()
 	if rows < 0 {
 		return info, errs.Errorf(arrowx.ErrMalformed, "parquetx: malformed file: %d rows", rows)

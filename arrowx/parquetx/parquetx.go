@@ -153,6 +153,7 @@ type openedFile struct {
 	groups []int
 	rows   int64
 	limit  int64 // MaxDecoded's, or 0
+	nested nestedTypes
 }
 
 // openFile opens r for Read, ReadTensors and ReadMatrix. arrow-go's reader closes a source it
@@ -173,7 +174,7 @@ func openFile(r parquet.ReaderAtSeeker, o adapters.Options) (*openedFile, error)
 		fr.Close()
 		return nil, err
 	}
-	if f.ar, err = arrowReader(fr, pqarrow.ArrowReadProperties{BatchSize: max(f.rows, 1)}); err != nil {
+	if f.ar, f.nested, err = arrowReader(fr, pqarrow.ArrowReadProperties{BatchSize: max(f.rows, 1)}); err != nil {
 		fr.Close()
 		return nil, err
 	}
@@ -182,7 +183,7 @@ func openFile(r parquet.ReaderAtSeeker, o adapters.Options) (*openedFile, error)
 		fr.Close()
 		return nil, fmt.Errorf("parquetx: %w", err)
 	}
-	f.schema = withBool8(fr, schema)
+	f.schema = f.nested.apply(withBool8(fr, schema))
 	return f, nil
 }
 
@@ -213,7 +214,10 @@ func (f *openedFile) fits(what string, rows, per int64) error {
 // ARROW:schema metadata, an IPC schema message in base64) has passed ipcverify: arrow-go
 // allocates what that message's vectors claim, before any check (an "out of memory" that no
 // recover catches).
-func arrowReader(fr *file.Reader, props pqarrow.ArrowReadProperties) (*pqarrow.FileReader, error) {
+//
+// It also returns the columns whose stored types hold nested extension types, which it hands
+// pqarrow without them (see nestedTypes).
+func arrowReader(fr *file.Reader, props pqarrow.ArrowReadProperties) (*pqarrow.FileReader, nestedTypes, error) {
 	if v := fr.MetaData().KeyValueMetadata().FindValue(arrowSchemaKey); v != nil {
 		// decoded as arrow-go does: padded base64, or else unpadded
 		b, err := base64.StdEncoding.DecodeString(*v)
@@ -222,15 +226,16 @@ func arrowReader(fr *file.Reader, props pqarrow.ArrowReadProperties) (*pqarrow.F
 		}
 		if err == nil { // arrow-go reports what it cannot decode
 			if err := ipcverify.Schema(b, ipcverify.Policy{Dictionaries: true}); err != nil {
-				return nil, errs.Errorf(arrowx.ErrMalformed, "parquetx: the file's %s metadata: %v", arrowSchemaKey, err)
+				return nil, nil, errs.Errorf(arrowx.ErrMalformed, "parquetx: the file's %s metadata: %v", arrowSchemaKey, err)
 			}
 		}
 	}
+	nested := unnest(fr)
 	ar, err := pqarrow.NewFileReader(fr, props, amemory.DefaultAllocator)
 	if err != nil {
-		return nil, fmt.Errorf("parquetx: %w", err)
+		return nil, nil, fmt.Errorf("parquetx: %w", err)
 	}
-	return ar, nil
+	return ar, nested, nil
 }
 
 // arrowSchemaKey is the key of a Parquet file's metadata under which Arrow writers store the
@@ -261,7 +266,7 @@ func (f *openedFile) readColumn(column string) (*arrow.Chunked, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parquetx: column %q: %w", column, err)
 	}
-	return asBool8(chunks, field.Type), nil
+	return retype(asBool8(chunks, field.Type), field.Type), nil
 }
 
 // rowBytes is what arrow-go's Parquet reader reserves for a row of a column of type dt, at
@@ -420,7 +425,7 @@ func VariableShapeColumn(name string, tensors ...*core.Tensor) adapters.Option {
 	}
 }
 
-// Write writes the columns as one Parquet file (one row group) to w: a 1-D tensor as a
+// Write writes the columns as one Parquet file (one row group) to w, which stays open: a 1-D tensor as a
 // primitive column, an N-D tensor [rows, S...] as an arrow.fixed_shape_tensor column (see
 // arrowx.ToFixedShapeTensor: a batch in a permuted order is written in its physical order with
 // its permutation), and the VariableShapeColumn options as arrow.variable_shape_tensor
@@ -463,34 +468,66 @@ func Write(w io.Writer, columns []Column, opts ...adapters.Option) error {
 		if err != nil {
 			return fmt.Errorf("parquetx: column %q: %w", c.Name, err)
 		}
-		var md arrow.Metadata
-		if ext, ok := a.(array.ExtensionArray); ok {
-			// pqarrow writes no extension type over a nested storage: write the storage, with
-			// the extension's name and metadata on the field as Arrow's IPC does, which readers
-			// of the stored Arrow schema (pqarrow, pyarrow) turn back into the extension type
-			et := ext.ExtensionType()
-			md = arrow.NewMetadata([]string{ipcExtensionName, ipcExtensionMetadata}, []string{et.ExtensionName(), et.Serialize()})
-			storage := ext.Storage()
-			storage.Retain()
-			a.Release()
-			a = storage
-		}
 		arrays[i] = a
 		if rows >= 0 && int64(a.Len()) != rows {
 			return errs.Errorf(core.ErrShape, "parquetx: column %q has %d rows, column %q %d", c.Name, a.Len(), columns[0].Name, rows)
 		}
 		rows = int64(a.Len())
-		fields[i] = arrow.Field{Name: c.Name, Type: a.DataType(), Nullable: false, Metadata: md}
+		fields[i] = arrow.Field{Name: c.Name, Type: a.DataType(), Nullable: false}
 	}
 	schema := arrow.NewSchema(fields, nil)
 	rec := array.NewRecordBatch(schema, arrays, rows)
 	defer rec.Release()
-	pw, err := pqarrow.NewFileWriter(schema, w, parquet.NewWriterProperties(),
+	return WriteRecord(w, rec)
+}
+
+// WriteRecord writes the Arrow record batch rec as one Parquet file (one row group) to w, as
+// Write writes its columns: a column of an extension type (arrow.fixed_shape_tensor,
+// arrow.variable_shape_tensor of arrowx's types with their dimension names, permutation and
+// uniform shape, or another) is written as its storage, with the extension's name and metadata on
+// the field as Arrow's IPC format has them, and the Arrow schema is stored in the file, so that
+// Read, pyarrow and arrow-rs give the extension type back. The fields' storage (the nullability
+// and names of list children) is written as rec has it. It is for Arrow data you already have;
+// Write makes the record of tensors.
+func WriteRecord(w io.Writer, rec arrow.RecordBatch) error {
+	if rec == nil {
+		return errs.Errorf(core.ErrNil, "parquetx: WriteRecord of a nil record batch")
+	}
+	if rec.NumCols() == 0 {
+		return errs.Errorf(core.ErrArgument, "parquetx: WriteRecord of no columns")
+	}
+	fields := rec.Schema().Fields()
+	arrays := make([]arrow.Array, len(fields))
+	for i, a := range rec.Columns() {
+		if ext, ok := a.(array.ExtensionArray); ok {
+			// pqarrow writes no extension type over a nested storage: write the storage, with
+			// the extension's name and metadata on the field as Arrow's IPC does, which readers
+			// of the stored Arrow schema (pqarrow, pyarrow, arrow-rs) turn back into the
+			// extension type
+			et := ext.ExtensionType()
+			keys, vals := []string{ipcExtensionName, ipcExtensionMetadata}, []string{et.ExtensionName(), et.Serialize()}
+			for j, k := range fields[i].Metadata.Keys() {
+				if k != ipcExtensionName && k != ipcExtensionMetadata {
+					keys, vals = append(keys, k), append(vals, fields[i].Metadata.Values()[j])
+				}
+			}
+			fields[i].Metadata = arrow.NewMetadata(keys, vals)
+			a = ext.Storage()
+		}
+		fields[i].Type = a.DataType()
+		arrays[i] = a
+	}
+	md := rec.Schema().Metadata()
+	schema := arrow.NewSchema(fields, &md)
+	plain := array.NewRecordBatch(schema, arrays, rec.NumRows())
+	defer plain.Release()
+	// pqarrow closes a sink that is an io.Closer: w is the caller's, and stays open
+	pw, err := pqarrow.NewFileWriter(schema, struct{ io.Writer }{w}, parquet.NewWriterProperties(),
 		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
 		return fmt.Errorf("parquetx: %w", err)
 	}
-	if err := pw.Write(rec); err != nil {
+	if err := pw.Write(plain); err != nil {
 		pw.Close()
 		return fmt.Errorf("parquetx: %w", err)
 	}

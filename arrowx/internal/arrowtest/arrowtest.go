@@ -4,11 +4,20 @@
 package arrowtest
 
 import (
+	"fmt"
+	"slices"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/endian"
+	amemory "github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dlpack-go/dlpack/arrowx"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/memory"
 )
@@ -50,4 +59,56 @@ func RequireSame(t testing.TB, want, got *core.Tensor, msg string) {
 	bb, err := b.ReadOnlyBytes()
 	require.NoError(t, err)
 	assert.Equal(t, ab, bb, msg)
+}
+
+// Record is a record batch of the 2-D tensor x [rows, columns], column j holding x[:, j], in
+// the byte order order: its schema says so and its buffers hold the values so (swapped by hand
+// when order is not this machine's), as an Arrow writer on a machine of that byte order lays
+// them out; the columns lie one after the other in one buffer, as in an IPC message body. Row nullRow (unless negative) is null in every column. The caller releases it.
+func Record(t testing.TB, x *core.Tensor, order endian.Endianness, nullRow int64) arrow.RecordBatch {
+	t.Helper()
+	adt, err := arrowx.ToDType(x.DType())
+	require.NoError(t, err)
+	rows, cols := x.Dim(0), x.Dim(1)
+	xt, err := x.Permute(1, 0)
+	require.NoError(t, err)
+	defer xt.Release()
+	f, err := memory.Contiguous(xt) // [columns, rows] in C order: the columns one after the other
+	require.NoError(t, err)
+	defer f.Release()
+	all, err := f.ReadOnlyBytes()
+	require.NoError(t, err)
+	size := int64(x.DType().Size())
+	fields := make([]arrow.Field, cols)
+	arrs := make([]arrow.Array, cols)
+	// one buffer of the columns one after the other, as an IPC reader leaves them
+	whole := append([]byte(nil), all...)
+	if order != endian.NativeEndian {
+		for k := int64(0); k < int64(len(whole)); k += size {
+			slices.Reverse(whole[k : k+size])
+		}
+	}
+	for j := range cols {
+		b := whole[j*rows*size : (j+1)*rows*size]
+		var valid *amemory.Buffer
+		nulls := 0
+		if nullRow >= 0 {
+			bm := make([]byte, (rows+7)/8)
+			for r := range rows {
+				if r != nullRow {
+					bitutil.SetBit(bm, int(r))
+				}
+			}
+			valid, nulls = amemory.NewBufferBytes(bm), 1
+		}
+		d := array.NewData(adt, int(rows), []*amemory.Buffer{valid, amemory.NewBufferBytes(b)}, nil, nulls, 0)
+		arrs[j] = array.MakeFromData(d)
+		d.Release()
+		fields[j] = arrow.Field{Name: fmt.Sprint("c", j), Type: adt, Nullable: true}
+	}
+	rec := array.NewRecordBatch(arrow.NewSchemaWithEndian(fields, nil, order), arrs, rows)
+	for _, a := range arrs {
+		a.Release()
+	}
+	return rec
 }
