@@ -12,11 +12,12 @@ case "${1:---write}" in
 --check) mode=-check ;;
 *) echo "usage: scripts/conformance.sh [--write|--check]" >&2; exit 2 ;;
 esac
-read -r _ pattern pkgs < <(go run ./tools/conformance -tests)
+read -r _ pattern _ tags pkgs < <(go run ./tools/conformance -tests)
 mkdir -p artifacts
 status=0
 # shellcheck disable=SC2086 # pkgs is a list of package patterns
-CI="${CI:-}" go test -count=1 -json -timeout 30m -run "$pattern" $pkgs >artifacts/conformance.json || status=$?
+# under the race detector: the race run of scripts/test.sh skips these tests
+go test -race -count=1 -json -timeout 30m -tags "$tags" -run "$pattern" $pkgs >artifacts/conformance.json || status=$?
 go run ./tools/conformance "$mode" docs/conformance.md <artifacts/conformance.json || status=$?
 if [ "$status" -ne 0 ]; then
 	echo "conformance: the suite failed, or its tables disagree (details in artifacts/conformance.json):" >&2

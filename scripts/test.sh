@@ -6,8 +6,8 @@
 # arrowx/duckdbx, and the test-only ggufx/internal/parsercheck). GPU tests skip with their reason on a machine
 # without a CUDA device; gpu/cuda/devicecheck.sh runs them on one. The conformance suite (the tests
 # that compare dlpack-go with implementations that are not ours: tools/conformance lists them) runs
-# once, after the race run skips it, through scripts/conformance.sh --check, which also fails when
-# docs/conformance.md's tables no longer agree with what it reports.
+# once (under the race detector too), after the race runs skip it, through scripts/conformance.sh
+# --check, which also fails when docs/conformance.md's tables no longer agree with what it reports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -26,7 +26,7 @@ bash scripts/conformance.sh --check
 # arrowx/duckdbx, DuckDB's Go driver (cgo, with the static DuckDB library its bindings module
 # ships): a module of its own so that requiring dlpack-go never brings DuckDB; the driver's Arrow
 # interface needs the build tag duckdb_arrow
-(cd arrowx/duckdbx && go test -race -count=1 -timeout 20m -tags duckdb_arrow ./...)
+(cd arrowx/duckdbx && go test -race -count=1 -timeout 20m -tags duckdb_arrow -skip "$conformance" ./...)
 # ggufx's cross-check against gpustack/gguf-parser-go, a module of its own so that the parser never
 # becomes a dependency of dlpack-go (outside the workspace: GOWORK=off, a replace to this checkout)
 (cd ggufx/internal/parsercheck && GOWORK=off go test -race -count=1 ./...)

@@ -45,6 +45,10 @@ var rows = []row{
 		module + "pyexchange", regexp.MustCompile(`^TestDLPackConformance$`), 2},
 	{"3", "GGUF", "ggml's own libggml-base.so (npm @node-llama-cpp/linux-x64 3.22.1): dequantize_row_* of every quantized type, ggml_quantize_chunk (Q8_0, Q4_0), the type table; llama.cpp's gguf 0.19.0 (venv): GGUFWriter's files read here, files written here read by GGUFReader; @huggingface/gguf 0.4.6 (npm)",
 		module + "ggufx", regexp.MustCompile(`^(TestDequantizeMatchesGgml|TestDequantizeLargeMatchesGgml|TestTypeTableIsGgmls|TestQuantizeLikeGGML|TestReadGGUFPyWriter|TestGGUFPyReadsWrite|TestNodeReadsWrite|TestNodeReadsUnknownTypes)$`), 1},
+	{"4", "Arrow, Parquet and Flight", "pyarrow 26.0.1 (venv: IPC stream and file, pyarrow.parquet, pyarrow.flight client and server), apache-arrow 21.2.0 (JS: IPC), parquet-wasm 0.8.0 (arrow-rs: Parquet), hyparquet 1.33 and hyparquet-writer 0.17 (npm: an independent Parquet)",
+		module + "arrowx/internal/interop", regexp.MustCompile(`^TestInterop(Flight)?$`), 2},
+	{"4d", "DuckDB over the same Parquet and Arrow", "DuckDB through github.com/duckdb/duckdb-go/v2 v2.20000.0 (its static library; module arrowx/duckdbx)",
+		module + "arrowx/duckdbx", regexp.MustCompile(`^(TestDuckDBReadsParquetx|TestParquetxReadsDuckDB|TestQueryZeroCopy)$`), 0},
 	{"5", "NumPy files (.npy, .npz)", "NumPy 1.24 (Debian) and 2.4.6 (venv): np.save/np.savez of every dtype, byte order, order and format version read here; every file written here loaded by np.load",
 		module + "numpyx", regexp.MustCompile(`^Test(Read|Write)NumPy$`), 1},
 	{"6", "safetensors", "safetensors 0.8.0 (venv): its writer's every dtype read here; files written here parsed and loaded by it",
@@ -210,7 +214,7 @@ func leaf(tests map[string]string, name string) bool {
 
 // groupOf names a case's group: its test and the first depth elements below it.
 func groupOf(top, rest string, depth int) string {
-	if rest == "" {
+	if rest == "" || depth == 0 {
 		return top
 	}
 	parts := strings.Split(rest, "/")
@@ -265,7 +269,8 @@ func main() {
 			ps = append(ps, p)
 		}
 		sort.Strings(ps)
-		fmt.Printf("-run ^(%s)$ %s\n", strings.Join(pats, "|"), strings.Join(ps, " "))
+		// the tag turns on the Arrow interface of DuckDB's driver (arrowx/duckdbx)
+		fmt.Printf("-run ^(%s)$ -tags duckdb_arrow %s\n", strings.Join(pats, "|"), strings.Join(ps, " "))
 		return
 	}
 	rep, err := read(os.Stdin)
