@@ -41,12 +41,6 @@ func ShareableFromTensor(t *tensors.Tensor) (ok bool, why string) {
 	return why == "", why
 }
 
-// ShareableTensor is the old name of ShareableFromTensor.
-//
-// Deprecated: use ShareableFromTensor. The predicates of this module are named for the direction
-// they ask about: Shareable (core -> GoMLX), ShareableFrom<Kind> (GoMLX -> core).
-func ShareableTensor(t *tensors.Tensor) (ok bool, why string) { return ShareableFromTensor(t) }
-
 // FromTensor converts a GoMLX tensor to a core tensor.
 //
 // When t has local storage (see ShareableFromTensor) the result is a writable view of that memory,
