@@ -12,7 +12,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
-	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/gomlxx/internal/errs"
 	"github.com/dlpack-go/dlpack/memory"
 )
 
