@@ -3,8 +3,8 @@
 # Gorgonia): first scripts/setup.sh (installs what is missing), then the notebooks in the Go
 # Jupyter kernel (and their rendered pages in headless Chromium, screenshots in artifacts/notebooks),
 # then `go test -race ./...` in the root module and in each nested module (gomlxx, onnxx/ortgo,
-# and the test-only ggufx/internal/parsercheck). GPU tests skip with their reason on a machine
-# without a CUDA device; gpu/cuda/devicecheck.sh runs them on one.
+# and the test-only ggufx/internal/parsercheck and internal/gopeers). GPU tests skip with their
+# reason on a machine without a CUDA device; gpu/cuda/devicecheck.sh runs them on one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -21,3 +21,6 @@ go test -race -count=1 -timeout 30m ./...
 # ggufx's cross-check against gpustack/gguf-parser-go, a module of its own so that the parser never
 # becomes a dependency of dlpack-go (outside the workspace: GOWORK=off, a replace to this checkout)
 (cd ggufx/internal/parsercheck && GOWORK=off go test -race -count=1 ./...)
+# numpyx and safetensorsx beside the other Go implementations of their formats (npyio,
+# nlpodyssey/safetensors): a test-only module, so that those peers stay out of dlpack-go's go.mod
+(cd internal/gopeers && GOWORK=off go test -race -count=1 ./...)

@@ -1,6 +1,6 @@
 //go:build linux || darwin
 
-package safetensorsx_test
+package gopeers_test
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package numpyx_test
+package gopeers_test
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package safetensorsx_test
+package gopeers_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/memory"
 	"github.com/dlpack-go/dlpack/safetensorsx"
 )
 
@@ -128,4 +129,25 @@ func TestWeWritePeerReads(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, ours.Tensors, theirs.Tensors)
 	assert.Equal(t, buf.Bytes()[ours.DataOffset:], peerBytes[theirs.DataOffset:])
+}
+
+// cBytes returns x's elements in C order, whatever its layout (memory.WriteTo).
+func cBytes(t testing.TB, x *core.Tensor) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	_, err := memory.WriteTo(&buf, x)
+	require.NoError(t, err)
+	return buf.Bytes()
+}
+
+// fromBytes makes a Go-memory tensor of dt and shape holding raw (C order).
+func fromBytes(t testing.TB, dt core.DLDataType, shape []int64, raw []byte) *core.Tensor {
+	t.Helper()
+	x, err := core.New(dt, shape...)
+	require.NoError(t, err)
+	b, err := x.Bytes()
+	require.NoError(t, err)
+	require.Equal(t, len(b), len(raw), "%s %v", dt, shape)
+	copy(b, raw)
+	return x
 }
