@@ -326,7 +326,7 @@ func TestBenchmarksTableCatches(t *testing.T) {
 		{"missing package", "| x | x | y | z | `go test -bench BenchmarkFromSlice ./nosuchpackage/` |", "package ./nosuchpackage/"},
 		{"a nested module", "| x | x | y | z | `GOWORK=off go -C internal/gopeers test -run '^$' -bench BenchmarkRead256MiB ./` |", ""},
 		{"a nested module's missing benchmark", "| x | x | y | z | `go -C internal/gopeers test -bench BenchmarkFromSlice ./` |", "BenchmarkFromSlice is not a function"},
-		{"not go test", "| x | x | y | z | `bash gpu/cuda/devicecheck.sh` |", "is not a `go test` command"},
+		{"not go test", "| x | x | y | z | `bash devicecheck/devicecheck.sh` |", "is not a `go test` command"},
 		{"no -bench", "| x | x | y | z | `go test ./core/` |", "runs no benchmark"},
 		{"no package", "| x | x | y | z | `go test -bench BenchmarkFromSlice` |", "names no package"},
 		{"all packages", "| x | x | y | z | `go test -bench BenchmarkFromSlice ./...` |", "is not one directory"},

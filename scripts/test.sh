@@ -4,7 +4,7 @@
 # Jupyter kernel (and their rendered pages in headless Chromium, screenshots in artifacts/notebooks),
 # then `go test -race ./...` in the root module and in each nested module (gomlxx, onnxx/ortgo,
 # and the test-only ggufx/internal/parsercheck and internal/gopeers). GPU tests skip with their
-# reason on a machine without a CUDA device; gpu/cuda/devicecheck.sh runs them on one.
+# reason on a machine without a CUDA device; devicecheck/devicecheck.sh runs them on one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

@@ -1,4 +1,4 @@
-// Command pyarrowlib is the Go library arrowx/devicecheck_pyarrow.py drives (go build
+// Command pyarrowlib is the Go library devicecheck/check_pyarrow.py drives (go build
 // -buildmode=c-shared), where Python has pyarrow (the GPU host; Debian 12 has none): the product's
 // Python exchange (pyexchange, the dlpackgo package) with functions that hand Arrow arrays
 // across the C Data Interface (arrowx/cdatax), run a Flight server (arrowx/flightx) for

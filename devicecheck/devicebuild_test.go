@@ -1,4 +1,4 @@
-package scripts
+package devicecheck_test
 
 import (
 	"os"
@@ -11,16 +11,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// deviceTree makes a scratch repository holding gpu/cuda's devicebuild.sh and devicecheck.sh, a
-// go.mod, one Go file and a README, committed; it returns its path.
+// deviceTree makes a scratch repository holding devicecheck's devicebuild.sh and devicecheck.sh, a
+// go.mod, one Go file (of gpu/cuda) and a README, committed; it returns its path.
 func deviceTree(t *testing.T) string {
 	t.Helper()
 	repo := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(repo, "gpu", "cuda"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(repo, "devicecheck"), 0o755))
 	for _, script := range []string{"devicebuild.sh", "devicecheck.sh"} {
-		b, err := os.ReadFile(filepath.Join("..", "gpu", "cuda", script))
+		b, err := os.ReadFile(script)
 		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(repo, "gpu", "cuda", script), b, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(repo, "devicecheck", script), b, 0o755))
 	}
 	write(t, repo, "go.mod", "module example.com/m\n")
 	write(t, repo, "gpu/cuda/a.go", "package cuda\n")
@@ -47,7 +48,7 @@ func git(t *testing.T, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// deviceScript runs gpu/cuda/SCRIPT in repo with a stand-in go first on PATH: it makes the file
+// deviceScript runs devicecheck/SCRIPT in repo with a stand-in go first on PATH: it makes the file
 // that -o names, a test binary that finds no CUDA device for a .test. It returns the output and
 // the exit status.
 func deviceScript(t *testing.T, repo, script string) (string, int) {
@@ -62,9 +63,9 @@ case $out in
 *) echo lib >"$out" ;;
 esac
 `), 0o755))
-	cmd := exec.Command("bash", filepath.Join(repo, "gpu", "cuda", script))
-	// a Python "with torch" that runs devicecheck.py at once: the real one's host part is
-	// gpu/cuda's TestDeviceCheckHostPart
+	cmd := exec.Command("bash", filepath.Join(repo, "devicecheck", script))
+	// a Python "with torch" that runs check_cuda.py at once: the real one's host part is
+	// TestDeviceCheckHostPart
 	require.NoError(t, os.WriteFile(filepath.Join(bin, "python"), []byte("#!/bin/sh\n"), 0o755))
 	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "GIT_CONFIG_GLOBAL=/dev/null",
 		"PYTHON="+filepath.Join(bin, "python"))

@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # Device check of packages gpu and gpu/cuda on a Linux machine with an NVIDIA GPU and its
 # driver, and Python with PyTorch, CuPy and NumPy. It needs no Go toolchain, no CUDA SDK and no
-# network: it runs the artefacts gpu/cuda/devicebuild.sh put in .devicebuild/ (carry that
+# network: it runs the artefacts devicecheck/devicebuild.sh put in .devicebuild/ (carry that
 # folder along):
 #   1. the GPU tests of gpu/cuda and gpu, with DLPACK_REQUIRE_GPU=1 so that they fail rather
 #      than skip, and a short transfer benchmark;
-#   2. devicecheck.py: PyTorch and CuPy exchanging CUDA tensors with Go through the product's
+#   2. check_cuda.py: PyTorch and CuPy exchanging CUDA tensors with Go through the product's
 #      Python exchange (dlpackgo and pyexchange, stream semantics by SetStreamSync),
 #      and Go's H2D/D2H bandwidth next to torch's;
 #   3. pyexchange/python/devicecheck_exchange.py: DLPack 1.3's C exchange API against torch's own, on
 #      CPU and CUDA tensors, with timings;
 #   4. safetensorsx's TestHuggingFaceSafetensors against the Python safetensors package;
-#   5. arrowx/devicecheck_pyarrow.py: the Arrow C Data Interface, Arrow Flight and Parquet
+#   5. devicecheck/check_pyarrow.py: the Arrow C Data Interface, Arrow Flight and Parquet
 #      (arrowx/parquetx and pyarrow.parquet) against pyarrow.
-# Usage (from anywhere): bash gpu/cuda/devicecheck.sh     Expected run time: about 2 minutes.
+# Usage (from anywhere): bash devicecheck/devicecheck.sh     Expected run time: about 2 minutes.
 # First it prints what .devicebuild/ was built from (the commit, and whether that tree was dirty)
 # and warns, without failing, when this tree's build inputs are not the build's (stale binaries).
 # Every step has a timeout (SIGKILL 10 s after it), cut to what is left of a budget for the whole
@@ -23,7 +23,7 @@
 # reported as failed ("no time left").
 # Exit status: 0 everything passed, 1 something failed, 2 no GPU ("NO GPU: device checks not run").
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 B="$ROOT/.devicebuild"
 LOG=$(mktemp -d)
@@ -77,7 +77,7 @@ warn_build() {
 	build_warn+=("$*")
 }
 check_build() {
-	local rebuild="Rebuild with gpu/cuda/devicebuild.sh on a machine with Go and carry .devicebuild/ again."
+	local rebuild="Rebuild with devicecheck/devicebuild.sh on a machine with Go and carry .devicebuild/ again."
 	if [ ! -f "$B/BUILD" ]; then
 		warn_build ".devicebuild/ records no commit (built by an older devicebuild.sh, or a build that stopped): its binaries may not be this tree's. $rebuild"
 		return
@@ -129,7 +129,7 @@ check_build() {
 
 for f in cuda.test gpu.test libdlpackgpu.so libdlpackgo_test.so safetensorsx.test libdlpackarrow.so.xz; do
 	if [ ! -f "$B/$f" ]; then
-		echo "FAIL missing $B/$f: run gpu/cuda/devicebuild.sh on a machine with Go, and carry .devicebuild/"
+		echo "FAIL missing $B/$f: run devicecheck/devicebuild.sh on a machine with Go, and carry .devicebuild/"
 		exit 1
 	fi
 done
@@ -144,7 +144,7 @@ done
 probe=$(cd gpu/cuda && DLPACK_REQUIRE_GPU=0 timeout 60 "$B/cuda.test" -test.run '^TestGPUDeviceInfo$' -test.v 2>&1)
 if echo "$probe" | grep -q -- '--- SKIP'; then
 	echo "$probe" | grep -m1 'no CUDA device'
-	if [ -n "$PY" ]; then timeout 60 "$PY" gpu/cuda/devicecheck.py; fi
+	if [ -n "$PY" ]; then timeout 60 "$PY" devicecheck/check_cuda.py; fi
 	echo "NO GPU: device checks not run"
 	exit 2
 fi
@@ -195,7 +195,7 @@ if [ -z "$PY" ]; then
 	status=1
 elif budget "python exchange" 100; then
 	t0=$(date +%s)
-	DLPACK_GPU_LIB="$B/libdlpackgpu.so" timeout -k 10 "$T" "$PY" gpu/cuda/devicecheck.py
+	DLPACK_GPU_LIB="$B/libdlpackgpu.so" timeout -k 10 "$T" "$PY" devicecheck/check_cuda.py
 	rc=$?
 	dt=$(($(date +%s) - t0))
 	if [ $rc -eq 0 ]; then
@@ -278,7 +278,7 @@ if [ -n "$PY" ] && [ -f "$B/safetensorsx.test" ] && budget "safetensorsx against
 	fi
 fi
 
-# arrowx against pyarrow (arrowx/devicecheck_pyarrow.py): the Arrow C Data Interface both ways,
+# arrowx against pyarrow (devicecheck/check_pyarrow.py): the Arrow C Data Interface both ways,
 # Arrow Flight between a Go server and pyarrow.flight, and Parquet files each writes and the other
 # reads, where this Python has pyarrow. The library travels compressed (devicebuild.sh) and is
 # unpacked next to the logs first.
@@ -286,7 +286,7 @@ if [ -n "$PY" ] && [ -f "$B/libdlpackarrow.so.xz" ] && budget "arrowx against py
 	t0=$(date +%s)
 	"$PY" -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' \
 		"$B/libdlpackarrow.so.xz" "$LOG/libdlpackarrow.so"
-	DLPACK_ARROW_LIB="$LOG/libdlpackarrow.so" PYTHONDONTWRITEBYTECODE=1 timeout -k 10 "$T" "$PY" arrowx/devicecheck_pyarrow.py
+	DLPACK_ARROW_LIB="$LOG/libdlpackarrow.so" PYTHONDONTWRITEBYTECODE=1 timeout -k 10 "$T" "$PY" devicecheck/check_pyarrow.py
 	rc=$?
 	script_verdict "arrowx against pyarrow" $rc $(($(date +%s) - t0)) "no pyarrow in $PY" "C Data Interface, Flight, Parquet"
 fi

@@ -1,4 +1,4 @@
-package cdatax_test
+package devicecheck_test
 
 import (
 	"errors"
@@ -11,14 +11,14 @@ import (
 	"github.com/dlpack-go/dlpack/internal/pyrun"
 )
 
-// TestDeviceCheckPyarrow runs arrowx/devicecheck_pyarrow.py against the library it drives
-// (pyexchange/internal/pyarrowlib, on pyexchange): here, where Debian has no pyarrow, its
+// TestDeviceCheckPyarrow runs check_pyarrow.py against the library it drives
+// (devicecheck/pyarrowlib, on pyexchange): here, where Debian has no pyarrow, its
 // self-test (Go → the C Data Interface's structs as Python declares them → Go) and the answer "no
 // pyarrow" (exit status 2); where the interpreter has pyarrow, every check, which must pass.
 func TestDeviceCheckPyarrow(t *testing.T) {
-	lib := pyrun.Library(t, "../../pyexchange/internal/pyarrowlib")
+	lib := pyrun.Library(t, "./pyarrowlib")
 
-	run := exec.Command(pyrun.Interpreter, "../devicecheck_pyarrow.py")
+	run := exec.Command(pyrun.Interpreter, "check_pyarrow.py")
 	run.Env = append(os.Environ(), "DLPACK_ARROW_LIB="+lib, "PYTHONDONTWRITEBYTECODE=1")
 	out, err := run.CombinedOutput()
 	require.Contains(t, string(out), "PASS self-test: Go -> C Data Interface -> Go", "%s", out)

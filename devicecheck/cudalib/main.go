@@ -1,4 +1,4 @@
-// Command cudalib is the Go library gpu/cuda/devicecheck.py drives (go build
+// Command cudalib is the Go library devicecheck/check_cuda.py drives (go build
 // -buildmode=c-shared): the product's Python exchange (pyexchange, the dlpackgo package)
 // with CUDA tensors, plus the few functions the check needs to make, fill, read and copy them.
 // Every tensor crosses through pyexchange: results as dlpackgo.Tensor, arguments as any object

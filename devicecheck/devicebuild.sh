@@ -2,10 +2,10 @@
 # Builds the artefacts devicecheck.sh runs, into .devicebuild/ at the repository root, on a
 # linux/amd64 machine with Go and gcc (no GPU, no CUDA SDK needed):
 #   cuda.test, gpu.test   the tests of gpu/cuda and gpu (CGO_ENABLED=0: purego opens libcuda.so.1)
-#   libdlpackgpu.so       pyexchange/internal/cudalib: a Go library on pyexchange (the
-#                         product's Python exchange) that devicecheck.py loads with dlpackgo
+#   libdlpackgpu.so       devicecheck/cudalib: a Go library on pyexchange (the
+#                         product's Python exchange) that check_cuda.py loads with dlpackgo
 #   safetensorsx.test     for TestHuggingFaceSafetensors against the Python safetensors package there
-#   libdlpackarrow.so.xz  pyexchange/internal/pyarrowlib, for arrowx/devicecheck_pyarrow.py (pyarrow),
+#   libdlpackarrow.so.xz  devicecheck/pyarrowlib, for devicecheck/check_pyarrow.py (pyarrow),
 #                         compressed: with arrow-go's Flight and Parquet it is 44 MB, which with
 #                         the rest would pass the device tool's 64 MiB for the working tree and
 #                         .devicebuild together; devicecheck.sh unpacks it with Python's lzma
@@ -17,13 +17,13 @@
 #   SOURCES.sha256        sha256sum of the build inputs: go.mod, go.sum and the *.go, *.c, *.h, *.s
 #                         files of every package of this module that they are built from (go list
 #                         -deps -test), checkable with sha256sum -c where there is no git
-# Then carry .devicebuild/ to the GPU machine and run: bash gpu/cuda/devicecheck.sh
+# Then carry .devicebuild/ to the GPU machine and run: bash devicecheck/devicecheck.sh
 # (Symbol tables are stripped, -s -w, to keep the folder well under the device tool's 64 MiB carry
 # limit; Go's own tracebacks do not need them.)
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/.."
 # the packages built below (SOURCES.sha256 covers them and their dependencies): keep in step
-pkgs=(./gpu/cuda ./gpu ./safetensorsx ./pyexchange/internal/cudalib ./pyexchange/internal/pyarrowlib
+pkgs=(./gpu/cuda ./gpu ./safetensorsx ./devicecheck/cudalib ./devicecheck/pyarrowlib
 	./pyexchange/internal/testlib)
 mkdir -p .devicebuild
 # A build that stops half-way leaves no record, so its mix of binaries is never taken for a build
@@ -32,8 +32,8 @@ rm -f .devicebuild/BUILD .devicebuild/SOURCES.sha256
 CGO_ENABLED=0 go test -ldflags="-s -w" -c -o .devicebuild/cuda.test ./gpu/cuda
 CGO_ENABLED=0 go test -ldflags="-s -w" -c -o .devicebuild/gpu.test ./gpu
 CGO_ENABLED=0 go test -ldflags="-s -w" -c -o .devicebuild/safetensorsx.test ./safetensorsx
-CGO_ENABLED=1 go build -ldflags="-s -w" -buildmode=c-shared -o .devicebuild/libdlpackgpu.so ./pyexchange/internal/cudalib
-CGO_ENABLED=1 go build -ldflags="-s -w" -buildmode=c-shared -o .devicebuild/libdlpackarrow.so ./pyexchange/internal/pyarrowlib
+CGO_ENABLED=1 go build -ldflags="-s -w" -buildmode=c-shared -o .devicebuild/libdlpackgpu.so ./devicecheck/cudalib
+CGO_ENABLED=1 go build -ldflags="-s -w" -buildmode=c-shared -o .devicebuild/libdlpackarrow.so ./devicecheck/pyarrowlib
 # the host-side Python exchange tests, run there against NumPy 2.x and PyTorch 2.x
 CGO_ENABLED=1 go build -ldflags="-s -w" -buildmode=c-shared -o .devicebuild/libdlpackgo_test.so ./pyexchange/internal/testlib
 rm -f .devicebuild/libdlpackgpu.h .devicebuild/libdlpackgo_test.h .devicebuild/libdlpackarrow.h

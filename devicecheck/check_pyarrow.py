@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """arrowx against pyarrow, where Python has pyarrow (the GPU host; Debian 12 packages none).
 
-It loads the C shared library built from pyexchange/internal/pyarrowlib ($DLPACK_ARROW_LIB, which
-gpu/cuda/devicecheck.sh unpacks from .devicebuild/libdlpackarrow.so.xz; else .devicebuild/libdlpackarrow.so)
+It loads the C shared library built from devicecheck/pyarrowlib ($DLPACK_ARROW_LIB, which
+devicecheck/devicecheck.sh unpacks from .devicebuild/libdlpackarrow.so.xz; else .devicebuild/libdlpackarrow.so)
 with dlpackgo.Library, and checks:
 
   * the Arrow C Data Interface, pyarrow -> Go: primitive arrays (with an offset) and a
@@ -276,7 +276,7 @@ def main():
     try:
         lib = dlpackgo.Library(LIB_PATH, returns="tensor")
     except OSError as e:
-        print("FAIL load %s: %s (build it with gpu/cuda/devicebuild.sh)" % (LIB_PATH, e))
+        print("FAIL load %s: %s (build it with devicecheck/devicebuild.sh)" % (LIB_PATH, e))
         return 1
     self_test(lib)
     try:

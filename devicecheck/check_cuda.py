@@ -2,7 +2,7 @@
 """Device check of dlpack-go's CUDA tensors against PyTorch and CuPy, through the product's Python
 exchange: the dlpackgo package (pyexchange/python) and a Go library built on pyexchange.
 
-It loads the C shared library built from pyexchange/internal/cudalib (.devicebuild/libdlpackgpu.so,
+It loads the C shared library built from devicecheck/cudalib (.devicebuild/libdlpackgpu.so,
 or $DLPACK_GPU_LIB) with dlpackgo.Library: Go tensors come back as dlpackgo.Tensor, whose
 __dlpack__ exports them (the stream argument honoured by the library's StreamSync, gpu.ReadyFor),
 and Library.from_dlpack takes torch and CuPy tensors. It checks:
@@ -28,7 +28,7 @@ import sys
 import time
 import traceback
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIB_PATH = os.environ.get("DLPACK_GPU_LIB", os.path.join(ROOT, ".devicebuild", "libdlpackgpu.so"))
 sys.path.insert(0, os.path.join(ROOT, "pyexchange", "python"))
 
@@ -405,7 +405,7 @@ def main():
     try:
         lib = dlpackgo.Library(LIB_PATH, returns="tensor")
     except OSError as e:
-        print("FAIL load %s: %s (build it with gpu/cuda/devicebuild.sh)" % (LIB_PATH, e))
+        print("FAIL load %s: %s (build it with devicecheck/devicebuild.sh)" % (LIB_PATH, e))
         return 1
     try:
         import torch
