@@ -14,8 +14,8 @@ import (
 	"github.com/dlpack-go/dlpack/core"
 )
 
-// Tests of the review of the one-allocation constructors (compact.go, tensor.go, view.go,
-// many.go): each pins down one ownership promise against what a cleanup, a chunk or a cache
+// Tests of the one-allocation constructors (compact.go, tensor.go, view.go, many.go) and of
+// Wrap: each pins down one ownership promise against what a cleanup, a chunk or a cache
 // could get wrong.
 
 // TestWrapManyDimsReleaseOnce: Wrap and WrapExplicit with more dimensions than fit inline keep
