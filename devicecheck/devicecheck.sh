@@ -135,10 +135,25 @@ for f in cuda.test gpu.test libdlpackgpu.so libdlpackgo_test.so safetensorsx.tes
 done
 chmod +x "$B/cuda.test" "$B/gpu.test" "$B/safetensorsx.test" 2>/dev/null
 
-PY=""
-for c in ${PYTHON:-} python3 python /usr/bin/python3; do
-	if command -v "$c" >/dev/null 2>&1 && "$c" -c 'import torch' >/dev/null 2>&1; then PY=$c; break; fi
-done
+# pyfind MODULE...: the interpreter by the rule of package pyfind (the one rule of this
+# repository; see its documentation): $PYTHON when it is set, taken as it is; else the first of
+# python3 on $PATH and Debian's /usr/bin/python3 that imports every module. Where none does, it
+# prints nothing, and the steps that need Python report that none has torch.
+pyfind() {
+	if [ -n "${PYTHON:-}" ]; then
+		echo "$PYTHON"
+		return
+	fi
+	local c imports
+	imports=$(printf 'import %s; ' "$@")
+	for c in python3 /usr/bin/python3; do
+		if command -v "$c" >/dev/null 2>&1 && "$c" -c "$imports" >/dev/null 2>&1; then
+			echo "$c"
+			return
+		fi
+	done
+}
+PY=$(pyfind torch)
 
 # Is there a device at all? Ask the driver exactly as the tests do.
 probe=$(cd gpu/cuda && DLPACK_REQUIRE_GPU=0 timeout 60 "$B/cuda.test" -test.run '^TestGPUDeviceInfo$' -test.v 2>&1)
