@@ -41,7 +41,7 @@ print("ok", len(names))
 
 // TestHuggingFaceSafetensors: a file written here reads exactly with Hugging Face's safetensors
 // package (safetensors.numpy), and its writer's file reads exactly here. Debian 12 packages no
-// safetensors, so here it skips, saying so; devicecheck/devicecheck.sh runs it where the interpreter
+// safetensors, so here it skips, saying so; gpu/cuda/devicecheck.sh runs it where the interpreter
 // has it (DLPACK_PYTHON names that interpreter).
 func TestHuggingFaceSafetensors(t *testing.T) {
 	py := os.Getenv("DLPACK_PYTHON")
