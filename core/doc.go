@@ -14,6 +14,27 @@
 // display's; a Tensor keeps only SimpleRender, the method the notebook kernel looks for, which
 // delegates to that package once it is imported.
 //
+// # Generic functions and their non-generic twins
+//
+// The notebook kernel (gophernotes, whose interpreter is gomacro) cannot instantiate generic
+// functions. Each generic function a notebook needs has a non-generic twin that does the same
+// at about the same cost (BENCHMARKS.md):
+//
+//	generic                                 non-generic twin
+//	FromSlice(xs, 2, 3), MustFromSlice      FromFloat64s(xs, 2, 3), FromFloat32s, FromInt64s, FromUint8s,
+//	                                        FromBools, FromFloat16s, FromBF16s, ... (twins.go)
+//	Elements[float32](t)                    t.Float32s(), t.Float64s(), t.Int64s(), ...
+//	ReadOnlyElements[float32](t)            t.ReadOnlyFloat32s(), ... (memory maps, read-only tensors)
+//	At[float64](t, i, j)                    memory.At(t, i, j): a complex128, for any dtype
+//	Set(t, 2.5, i, j)                       memory.SetAt(t, 2.5, i, j): converted to t's dtype
+//	Scalar(2.5)                             FromFloat64s([]float64{2.5}), then Reshape() (0-d)
+//	DTypeOf[float32]()                      the dtype values Float32, Int64, ...
+//	Span, FromSliceStrided, Attach          no twin: write that step in a Go package and import it
+//
+// In the kernel a generic call fails with an error of the interpreter's own, which does not say
+// "generic": "repl.go:1:11: unimplemented type: core.Elements[float32] <*ast.IndexExpr>" means
+// that the interpreter cannot instantiate core.Elements[float32]; call the twin instead.
+//
 // # Overview
 //
 // A *Tensor is the address of its first element, a device (DLDevice), an element type

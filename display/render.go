@@ -988,6 +988,9 @@ func (r *elemReader) htmlTable(b *strings.Builder, base int64, nd int, w window,
 		rows, rowStride = t.shape[len(t.shape)-2], t.strides[len(t.shape)-2]
 	}
 	colIdx, rowIdx := w.indices(cols), w.indices(rows)
+	// A wide table (an elided 96×96 has 21 columns) scrolls sideways in its own box rather than
+	// running past the right edge of the notebook's output area, which cuts it off.
+	b.WriteString(`<div class="dlpack-table" style="overflow-x:auto;max-width:100%">` + "\n")
 	b.WriteString(`<table style="font-family:monospace">` + "\n<thead><tr><th></th>")
 	for k, j := range colIdx {
 		if k > 0 && j != colIdx[k-1]+1 {
@@ -1020,7 +1023,7 @@ func (r *elemReader) htmlTable(b *strings.Builder, base int64, nd int, w window,
 		}
 		b.WriteString("</tr>\n")
 	}
-	b.WriteString("</tbody>\n</table>\n")
+	b.WriteString("</tbody>\n</table>\n</div>\n")
 }
 
 // image draws the tensor (see Image).

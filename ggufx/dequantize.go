@@ -32,7 +32,7 @@ func DequantizableTypes() []Type {
 }
 
 // Dequantize converts the tensor called name into a new C-order tensor of dtype (core.Float32
-// or core.Float16) with the tensor's logical shape (TensorInfo.Shape), computing each element
+// or core.Float16) with the tensor's logical shape (TensorInfo.Shape()), computing each element
 // exactly as ggml's reference dequantization (dequantize_row_* of ggml-quants.c) does in
 // float32; float16 results are those float32 values rounded to the nearest half (ties to even).
 // It converts the types Dequantizable reports (the float types too, F32 to float32 being a

@@ -52,7 +52,8 @@
 //
 // Dimensions: ggml numbers a tensor's dimensions innermost first (ne[0] is the length of a
 // row), so a weight of ne [4096, 32000] is a core tensor of shape [32000, 4096]: the same
-// bytes, in C order. TensorInfo.Dims is the file's order, TensorInfo.Shape the tensor's.
+// bytes, in C order. The field TensorInfo.Dims is the file's order, the method
+// TensorInfo.Shape() the tensor's.
 //
 // # Dequantization
 //

@@ -107,7 +107,7 @@ func (f *File) Names() []string { return f.h.Names() }
 func (f *File) Info(name string) (TensorInfo, error) { return f.h.Info(name) }
 
 // Tensor returns the tensor called name as a read-only core tensor over the mapping, in C order
-// (its shape is the file's dimensions reversed: see TensorInfo.Shape), without copying: for
+// (its shape is the file's dimensions reversed: see TensorInfo.Shape()), without copying: for
 // the plain types F32, F16, BF16, F64, I8, I16, I32 and I64, whose elements are DLPack types.
 // The tensor holds the mapping: it stays valid after Close, until it is released.
 //
@@ -141,7 +141,7 @@ type BlockInfo struct {
 	BlockBytes int
 	// Blocks is the number of blocks.
 	Blocks int64
-	// Shape is the tensor's logical shape in C order (TensorInfo.Shape): each row (last
+	// Shape is the tensor's logical shape in C order (TensorInfo.Shape()): each row (last
 	// dimension) is Shape[len(Shape)-1]/BlockSize consecutive blocks.
 	Shape []int64
 }

@@ -61,7 +61,7 @@ type TensorInfo struct {
 	// Type is the ggml type its data is stored as.
 	Type Type
 	// Dims are the dimensions as the file gives them: innermost (fastest-varying) first, as ggml
-	// numbers them (ne[0] is the length of a row). Shape gives them in C order.
+	// numbers them (ne[0] is the length of a row). The method Shape() gives them in C order.
 	Dims []int64
 	// Offset is where its data starts, relative to the data section (a multiple of the
 	// alignment).

@@ -9,6 +9,12 @@
 // packages, all pure Go. It is a module of its own (github.com/dlpack-go/dlpack/gomlxx), so that
 // requiring dlpack-go never moves the GoMLX version a user's module picks.
 //
+// It needs GoMLX v0.28 or later (its go.mod requires github.com/gomlx/gomlx v0.28.2 and
+// github.com/gomlx/compute v0.1.2): adding gomlxx to a module on an older GoMLX raises that
+// module to v0.28.2, whose packages moved (dtypes, shapes and the backends live in
+// github.com/gomlx/compute since v0.28), so code written against the older layout stops
+// compiling. Move the module to GoMLX v0.28 first, then add gomlxx.
+//
 // # Zero-copy and copies
 //
 // A GoMLX tensor keeps its data in one of three places: local storage (a Go slice the tensor

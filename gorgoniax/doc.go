@@ -35,7 +35,11 @@
 // At and Get return their bits as uint16.
 //
 // A *tensor.Dense made over a tensor's memory keeps that memory (foreign memory included) alive
-// while it is reachable (core.Attach), even after the tensor is released.
+// while it is reachable (core.Attach), even after the tensor is released. Views Gorgonia makes of
+// that Dense (Slice, and T before Materialize) share its memory but do not keep it: a Slice of
+// memory imported from C, used after the tensor is released and the Dense ToDense returned is
+// unreachable, reads freed memory. Keep that Dense reachable (runtime.KeepAlive) while its views
+// are in use, or take a copy (Clone, Materialize) of what must outlive it.
 //
 // # The existing bridge
 //

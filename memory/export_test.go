@@ -10,3 +10,7 @@ func PoolBytes() (cached, live int64) {
 
 // SystemMemory is systemMemory, for tests.
 var SystemMemory = systemMemory
+
+// SlowAt and SlowSetAt are At and SetAt through Copy (their only path up to 0.8.0), for the
+// benchmark beside the fast path.
+var SlowAt, SlowSetAt = slowAt, slowSetAt

@@ -17,6 +17,7 @@ import (
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/pyrun"
+	"github.com/dlpack-go/dlpack/internal/refcheck"
 	"github.com/dlpack-go/dlpack/memory"
 	"github.com/dlpack-go/dlpack/numpyx"
 )
@@ -104,10 +105,23 @@ type genCase struct {
 	Fortran                      bool
 }
 
-func generate(t *testing.T) []genCase {
+// numpys are the NumPy releases the files are checked against: Debian's 1.24 (the oldest
+// supported) and the project's venv's 2.x (scripts/pyvenv.sh), each a subtest named after its
+// version, so that the conformance table counts every case of each.
+func numpys(t *testing.T) []struct{ name, python string } {
+	t.Helper()
+	var out []struct{ name, python string }
+	for _, py := range []string{pyrun.Interpreter, refcheck.Venv(t)} {
+		v := strings.TrimSpace(pyrun.RunWith(t, py, "", "import numpy; print(numpy.__version__)"))
+		out = append(out, struct{ name, python string }{"numpy-" + v, py})
+	}
+	return out
+}
+
+func generate(t *testing.T, python string) []genCase {
 	t.Helper()
 	dir := t.TempDir()
-	out := pyrun.Run(t, genScript, dir)
+	out := pyrun.RunWith(t, python, "", genScript, dir)
 	var cases []genCase
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
@@ -160,7 +174,13 @@ func descrDType(d string) (core.DLDataType, error) {
 // TestReadNumPy reads every file NumPy wrote, through every reader, and compares the values
 // byte for byte with the raw C-order bytes NumPy dumped.
 func TestReadNumPy(t *testing.T) {
-	cases := generate(t)
+	for _, np := range numpys(t) {
+		t.Run(np.name, func(t *testing.T) { readNumPy(t, generate(t, np.python)) })
+	}
+}
+
+// readNumPy reads each file of cases through every reader, one subtest a case.
+func readNumPy(t *testing.T, cases []genCase) {
 	npz := map[string]*numpyx.NPZ{}
 	defer func() {
 		for _, z := range npz {
@@ -171,52 +191,59 @@ func TestReadNumPy(t *testing.T) {
 	for _, c := range cases {
 		if c.Kind == "npz" {
 			nNpz++
-			path, key, _ := strings.Cut(c.Path, ":")
-			z := npz[path]
-			if z == nil {
-				var err error
-				z, err = numpyx.Open(path)
+			t.Run(c.Name, func(t *testing.T) {
+				path, key, _ := strings.Cut(c.Path, ":")
+				z := npz[path]
+				if z == nil {
+					var err error
+					z, err = numpyx.Open(path)
+					require.NoError(t, err)
+					npz[path] = z
+				}
+				x, err := z.Read(key)
+				require.NoError(t, err, c.Name)
+				checkCase(t, c, x)
+				all, err := numpyx.ReadNPZ(path)
 				require.NoError(t, err)
-				npz[path] = z
-			}
-			x, err := z.Read(key)
-			require.NoError(t, err, c.Name)
-			checkCase(t, c, x)
-			all, err := numpyx.ReadNPZ(path)
-			require.NoError(t, err)
-			require.Contains(t, all, key)
-			checkCase(t, c, all[key])
+				require.Contains(t, all, key)
+				checkCase(t, c, all[key])
+			})
 			continue
 		}
 		nNpy++
-		x, err := numpyx.ReadFile(c.Path)
-		require.NoError(t, err, c.Name)
-		checkCase(t, c, x)
-
-		// io.Reader that cannot tell its size: the chunked path
-		raw, err := os.ReadFile(c.Path)
-		require.NoError(t, err)
-		x, err = numpyx.Read(onlyReader{bytes.NewReader(raw)})
-		require.NoError(t, err, c.Name)
-		checkCase(t, c, x)
-
-		// memory map: zero-copy unless the bytes must be swapped
-		var copied bool
-		m, err := numpyx.Map(c.Path, adapters.ReportCopy(&copied))
-		require.NoError(t, err, c.Name)
-		checkCase(t, c, m)
-		h, err := numpyx.ReadHeader(bytes.NewReader(raw))
-		require.NoError(t, err)
-		assert.Equal(t, h.NeedsSwap() && h.Len() > 0, copied, c.Name)
-		assert.Equal(t, int64(0), h.DataOffset%numpyx.Alignment)
-		if !copied && h.Len() > 0 {
-			assert.True(t, m.ReadOnly())
-			assert.True(t, m.Foreign())
-		}
-		m.Release()
+		t.Run(c.Name, func(t *testing.T) { readNPY(t, c) })
 	}
 	assert.Equal(t, 14*6*2*2+8, nNpy)
 	assert.Equal(t, 28, nNpz)
+}
+
+// readNPY reads one .npy file NumPy wrote through every reader.
+func readNPY(t *testing.T, c genCase) {
+	x, err := numpyx.ReadFile(c.Path)
+	require.NoError(t, err, c.Name)
+	checkCase(t, c, x)
+
+	// io.Reader that cannot tell its size: the chunked path
+	raw, err := os.ReadFile(c.Path)
+	require.NoError(t, err)
+	x, err = numpyx.Read(onlyReader{bytes.NewReader(raw)})
+	require.NoError(t, err, c.Name)
+	checkCase(t, c, x)
+
+	// memory map: zero-copy unless the bytes must be swapped
+	var copied bool
+	m, err := numpyx.Map(c.Path, adapters.ReportCopy(&copied))
+	require.NoError(t, err, c.Name)
+	checkCase(t, c, m)
+	h, err := numpyx.ReadHeader(bytes.NewReader(raw))
+	require.NoError(t, err)
+	assert.Equal(t, h.NeedsSwap() && h.Len() > 0, copied, c.Name)
+	assert.Equal(t, int64(0), h.DataOffset%numpyx.Alignment)
+	if !copied && h.Len() > 0 {
+		assert.True(t, m.ReadOnly())
+		assert.True(t, m.Foreign())
+	}
+	m.Release()
 }
 
 // onlyReader hides every method but Read.
@@ -225,33 +252,39 @@ type onlyReader struct{ r *bytes.Reader }
 func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
 
 // verifyScript checks, for each manifest line on stdin, that np.load reads the Go-written file
-// as the expected array, and that np.save writes the same bytes for it.
+// as the expected array, and that np.save writes the same bytes for it; it prints a JSON line per
+// case with the error, "" where the case passed.
 const verifyScript = `
 import sys, json, io, zipfile
 import numpy as np
-n = 0
-for line in sys.stdin:
-    c = json.loads(line)
+
+def check(c):
     if c['kind'] == 'npz':
         path, key = c['path'].split(':', 1)
-        with np.load(path) as z:
+        with np.load(path, allow_pickle=False) as z:
             a = z[key]
     else:
-        a = np.load(c['path'])
+        a = np.load(c['path'], allow_pickle=False)
     raw = open(c['raw'], 'rb').read()
     exp = np.frombuffer(raw, dtype=np.dtype(c['descr'])).reshape(c['shape'])
-    assert a.dtype.str == c['descr'], (c['name'], a.dtype.str, c['descr'])
-    assert list(a.shape) == c['shape'], (c['name'], a.shape)
-    assert np.array_equal(a, exp, equal_nan=a.dtype.kind in 'fc'), c['name']
-    assert a.tobytes(order='C') == exp.tobytes(order='C'), c['name']
+    assert a.dtype.str == c['descr'], ('dtype', a.dtype.str, c['descr'])
+    assert list(a.shape) == c['shape'], ('shape', a.shape)
+    assert np.array_equal(a, exp, equal_nan=a.dtype.kind in 'fc'), 'values differ'
+    assert a.tobytes(order='C') == exp.tobytes(order='C'), 'bytes differ'
     fortran = a.flags.f_contiguous and not a.flags.c_contiguous
-    assert fortran == c['fortran'], (c['name'], 'fortran', fortran)
+    assert fortran == c['fortran'], ('fortran', fortran)
     if c['kind'] == 'npy':
         b = io.BytesIO()
         np.save(b, a)
-        assert b.getvalue() == open(c['path'], 'rb').read(), (c['name'], 'bytes differ from np.save')
-    n += 1
-print(n)
+        assert b.getvalue() == open(c['path'], 'rb').read(), 'bytes differ from np.save'
+
+for line in sys.stdin:
+    c = json.loads(line)
+    try:
+        check(c)
+        print(json.dumps({'name': c['name'], 'error': ''}))
+    except Exception as e:
+        print(json.dumps({'name': c['name'], 'error': repr(e) or 'failed'}))
 `
 
 // layouts makes views of a C-order tensor that exercise every path of Write.
@@ -362,12 +395,27 @@ func TestWriteNumPy(t *testing.T) {
 			assert.Equal(t, contiguousBytes(t, x), contiguousBytes(t, back[k]), k)
 		}
 	}
-	cmd := exec.Command(pyrun.Interpreter, "-c", verifyScript)
-	pyrun.Run(t, "import numpy") // fails loudly if numpy is missing
-	cmd.Stdin = &manifest
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "NumPy refused a file Go wrote:\n%s", stderr.String())
-	assert.Equal(t, fmt.Sprint(n), strings.TrimSpace(string(out)))
+	for _, np := range numpys(t) {
+		t.Run(np.name, func(t *testing.T) {
+			cmd := exec.Command(np.python, "-c", verifyScript)
+			cmd.Stdin = bytes.NewReader(manifest.Bytes())
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			require.NoError(t, err, "the NumPy check failed:\n%s", stderr.String())
+			got := 0
+			sc := bufio.NewScanner(bytes.NewReader(out))
+			for sc.Scan() {
+				var r struct{ Name, Error string }
+				require.NoError(t, json.Unmarshal(sc.Bytes(), &r))
+				got++
+				t.Run(r.Name, func(t *testing.T) {
+					if r.Error != "" {
+						t.Errorf("NumPy %s refused the file Go wrote: %s", np.name, r.Error)
+					}
+				})
+			}
+			assert.Equal(t, n, got, "cases NumPy checked")
+		})
+	}
 }

@@ -13,11 +13,11 @@ import (
 const APIVersion = 24
 
 // NewestAPIVersion is the newest version of the C API whose OrtApi table this package knows (as
-// onnxruntime_c_api.h declares it in github.com/yalue/onnxruntime_go v1.36.0; ORT 1.29 and later
+// onnxruntime_c_api.h declares it in github.com/yalue/onnxruntime_go v1.38.0; ORT 1.31 and later
 // provide it, RuntimeVersion among them). Init asks a library for the newer of the two that it
 // provides (ORT 1.x provides version x), and what needs more than APIVersion (RunOptions.Profile,
 // version 25) fails with ErrNoRuntime on a library that lacks it.
-const NewestAPIVersion = 29
+const NewestAPIVersion = 31
 
 // fn names an entry of the OrtApi table this package calls, by its index in the table. The
 // table only grows at its end from one API version to the next, so these indices hold for every
@@ -124,7 +124,7 @@ const (
 // ortAPI is the loaded library: the OrtApi table and what Init made once per process.
 type ortAPI struct {
 	table     unsafe.Pointer // const OrtApi*
-	version   string         // the library's version string, "1.30.0"
+	version   string         // the library's version string, "1.31.1"
 	api       int            // the version of the table: APIVersion to NewestAPIVersion
 	env       uintptr        // OrtEnv*
 	cpuInfo   uintptr        // OrtMemoryInfo* for CPU memory

@@ -24,7 +24,7 @@ var headers = []struct {
 	lastSeen fn
 }{
 	{"github.com/yalue/onnxruntime_go@v1.27.0", APIVersion, fnGetTensorElementTypeAndShapeDataReference},
-	{"github.com/yalue/onnxruntime_go@v1.36.0", NewestAPIVersion, 424}, // SessionOptionsSetWeightlessSourceModelBuffer
+	{"github.com/yalue/onnxruntime_go@v1.38.0", NewestAPIVersion, 427}, // GetModelPackageApi
 }
 
 // TestTableIndices reads the OrtApi struct of the onnxruntime_c_api.h of each header (those of
@@ -101,7 +101,7 @@ func testTableIndices(t *testing.T, headerModule string, version int, last fn) {
 // NewestAPIVersion; a version string that does not parse gets APIVersion.
 func TestAPIVersionFor(t *testing.T) {
 	for v, want := range map[string]int{
-		"1.30.0": NewestAPIVersion, "1.29.1": 29, "1.25.0": 25, "1.24.2": APIVersion, "1.20.0": APIVersion,
+		"1.31.1": NewestAPIVersion, "1.32.0": NewestAPIVersion, "1.30.0": 30, "1.29.1": 29, "1.25.0": 25, "1.24.2": APIVersion, "1.20.0": APIVersion,
 		"2.1.0": APIVersion, "": APIVersion, "1.x": APIVersion, "1": APIVersion,
 	} {
 		assert.Equal(t, want, apiVersionFor(v), "%q", v)

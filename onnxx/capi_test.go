@@ -207,12 +207,12 @@ func TestErrors(t *testing.T) {
 		{"cast is a copy", func() error {
 			_, err := s.Run(in(core.MustNew(core.Float64, 2, 3)), onnxx.CastInputs(), adapters.ZeroCopyOnly())
 			return err
-		}, []error{adapters.ErrCopyRequired}, `input "X" is float64, the model wants float32: casting copies`},
+		}, []error{adapters.ErrCopyRequired}, `input "X" is float64, the model wants float32: casting it is a copy, and adapters.ZeroCopyOnly() forbids one`},
 		{"value-preserving cast is a copy", func() error {
 			_, err := mm64.Run(map[string]*core.Tensor{"A": core.MustNew(core.Float32, 8, 16), "B": core.MustNew(core.Float64, 16, 4)},
 				adapters.ZeroCopyOnly())
 			return err
-		}, []error{adapters.ErrCopyRequired}, `input "A" is float32, the model wants float64: casting copies`},
+		}, []error{adapters.ErrCopyRequired}, `input "A" is float32, the model wants float64: casting it is a copy, and adapters.ZeroCopyOnly() forbids one`},
 		{"cast that changes values", func() error {
 			_, err := mm64.Run(map[string]*core.Tensor{"A": core.MustNew(core.Int64, 8, 16), "B": core.MustNew(core.Float64, 16, 4)})
 			return err

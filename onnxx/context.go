@@ -37,6 +37,11 @@ type RunOptions struct {
 // checks between operators) and the run fails with an error that wraps ctx.Err()
 // (context.Canceled or context.DeadlineExceeded) and ErrRuntime. A ctx already done fails before
 // anything runs. A run that ends before ORT sees the flag returns its results.
+//
+// Cancellation is not preemption: ORT checks the flag only between operators, so the run returns
+// once the operator running when ctx is done has finished. A deadline bounds a run to its
+// duration plus that of the model's longest operator (a 10 ms deadline on a model of a few large
+// operators of about 100 ms each returns after 100 ms or more), not to the deadline itself.
 func (s *Session) RunContext(ctx context.Context, inputs map[string]*core.Tensor, ro *RunOptions, opts ...adapters.Option) (map[string]*core.Tensor, error) {
 	var res map[string]*core.Tensor
 	err := s.withRunOptions(ctx, ro, func(h uintptr) error {

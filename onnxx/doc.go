@@ -25,11 +25,12 @@
 // # The library
 //
 // Init loads $ONNXRUNTIME_LIB if it is set, else the copy that the script scripts/fetch-ort.sh
-// puts in the user's cache (${XDG_CACHE_HOME:-$HOME/.cache}/dlpack-go/ort/1.30.0/libonnxruntime.so.1,
-// taken from the npm package onnxruntime-node@1.30.0). It asks the library for its C API version
-// (ORT 1.x provides version x), up to NewestAPIVersion (29, the newest OrtApi table this package
-// knows, as onnxruntime_c_api.h of onnxruntime_go v1.36.0 declares it), and refuses a library
-// older than APIVersion (24, ORT 1.24) with ErrNoRuntime naming its version. Everything works from
+// puts in the user's cache (${XDG_CACHE_HOME:-$HOME/.cache}/dlpack-go/ort/1.31.1/libonnxruntime.so.1,
+// taken from the npm package onnxruntime-node@1.31.1). It asks the library for its C API version
+// (ORT 1.x provides version x), up to NewestAPIVersion (31, the newest OrtApi table this package
+// knows, as onnxruntime_c_api.h of onnxruntime_go v1.38.0 declares it), and refuses a library
+// older than APIVersion (24, ORT 1.24) with ErrNoRuntime naming its version, the version it needs
+// and the fix. The tests run the whole suite on ORT 1.31.1 and a smoke subset on 1.24.3. Everything works from
 // version 24; per-run profiling (RunOptions.Profile) needs version 25. When no library exists it fails with ErrNoRuntime, saying how to
 // get one. NewSession calls Init. purego binds the library on linux and darwin, amd64 and arm64;
 // elsewhere Init fails with ErrNoRuntime.

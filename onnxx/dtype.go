@@ -71,7 +71,7 @@ var dtypes = []struct {
 }
 
 // ToDType returns the ONNX element type of a core dtype, or an error wrapping ErrDType that
-// names the dtype (complex, which ONNX Runtime 1.30 cannot make tensors of, float8, sub-byte
+// names the dtype (complex, which ONNX Runtime 1.31 cannot make tensors of, float8, sub-byte
 // types and vector lanes have none here).
 func ToDType(dt core.DLDataType) (ElementType, error) {
 	for _, p := range dtypes {

@@ -58,3 +58,6 @@ func ValueData(v uintptr) (unsafe.Pointer, error) {
 	}
 	return cptr(p), nil
 }
+
+// OldestRuntimeVersion is the oldest ONNX Runtime release the tests run on.
+const OldestRuntimeVersion = oldestRuntimeVersion

@@ -15,7 +15,11 @@ import (
 )
 
 // RuntimeVersion is the ONNX Runtime release that scripts/fetch-ort.sh fetches.
-const RuntimeVersion = "1.30.0"
+const RuntimeVersion = "1.31.1"
+
+// oldestRuntimeVersion is the oldest ONNX Runtime release this package is tested with (the
+// first that provides APIVersion); `scripts/fetch-ort.sh 1.24.3` fetches it.
+const oldestRuntimeVersion = "1.24.3"
 
 // Errors of this package. Each error returned wraps one of them (or an error of package core or
 // adapters) and says what was wrong.
@@ -107,18 +111,36 @@ func loaded() (*ortAPI, error) {
 	return a, nil
 }
 
+// providedAPI is the newest C API version that ONNX Runtime version provides: ORT 1.x provides
+// versions 1 to x ("1.30.0": 30). ok is false for a version string of another form.
+func providedAPI(version string) (x int, ok bool) {
+	major, rest, ok := strings.Cut(version, ".")
+	minor, _, _ := strings.Cut(rest, ".")
+	x, err := strconv.Atoi(minor)
+	return x, ok && major == "1" && err == nil
+}
+
 // apiVersionFor returns the C API version to ask a library of the given version string for: ORT
 // 1.x provides versions 1 to x, so the newer of APIVersion and x, up to NewestAPIVersion. A
 // version string that does not parse gets APIVersion. (Asking GetApi for a version the library
 // lacks returns NULL and prints a complaint to stderr, so the version is chosen before asking.)
 func apiVersionFor(version string) int {
-	major, rest, ok := strings.Cut(version, ".")
-	minor, _, _ := strings.Cut(rest, ".")
-	x, err := strconv.Atoi(minor)
-	if !ok || major != "1" || err != nil {
+	x, ok := providedAPI(version)
+	if !ok {
 		return APIVersion
 	}
 	return min(max(x, APIVersion), NewestAPIVersion)
+}
+
+// tooOld is the error for the library at p, ONNX Runtime version, which provides C API versions
+// up to api (0 where not known) and not APIVersion.
+func tooOld(p, version string, api int) error {
+	has := ""
+	if api > 0 {
+		has = fmt.Sprintf(" (C API %d)", api)
+	}
+	return errs.Errorf(ErrNoRuntime, "onnxx: the library at %s is ONNX Runtime %s%s; onnxx needs ONNX Runtime 1.%d or later (C API %d): run scripts/fetch-ort.sh (ONNX Runtime %s) or set $ONNXRUNTIME_LIB to a newer libonnxruntime.so",
+		p, version, has, APIVersion, APIVersion, RuntimeVersion)
 }
 
 // load opens the library at p and makes the environment, CPU memory info and allocator.
@@ -133,11 +155,14 @@ func load(p string) (*ortAPI, error) {
 	}
 	entry := func(i int) uintptr { return *(*uintptr)(unsafe.Add(base, i*int(unsafe.Sizeof(uintptr(0))))) }
 	a := &ortAPI{path: p, version: goString(invoke(entry(fnOrtApiBaseGetVersionString)), 64)}
+	if x, ok := providedAPI(a.version); ok && x < APIVersion {
+		// refused before GetApi, which would print its own complaint to stderr
+		return nil, tooOld(p, a.version, x)
+	}
 	a.api = apiVersionFor(a.version)
 	a.table = cptr(invoke(entry(fnOrtApiBaseGetApi), uintptr(a.api)))
 	if a.table == nil {
-		return nil, errs.Errorf(ErrNoRuntime, "onnxx: %s is ONNX Runtime %s, which lacks C API version %d: onnxx needs ONNX Runtime 1.24 or later (scripts/fetch-ort.sh fetches %s)",
-			p, a.version, APIVersion, RuntimeVersion)
+		return nil, tooOld(p, a.version, 0)
 	}
 	logID := cstr(envLogID)
 	if err := a.call("creating the environment", fnCreateEnv, uintptr(LogSilent.severity()), ptr(logID),
@@ -156,7 +181,7 @@ func load(p string) (*ortAPI, error) {
 }
 
 // LoadedLibrary returns the path of the ONNX Runtime library Init loaded and its version string
-// ("1.30.0"), or ok false before Init succeeded. Package ortgo points onnxruntime_go at the same
+// ("1.31.1"), or ok false before Init succeeded. Package ortgo points onnxruntime_go at the same
 // library, so that one process holds one copy of ORT.
 func LoadedLibrary() (path, version string, ok bool) {
 	initMu.Lock()

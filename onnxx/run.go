@@ -431,7 +431,7 @@ func (s *Session) castInput(st *stage, info *IOInfo, t *core.Tensor, o adapters.
 			info.Name, from, to, adapters.CastLoss(from, to))
 	}
 	if o.Policy == adapters.CopyNever {
-		return nil, errs.Errorf(adapters.ErrCopyRequired, "onnxx: input %q is %s, the model wants %s: casting copies", info.Name, from, to)
+		return nil, errs.Errorf(adapters.ErrCopyRequired, "onnxx: input %q is %s, the model wants %s: casting it is a copy, and adapters.ZeroCopyOnly() forbids one", info.Name, from, to)
 	}
 	c, err := memory.Cast(t, to)
 	if err != nil {

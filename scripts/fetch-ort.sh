@@ -1,28 +1,39 @@
 #!/usr/bin/env bash
-# fetch-ort.sh puts the ONNX Runtime shared library that package onnxx loads (onnxx.Init) into the
-# user's cache: ${XDG_CACHE_HOME:-$HOME/.cache}/dlpack-go/ort/1.30.0/libonnxruntime.so.1.
+# fetch-ort.sh [VERSION] puts the ONNX Runtime shared library that package onnxx loads (onnxx.Init)
+# into the user's cache: ${XDG_CACHE_HOME:-$HOME/.cache}/dlpack-go/ort/VERSION/libonnxruntime.so.1,
+# VERSION 1.31.1 unless given (onnxx.RuntimeVersion; the tests fetch the oldest supported release,
+# 1.24.3, with an argument). Its last line of output is the library's path.
 #
 # onnxruntime_go ships no library for linux/amd64, so it is taken from the npm package
-# onnxruntime-node@1.30.0 (file bin/napi-v6/linux/x64/libonnxruntime.so.1: ORT 1.30, C API 1-30).
-# Nothing is done when $ONNXRUNTIME_LIB names an existing file (the user's own library) or when the
-# cached copy is already there. Needs npm and tar. Exits non-zero, saying why, on any failure.
+# onnxruntime-node@VERSION (file bin/napi-v6/linux/x64/libonnxruntime.so.1: ORT 1.x provides C API
+# versions 1 to x). Without an argument nothing is fetched when $ONNXRUNTIME_LIB names an existing
+# file (the user's own library, whose path is then printed); with one, $ONNXRUNTIME_LIB is not
+# looked at. Nothing is fetched when the cached copy is already there. Needs npm and tar. Exits
+# non-zero, saying why, on any failure.
 set -euo pipefail
 
-version=1.30.0
+default=1.31.1
+version="${1:-$default}"
 member=package/bin/napi-v6/linux/x64/libonnxruntime.so.1
+if ! [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
+	echo "fetch-ort: version \"$version\" is not of the form 1.31.1" >&2
+	exit 1
+fi
 dir="${XDG_CACHE_HOME:-$HOME/.cache}/dlpack-go/ort/$version"
 lib="$dir/libonnxruntime.so.1"
 
-if [ -n "${ONNXRUNTIME_LIB:-}" ]; then
+if [ $# -eq 0 ] && [ -n "${ONNXRUNTIME_LIB:-}" ]; then
 	if [ -s "$ONNXRUNTIME_LIB" ]; then
-		echo "fetch-ort: using \$ONNXRUNTIME_LIB=$ONNXRUNTIME_LIB"
+		echo "fetch-ort: using \$ONNXRUNTIME_LIB"
+		echo "$ONNXRUNTIME_LIB"
 		exit 0
 	fi
 	echo "fetch-ort: \$ONNXRUNTIME_LIB=$ONNXRUNTIME_LIB is not a non-empty file" >&2
 	exit 1
 fi
 if [ -s "$lib" ]; then
-	echo "fetch-ort: cached $lib"
+	echo "fetch-ort: cached"
+	echo "$lib"
 	exit 0
 fi
 case "$(uname -s)/$(uname -m)" in
@@ -50,4 +61,5 @@ mkdir -p "$dir"
 # Move into place atomically so that a concurrent run never sees half a file.
 cp "$tmp/$member" "$dir/.libonnxruntime.so.1.$$"
 mv -f "$dir/.libonnxruntime.so.1.$$" "$lib"
-echo "fetch-ort: installed $lib ($(stat -c %s "$lib") bytes)"
+echo "fetch-ort: installed ($(stat -c %s "$lib") bytes)"
+echo "$lib"

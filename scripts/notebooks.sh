@@ -4,14 +4,15 @@
 #   scripts/notebooks.sh                      # every examples/notebooks/*.ipynb
 #   scripts/notebooks.sh path/to/a.ipynb ...  # just these
 #
-# It first runs scripts/build-kernel.sh (which builds the kernel once and caches it, and
-# installs the kernel spec "go-dlpack"), then executes each notebook in a fresh kernel with
+# It first runs scripts/build-kernel.sh (which builds the kernel once and caches it), installs
+# the kernel spec "go-dlpack" for this checkout in its .jupyter/ folder, says which checkout the
+# kernel runs and refuses to go on when it is not this one (scripts/kernelspec.sh), then executes each notebook in a fresh kernel with
 # Debian's jupyter nbconvert. The notebooks in the repository stay untouched: executed copies go
 # to $NOTEBOOK_OUT (default: a temporary directory, removed afterwards). Then each executed
 # notebook is rendered to HTML and checked in headless Chromium (tools/notebooks/browsercheck),
 # which keeps a screenshot of each page in $NOTEBOOK_SHOTS (default artifacts/notebooks). It
 # prints "notebooks: N passed, M failed" and "browser: N checked, M failed"; the exit status is
-# 1 if any notebook failed to run or to show.
+# 1 if any notebook failed to run or to show. NOTEBOOK_BROWSER=0 leaves out the browser check.
 #
 # Needs: Go and a C compiler (for the kernel and the plugins it builds), and
 #   apt-get install python3-jupyter-client python3-nbclient python3-nbformat python3-ipykernel jupyter-nbconvert chromium
@@ -27,7 +28,10 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 jupyter=/usr/bin/jupyter
 [[ -x "$jupyter" ]] || { echo "notebooks.sh: $jupyter not found (apt-get install jupyter-nbconvert python3-nbclient python3-ipykernel)" >&2; exit 1; }
 
-bash "$repo/scripts/build-kernel.sh" >/dev/null
+# The kernel, with a spec of this checkout's own first on JUPYTER_PATH: whichever clone last ran
+# build-kernel.sh for the user, these notebooks run this checkout's code (kernelspec.sh).
+source "$repo/scripts/kernelspec.sh"
+use_checkout_kernel notebooks.sh /usr/bin/python3 "$repo"
 
 all=0
 if (($# == 0)); then
@@ -108,7 +112,9 @@ echo "notebooks: $passed passed, $failed failed"
 # in $NOTEBOOK_SHOTS (default artifacts/notebooks; CI keeps it).
 shots=${NOTEBOOK_SHOTS:-$repo/artifacts/notebooks}
 browser_failed=0
-if ((passed > 0)); then
+if [[ "${NOTEBOOK_BROWSER:-1}" == 0 ]]; then
+	echo "browser: not checked (NOTEBOOK_BROWSER=0)"
+elif ((passed > 0)); then
 	executed=()
 	for nb in "$@"; do
 		name=$(basename "$nb")

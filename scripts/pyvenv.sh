@@ -6,10 +6,14 @@
 # scripts/peers-requirements.txt. Nothing goes into a system interpreter. It prints the venv's python.
 # Does nothing when the venv already holds these pins (a stamp records their hash); safe to run
 # concurrently (a lock). Exits non-zero, saying why, on any failure.
+#
+# With an argument NAME it makes the venv venv-NAME from scripts/peers-requirements-NAME.txt instead:
+# `pyvenv.sh torch` is PyTorch 2.x from PyPI (a 2.8 GB download with its CUDA libraries).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-req="$here/peers-requirements.txt"
-venv="${XDG_CACHE_HOME:-$HOME/.cache}/dlpack-go/venv"
+req="$here/peers-requirements${1:+-$1}.txt"
+venv="${XDG_CACHE_HOME:-$HOME/.cache}/dlpack-go/venv${1:+-$1}"
+[ -f "$req" ] || { echo "pyvenv: no $req" >&2; exit 1; }
 base="${DLPACK_VENV_PYTHON:-/usr/bin/python3}"
 stamp="$venv/.dlpack-go-pins"
 want="$(sha256sum "$req" | cut -d' ' -f1)"

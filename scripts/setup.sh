@@ -9,7 +9,9 @@ cd "$(dirname "$0")/.."
 
 # python3-dev: the headers the exchange API's test harness (pyexchange/internal/xharness) is built with
 pkgs=(gcc libc6-dev python3 python3-dev python3-numpy python3-torch python3-onnx
+	libonnx-testdata # ONNX's backend test data, run by onnxx/internal/backendsuite
 	python3-venv python3-pip python3-setuptools python3-wheel # pip install ./pyexchange/python, offline
+	python3-hypothesis # pyexchange's DLPack conformance cases under Debian's NumPy and PyTorch
 	python3-jupyter-client python3-nbclient python3-nbformat python3-ipykernel jupyter-nbconvert
 	jupyter-notebook chromium)
 command -v npm >/dev/null 2>&1 || pkgs+=(npm)
@@ -47,6 +49,9 @@ fi
 # scripts/peers-requirements.txt; never the system interpreter).
 "${as_user[@]}" bash scripts/fetch-ggml.sh >/dev/null
 "${as_user[@]}" bash scripts/pyvenv.sh >/dev/null
+# PyTorch 2.x from PyPI, in a venv of its own: a 2.8 GB download with its CUDA libraries (5.4 GB
+# installed), about 6 minutes on a fresh 2-core machine, once
+"${as_user[@]}" bash scripts/pyvenv.sh torch >/dev/null
 
 # Go, which builds the kernel. Under sudo, PATH is sudo's secure_path, which lacks where Go usually
 # is: /usr/local/go/bin, or what the user's profile adds. So the user's own Go comes first there:

@@ -75,7 +75,7 @@ func TestSetupWithoutRootOrSudo(t *testing.T) {
 func TestSetupUnderSudoIsForTheUser(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "calls")
 	cache := t.TempDir() // root's: a cached library here must not make setup skip the user's
-	lib := filepath.Join(cache, "dlpack-go", "ort", "1.30.0", "libonnxruntime.so.1")
+	lib := filepath.Join(cache, "dlpack-go", "ort", "1.31.1", "libonnxruntime.so.1")
 	require.NoError(t, os.MkdirAll(filepath.Dir(lib), 0o755))
 	require.NoError(t, os.WriteFile(lib, []byte("ELF"), 0o644))
 	bin := fakeBin(t, map[string]string{
@@ -91,6 +91,9 @@ func TestSetupUnderSudoIsForTheUser(t *testing.T) {
 	calls, err := os.ReadFile(log)
 	require.NoError(t, err, "%s", out)
 	assert.Equal(t, "sudo -u alice -H bash scripts/fetch-ort.sh\n"+
+		"sudo -u alice -H bash scripts/fetch-ggml.sh\n"+
+		"sudo -u alice -H bash scripts/pyvenv.sh\n"+
+		"sudo -u alice -H bash scripts/pyvenv.sh torch\n"+
 		"sudo -u alice -H -i printenv PATH\n"+ // where alice's Go is, if she has one (here: none)
 		"sudo -u alice -H env PATH="+bin+":"+bin+" bash scripts/build-kernel.sh\n", string(calls),
 		"the go on sudo's PATH, on the PATH of the kernel's build (sudo -u resets it)")
@@ -122,6 +125,9 @@ func TestSetupUnderSudoFindsTheUsersGo(t *testing.T) {
 	calls, err := os.ReadFile(log)
 	require.NoError(t, err, "%s", out)
 	assert.Equal(t, "sudo -u alice -H bash scripts/fetch-ort.sh\n"+
+		"sudo -u alice -H bash scripts/fetch-ggml.sh\n"+
+		"sudo -u alice -H bash scripts/pyvenv.sh\n"+
+		"sudo -u alice -H bash scripts/pyvenv.sh torch\n"+
 		"sudo -u alice -H -i printenv PATH\n"+
 		"sudo -u alice -H env PATH="+usersGo+":"+bin+" bash scripts/build-kernel.sh\n", string(calls))
 	assert.Contains(t, out, "setup: building the notebooks' kernel with alice's "+filepath.Join(usersGo, "go"))

@@ -116,7 +116,10 @@ func main() {
 }
 
 // TestUserModuleRequiresOrtgo builds the module of a user of the nested module onnxx/ortgo, the
-// way the README says to require it: it resolves onnxruntime_go v1.36.0, tidies and builds (cgo).
+// way the README says to require it, who also names onnxruntime_go v1.38.0 (the release a module
+// that imports it without a version resolves): it tidies, builds (cgo) and runs one model through
+// onnxx and through onnxruntime_go's own session, on one ONNX Runtime library (the one
+// fetch-ort.sh fetches, or $ONNXRUNTIME_LIB).
 func TestUserModuleRequiresOrtgo(t *testing.T) {
 	root := checkoutRoot(t)
 	goCmd := userModule(t, `module example.com/user
@@ -126,6 +129,7 @@ go 1.26.5
 require (
 	github.com/dlpack-go/dlpack v0.0.0
 	github.com/dlpack-go/dlpack/onnxx/ortgo v0.0.0
+	github.com/yalue/onnxruntime_go v1.38.0
 )
 
 replace (
@@ -136,16 +140,72 @@ replace (
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 
+	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/onnxx"
 	"github.com/dlpack-go/dlpack/onnxx/ortgo"
+	"github.com/dlpack-go/dlpack/onnxx/tinyonnx"
+	ort "github.com/yalue/onnxruntime_go"
 )
 
-func main() { fmt.Println(ortgo.Init != nil) }
+func main() {
+	if err := run(); err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	m, err := tinyonnx.Dense([][]float64{{1, 0}, {0, 1}, {1, 1}}, []float64{0.5, -1})
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(os.Args[1], "dense.onnx")
+	if err := m.WriteFile(path); err != nil {
+		return err
+	}
+	if err := ortgo.Init(); err != nil {
+		return err
+	}
+	s, err := onnxx.NewSession(path, nil, nil, nil)
+	if err != nil {
+		return err
+	}
+	defer s.Destroy()
+	out, err := s.Run(map[string]*core.Tensor{"X": core.MustFromSlice([]float64{1, 2, 3}, 1, 3)})
+	if err != nil {
+		return err
+	}
+	y, err := core.Elements[float64](out["Y"])
+	if err != nil {
+		return err
+	}
+	plain, err := ort.NewDynamicAdvancedSession(path, []string{"X"}, []string{"Y"}, nil)
+	if err != nil {
+		return err
+	}
+	defer plain.Destroy()
+	x, err := ort.NewTensor(ort.NewShape(1, 3), []float64{1, 2, 3})
+	if err != nil {
+		return err
+	}
+	defer x.Destroy()
+	outs := []ort.Value{nil}
+	if err := plain.Run([]ort.Value{x}, outs); err != nil {
+		return err
+	}
+	defer outs[0].Destroy()
+	_, version, _ := onnxx.LoadedLibrary()
+	fmt.Println(y, outs[0].(*ort.Tensor[float64]).GetData(), version == ort.GetVersion())
+	return nil
+}
 `)
 	goCmd("mod", "tidy")
-	require.Equal(t, "github.com/yalue/onnxruntime_go v1.36.0", goCmd("list", "-m", "github.com/yalue/onnxruntime_go"))
+	require.Equal(t, "github.com/yalue/onnxruntime_go v1.38.0", goCmd("list", "-m", "github.com/yalue/onnxruntime_go"))
 	goCmd("build", "./...")
-	require.Equal(t, "true", goCmd("run", "."))
+	require.Equal(t, "[4.5 4] [4.5 4] true", goCmd("run", ".", t.TempDir()))
 }
 
 // checkoutRoot returns this checkout's root, skipping the test in -short mode: a user module

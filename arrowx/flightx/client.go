@@ -10,7 +10,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/dlpack-go/dlpack/core"
@@ -26,10 +25,16 @@ type Client struct {
 	cfg  config
 }
 
-// Dial connects to a server at addr ("host:port") without TLS, with message limits that fit
-// chunks of up to 15 MiB. For TLS or other settings, make a connection and use NewClient.
+// Dial connects to a server at addr ("host:port"), with message limits that fit chunks of up
+// to 15 MiB: over TLS with WithTLS, plain TCP without it; WithToken sends a bearer token on
+// every call (refused with ErrInsecure over plain TCP off loopback). For other settings, make
+// a connection and use NewClient.
 func Dial(addr string, opts ...Option) (*Client, error) {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+	creds, err := dialCreds(newConfig(opts), addr)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultCallOptions(dialCodec, grpc.MaxCallRecvMsgSize(maxMessage), grpc.MaxCallSendMsgSize(maxMessage)))
 	if err != nil {
 		return nil, errs.Errorf(ErrTransport, "flightx: dialing %s: %v", addr, err)
@@ -39,9 +44,11 @@ func Dial(addr string, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// NewClient uses a gRPC connection the caller made (and closes).
+// NewClient uses a gRPC connection the caller made (and closes); WithToken sends the token on
+// every call.
 func NewClient(conn grpc.ClientConnInterface, opts ...Option) *Client {
-	return &Client{fc: flight.NewFlightServiceClient(conn), cfg: newConfig(opts)}
+	cfg := newConfig(opts)
+	return &Client{fc: flight.NewFlightServiceClient(clientConn(conn, cfg)), cfg: cfg}
 }
 
 // Close closes the connection Dial made.
@@ -258,6 +265,10 @@ func transportErr(err error) error {
 			return errs.Errorf(ErrBusy, "flightx: the server is at its memory limit: %w", err)
 		}
 		return errs.Errorf(ErrTooLarge, "flightx: the server refused the size: %w", err)
+	case codes.Unauthenticated:
+		return errs.Errorf(ErrUnauthenticated, "flightx: the server did not admit the caller: %w", err)
+	case codes.PermissionDenied:
+		return errs.Errorf(ErrPermission, "flightx: the server refused the call to the caller's role: %w", err)
 	case codes.DeadlineExceeded:
 		if strings.Contains(st.Message(), idleMark) {
 			return errs.Errorf(ErrIdle, "flightx: the server timed out an idle stream: %w", err)

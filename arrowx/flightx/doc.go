@@ -8,8 +8,19 @@
 // and hand-made streams: Debian 12 has no pyarrow).
 //
 // It is pure Go (no cgo). It is not a tensor store: the server keeps tensors in memory, with no
-// persistence, authentication or eviction (see the example in examples/flight for what serving
-// many clients would take).
+// persistence or eviction (see the example in examples/flight for what serving many clients
+// would take).
+//
+// # Access
+//
+// By default Serve speaks plain TCP and anyone who reaches its port may put, overwrite and
+// delete tensors: fine on loopback, not across a network. WithTLS serves over TLS (and WithClientCAs
+// requires client certificates: mutual TLS); WithTokens admits only callers that send one of its
+// bearer tokens ("authorization: Bearer <token>"), each ReadOnly (list, describe, fetch) or
+// ReadWrite (also put, overwrite, delete), refusing the others with gRPC status Unauthenticated or
+// PermissionDenied before the store is touched. A Client takes the matching WithTLS and WithToken;
+// SelfSigned makes a certificate when no authority is at hand. Client.Delete (the Flight action
+// "delete") removes a tensor.
 //
 // # Wire format
 //

@@ -51,6 +51,7 @@ type config struct {
 	idle        time.Duration // a server's WithIdleTimeout
 	inFlight    *budget       // the server's memory in flight; nil in a client
 	flat        bool          // WithFlatColumn
+	sec         *security     // WithTLS, WithTokens, WithToken (auth.go)
 }
 
 func newConfig(opts []Option) config {
@@ -252,14 +253,16 @@ func (s *Server) Names() []string {
 }
 
 // Register adds the Flight service to a gRPC server the caller runs (set
-// grpc.MaxRecvMsgSize to at least the senders' chunk size plus headers).
-func (s *Server) Register(g *grpc.Server) { flight.RegisterFlightServiceServer(g, s) }
+// grpc.MaxRecvMsgSize to at least the senders' chunk size plus headers). With WithTokens, every
+// call is checked as under Serve; WithTLS is the caller's to give that server (grpc.Creds).
+func (s *Server) Register(g *grpc.Server) { flight.RegisterFlightServiceServer(g, s.service()) }
 
 // ErrServing: Serve was called twice, or after Stop.
 var ErrServing = errors.New("flightx: server already serving or stopped")
 
 // Serve runs a gRPC server with the Flight service on lis until Stop or GracefulStop (it then
-// returns nil). It closes lis. A server serves once: a second Serve, or one after Stop, closes
+// returns nil): over TLS with WithTLS (and WithClientCAs), admitting only the holders of tokens
+// with WithTokens; without them, anyone who reaches lis may put, overwrite and delete tensors. It closes lis. A server serves once: a second Serve, or one after Stop, closes
 // lis and fails with ErrServing.
 //
 // If lis fails (its Accept returns an error gRPC does not retry, or it is closed), the server
@@ -273,7 +276,7 @@ func (s *Server) Serve(lis net.Listener) error {
 		lis.Close()
 		return ErrServing
 	}
-	g := grpc.NewServer(recvCodec, grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage))
+	g := grpc.NewServer(append(s.serverOptions(), recvCodec, grpc.MaxRecvMsgSize(maxMessage), grpc.MaxSendMsgSize(maxMessage))...)
 	s.Register(g)
 	s.grpc = g
 	s.mu.Unlock()

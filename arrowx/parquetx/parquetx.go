@@ -114,7 +114,9 @@ func ReadFile(name, column string, opts ...adapters.Option) (*core.Tensor, error
 // Read reads the column called column of the Parquet file r as one tensor of shape
 // [rows, element shape...]: a primitive column gives [rows], a FixedSizeList<T> (nested for
 // more dimensions) or arrow.fixed_shape_tensor column [rows, S...] (the logical shape, a
-// permutation as strides). Nulls follow arrowx.FromArray (arrowx.FillNulls). The tensor is
+// permutation as strides); a list column whose rows all hold n values (how DuckDB writes an
+// ARRAY column such as FLOAT[n]) [rows, n], over the decoded values. Nulls follow
+// arrowx.FromArray (arrowx.FillNulls). The tensor is
 // read-only only where arrowx says so; the options are adapters' (ReportCopy, ZeroCopyOnly:
 // see the package doc for what is copied) and RowGroups. r stays open.
 func Read(r parquet.ReaderAtSeeker, column string, opts ...adapters.Option) (t *core.Tensor, err error) {
@@ -308,7 +310,15 @@ func rowBytes(dt arrow.DataType) int64 {
 // fromChunks makes one tensor of a column's decoded chunks: over the one chunk's memory, or a
 // copy of several.
 func fromChunks(chunks *arrow.Chunked, column string, o adapters.Options, opts []adapters.Option) (*core.Tensor, error) {
-	parts := chunks.Chunks()
+	parts, err := uniformLists(chunks.Chunks(), column) // DuckDB's ARRAY columns (uniformlist.go)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, p := range parts {
+			p.Release()
+		}
+	}()
 	if len(parts) == 1 {
 		t, err := arrowx.FromArray(parts[0], opts...)
 		if err != nil {

@@ -143,18 +143,39 @@ func (g *ggufFile) describe(r *fileReport) {
 }
 
 // jsonValue is a metadata value for -json: a scalar as its JSON value (a float as num, since
-// JSON has no NaN), an array as "[N]type".
+// JSON has no NaN), an array as a JSON array of its elements (of arrays, for arrays of arrays).
 func jsonValue(v ggufx.Value) any {
 	switch x := v.Any().(type) {
 	case float32:
 		return num{float64(x), true}
 	case float64:
 		return num{x, true}
+	case []float32:
+		out := make([]num, len(x))
+		for i, f := range x {
+			out[i] = num{float64(f), true}
+		}
+		return out
+	case []float64:
+		out := make([]num, len(x))
+		for i, f := range x {
+			out[i] = num{f, true}
+		}
+		return out
+	case []uint8: // encoding/json would write base64
+		out := make([]uint16, len(x))
+		for i, b := range x {
+			out[i] = uint16(b)
+		}
+		return out
+	case []ggufx.Value:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = jsonValue(e)
+		}
+		return out
 	}
-	if v.Type() == ggufx.TypeArray {
-		return fmt.Sprintf("[%d]%s", v.Len(), v.ElemType())
-	}
-	return v.Any()
+	return v.Any() // a scalar, or a slice of ints, bools or strings: JSON as it is
 }
 
 func (g *ggufFile) close() error { return g.src.Close() }

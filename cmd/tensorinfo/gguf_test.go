@@ -144,12 +144,12 @@ func TestGGUF(t *testing.T) {
 	}
 	assert.Equal(t, 127.0, w8hi, "the Q8_0 tensor holds its values exactly")
 
-	// the metadata, every key, arrays summarised
+	// the metadata, every key, arrays as JSON arrays
 	var raw []map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &raw))
 	assert.Equal(t, map[string]any{
 		"general.architecture": "llama", "general.name": "tiny", "llama.context_length": 4096.0,
-		"llama.rope.freq_base": 10000.0, "odd.nan": "nan", "tokenizer.ggml.tokens": "[3]string",
+		"llama.rope.freq_base": 10000.0, "odd.nan": "nan", "tokenizer.ggml.tokens": []any{"<s>", "</s>", "hello"},
 	}, raw[0]["metadata"])
 	assert.Equal(t, `GGUF v3, alignment 32, 6 keys, 5 tensors, general.architecture "llama", general.name "tiny"`, raw[0]["summary"])
 	assert.NotContains(t, raw[0], "shards")
@@ -286,11 +286,40 @@ func TestGGUFHostile(t *testing.T) {
 			require.NoError(t, os.WriteFile(path, c.data, 0o644))
 			code, out, errs := tensorinfo("-stats", "-repr", path, good)
 			assert.Equal(t, 1, code)
-			assert.Contains(t, errs, "tensorinfo: "+path+": "+c.msg)
+			namesFileOnce(t, errs, path)
+			assert.Contains(t, errs, c.msg)
 			assert.Equal(t, 1, strings.Count(errs, "\n"), errs)
 			assert.Contains(t, out, good+" (gguf, 5 arrays", "the other file is still shown")
 			_, err := inspect(path, options{stats: true, repr: true})
 			assert.ErrorIs(t, err, c.want)
 		})
 	}
+}
+
+// -json writes a metadata array as a JSON array of its elements, whatever their type: floats
+// (NaN as "nan"), bytes (as numbers, not base64), arrays of arrays.
+func TestGGUFMetadataArraysInJSON(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "arrays.gguf")
+	inner1, err := ggufx.ValueOf([]int32{1, 2})
+	require.NoError(t, err)
+	inner2, err := ggufx.ValueOf([]int32{3})
+	require.NoError(t, err)
+	writeGGUF(t, path, map[string]any{
+		"a.f32":    []float32{0.5, float32(math.NaN())},
+		"a.u8":     []uint8{1, 255},
+		"a.bool":   []bool{true, false},
+		"a.nested": []ggufx.Value{inner1, inner2},
+	})
+	code, out, errs := tensorinfo("-json", path)
+	require.Equal(t, 0, code, errs)
+	var raw []struct {
+		Metadata map[string]any `json:"metadata"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &raw))
+	md := raw[0].Metadata
+	assert.Equal(t, []any{0.5, "nan"}, md["a.f32"])
+	assert.Equal(t, []any{1.0, 255.0}, md["a.u8"])
+	assert.Equal(t, []any{true, false}, md["a.bool"])
+	assert.Equal(t, []any{[]any{1.0, 2.0}, []any{3.0}}, md["a.nested"])
+	assert.Equal(t, []any{"<s>", "</s>", "hello"}, md["tokenizer.ggml.tokens"])
 }

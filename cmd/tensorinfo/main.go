@@ -66,7 +66,7 @@
 // float32 (ggufx's Dequantize), in memory up to 1 GiB; one larger, or of a type ggufx does not
 // dequantize (the IQ and TQ families, MXFP4), is listed with no summary, and -repr says why. The
 // header line carries the GGUF version, alignment, key and tensor counts, general.architecture
-// and general.name; -json writes every metadata key ("metadata": arrays as "[N]type"). The first
+// and general.name; -json writes every metadata key ("metadata": arrays as JSON arrays). The first
 // shard of a split model (PREFIX-00001-of-NNNNN.gguf) lists the tensors of every shard
 // (ggufx.OpenSplit; "shards" in -json); another shard is listed alone.
 //
@@ -167,7 +167,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	for _, path := range fs.Args() {
 		r, err := inspect(path, o)
 		if err != nil {
-			fmt.Fprintf(stderr, "tensorinfo: %s: %v\n", path, err)
+			fmt.Fprintf(stderr, "tensorinfo: %s\n", naming(path, err))
 			status = 1
 			if !o.json {
 				continue
@@ -193,6 +193,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return status
+}
+
+// naming is err's message, led by path unless the message names the file already (an open
+// error, ggufx's "(in PATH)"): each line names its file once.
+func naming(path string, err error) string {
+	msg := err.Error()
+	if strings.Contains(msg, path) {
+		return msg
+	}
+	return path + ": " + msg
 }
 
 // fileReport is what -json writes for a file.

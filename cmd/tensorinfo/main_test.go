@@ -252,7 +252,7 @@ open('plain.txt', 'w').write('just text')
 			}
 			code, out, errs := tensorinfo(append(append(c.args, path), others...)...)
 			assert.Equal(t, 1, code)
-			assert.Contains(t, errs, "tensorinfo: "+path+": ")
+			namesFileOnce(t, errs, path)
 			assert.Contains(t, errs, c.msg)
 			assert.Equal(t, 1, strings.Count(errs, "\n"), "one line: %s", errs)
 			if others != nil {
@@ -275,6 +275,14 @@ open('plain.txt', 'w').write('just text')
 			assert.Contains(t, got[0].Error, c.msg)
 		})
 	}
+}
+
+// namesFileOnce checks an error line of tensorinfo: it leads with "tensorinfo: " and names the
+// file once (not "tensorinfo: f.gguf: ggufx: ... (in f.gguf)").
+func namesFileOnce(t *testing.T, errs, path string) {
+	t.Helper()
+	assert.True(t, strings.HasPrefix(errs, "tensorinfo: "), errs)
+	assert.Equal(t, 1, strings.Count(errs, path), "the file named once: %s", errs)
 }
 
 func TestUsage(t *testing.T) {

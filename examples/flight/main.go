@@ -10,6 +10,11 @@
 //	go run ./examples/flight -serve DIR -addr 127.0.0.1:8815
 //	go run ./examples/flight -fetch 127.0.0.1:8815
 //
+// Listening on anything but loopback, the server speaks TLS and admits only holders of a token
+// (read-only): -cert, -key and -token-file supply them, and without them it makes a
+// self-signed certificate and a random token, writes them to files and prints the command that
+// connects (-fetch HOST:PORT -ca CERT -token-file TOKEN). On loopback both are optional.
+//
 // The server memory-maps every .npy file (numpyx.Map: served straight from the page cache, never
 // loaded into Go memory) and reads the arrays of every .npz file; a tensor is named after its
 // file ("x" for x.npy, "params/w" for the array w of params.npz). The client lists them, fetches
@@ -57,13 +62,18 @@ func main() {
 	serveDir := flag.String("serve", "", "serve the .npy/.npz files of this directory (and do nothing else)")
 	addr := flag.String("addr", "127.0.0.1:8815", "with -serve: the address to listen on")
 	fetch := flag.String("fetch", "", "fetch a batch from the server at this address and run the model")
+	var sec security
+	flag.StringVar(&sec.cert, "cert", "", "with -serve: the server's TLS certificate (PEM; with -key)")
+	flag.StringVar(&sec.key, "key", "", "with -serve: the key of -cert (PEM)")
+	flag.StringVar(&sec.tokenFile, "token-file", "", "a file holding the token: with -serve, the one clients must send (read-only); with -fetch, the one sent")
+	flag.StringVar(&sec.ca, "ca", "", "with -fetch: the root certificate (PEM) that verifies the server: TLS")
 	flag.Parse()
 	var err error
 	switch {
 	case *serveDir != "":
-		err = serveForever(*serveDir, *addr)
+		err = serveForever(*serveDir, *addr, sec)
 	case *fetch != "":
-		err = client(*fetch)
+		err = client(*fetch, sec)
 	default:
 		err = oneProcess()
 	}
@@ -94,7 +104,7 @@ func oneProcess() error {
 	go srv.Serve(lis)
 	defer srv.GracefulStop()
 	fmt.Println("serving", srv.Names(), "on", lis.Addr())
-	return client(lis.Addr().String())
+	return client(lis.Addr().String(), security{})
 }
 
 // writeData writes the batch x.npy ([4, 3] float64) and params.npz (w: [3, 2] float64).
@@ -108,8 +118,8 @@ func writeData(dir string) error {
 }
 
 // load makes a server holding every tensor of dir.
-func load(dir string) (*flightx.Server, error) {
-	srv := flightx.NewServer()
+func load(dir string, opts ...flightx.Option) (*flightx.Server, error) {
+	srv := flightx.NewServer(opts...)
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -144,8 +154,12 @@ func load(dir string) (*flightx.Server, error) {
 	return srv, nil
 }
 
-func serveForever(dir, addr string) error {
-	srv, err := load(dir)
+func serveForever(dir, addr string, sec security) error {
+	opts, err := sec.serverOptions(addr)
+	if err != nil {
+		return err
+	}
+	srv, err := load(dir, opts...)
 	if err != nil {
 		return err
 	}
@@ -159,10 +173,14 @@ func serveForever(dir, addr string) error {
 }
 
 // client lists the server's tensors, fetches the batch and the weights, and runs the model.
-func client(addr string) error {
+func client(addr string, sec security) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c, err := flightx.Dial(addr)
+	opts, err := sec.clientOptions()
+	if err != nil {
+		return err
+	}
+	c, err := flightx.Dial(addr, opts...)
 	if err != nil {
 		return err
 	}

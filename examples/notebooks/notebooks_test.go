@@ -51,6 +51,9 @@ func TestNotebooksFollowTheRules(t *testing.T) {
 			require.NoError(t, json.Unmarshal(b, &nb))
 			assert.Equal(t, 4, nb.Format)
 			assert.Equal(t, "go-dlpack", nb.Metadata.Kernelspec.Name)
+			require.NotEmpty(t, nb.Cells)
+			assert.Contains(t, strings.Join(nb.Cells[0].Source, ""), "unimplemented type: core.Elements[float32] <*ast.IndexExpr>",
+				"the first cell says what the kernel's error on a generic call means")
 			code := 0
 			for i, c := range nb.Cells {
 				if c.Type != "code" {
@@ -74,4 +77,20 @@ func TestNotebooksFollowTheRules(t *testing.T) {
 			assert.Greater(t, code, 1)
 		})
 	}
+}
+
+// The notebooks' README opens with the table of generic functions and their non-generic twins, and
+// says what the kernel's error on a generic call means.
+func TestREADMEOpensWithTheTwins(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	md := string(b)
+	table := strings.Index(md, "\n| generic | non-generic twin |\n")
+	require.GreaterOrEqual(t, table, 0, "README.md has no table \"| generic | non-generic twin |\"")
+	assert.Less(t, table, strings.Index(md, "\n## "), "the table comes before the first section")
+	assert.Less(t, strings.Index(md, "\n|"), table+1, "it is the first table")
+	for _, twin := range []string{"memory.At(t, i, j)", "memory.SetAt(t, 2.5, i, j)", "t.Float64s()", "t.ReadOnlyFloat32s()", "core.FromFloat64s(xs, 2, 3)"} {
+		assert.Contains(t, md, twin)
+	}
+	assert.Contains(t, md, "repl.go:1:11: unimplemented type: core.Elements[float32] <*ast.IndexExpr>")
 }

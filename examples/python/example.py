@@ -3,7 +3,7 @@
     go build -buildmode=c-shared -o /tmp/libexample.so ./examples/python
     PYTHONPATH=pyexchange/python python3 examples/python/example.py /tmp/libexample.so
 
-(python3: any interpreter with NumPy and PyTorch; or pip install ./pyexchange/python first.)
+(python3: any interpreter with NumPy and PyTorch; or dlpackgo installed in a venv, as README.md says.)
 """
 
 import inspect

@@ -27,10 +27,17 @@ func Run(tb testing.TB, script string, args ...string) string {
 // RunIn is Run with dir as the working directory ("" for the test's own).
 func RunIn(tb testing.TB, dir, script string, args ...string) string {
 	tb.Helper()
-	if _, err := os.Stat(Interpreter); err != nil {
-		tb.Fatalf("pyrun: %s is missing (run scripts/setup.sh: python3 and python3-numpy): %v", Interpreter, err)
+	return RunWith(tb, Interpreter, dir, script, args...)
+}
+
+// RunWith is RunIn with another interpreter: python, such as the project's venv's
+// (refcheck.Venv), whose NumPy 2 a conformance test checks beside Debian's NumPy 1.24.
+func RunWith(tb testing.TB, python, dir, script string, args ...string) string {
+	tb.Helper()
+	if _, err := os.Stat(python); err != nil {
+		tb.Fatalf("pyrun: %s is missing (run scripts/setup.sh: python3 and python3-numpy): %v", python, err)
 	}
-	cmd := exec.Command(Interpreter, append([]string{"-c", script}, args...)...)
+	cmd := exec.Command(python, append([]string{"-c", script}, args...)...)
 	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

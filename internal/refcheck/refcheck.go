@@ -80,3 +80,11 @@ func Venv(tb testing.TB) string {
 	tb.Helper()
 	return Script(tb, "scripts/pyvenv.sh")
 }
+
+// VenvNamed returns the python of the project's venv NAME (scripts/pyvenv.sh NAME, from
+// scripts/peers-requirements-NAME.txt): "torch" is PyTorch 2.x from PyPI. Unavailable when it
+// cannot be made.
+func VenvNamed(tb testing.TB, name string) string {
+	tb.Helper()
+	return Script(tb, "scripts/pyvenv.sh", name)
+}

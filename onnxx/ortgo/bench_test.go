@@ -3,6 +3,7 @@ package ortgo_test
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
@@ -110,9 +111,10 @@ func BenchmarkSmallModel(b *testing.B) {
 // BenchmarkSmallModelRounds is BenchmarkSmallModel's paths interleaved: on a shared machine whose
 // speed drifts from one second to the next, paths timed one after another are compared across
 // that drift, so this benchmark runs each path for a round of 1000 runs in turn, 40 rounds, and
-// reports each path's median CPU time per run over the rounds (the process's, all threads: the
-// collector's work for a path's garbage included) and the median of its ratio to the same
-// round's onnxruntime_go line (tensors reused), as <path>-ns/op and <path>-ratio. Run with
+// reports each path's median CPU time per run over the rounds (the process's, all threads, from
+// getrusage: the collector's work for a path's garbage included) and the median of its ratio to
+// the same round's onnxruntime_go line (tensors reused), as <path>-ns/op and <path>-ratio, and
+// the same of wall time per run as <path>-wall-ns/op and <path>-wall-ratio. Run with
 // -benchtime=1x: the rounds are the benchmark's own.
 func BenchmarkSmallModelRounds(b *testing.B) {
 	in, opts := smallSetup(b)
@@ -154,27 +156,32 @@ func BenchmarkSmallModelRounds(b *testing.B) {
 		}},
 	}
 	const rounds, perRound = 40, 1000
-	ns := make([][]float64, len(paths))
-	ratios := make([][]float64, len(paths))
+	ns, ratios := make([][]float64, len(paths)), make([][]float64, len(paths))       // CPU time
+	wall, wallRatios := make([][]float64, len(paths)), make([][]float64, len(paths)) // wall time
 	for range b.N {
 		for range rounds {
 			for i, p := range paths {
-				t0 := cpuTime()
+				c0, w0 := cpuTime(), time.Now()
 				for range perRound {
 					if err := p.run(); err != nil {
 						b.Fatal(err)
 					}
 				}
-				ns[i] = append(ns[i], float64(cpuTime()-t0)/perRound)
+				w, c := time.Since(w0), cpuTime()-c0
+				ns[i] = append(ns[i], float64(c)/perRound)
 				ratios[i] = append(ratios[i], ns[i][len(ns[i])-1]/ns[0][len(ns[0])-1])
+				wall[i] = append(wall[i], float64(w)/perRound)
+				wallRatios[i] = append(wallRatios[i], wall[i][len(wall[i])-1]/wall[0][len(wall[0])-1])
 			}
 		}
 	}
 	b.ReportMetric(0, "ns/op")
 	for i, p := range paths {
 		b.ReportMetric(median(ns[i]), p.name+"-ns/op")
+		b.ReportMetric(median(wall[i]), p.name+"-wall-ns/op")
 		if i > 0 {
 			b.ReportMetric(median(ratios[i]), p.name+"-ratio")
+			b.ReportMetric(median(wallRatios[i]), p.name+"-wall-ratio")
 		}
 	}
 }

@@ -6,7 +6,7 @@ require (
 	github.com/dlpack-go/dlpack v0.0.0
 	github.com/stretchr/testify v1.12.1
 	github.com/x448/float16 v0.8.4
-	github.com/yalue/onnxruntime_go v1.36.0
+	github.com/yalue/onnxruntime_go v1.38.0
 )
 
 require (

@@ -4,7 +4,7 @@
 // does not.
 //
 // ortgo is a module of its own, github.com/dlpack-go/dlpack/onnxx/ortgo (on onnxruntime_go
-// v1.36.0), so that requiring dlpack-go never moves the onnxruntime_go release, and with it the
+// v1.38.0, which needs ONNX Runtime 1.31 or later), so that requiring dlpack-go never moves the onnxruntime_go release, and with it the
 // ONNX Runtime library, that a program picks; require it beside the root module (the README's
 // install section says how).
 //
@@ -42,6 +42,9 @@ package ortgo
 
 import (
 	"errors"
+	"runtime/debug"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/dlpack-go/dlpack/core"
@@ -56,9 +59,22 @@ var ErrNotInitialized = errors.New("ortgo: onnxruntime_go is not initialized (ca
 
 var initMu sync.Mutex
 
+// The onnxruntime_go release this module requires (go.mod) and the C API version its
+// onnxruntime_c_api.h declares (ORT_API_VERSION), which onnxruntime_go asks the library for: ORT
+// 1.x provides versions 1 to x. A test holds both to go.mod and the header.
+const (
+	bindingRelease = "v1.38.0"
+	bindingAPI     = 31
+)
+
 // Init loads ONNX Runtime with onnxx.Init and initializes onnxruntime_go's environment over the
 // same library. It does nothing if onnxruntime_go is already initialized (by an earlier Init or
 // by the caller). It is safe to call repeatedly and concurrently.
+//
+// A library older than onnxruntime_go needs (onnxruntime_go v1.38.0 needs ONNX Runtime 1.31) is
+// refused before onnxruntime_go is called, with an error wrapping onnxx.ErrNoRuntime that names
+// the onnxruntime_go release, the ONNX Runtime release it needs, the library's path and version,
+// and what to do.
 func Init() error {
 	initMu.Lock()
 	defer initMu.Unlock()
@@ -68,12 +84,58 @@ func Init() error {
 	if err := onnxx.Init(); err != nil {
 		return err
 	}
-	path, _, _ := onnxx.LoadedLibrary()
+	path, version, _ := onnxx.LoadedLibrary()
+	release := linkedRelease()
+	if api, ok := libraryAPI(version); ok && api < bindingAPI {
+		return tooOld(release, bindingAPI, path, version)
+	}
 	ort.SetSharedLibraryPath(path)
 	if err := ort.InitializeEnvironment(ort.WithLogLevelFatal()); err != nil {
-		return errs.Errorf(onnxx.ErrNoRuntime, "ortgo: onnxruntime_go cannot load %s: %v", path, err)
+		if strings.Contains(err.Error(), "ORT API base") {
+			// GetApi returned NULL: a newer onnxruntime_go than this module's, whose C API
+			// version is not known here, asked for more than the library has.
+			return tooOld(release, 0, path, version)
+		}
+		return errs.Errorf(onnxx.ErrNoRuntime, "ortgo: onnxruntime_go %s cannot load %s (ONNX Runtime %s): %v", release, path, version, err)
 	}
 	return nil
+}
+
+// tooOld is the error for a library older than onnxruntime_go release needs (C API api, or 0
+// where not known).
+func tooOld(release string, api int, path, version string) error {
+	need := "a newer ONNX Runtime"
+	if api > 0 {
+		need = "ONNX Runtime 1." + strconv.Itoa(api) + " or later (C API " + strconv.Itoa(api) + ")"
+	}
+	return errs.Errorf(onnxx.ErrNoRuntime, "ortgo: onnxruntime_go %s needs %s; the library at %s is %s: run scripts/fetch-ort.sh (ONNX Runtime %s) or set $ONNXRUNTIME_LIB to a newer libonnxruntime.so",
+		release, need, path, version, onnxx.RuntimeVersion)
+}
+
+// libraryAPI is the newest C API version that ONNX Runtime version provides ("1.30.0": 30).
+func libraryAPI(version string) (int, bool) {
+	major, rest, ok := strings.Cut(version, ".")
+	minor, _, _ := strings.Cut(rest, ".")
+	x, err := strconv.Atoi(minor)
+	return x, ok && major == "1" && err == nil
+}
+
+// linkedRelease is the onnxruntime_go release built into the program (a program may require a
+// newer one than this module does), or bindingRelease where the build information does not say.
+func linkedRelease() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range bi.Deps {
+			if m.Path == "github.com/yalue/onnxruntime_go" {
+				if m.Replace != nil && m.Replace.Version != "" {
+					return m.Replace.Version
+				}
+				if m.Version != "" && m.Version != "(devel)" {
+					return m.Version
+				}
+			}
+		}
+	}
+	return bindingRelease
 }
 
 func initialized() error {

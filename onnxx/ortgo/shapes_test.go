@@ -30,7 +30,7 @@ func snapshot(t *testing.T, x *core.Tensor) bytesOf {
 // TestShapelessModels runs the models without full shape information (issue 32: inputs and
 // outputs of unknown rank, a partial shape, outputs whose rank or size the values decide, a
 // graph without inputs) with raw onnxruntime_go (ORT allocating every output) and with onnxx on
-// the same library: both give NumPy's results, byte for byte. onnxruntime_go (v1.27.0, still v1.36.0) cannot run
+// the same library: both give NumPy's results, byte for byte. onnxruntime_go (v1.27.0, still v1.38.0) cannot run
 // a graph without inputs (its Run indexes the first input and panics), so that one is compared
 // with NumPy alone.
 func TestShapelessModels(t *testing.T) {

@@ -457,6 +457,26 @@ _TYPESTR = {(0, 8, 1): "|i1", (0, 16, 1): "<i2", (0, 32, 1): "<i4", (0, 64, 1): 
 _local = threading.local()
 
 
+def ml_dtype(code, bits, lanes=1):
+    """ml_dtypes' NumPy dtype for a DLPack float format NumPy lacks (bfloat16, the float8 formats),
+    with the unsigned typestr of its width; None where ml_dtypes is not installed, has no such type,
+    or the elements are not whole bytes."""
+    if lanes != 1 or bits % 8 or (code, bits, lanes) in _TYPESTR:
+        return None
+    try:
+        import ml_dtypes
+    except ImportError:
+        return None
+    t = getattr(ml_dtypes, dtype_name(code, bits, lanes), None)
+    if t is None:
+        return None
+    import numpy
+    dt = numpy.dtype(t)
+    if dt.itemsize * 8 != bits:
+        return None
+    return dt, _TYPESTR[(1, bits, 1)]
+
+
 def _errbuf():
     """This thread's buffer for error messages from Go (the first byte is the error kind)."""
     try:
@@ -640,6 +660,10 @@ class Tensor:
         typestr = _TYPESTR.get((code, bits, lanes))
         if typestr is None:
             raise TypeError(f"dlpackgo: NumPy has no dtype for {self.dtype}")
+        return self._interface(typestr)
+
+    def _interface(self, typestr):
+        """The array interface of this CPU tensor with elements of typestr."""
         if self._keep is None:
             h = self._lib._view(self.handle)
             if not h:

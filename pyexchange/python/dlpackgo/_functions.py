@@ -294,11 +294,17 @@ class _Interface:
 
 def _numpy_array(x):
     """A NumPy array over the memory of result x, without copying. Through __array_interface__
-    rather than numpy.from_dlpack, whose arrays NumPy < 2 makes read-only."""
+    rather than numpy.from_dlpack, whose arrays NumPy < 2 makes read-only. A dtype NumPy lacks
+    (bfloat16, float8) comes back as ml_dtypes' type where ml_dtypes is installed."""
     capsule = x._share(True)
     m = _ManagedVersioned.from_address(_get_pointer(capsule, b"dltensor_versioned"))
     dl = m.dl_tensor
     typestr = _exchange._TYPESTR.get((dl.code, dl.bits, dl.lanes))
+    ml = None
+    if typestr is None and dl.device_type == _exchange.CPU:
+        ml = _exchange.ml_dtype(dl.code, dl.bits, dl.lanes)  # bfloat16 and float8 with ml_dtypes
+        if ml is not None:
+            ml, typestr = ml
     if typestr is None or dl.device_type != _exchange.CPU:
         return _np.from_dlpack(x)  # NumPy says what it cannot take
     size = dl.bits // 8
@@ -310,7 +316,8 @@ def _numpy_array(x):
         "strides": tuple(dl.strides[i] * size for i in range(dl.ndim)),
         "data": (dl.data + dl.byte_offset, bool(m.flags & _exchange.FLAG_READ_ONLY)),
     }
-    return _np.asarray(holder)
+    a = _np.asarray(holder)
+    return a if ml is None else a.view(ml)
 
 
 _np = _torch = None
@@ -333,7 +340,15 @@ def _convert(lib, r, returns):
     if returns == "numpy":
         if _np is None:
             import numpy as _np
-        return _np.from_dlpack(x) if type(x) is Tensor else _numpy_array(x)
+        if type(x) is not Tensor:
+            return _numpy_array(x)
+        ml = _exchange.ml_dtype(*x.dl_dtype) if x.device[0] == _exchange.CPU else None
+        if ml is not None:  # bfloat16 or float8, which NumPy holds only as ml_dtypes' types
+            holder = _Interface()
+            holder._capsule = x
+            holder.__array_interface__ = x._interface(ml[1])
+            return _np.asarray(holder).view(ml[0])
+        return _np.from_dlpack(x)
     if returns == "torch":
         if _torch is None:
             import torch as _torch

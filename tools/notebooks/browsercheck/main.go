@@ -40,8 +40,18 @@ window.addEventListener('load', function () {
     el.querySelectorAll('img').forEach(function (i) {
       imgs.push({complete: i.complete, width: i.naturalWidth, height: i.naturalHeight});
     });
+    // a table that reaches past the page's right edge is cut off unless a box around it scrolls
+    var cut = 0, right = document.documentElement.clientWidth + 1;
+    el.querySelectorAll('table').forEach(function (tb) {
+      var box = null;
+      for (var s = tb.parentElement; s && s !== document.body; s = s.parentElement) {
+        var o = getComputedStyle(s).overflowX;
+        if (o === 'auto' || o === 'scroll') { box = s; break; }
+      }
+      if (box ? box.getBoundingClientRect().right > right : tb.getBoundingClientRect().right > right) cut++;
+    });
     r.tensors.push({caption: cap ? cap.textContent : null, tables: el.querySelectorAll('table').length,
-      cells: el.querySelectorAll('td').length, images: imgs});
+      cells: el.querySelectorAll('td').length, cut: cut, images: imgs});
   });
   document.querySelectorAll('img').forEach(function (i) {
     if (!i.closest('.dlpack-tensor')) r.images.push({complete: i.complete, width: i.naturalWidth, height: i.naturalHeight});
@@ -63,6 +73,7 @@ type report struct {
 		Caption *string `json:"caption"`
 		Tables  int     `json:"tables"`
 		Cells   int     `json:"cells"`
+		Cut     int     `json:"cut"` // tables past the page's right edge, in no box that scrolls
 		Images  []img   `json:"images"`
 	} `json:"tensors"`
 	Images  []img    `json:"images"`
@@ -191,6 +202,9 @@ func check(chromium, nbPath, shots string) ([]string, error) {
 		}
 		if w.tables > 0 && g.Cells == 0 {
 			bad("tensor %d (%s): a table without cells", k, w.caption)
+		}
+		if g.Cut > 0 {
+			bad("tensor %d (%s): %d tables cut off at the page's right edge (they should scroll)", k, w.caption, g.Cut)
 		}
 		problems = append(problems, compareImages(fmt.Sprintf("tensor %d (%s)", k, w.caption), g.Images, w.images)...)
 	}

@@ -24,7 +24,12 @@ import (
 // a page that shows the tensor's HTML through show and the picture as nbconvert does.
 func page(t *testing.T, dir, name string, show func(tensorHTML string) string) string {
 	t.Helper()
-	x := core.MustFromSlice(make([]float32, 12*10), 12, 10)
+	return pageOf(t, dir, name, core.MustFromSlice(make([]float32, 12*10), 12, 10), show)
+}
+
+// pageOf is page for the tensor x.
+func pageOf(t *testing.T, dir, name string, x *core.Tensor, show func(tensorHTML string) string) string {
+	t.Helper()
 	m := display.MIME(x)
 	gray := image.NewGray(image.Rect(0, 0, 30, 20))
 	for i := range gray.Pix {
@@ -114,4 +119,27 @@ func TestScreenshotOfABlankPageFails(t *testing.T) {
 	require.NoError(t, f.Close())
 	assert.Contains(t, strings.Join(checkScreenshot(filepath.Join(dir, "blank.png"), 1280, 600), ""), "looks blank")
 	assert.Contains(t, strings.Join(checkScreenshot(filepath.Join(dir, "blank.png"), 1280, 700), ""), "want 1280×700")
+}
+
+// A 96×96 tensor's elided table (21 columns of wide numbers) is wider than the page: it scrolls in
+// its own box; without that box the check reports it cut off.
+func TestWideTableScrolls(t *testing.T) {
+	dir := t.TempDir()
+	xs := make([]float64, 96*96)
+	for i := range xs {
+		xs[i] = -123456.789012 * float64(i+1)
+	}
+	x := core.MustFromSlice(xs, 96, 96)
+	nb := pageOf(t, dir, "wide", x, func(h string) string { return h })
+	problems, err := check(chromium(t), nb, dir)
+	require.NoError(t, err)
+	assert.Empty(t, problems)
+
+	nb = pageOf(t, dir, "cut", x, func(h string) string {
+		require.Contains(t, h, "overflow-x:auto")
+		return strings.ReplaceAll(h, "overflow-x:auto", "")
+	})
+	problems, err = check(chromium(t), nb, dir)
+	require.NoError(t, err)
+	assert.Contains(t, strings.Join(problems, "\n"), "1 tables cut off at the page's right edge")
 }
