@@ -65,7 +65,7 @@ func fetchORT(t *testing.T, version string) string {
 	out, err := cmd.Output()
 	if err != nil {
 		msg := fmt.Sprintf("scripts/fetch-ort.sh %s failed: %v\n%s", version, err, stderr.String())
-		if os.Getenv("CI") != "" {
+		if ci := os.Getenv("CI"); ci != "" && ci != "false" {
 			t.Fatalf("reference unavailable in CI (CI installs every reference): %s", msg)
 		}
 		t.Skipf("reference unavailable, skipped outside CI: %s", msg)
