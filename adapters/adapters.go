@@ -163,7 +163,7 @@ func Share(t *core.Tensor, opts ...Option) (*core.Tensor, error) {
 		return t, nil
 	}
 	defer t.Release()
-	c, err := Contiguous(t)
+	c, err := memory.Contiguous(t)
 	if err != nil {
 		return nil, err
 	}

@@ -1,9 +1,12 @@
-// Package adapters holds what every adapter of this module shares: the contract they follow, the
-// copy policy their conversions take (Options), and the kernels that make the copies when memory
-// cannot be shared (Copy, Clone, Contiguous, Cast, with every stride pattern, every overlap and
-// every dtype conversion). The adapters themselves live in their own packages, one per
-// ecosystem (gonumx, gorgoniax, gomlxx, numpyx, safetensorsx, onnxx, arrowx); the conformance
-// kit that proves each keeps the contract is adapters/adaptertest.
+// Package adapters is the contract every adapter of this module follows, and what they share to
+// follow it: the copy policy their conversions take (Options, ReportCopy), the cast rule
+// (Preserves, CheckCast, AllowCast) and the conformance kit that proves an adapter keeps the
+// contract (adapters/adaptertest). The adapters themselves live in their own packages, one per
+// ecosystem (gonumx, gorgoniax, gomlxx, numpyx, safetensorsx, ggufx, onnxx, arrowx, pyexchange).
+//
+// The kernels that make the copies when memory cannot be shared (Copy, Clone, Contiguous, Cast,
+// At, SetAt) are not here: they are package memory's, with the allocation they copy into. An
+// adapter calls them; a new copy or cast kernel belongs in memory.
 //
 // It is not a converter of its own: it knows no ecosystem, and core knows nothing of it.
 //
@@ -64,10 +67,10 @@
 // int64 to float64, signed to unsigned, anything to bool) happens only with AllowCast, and
 // without it the conversion fails with a *CastError wrapping ErrCast that names both dtypes
 // and the option. Options.CheckCast applies the rule. Under AllowCast the elements are
-// converted as Cast converts them: float to integer truncates toward zero, maps NaN to 0 and
-// saturates at the integer's limits; complex to real keeps the real part; integers wrap as Go
-// converts them; floats round to nearest, ties to even. Cast and Copy themselves are explicit
-// requests and convert whatever they are given. The conformance kit checks the rule for every
+// converted as memory.Cast converts them: float to integer truncates toward zero, maps NaN to 0
+// and saturates at the integer's limits; complex to real keeps the real part; integers wrap as
+// Go converts them; floats round to nearest, ties to even. memory.Cast and memory.Copy
+// themselves are explicit requests and convert whatever they are given. The conformance kit checks the rule for every
 // adapter that declares such conversions (adaptertest.Adapter.Casts).
 //
 // # File formats: the second shape
@@ -111,11 +114,7 @@
 //
 // # Copies
 //
-// Copy writes one tensor's elements into another of the same shape, converting the dtype when
-// they differ; Clone, Contiguous, Cast and CastOrder make the destination first. They are exact
-// for every stride pattern (negative, zero, steps, offsets, transposes) and every overlap of
-// source and destination (a temporary is used only when their byte ranges intersect), and they
-// refuse destinations whose elements alias each other (core.ErrOverlap). Conversions follow Go's
-// rules, except float → integer, which truncates toward zero, maps NaN to 0 and saturates at the
-// integer's limits (see Copy).
+// A conversion that must copy makes its copy with package memory (memory.Contiguous,
+// memory.CastOrder, memory.Copy), which is exact for every stride pattern and overlap and
+// converts dtypes as Cast does; an adapter writes no copy loop of its own.
 package adapters

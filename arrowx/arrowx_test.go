@@ -735,21 +735,9 @@ func TestFillNeverGuesses(t *testing.T) {
 	}
 }
 
-// TestNamingForwarders: arrowx.ErrNil is core.ErrNil (errors.Is matches either), and the
-// deprecated predicate names answer as the new ones.
-func TestNamingForwarders(t *testing.T) {
+// TestNilIsCoreErrNil: a nil argument is refused with core.ErrNil (and so core.ErrInvalid).
+func TestNilIsCoreErrNil(t *testing.T) {
 	_, err := arrowx.ToArray(nil)
 	require.ErrorIs(t, err, core.ErrNil)
-	require.ErrorIs(t, err, arrowx.ErrNil) //nolint:staticcheck // the deprecated name must keep working
 	require.ErrorIs(t, err, core.ErrInvalid)
-	for _, x := range []*core.Tensor{core.MustFromSlice([]float32{1, 2, 3, 4}, 2, 2), core.MustFromSlice([]bool{true})} {
-		ok1, why1 := arrowx.ShareableAsTensor(x)
-		ok2, why2 := arrowx.TensorShareable(x) //nolint:staticcheck
-		assert.Equal(t, ok1, ok2)
-		assert.Equal(t, why1, why2)
-		ok1, why1 = arrowx.ShareableAsRecord(x)
-		ok2, why2 = arrowx.RecordShareable(x) //nolint:staticcheck
-		assert.Equal(t, ok1, ok2)
-		assert.Equal(t, why1, why2)
-	}
 }

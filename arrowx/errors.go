@@ -3,7 +3,6 @@ package arrowx
 import (
 	"errors"
 
-	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/errs"
 )
 
@@ -20,10 +19,6 @@ var (
 	ErrMalformed = errors.New("arrowx: malformed arrow data")
 	// ErrMismatch: the columns of a record batch differ in type or length.
 	ErrMismatch = errors.New("arrowx: columns do not form a matrix")
-	// ErrNil: a nil array, tensor or record batch was given.
-	//
-	// Deprecated: use core.ErrNil, which this is (errors.Is matches either).
-	ErrNil = core.ErrNil
 )
 
 // wrapf adds context to err as errs.Wrap does for "arrowx": after a cause that already names

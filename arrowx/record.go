@@ -125,12 +125,6 @@ func ToRecord(t *core.Tensor, names []string, opts ...adapters.Option) (arrow.Re
 	return array.NewRecordBatch(arrow.NewSchema(fields, nil), arrs, rows), nil
 }
 
-// RecordShareable is ShareableAsRecord.
-//
-// Deprecated: use ShareableAsRecord (the project's rule: Shareable is core → Arrow array,
-// ShareableAsX core → X).
-func RecordShareable(t *core.Tensor) (ok bool, why string) { return ShareableAsRecord(t) }
-
 // columnView returns column j of the matrix src, rows elements, as a 1-D view (the caller
 // releases it; the slice it is made through is released here).
 func columnView(src *core.Tensor, j, rows int64) (*core.Tensor, error) {

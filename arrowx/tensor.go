@@ -434,9 +434,3 @@ func viewColumns(lays []layout, rows, colStride int64) (*core.Tensor, error) {
 		}
 	})
 }
-
-// TensorShareable is ShareableAsTensor.
-//
-// Deprecated: use ShareableAsTensor (the project's rule: Shareable is core → Arrow array,
-// ShareableAsX core → X).
-func TensorShareable(t *core.Tensor) (ok bool, why string) { return ShareableAsTensor(t) }

@@ -45,7 +45,7 @@ var (
 	// ErrArgument: an argument to a view or constructor is out of range.
 	ErrArgument = errors.New("core: bad argument")
 	// ErrTooLarge: a new tensor would take more bytes than this machine has memory and swap,
-	// or than the process's control group allows (New, NewUninit and the copies made with
+	// or than the process's control group allows (New, memory.NewUninit and the copies made with
 	// them: the Clone of a view that repeats one element 2^40 times, say). Go's allocator, or
 	// the kernel's out-of-memory killer, ends the process when it cannot have the memory; this
 	// error comes first, for what could never be had.

@@ -84,12 +84,6 @@ func New(dtype DLDataType, shape ...int64) (*Tensor, error) {
 	return newCompact(dtype, shape, nbytes), nil
 }
 
-// NewUninit allocates a C-order tensor as New does: zeroed Go memory, 64-byte aligned.
-//
-// Deprecated: use memory.NewUninit, which maps large tensors without zeroing them and caches
-// their blocks; core no longer allocates anything but Go memory.
-func NewUninit(dtype DLDataType, shape ...int64) (*Tensor, error) { return New(dtype, shape...) }
-
 // MustNew is New that panics on error.
 func MustNew(dtype DLDataType, shape ...int64) *Tensor {
 	t, err := New(dtype, shape...)

@@ -345,7 +345,7 @@ func (t *Tensor) HostAccessible() bool { return t.device.DeviceType.HostAccessib
 func (t *Tensor) Released() bool { return t.hold.dropped.Load() }
 
 // Foreign reports whether the memory has an owner whose release this tensor's holders share:
-// memory from Wrap or WrapExplicit with a release function, an import, NewUninit's mapped blocks
+// memory from Wrap or WrapExplicit with a release function, an import, memory.NewUninit's mapped blocks
 // (and the memory maps and device buffers that readers and adapters wrap that way). Memory that
 // Go allocated (a Lease's included), and memory wrapped without a release (Wrap with a nil
 // release, WrapKeep), is not foreign here, even where it lies outside Go's heap.

@@ -260,39 +260,25 @@ func (f *File) withData(ti TensorInfo, fn func(src []byte) error) error {
 // hostBigEndian reports the byte order of this machine; the format is little-endian.
 var hostBigEndian = tensorio.HostBigEndian
 
-// outBlock is the block under a tensor newOut made, held while it is filled.
+// outBlock is the hold on a tensor newOut made, kept while the tensor is filled.
 type outBlock struct {
-	t *core.Tensor
 	h core.Held
 }
 
-func (b outBlock) release() {
-	b.h.Release()
-	b.t.Release()
-}
+func (b outBlock) release() { b.h.Release() }
 
 // newOut allocates a C-order tensor of dt and shape in memory of its own, not initialised
-// (memory.NewUninitParts: core's large-allocation path from 4 MiB up), flagged
-// core.FlagIsCopied, and returns it with its bytes, held until the caller releases block
-// (after filling every byte).
+// (memory.NewUninitBytes: mapped memory from 4 MiB up), flagged core.FlagIsCopied, and returns
+// it with its bytes, held until the caller releases block (after filling every byte).
 func newOut(dt core.DLDataType, shape []int64) (block outBlock, t *core.Tensor, b []byte, err error) {
-	n, err := memory.AllocSize(dt, shape...)
+	t, b, err = memory.NewUninitBytes(dt, core.FlagIsCopied, shape...)
 	if err != nil {
 		return outBlock{}, nil, nil, err
 	}
-	bt, ts, err := memory.NewUninitParts(n, []memory.Part{{DType: dt, Shape: shape, Flags: core.FlagIsCopied}})
-	if err != nil {
+	h, err := core.Hold(t)
+	if err != nil { // not reached: t is new
+		t.Release()
 		return outBlock{}, nil, nil, err
 	}
-	h, err := core.Hold(bt)
-	if err == nil {
-		b, err = bt.Bytes()
-	}
-	if err != nil {
-		h.Release()
-		bt.Release()
-		ts[0].Release()
-		return outBlock{}, nil, nil, err
-	}
-	return outBlock{bt, h}, ts[0], b, nil
+	return outBlock{h}, t, b, nil
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
-	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/gomlxx/internal/errs"
 	"github.com/dlpack-go/dlpack/memory"
 )
 
@@ -40,12 +40,6 @@ func ShareableFromTensor(t *tensors.Tensor) (ok bool, why string) {
 	}
 	return why == "", why
 }
-
-// ShareableTensor is the old name of ShareableFromTensor.
-//
-// Deprecated: use ShareableFromTensor. The predicates of this module are named for the direction
-// they ask about: Shareable (core -> GoMLX), ShareableFrom<Kind> (GoMLX -> core).
-func ShareableTensor(t *tensors.Tensor) (ok bool, why string) { return ShareableFromTensor(t) }
 
 // FromTensor converts a GoMLX tensor to a core tensor.
 //

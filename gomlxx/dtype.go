@@ -5,7 +5,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
-	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/gomlxx/internal/errs"
 )
 
 // pairs maps every GoMLX dtype that DLPack can express to its DLPack element type. The first

@@ -1,7 +1,9 @@
 package gomlxx_test
 
 import (
+	"bytes"
 	"math"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,8 +24,8 @@ import (
 	"github.com/dlpack-go/dlpack/gomlxx"
 	"github.com/dlpack-go/dlpack/gonumx"
 	"github.com/dlpack-go/dlpack/gorgoniax"
-	"github.com/dlpack-go/dlpack/internal/pyrun"
 	"github.com/dlpack-go/dlpack/numpyx"
+	"github.com/dlpack-go/dlpack/pyfind"
 	"github.com/dlpack-go/dlpack/safetensorsx"
 )
 
@@ -34,7 +36,7 @@ import (
 // checks it against its own computation.
 func TestGoMLXComputesOnGonumAndNumPyData(t *testing.T) {
 	dir := t.TempDir()
-	pyrun.Run(t, `
+	python(t, `
 import sys, numpy as np
 w = np.arange(1, 9, dtype=np.float64).reshape(4, 2) / 10
 np.save(sys.argv[1], np.asfortranarray(w))
@@ -107,7 +109,7 @@ np.save(sys.argv[2], b)
 	xn, err := gonumx.FromMatrix(x)
 	require.NoError(t, err)
 	require.NoError(t, numpyx.WriteFile(filepath.Join(dir, "x.npy"), xn))
-	out := pyrun.Run(t, `
+	out := python(t, `
 import sys, numpy as np
 d = sys.argv[1]
 x, w, b, y = (np.load(d + "/" + n + ".npy") for n in "xwby")
@@ -135,4 +137,18 @@ func TestGonumWritesIntoGoMLXMemory(t *testing.T) {
 	assert.Equal(t, [][]float64{{2, 1}, {4, 3}}, g.Value(), "GoMLX sees what Gonum wrote")
 	out := square(t).MustExec1(g)
 	assert.Equal(t, [][]float64{{4, 1}, {16, 9}}, out.Value())
+}
+
+// python runs script with NumPy, in the interpreter pyfind picks ($PYTHON, then python3 on $PATH,
+// then Debian's), and returns what it printed. This module may not import the root module's
+// internal/pyrun.
+func python(t *testing.T, script string, args ...string) string {
+	t.Helper()
+	py := pyfind.Interpreter("numpy")
+	cmd := exec.Command(py, append([]string{"-c", script}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "%s ran the script (set $PYTHON to an interpreter with numpy):\n%s", py, stderr.String())
+	return string(out)
 }

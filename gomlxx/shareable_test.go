@@ -2,12 +2,10 @@ package gomlxx_test
 
 import (
 	"fmt"
-	"testing"
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/tensors"
-	"github.com/stretchr/testify/assert"
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/gomlxx"
@@ -24,14 +22,4 @@ func ExampleShareableFromTensor() {
 	// Output:
 	// GoMLX -> core shares: true
 	// core -> GoMLX shares: false
-}
-
-// The deprecated name answers as the new one does.
-func TestShareableTensorForwards(t *testing.T) {
-	for _, g := range []*tensors.Tensor{nil, tensors.FromShape(shapes.Make(dtypes.Float64, 3))} {
-		ok, why := gomlxx.ShareableTensor(g) //nolint:staticcheck // the forwarder under test
-		okNew, whyNew := gomlxx.ShareableFromTensor(g)
-		assert.Equal(t, okNew, ok)
-		assert.Equal(t, whyNew, why)
-	}
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/dlpack-go/dlpack/adapters"
 	"github.com/dlpack-go/dlpack/core"
-	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/gomlxx/internal/errs"
 )
 
 // state is what a GoMLX tensor is at one moment, read under the tensor's own lock. GoMLX v0.28

@@ -47,6 +47,6 @@
 // exports t with cdlpack.ExportVersioned (or ExportLegacy). A Go consumer passes
 // stream=s.Protocol() to the producer's __dlpack__ for the stream it will use, and imports the
 // capsule's tensor with cdlpack.ImportVersioned; the result is a kDLCUDA tensor like any other.
-// gpu/cuda/devicecheck.py does both with PyTorch and CuPy through the Python exchange of
-// pyexchange, whose StreamSync for CUDA tensors is ReadyFor (pyexchange/internal/cudalib).
+// devicecheck/check_cuda.py does both with PyTorch and CuPy through the Python exchange of
+// pyexchange, whose StreamSync for CUDA tensors is ReadyFor (devicecheck/cudalib).
 package gpu

@@ -74,6 +74,31 @@ func SetAllocation(a Allocation) (previous Allocation) {
 // with it: its block then goes back to the cache at once, instead of when the collector finds
 // the tensor unreachable. The data is 64-byte aligned either way.
 func NewUninit(dtype core.DLDataType, shape ...int64) (*core.Tensor, error) {
+	return newUninit(dtype, 0, shape)
+}
+
+// NewUninitBytes is NewUninit for a writer that fills a new tensor through its bytes (a file
+// reader, a decoder, a dequantizer): it returns the C-order tensor, made with flags
+// (core.FlagIsCopied for a copy of a file's bytes, say; 0 for none), and its NumBytes bytes, to
+// be written whole before any is read. The bytes are the tensor's memory, writable whatever
+// flags say: they stay valid while t is held, so the caller fills them before it releases t or
+// hands it to anyone, and then lets go of them. Memory comes from where NewUninit takes it, and
+// the errors are NewUninit's.
+func NewUninitBytes(dtype core.DLDataType, flags core.Flags, shape ...int64) (t *core.Tensor, b []byte, err error) {
+	t, err = newUninit(dtype, flags, shape)
+	if err != nil {
+		return nil, nil, err
+	}
+	// the tensor is new, C-order and on the host: only FlagReadOnly could refuse Bytes
+	if b, err = t.ReadOnlyBytes(); err != nil { // not reached
+		t.Release()
+		return nil, nil, err
+	}
+	return t, b, nil
+}
+
+// newUninit is NewUninit, the tensor made with flags.
+func newUninit(dtype core.DLDataType, flags core.Flags, shape []int64) (*core.Tensor, error) {
 	nbytes, err := newSize(dtype, shape)
 	if err != nil {
 		return nil, err
@@ -81,14 +106,20 @@ func NewUninit(dtype core.DLDataType, shape ...int64) (*core.Tensor, error) {
 	pool.mu.Lock()
 	cfg := pool.cfg
 	pool.mu.Unlock()
-	if cfg.MappedMin <= 0 || nbytes < cfg.MappedMin || !canMap {
+	if cfg.MappedMin > 0 && nbytes >= cfg.MappedMin && canMap {
+		if b, ok := takeBlock(nbytes, cfg.HugePages && nbytes >= hugeMin); ok {
+			return core.Wrap(core.Desc{Data: b.base, Device: core.CPUDevice, DType: dtype, Shape: shape, Flags: flags}, func() { putBlock(b) })
+		}
+		// the system refused a mapping: Go memory, as New
+	}
+	if flags == 0 {
 		return core.New(dtype, shape...)
 	}
-	b, ok := takeBlock(nbytes, cfg.HugePages && nbytes >= hugeMin)
-	if !ok { // the system refused a mapping: Go memory, as New
-		return core.New(dtype, shape...)
-	}
-	return core.Wrap(core.Desc{Data: b.base, Device: core.CPUDevice, DType: dtype, Shape: shape}, func() { putBlock(b) })
+	// Go memory, zeroed and aligned as New's; the tensor's data pointer keeps it alive
+	buf := make([]byte, max(nbytes, 1)+core.Alignment-1)
+	p := unsafe.Pointer(unsafe.SliceData(buf))
+	p = unsafe.Add(p, (core.Alignment-uintptr(p)%core.Alignment)%core.Alignment)
+	return core.Wrap(core.Desc{Data: p, Device: core.CPUDevice, DType: dtype, Shape: shape, Flags: flags}, nil)
 }
 
 // AllocSize returns the bytes a new C-order tensor of dtype and shape takes, or the error

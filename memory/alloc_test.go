@@ -151,3 +151,52 @@ func TestNewUninitErrors(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, e.Empty())
 }
+
+// NewUninitBytes gives the tensor its flags and its bytes, which are its memory, in Go memory
+// or mapped alike.
+func TestNewUninitBytes(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		alloc memory.Allocation
+		shape []int64
+		flags core.Flags
+	}{
+		{"small, no flags", memory.DefaultAllocation(), []int64{3, 5}, 0},
+		{"small, copied", memory.DefaultAllocation(), []int64{3, 5}, core.FlagIsCopied},
+		{"small, read-only", memory.DefaultAllocation(), []int64{7}, core.FlagReadOnly | core.FlagIsCopied},
+		{"0-d", memory.DefaultAllocation(), nil, core.FlagIsCopied},
+		{"empty", memory.DefaultAllocation(), []int64{0, 4}, core.FlagIsCopied},
+		{"mapped", memory.Allocation{MappedMin: 64, CacheBytes: 1 << 20, CacheIdle: time.Minute}, []int64{64, 3}, core.FlagIsCopied},
+		{"mapped off", memory.Allocation{}, []int64{64, 3}, core.FlagIsCopied},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			withAllocation(t, tc.alloc)
+			x, b, err := memory.NewUninitBytes(core.Int32, tc.flags, tc.shape...)
+			require.NoError(t, err)
+			assert.Equal(t, tc.flags, x.Flags())
+			assert.Equal(t, len(tc.shape), x.Ndim())
+			for i, n := range tc.shape {
+				assert.Equal(t, n, x.Shape()[i])
+			}
+			assert.True(t, x.IsContiguous())
+			require.Len(t, b, int(x.NumBytes()))
+			assert.NotNil(t, b)
+			if len(b) > 0 {
+				assert.Equal(t, x.Data(), unsafe.Pointer(unsafe.SliceData(b)), "the bytes are the tensor's memory")
+				assert.Zero(t, uintptr(x.Data())%core.Alignment)
+				for i := range b {
+					b[i] = byte(i)
+				}
+				e, err := core.ReadOnlyElements[int32](x)
+				require.NoError(t, err)
+				assert.Equal(t, int32(0x03020100), e[0], "a write through the bytes is seen in the elements (little-endian)")
+			}
+			assert.Equal(t, runtime.GOOS == "linux" && tc.alloc.MappedMin > 0 && len(b) >= int(tc.alloc.MappedMin), x.Foreign())
+			x.Release()
+		})
+	}
+	_, _, err := memory.NewUninitBytes(core.Float64, 0, -1)
+	assert.ErrorIs(t, err, core.ErrShape)
+	_, _, err = memory.NewUninitBytes(core.Float64, core.FlagIsCopied, 1<<40, 1<<40)
+	assert.ErrorIs(t, err, core.ErrOverflow)
+}

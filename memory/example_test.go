@@ -40,3 +40,19 @@ func ExampleNewUninit() {
 	// Output:
 	// [2 3] [0 1 2 3 4 5]
 }
+
+// NewUninitBytes allocates a tensor that a reader fills through its bytes, here flagged as a
+// copy of what it read.
+func ExampleNewUninitBytes() {
+	t, b, err := memory.NewUninitBytes(core.Uint8, core.FlagIsCopied, 2, 2)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer t.Release()
+	copy(b, []byte{1, 2, 3, 4}) // every byte, before anyone reads the tensor
+	e, _ := core.Elements[uint8](t)
+	fmt.Println(t.Shape(), e, t.Flags()&core.FlagIsCopied != 0)
+	// Output:
+	// [2 2] [1 2 3 4] true
+}

@@ -4,9 +4,9 @@
 //
 // numpyx is the .npy/.npz codec only. Live Python objects (NumPy arrays, PyTorch tensors, any
 // object with __dlpack__) cross to and from Go in process through package
-// github.com/dlpack-go/dlpack/pyexchange and its Python half, dlpackgo; numpyx/pyexchange is
-// that package's deprecated old path. numpyx does not read pickled object arrays, structured
-// dtypes, strings or datetimes: those are refused with ErrUnsupportedDType.
+// github.com/dlpack-go/dlpack/pyexchange and its Python half, dlpackgo. numpyx does not read
+// pickled object arrays, structured dtypes, strings or datetimes: those are refused with
+// ErrUnsupportedDType.
 //
 // # Overview
 //
@@ -21,7 +21,7 @@
 // numpyx follows the file-format shape of the adapter contract (see package adapters): Read,
 // ReadFile, Map, Write, WriteFile and the header functions for the one-tensor .npy, Open and
 // NewReader for the many-tensor .npz, options as adapters.Option (MaxInflated and Compressed
-// are such options; NPZOption, OpenNPZ and NewNPZ are deprecated old names).
+// are such options).
 //
 // Format versions 1.0, 2.0 and 3.0 are read; dtypes b1, i1-i8, u1-u8, f2 (float16), f4, f8,
 // c8 and c16 in either byte order, C or Fortran order, 0-d and empty arrays. Headers are

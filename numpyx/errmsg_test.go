@@ -43,7 +43,7 @@ func TestErrorMessages(t *testing.T) {
 	}
 	truncated := file("truncated.npy", npyFile(f8("(4,)"), make([]byte, 31)))
 	bigEndian := file("big.npy", npyFile("{'descr': '>f8', 'fortran_order': False, 'shape': (2,), }", make([]byte, 16)))
-	npz := func(b []byte, opts ...numpyx.NPZOption) *numpyx.NPZ {
+	npz := func(b []byte, opts ...adapters.Option) *numpyx.NPZ {
 		z, err := numpyx.NewReader(bytes.NewReader(b), int64(len(b)), opts...)
 		require.NoError(t, err)
 		return z

@@ -151,7 +151,7 @@ func TestNPZHostile(t *testing.T) {
 	var lie bytes.Buffer
 	for _, comp := range []bool{false, true} {
 		lie.Reset()
-		var opts []numpyx.NPZOption
+		var opts []adapters.Option
 		if comp {
 			opts = append(opts, numpyx.Compressed())
 		}

@@ -31,12 +31,6 @@ type NPZ struct {
 	limit atomic.Int64
 }
 
-// NPZOption was the option type of the .npz functions; they take adapters.Option now, and
-// MaxInflated and Compressed return one.
-//
-// Deprecated: use adapters.Option.
-type NPZOption = adapters.Option
-
 // limitKey and compressKey hold MaxInflated's and Compressed's settings in adapters.Options.
 type (
 	limitKey    struct{}
@@ -95,18 +89,6 @@ func Open(name string, opts ...adapters.Option) (*NPZ, error) {
 	}
 	z.closer = f
 	return z, nil
-}
-
-// OpenNPZ is the old name of Open.
-//
-// Deprecated: use Open.
-func OpenNPZ(name string, opts ...adapters.Option) (*NPZ, error) { return Open(name, opts...) }
-
-// NewNPZ is the old name of NewReader.
-//
-// Deprecated: use NewReader.
-func NewNPZ(r io.ReaderAt, size int64, opts ...adapters.Option) (*NPZ, error) {
-	return NewReader(r, size, opts...)
 }
 
 // NewReader reads the directory of the .npz archive of size bytes in r. Members that do not end in

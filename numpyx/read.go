@@ -153,13 +153,8 @@ func newFor(h Header) (*core.Tensor, []byte, error) {
 		}
 	}
 	// every byte is read from the file before anyone sees the tensor: no need to zero it first
-	t, err := memory.NewUninit(h.DType, shape...)
+	t, b, err := memory.NewUninitBytes(h.DType, 0, shape...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("numpyx: %w", err)
-	}
-	b, err := t.Bytes()
-	if err != nil {
-		t.Release()
 		return nil, nil, fmt.Errorf("numpyx: %w", err)
 	}
 	if fortran {

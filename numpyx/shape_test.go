@@ -46,18 +46,18 @@ func TestReadCopyPolicy(t *testing.T) {
 	}
 }
 
-// The deprecated names read the archive as the new ones do, and NPZOption is adapters.Option.
-func TestNPZForwarders(t *testing.T) {
+// Open and NewReader read the same archive alike, and the .npz options are adapters.Option.
+func TestNPZOpenAndNewReader(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a.npz")
-	var opt numpyx.NPZOption = numpyx.Compressed() //nolint:staticcheck // the alias under test
+	var opt adapters.Option = numpyx.Compressed()
 	require.NoError(t, numpyx.WriteNPZ(path, map[string]*core.Tensor{"a": core.MustFromSlice([]float64{4, 5}, 2)}, opt))
-	z, err := numpyx.OpenNPZ(path, numpyx.MaxInflated(1<<20)) //nolint:staticcheck // the forwarder under test
+	z, err := numpyx.Open(path, numpyx.MaxInflated(1<<20))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a"}, z.Keys())
 	require.NoError(t, z.Close())
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
-	z, err = numpyx.NewNPZ(bytes.NewReader(b), int64(len(b))) //nolint:staticcheck // the forwarder under test
+	z, err = numpyx.NewReader(bytes.NewReader(b), int64(len(b)))
 	require.NoError(t, err)
 	a, err := z.Read("a")
 	require.NoError(t, err)

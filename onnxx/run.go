@@ -162,6 +162,32 @@ func Run(path string, inputs map[string]*core.Tensor, outputNames []string, opts
 	return s.Run(inputs, opts...)
 }
 
+// # Run paths
+//
+// A run goes one of three ways, and all three give the caller the same outputs, the same
+// ReportCopy result and the same error (TestRunPathsAgree runs every model of the tests through
+// each and compares):
+//
+//   - the general path (runHeld, runStaged): binds every input and output anew, copying or
+//     casting where the options allow, checks shapes, dtypes and overlap, calls ORT and collects
+//     the outputs; a successful run keeps the ORT value it made over each caller tensor in a slot;
+//   - the kept path (runKeptHeld, invokeHost): the same ORT call with the slots' values;
+//   - the bound path (runKeptHeld, invokeKept): the same call through the session's I/O binding,
+//     in sessions without execution providers (bindKept).
+//
+// The invariant that makes the kept and bound paths equal to the general path: they run only when
+// the general path, given the same tensors, would bind exactly the slots' values and nothing
+// else, so that the ORT call is the same call. That holds because a slot is kept (slot.kept) only
+// for a tensor the general path bound as it is (no copy, no cast), in host memory; a tensor's
+// memory, shape and dtype never change, so the same *core.Tensor passes the general path's checks
+// again, and the one check that involves several tensors, overlap, is made on the kept path
+// itself once per set of slots (b.checked). Further, every output without a destination has a
+// free lease of its declared shape, no option asks for a copy (CopyAlways) and no output echoes
+// an input (anyEcho), which the general path alone handles. When any of this fails, or the
+// session's scratch is taken, runKept does nothing and the general path runs, reporting whatever
+// was wrong. A kept run therefore copies nothing and reports so, and its errors are the general
+// path's for the same tensors (overlap) and ORT status.
+
 // run runs the model, with ORT run options ro (0: none). outs[i] nil means the output is
 // allocated here (known shape) or by ORT; run fills it in. With fill unset every output must be
 // a destination. It holds every tensor it was given for the whole run.

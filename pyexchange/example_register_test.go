@@ -51,7 +51,7 @@ func ExampleExceptionFor() {
 
 // A c-shared library that hands CUDA tensors to Python installs a StreamSync from its init
 // function: every __dlpack__(stream=s) of such a tensor then makes the consumer's stream s wait
-// for the work this library queued (pyexchange/internal/cudalib does this for the device check).
+// for the work this library queued (devicecheck/cudalib does this for the device check).
 func ExampleSetStreamSync() {
 	producer := gpu.LegacyStream // the stream the library writes its tensors on
 	pyexchange.SetStreamSync(core.CUDA, func(t *core.Tensor, stream int64) error {

@@ -137,6 +137,7 @@ var goTestBoolFlags = map[string]bool{
 type goTestCommand struct {
 	bench    string
 	packages []string
+	dir      string // go -C's directory, where the packages are; "" for the repository's root
 }
 
 // parseGoTest reads a `go test` command line (environment assignments may come first).
@@ -148,6 +149,10 @@ func parseGoTest(cmd string) (goTestCommand, error) {
 	}
 	for len(words) > 0 && regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=`).MatchString(words[0]) {
 		words = words[1:]
+	}
+	// go -C dir test ...: a nested module's benchmarks, run in its directory
+	if len(words) > 3 && words[0] == "go" && words[1] == "-C" {
+		out.dir, words = words[2], append([]string{"go"}, words[3:]...)
 	}
 	if len(words) < 2 || words[0] != "go" || words[1] != "test" {
 		return out, fmt.Errorf("%q is not a `go test` command", cmd)
@@ -254,7 +259,7 @@ func checkFigures(root, md string) ([]string, int, error) {
 				packagesOK = false
 				continue
 			}
-			funcs, err := benchmarkFuncs(filepath.Join(root, filepath.FromSlash(pkg)))
+			funcs, err := benchmarkFuncs(filepath.Join(root, filepath.FromSlash(cmd.dir), filepath.FromSlash(pkg)))
 			if err != nil {
 				faults = append(faults, fmt.Sprintf("%s: package %s: %v", where, pkg, err))
 				packagesOK = false
@@ -313,13 +318,15 @@ func TestBenchmarksTableCatches(t *testing.T) {
 		name, row, fault string
 	}{
 		{"good", "| core | x | y | z | `go test -run '^$' -bench BenchmarkFromSlice -benchmem ./core/` |", ""},
-		{"good with alternatives", "| numpyx | x | y | z | `go test -run '^$' -bench 'BenchmarkRead256MiB\\|BenchmarkMapOpen' ./numpyx/` |", ""},
+		{"good with alternatives", "| core | x | y | z | `go test -run '^$' -bench 'BenchmarkFromSlice\\|BenchmarkViews' ./core/` |", ""},
 		{"good with a sub-benchmark", "| gomlxx | x | y | z | `GOMAXPROCS=1 go test -bench 'BenchmarkGonumRoundTrip/size=1GiB' -benchtime 3x ./gomlxx/` |", ""},
 		{"missing benchmark", "| core | x | y | z | `go test -run '^$' -bench BenchmarkNoSuchThing ./core/` |", "BenchmarkNoSuchThing is not a function"},
 		{"one of two missing", "| core | x | y | z | `go test -bench 'BenchmarkFromSlice\\|BenchmarkGone' ./core/` |", "BenchmarkGone is not a function"},
 		{"benchmark of another package", "| core | x | y | z | `go test -bench BenchmarkNumPyCopies ./core/` |", "BenchmarkNumPyCopies is not a function"},
 		{"missing package", "| x | x | y | z | `go test -bench BenchmarkFromSlice ./nosuchpackage/` |", "package ./nosuchpackage/"},
-		{"not go test", "| x | x | y | z | `bash gpu/cuda/devicecheck.sh` |", "is not a `go test` command"},
+		{"a nested module", "| x | x | y | z | `GOWORK=off go -C internal/gopeers test -run '^$' -bench BenchmarkRead256MiB ./` |", ""},
+		{"a nested module's missing benchmark", "| x | x | y | z | `go -C internal/gopeers test -bench BenchmarkFromSlice ./` |", "BenchmarkFromSlice is not a function"},
+		{"not go test", "| x | x | y | z | `bash devicecheck/devicecheck.sh` |", "is not a `go test` command"},
 		{"no -bench", "| x | x | y | z | `go test ./core/` |", "runs no benchmark"},
 		{"no package", "| x | x | y | z | `go test -bench BenchmarkFromSlice` |", "names no package"},
 		{"all packages", "| x | x | y | z | `go test -bench BenchmarkFromSlice ./...` |", "is not one directory"},

@@ -1,5 +1,5 @@
-// Package scripts holds the tests of the shell scripts in this directory (and of gpu/cuda's
-// devicebuild.sh and devicecheck.sh, run without Go builds or a GPU). They run a script with
+// Package scripts holds the tests of the shell scripts in this directory (devicecheck's
+// devicebuild.sh and devicecheck.sh are tested in devicecheck). They run a script with
 // a PATH of stand-ins for the system's tools (dpkg-query, apt-get, sudo, id, npm), which record
 // how they were called, so that nothing is installed.
 package scripts

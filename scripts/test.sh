@@ -3,8 +3,9 @@
 # Gorgonia): first scripts/setup.sh (installs what is missing), then the notebooks in the Go
 # Jupyter kernel (and their rendered pages in headless Chromium, screenshots in artifacts/notebooks),
 # then `go test -race ./...` in the root module and in each nested module (gomlxx, onnxx/ortgo,
-# arrowx/duckdbx, and the test-only ggufx/internal/parsercheck). GPU tests skip with their reason on a machine
-# without a CUDA device; gpu/cuda/devicecheck.sh runs them on one. The conformance suite (the tests
+# arrowx/duckdbx, and the test-only ggufx/internal/parsercheck and internal/gopeers). GPU tests
+# skip with their reason on a machine without a CUDA device; devicecheck/devicecheck.sh runs them
+# on one. The conformance suite (the tests
 # that compare dlpack-go with implementations that are not ours: tools/conformance lists them) runs
 # once (under the race detector too), after the race runs skip it, through scripts/conformance.sh
 # --check, which also fails when docs/conformance.md's tables no longer agree with what it reports.
@@ -30,3 +31,6 @@ bash scripts/conformance.sh --check
 # ggufx's cross-check against gpustack/gguf-parser-go, a module of its own so that the parser never
 # becomes a dependency of dlpack-go (outside the workspace: GOWORK=off, a replace to this checkout)
 (cd ggufx/internal/parsercheck && GOWORK=off go test -race -count=1 ./...)
+# numpyx and safetensorsx beside the other Go implementations of their formats (npyio,
+# nlpodyssey/safetensors): a test-only module, so that those peers stay out of dlpack-go's go.mod
+(cd internal/gopeers && GOWORK=off go test -race -count=1 ./...)

@@ -223,8 +223,8 @@ func checkoutRoot(t *testing.T) string {
 // returns userGo for it.
 func userModule(t *testing.T, goMod, mainGo string) func(args ...string) string {
 	dir := t.TempDir()
-	write(t, dir, "go.mod", goMod)
-	write(t, dir, "main.go", mainGo)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte(goMod), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte(mainGo), 0o644))
 	return userGo(t, dir)
 }
 

@@ -3,7 +3,7 @@
 // and a Client that fetches (DoGet), sends (DoPut) and lists (ListFlights) them. Any dtype the
 // suite knows travels (sub-byte types excepted), any shape, with string metadata. The streams
 // are plain Arrow record batches, so a Python service needs only pyarrow.flight to speak to it:
-// arrowx/devicecheck_pyarrow.py does DoGet, DoPut and ListFlights with pyarrow.flight against a Go
+// devicecheck/check_pyarrow.py does DoGet, DoPut and ListFlights with pyarrow.flight against a Go
 // server where Python has pyarrow (the GPU host's device check; the tests here talk to Go peers
 // and hand-made streams: Debian 12 has no pyarrow).
 //

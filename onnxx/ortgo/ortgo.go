@@ -51,7 +51,7 @@ import (
 	"github.com/dlpack-go/dlpack/onnxx"
 	ort "github.com/yalue/onnxruntime_go"
 
-	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/onnxx/ortgo/internal/errs"
 )
 
 // ErrNotInitialized: onnxruntime_go's environment is not initialized; call Init first.

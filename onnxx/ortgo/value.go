@@ -15,7 +15,7 @@ import (
 	"github.com/x448/float16"
 	ort "github.com/yalue/onnxruntime_go"
 
-	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/onnxx/ortgo/internal/errs"
 )
 
 // ToValue makes an ONNX Runtime input of t. For a host tensor in C order of a supported dtype

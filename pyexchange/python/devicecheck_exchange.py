@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Device check of dlpackgo's DLPack 1.3 C exchange API against PyTorch's own (torch >= 2.10).
 
-Run by gpu/cuda/devicecheck.sh on the GPU machine, from pyexchange/python:
+Run by devicecheck/devicecheck.sh on the GPU machine, from pyexchange/python:
 
     DLPACKGO_TESTLIB=.devicebuild/libdlpackgo_test.so [XHARNESS_DIR=dir] python3 devicecheck_exchange.py
 

@@ -819,8 +819,8 @@ class CopyProtocol(Base):
         del r, s, c
 
 
-# A float64 result this long is copied by Go into memory mapped outside its heap (core.NewUninit
-# from core.DefaultAllocation's MappedMin, 4 MiB, on): foreign memory, which LIB.live_foreign()
+# A float64 result this long is copied by Go into memory mapped outside its heap (memory.NewUninit
+# from memory.DefaultAllocation's MappedMin, 4 MiB, on): foreign memory, which LIB.live_foreign()
 # counts until it is released.
 MAPPED = (4 << 20) // 8 + 1
 
