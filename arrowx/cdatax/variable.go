@@ -71,7 +71,8 @@ func unsliced(a *arrowx.VariableShapeTensorArray) *arrowx.VariableShapeTensorArr
 // producer's release runs once the returned array (Release it) and every tensor taken from it
 // are let go, or before an error returns. Every field is untrusted, as for ImportArray: the
 // schema must name arrow.variable_shape_tensor with valid metadata over a Struct of "data" (a
-// List of a primitive arrowx maps) and "shape" (a FixedSizeList<int32>), and the lengths,
+// List of a primitive arrowx maps) and "shape" (a FixedSizeList<int32>), in that order or, the
+// children named so, the other, and the lengths,
 // offsets, buffers and children of every struct must fit that type (arrowx.ErrMalformed,
 // adapters.ErrUnsupported, ErrReleased otherwise); the offsets and shapes of each element are
 // checked when Tensor reads it.
@@ -137,18 +138,32 @@ func checkVariable(a *cArray, s *cSchema) (arrow.DataType, error) {
 			return nil, fmt.Errorf("cdatax: variable_shape_tensor children[%d] is NULL: %w", i, arrowx.ErrMalformed)
 		}
 	}
-	// the fields are "data" then "shape", as the spec writes them
-	if err := checkNode(aKids[0], sKids[0], 1, "+l", 2, 1); err != nil {
+	// the fields are "data" then "shape", as the spec writes them, or, named so, the other way
+	// round (the specification finds them by name)
+	di, si := 0, 1
+	// (a released child's fields mean nothing: its name is read only while it is live; checkNode
+	// refuses a released one below)
+	if sKids[0].release != nil && sKids[1].release != nil && sKids[0].name != nil && sKids[1].name != nil {
+		n0, _ := cString(sKids[0].name, 64)
+		n1, _ := cString(sKids[1].name, 64)
+		if n0 == "shape" && n1 == "data" {
+			di, si = 1, 0
+		}
+	}
+	// sKids and aKids are the producer's memory: read in data, shape order through copies
+	sk := [2]*cSchema{sKids[di], sKids[si]}
+	ak := [2]*cArray{aKids[di], aKids[si]}
+	if err := checkNode(ak[0], sk[0], 1, "+l", 2, 1); err != nil {
 		return nil, err
 	}
-	if aKids[0].length < a.offset+a.length {
+	if ak[0].length < a.offset+a.length {
 		return nil, fmt.Errorf("cdatax: variable_shape_tensor data column of %d rows for offset %d + length %d: %w",
-			aKids[0].length, a.offset, a.length, arrowx.ErrMalformed)
+			ak[0].length, a.offset, a.length, arrowx.ErrMalformed)
 	}
-	if aKids[0].length > 0 && unsafe.Slice(aKids[0].buffers, 2)[1] == nil {
+	if ak[0].length > 0 && unsafe.Slice(ak[0].buffers, 2)[1] == nil {
 		return nil, fmt.Errorf("cdatax: variable_shape_tensor data offsets (buffers[1]) are NULL: %w", arrowx.ErrMalformed)
 	}
-	dataChildS, dataChildA := *sKids[0].children, *aKids[0].children
+	dataChildS, dataChildA := *sk[0].children, *ak[0].children
 	if dataChildS == nil || dataChildA == nil {
 		return nil, fmt.Errorf("cdatax: variable_shape_tensor data values are NULL: %w", arrowx.ErrMalformed)
 	}
@@ -162,7 +177,7 @@ func checkVariable(a *cArray, s *cSchema) (arrow.DataType, error) {
 	if _, err := checkArray(dataChildA, 2, value, 0); err != nil {
 		return nil, err
 	}
-	leaf, ndim, shapeChild, err := checkSchema(sKids[1], 1)
+	leaf, ndim, shapeChild, err := checkSchema(sk[1], 1)
 	if err != nil {
 		return nil, err
 	}
@@ -170,13 +185,13 @@ func checkVariable(a *cArray, s *cSchema) (arrow.DataType, error) {
 		return nil, fmt.Errorf("cdatax: variable_shape_tensor shape column is not a FixedSizeList of 1 to %d: %w",
 			core.MaxNdim-1, arrowx.ErrMalformed)
 	}
-	shapeChildA, err := checkArray(aKids[1], 1, nil, ndim)
+	shapeChildA, err := checkArray(ak[1], 1, nil, ndim)
 	if err != nil {
 		return nil, err
 	}
-	if aKids[1].length < a.offset+a.length {
+	if ak[1].length < a.offset+a.length {
 		return nil, fmt.Errorf("cdatax: variable_shape_tensor shape column of %d rows for offset %d + length %d: %w",
-			aKids[1].length, a.offset, a.length, arrowx.ErrMalformed)
+			ak[1].length, a.offset, a.length, arrowx.ErrMalformed)
 	}
 	i32, _, _, err := checkSchema(shapeChild, 2)
 	if err != nil {
@@ -188,18 +203,18 @@ func checkVariable(a *cArray, s *cSchema) (arrow.DataType, error) {
 	if _, err := checkArray(shapeChildA, 2, i32, 0); err != nil {
 		return nil, err
 	}
-	if want := (aKids[1].offset + aKids[1].length) * int64(ndim); shapeChildA.offset+shapeChildA.length < want {
+	if want := (ak[1].offset + ak[1].length) * int64(ndim); shapeChildA.offset+shapeChildA.length < want {
 		return nil, fmt.Errorf("cdatax: variable_shape_tensor shape values hold %d of %d: %w",
 			shapeChildA.offset+shapeChildA.length, want, arrowx.ErrMalformed)
 	}
 	names := [2]string{"data", "shape"}
 	fields := make([]arrow.Field, 2)
 	types := []arrow.DataType{arrow.ListOf(value), arrow.FixedSizeListOf(ndim, arrow.PrimitiveTypes.Int32)}
-	for i := range 2 {
-		fields[i] = arrow.Field{Name: names[i], Type: types[i], Nullable: true}
-		if sKids[i].name != nil {
-			if n, ok := cString(sKids[i].name, 64); ok {
-				fields[i].Name = n
+	for i, at := range [2]int{di, si} { // in the producer's order
+		fields[at] = arrow.Field{Name: names[i], Type: types[i], Nullable: true}
+		if sk[i].name != nil {
+			if n, ok := cString(sk[i].name, 64); ok {
+				fields[at].Name = n
 			}
 		}
 	}

@@ -216,4 +216,9 @@
 // (over the receiver's limit), ErrBusy (the server's memory in flight at its limit), ErrIdle
 // (a stream the server's idle timeout ended), ErrTransport (the network or the peer failed: a server that died,
 // a cancelled call), ErrName; the gRPC status stays wrapped inside (status.Code reads it).
+//
+// No stream is meant to panic a server; as defence in depth, a panic in one of its handlers
+// (or in the goroutine that runs a DoGet's sends) ends only that call, with status Internal,
+// after what the call held is released: it is logged with its stack (package log) and counted
+// (Server.Panics), and the server goes on serving.
 package flightx

@@ -177,3 +177,12 @@ func ExampleServer_GetTensors() {
 	// [2] [101 102]
 	// true
 }
+
+// ExampleServer_Panics: a server counts the handler panics it recovered from (each ended only
+// its own call, with status Internal, and was logged); a count above 0 is a bug to report.
+func ExampleServer_Panics() {
+	srv := flightx.NewServer()
+	defer srv.Close()
+	fmt.Println(srv.Panics())
+	// Output: 0
+}

@@ -12,7 +12,10 @@
 // buffers. The tensor is made over the decoded buffer without a further copy when the rows
 // read decode into one Arrow array (the reader asks for all of them in one batch); when they
 // do not (some files' pages or row groups), the pieces are copied once into one tensor, which
-// adapters.ReportCopy reports. Memory is bounded by what is read: only the column and the row
+// adapters.ReportCopy reports. Every tensor Read and ReadTensors give is writable, whatever its
+// dtype: its memory was decoded (or copied) for this read alone, and nothing else holds it
+// (arrow-go marks the buffers of some dtypes immutable and not others; the tensors do not
+// follow it). Memory is bounded by what is read: only the column and the row
 // groups asked for (RowGroups) are decoded. Writing encodes each tensor once; the file's Arrow
 // schema is stored with it (pqarrow's WithStoreSchema), so the extension type, its shape and
 // its permutation come back.
@@ -115,9 +118,10 @@ func ReadFile(name, column string, opts ...adapters.Option) (*core.Tensor, error
 // [rows, element shape...]: a primitive column gives [rows], a FixedSizeList<T> (nested for
 // more dimensions) or arrow.fixed_shape_tensor column [rows, S...] (the logical shape, a
 // permutation as strides); a list column whose rows all hold n values (how DuckDB writes an
-// ARRAY column such as FLOAT[n]) [rows, n], over the decoded values. Nulls follow
-// arrowx.FromArray (arrowx.FillNulls). The tensor is
-// read-only only where arrowx says so; the options are adapters' (ReportCopy, ZeroCopyOnly:
+// ARRAY column such as FLOAT[n]) [rows, n], over the decoded values. A column with nulls is
+// refused (arrowx.ErrNulls, naming arrowx.FillNulls) unless arrowx.FillNulls is given, which
+// copies it with the fill value in the null slots. The tensor is writable (see the package doc);
+// the options are adapters' (ReportCopy, ZeroCopyOnly:
 // see the package doc for what is copied) and RowGroups. r stays open.
 func Read(r parquet.ReaderAtSeeker, column string, opts ...adapters.Option) (t *core.Tensor, err error) {
 	// arrow-go's Parquet reader panics on some malformed files: a file is untrusted input, so
@@ -329,7 +333,7 @@ func fromChunks(chunks *arrow.Chunked, column string, o adapters.Options, opts [
 		if err != nil {
 			return nil, fmt.Errorf("parquetx: column %q: %w", column, err)
 		}
-		return t, nil
+		return private(t)
 	}
 	if _, err := o.Choose(false, fmt.Sprintf("parquetx: column %q decoded in %d pieces", column, len(parts))); err != nil {
 		return nil, err
@@ -375,6 +379,19 @@ func fromChunks(chunks *arrow.Chunked, column string, o adapters.Options, opts [
 	}
 	o.Report(true)
 	return out.WithFlags(core.FlagIsCopied)
+}
+
+// private makes t, a tensor over memory that this read decoded (or copied) and that nothing but
+// t holds, writable: arrow-go marks some decoded buffers immutable (those of the integer types
+// it converts from Parquet's INT32 and INT64, such as uint8), others not, which would make the
+// tensors of some dtypes read-only and not others. The memory is this read's alone, so every
+// tensor Read and ReadTensors give is writable. t is released on failure.
+func private(t *core.Tensor) (*core.Tensor, error) {
+	if !t.ReadOnly() {
+		return t, nil
+	}
+	return core.Wrap(core.Desc{Device: t.Device(), DType: t.DType(), Shape: t.Shape(), Strides: t.Strides(),
+		Data: t.Data(), Flags: t.Flags() &^ core.FlagReadOnly}, t.Release) // Wrap releases t if it fails
 }
 
 // addLeaves adds the Parquet leaf columns under f.
@@ -596,6 +613,9 @@ func ReadTensors(r parquet.ReaderAtSeeker, column string, opts ...adapters.Optio
 		}
 		for i := range va.Len() {
 			t, err := va.Tensor(i, opts...)
+			if err == nil {
+				t, err = private(t)
+			}
 			if err != nil {
 				for _, t := range ts {
 					t.Release()

@@ -1,7 +1,8 @@
 // Command tensorinfo shows what tensor files hold: for every array of a NumPy .npy file or .npz
 // archive, tensor of a .safetensors or GGUF file (model weights; memory-mapped, so files larger
 // than memory work), or tensor column of a Parquet file, its name, dtype, shape, byte order, memory layout and size, and on request a summary
-// of its values (-stats: min, max and mean of the values that are not NaN, and the NaN count) or
+// of its values (-stats: min, max and mean of the values that are not NaN, and the NaN count;
+// for a Parquet column with nulls, the null count and the summary of the other values) or
 // a NumPy-style excerpt (-repr), as text or as JSON (-json).
 //
 // Install it with
@@ -369,6 +370,9 @@ func writeText(w io.Writer, r fileReport, o options) {
 		if o.stats {
 			if s := a.Stats; s != nil {
 				fmt.Fprintf(tw, "\t%s\t%s\t%s\t%d", s.Min, s.Max, s.Mean, s.NaN)
+				if s.Nulls > 0 {
+					fmt.Fprintf(tw, " (%d null)", s.Nulls)
+				}
 			} else {
 				fmt.Fprint(tw, "\t-\t-\t-\t-")
 			}
@@ -460,6 +464,8 @@ type stats struct {
 	Max  num   `json:"max"`
 	Mean num   `json:"mean"`
 	NaN  int64 `json:"nan_count"`
+	// Nulls is the number of null elements of a Parquet column (the others are summarised)
+	Nulls int64 `json:"null_count,omitempty"`
 }
 
 var errNoStats = errors.New("no summary for this dtype")
@@ -609,6 +615,7 @@ type accumulator struct {
 	lo, hi     float64
 	sum, comp  float64
 	count, nan int64
+	nulls      int64 // null elements of a Parquet column, not among the values
 }
 
 func newAccumulator() *accumulator { return &accumulator{lo: math.Inf(1), hi: math.Inf(-1)} }
@@ -629,7 +636,7 @@ func (a *accumulator) add(sum float64, count, nan int64) {
 }
 
 func (a *accumulator) stats() *stats {
-	s := &stats{NaN: a.nan}
+	s := &stats{NaN: a.nan, Nulls: a.nulls}
 	if a.count > 0 {
 		total := a.sum + a.comp
 		if math.IsInf(a.sum, 0) || math.IsNaN(a.sum) { // an infinity among the values

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/dlpack-go/dlpack/arrowx/parquetx"
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/internal/errs"
+	"github.com/dlpack-go/dlpack/memory"
 )
 
 func init() {
@@ -162,6 +164,13 @@ func (p *parquetFile) summarize(i int) (*stats, error) {
 			return nil, errs.Errorf(errTooLarge, "row group %d of the column has %d rows of %d bytes, more than this tool reads into memory (%d)", g, rows, perRow, copyLimit)
 		}
 		t, err := parquetx.Read(p.f, e.name, parquetx.RowGroups(g), p.limit)
+		if errors.Is(err, arrowx.ErrNulls) {
+			err = p.addWithNulls(acc, e.name, g)
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -172,6 +181,60 @@ func (p *parquetFile) summarize(i int) (*stats, error) {
 		}
 	}
 	return acc.stats(), nil
+}
+
+// addWithNulls adds to acc the values of row group g of a column with nulls, and counts its
+// null elements: it reads the group twice, its nulls filled with 0 and then with 1
+// (arrowx.FillNulls), so that an element is null exactly where the two differ (compared
+// bytewise: a NaN is a NaN in both), and summarises the elements that are not.
+func (p *parquetFile) addWithNulls(acc *accumulator, name string, g int) error {
+	var read [2][]byte
+	var dt core.DLDataType
+	for k := range read {
+		t, err := parquetx.Read(p.f, name, parquetx.RowGroups(g), p.limit, arrowx.FillNulls(float64(k)))
+		if err != nil {
+			return err
+		}
+		c, err := memory.Contiguous(t) // a permuted column in C order: the same order in both
+		t.Release()
+		if err != nil {
+			return err
+		}
+		b, err := c.ReadOnlyBytes()
+		if err == nil {
+			read[k], dt = append([]byte(nil), b...), c.DType()
+		}
+		c.Release()
+		if err != nil {
+			return err
+		}
+	}
+	size := dt.Size()
+	rest := make([]byte, 0, len(read[0]))
+	var nulls int64
+	for i := 0; i+size <= len(read[0]); i += size {
+		if bytes.Equal(read[0][i:i+size], read[1][i:i+size]) {
+			rest = append(rest, read[0][i:i+size]...)
+		} else {
+			nulls++
+		}
+	}
+	acc.nulls += nulls
+	n := int64(len(rest) / size)
+	if n == 0 {
+		return nil
+	}
+	t, err := core.New(dt, n)
+	if err != nil {
+		return err
+	}
+	defer t.Release()
+	b, err := t.Bytes()
+	if err != nil {
+		return err
+	}
+	copy(b, rest)
+	return acc.addTensor(t)
 }
 
 // summarizeRows summarises an arrow.variable_shape_tensor column one row group at a time
