@@ -102,8 +102,30 @@ func dqNVFP4AVX2(y []float32, x []byte, nt int) {
 	}
 }
 
+// tq2AVX2 dequantizes n TQ2_0 blocks of x into y, block i scaled by d[i]; nt as for q4_0AVX2
+// (kernels_tq_amd64.s).
+//
+//go:noescape
+func tq2AVX2(y *float32, x *byte, d *float32, n int, nt int)
+
+// dqTQ2_0AVX2 is dqTQ2_0 through tq2AVX2: the scales widened in Go, 64 blocks at a time.
+func dqTQ2_0AVX2(y []float32, x []byte, nt int) {
+	tab := f16Table()
+	var d [64]float32
+	for n := min(len(y)/256, len(x)/66); n > 0; {
+		k := min(n, len(d))
+		for i := range k {
+			d[i] = half(tab, x[66*i+64:])
+		}
+		tq2AVX2(&y[0], &x[0], &d[0], k, nt)
+		x, y, n = x[66*k:], y[256*k:], n-k
+	}
+}
+
 func init() {
 	if cpu.X86.HasAVX2 {
+		dequantizers[TQ2_0] = func(y []float32, x []byte) { dqTQ2_0AVX2(y, x, 0) }
+		streamers[TQ2_0] = func(y []float32, x []byte) { dqTQ2_0AVX2(y, x, 1) }
 		dequantizers[IQ4_NL] = func(y []float32, x []byte) { dqIQ4_NLAVX2(y, x, 0) }
 		dequantizers[IQ4_XS] = func(y []float32, x []byte) { dqIQ4_XSAVX2(y, x, 0) }
 		dequantizers[NVFP4] = func(y []float32, x []byte) { dqNVFP4AVX2(y, x, 0) }

@@ -1,0 +1,93 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+DATA tq2mask<>+0(SB)/8, $0x0303030303030303
+DATA tq2mask<>+8(SB)/8, $0x0303030303030303
+DATA tq2mask<>+16(SB)/8, $0x0303030303030303
+DATA tq2mask<>+24(SB)/8, $0x0303030303030303
+GLOBL tq2mask<>(SB), RODATA|NOPTR, $32
+
+// q - 1 for the codes 0-3, in both lanes for VPSHUFB
+DATA tq2vals<>+0(SB)/8, $0x00000000020100ff
+DATA tq2vals<>+8(SB)/8, $0x0000000000000000
+DATA tq2vals<>+16(SB)/8, $0x00000000020100ff
+DATA tq2vals<>+24(SB)/8, $0x0000000000000000
+GLOBL tq2vals<>(SB), RODATA|NOPTR, $32
+
+// TQL(sh, off, ST): the 32 elements of bits sh, sh+1 of the 32 bytes in Y1, (q - 1)·d, into
+// off(DI).
+#define TQL(sh, off, ST) \
+	VPSRLW $sh, Y1, Y2 \
+	VPAND Y15, Y2, Y2 \
+	VPSHUFB Y2, Y13, Y2 \
+	VPMOVSXBD X2, Y4 \
+	VPSRLDQ $8, X2, X5 \
+	VPMOVSXBD X5, Y5 \
+	VEXTRACTI128 $1, Y2, X6 \
+	VPSRLDQ $8, X6, X7 \
+	VPMOVSXBD X6, Y6 \
+	VPMOVSXBD X7, Y7 \
+	VCVTDQ2PS Y4, Y4 \
+	VCVTDQ2PS Y5, Y5 \
+	VCVTDQ2PS Y6, Y6 \
+	VCVTDQ2PS Y7, Y7 \
+	VMULPS Y0, Y4, Y4 \
+	VMULPS Y0, Y5, Y5 \
+	VMULPS Y0, Y6, Y6 \
+	VMULPS Y0, Y7, Y7 \
+	ST Y4, off(DI) \
+	ST Y5, off+32(DI) \
+	ST Y6, off+64(DI) \
+	ST Y7, off+96(DI)
+
+// TQBLOCK(ST): one TQ2_0 block at (SI), scale at (DX), 1 KiB out at (DI).
+#define TQBLOCK(ST) \
+	VBROADCASTSS (DX), Y0 \
+	VMOVDQU (SI), Y1 \
+	TQL(0, 0, ST) \
+	TQL(2, 128, ST) \
+	TQL(4, 256, ST) \
+	TQL(6, 384, ST) \
+	VMOVDQU 32(SI), Y1 \
+	TQL(0, 512, ST) \
+	TQL(2, 640, ST) \
+	TQL(4, 768, ST) \
+	TQL(6, 896, ST) \
+	ADDQ $66, SI \
+	ADDQ $1024, DI \
+	ADDQ $4, DX
+
+// func tq2AVX2(y *float32, x *byte, d *float32, n int, nt int)
+//
+// tq2AVX2 dequantizes n TQ2_0 blocks of x into y, block i scaled by d[i]: element 32l + m of
+// each 128 is bits 2l, 2l+1 of byte m, q - 1 converted to float32 times d (one rounding, as the
+// Go kernel and ggml); nt not zero writes with non-temporal stores (y 32-byte aligned).
+TEXT ·tq2AVX2(SB), NOSPLIT, $0-40
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ d+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ nt+32(FP), R9
+	VMOVDQU tq2mask<>(SB), Y15
+	VMOVDQU tq2vals<>(SB), Y13
+	TESTQ CX, CX
+	JLE tqdone
+	TESTQ R9, R9
+	JNZ tqnt
+
+tqloop:
+	TQBLOCK(VMOVUPS)
+	DECQ CX
+	JNZ tqloop
+	JMP tqdone
+
+tqnt:
+	TQBLOCK(VMOVNTPS)
+	DECQ CX
+	JNZ tqnt
+	SFENCE
+
+tqdone:
+	VZEROUPPER
+	RET
