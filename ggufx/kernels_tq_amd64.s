@@ -91,3 +91,57 @@ tqnt:
 tqdone:
 	VZEROUPPER
 	RET
+
+// I8BODY(ST): the 32 int8 at (SI) times the float at (DX) into 128 bytes at (DI).
+#define I8BODY(ST) \
+	VBROADCASTSS (DX), Y0 \
+	VPMOVSXBD 0(SI), Y4 \
+	VPMOVSXBD 8(SI), Y5 \
+	VPMOVSXBD 16(SI), Y6 \
+	VPMOVSXBD 24(SI), Y7 \
+	VCVTDQ2PS Y4, Y4 \
+	VCVTDQ2PS Y5, Y5 \
+	VCVTDQ2PS Y6, Y6 \
+	VCVTDQ2PS Y7, Y7 \
+	VMULPS Y0, Y4, Y4 \
+	VMULPS Y0, Y5, Y5 \
+	VMULPS Y0, Y6, Y6 \
+	VMULPS Y0, Y7, Y7 \
+	ST Y4, (DI) \
+	ST Y5, 32(DI) \
+	ST Y6, 64(DI) \
+	ST Y7, 96(DI) \
+	ADDQ $32, SI \
+	ADDQ $128, DI \
+	ADDQ $4, DX
+
+// func i8AVX2(y *float32, q *int8, d *float32, n int, nt int)
+//
+// i8AVX2 writes n groups of 32 elements: element j of group i is float32(q[32i + j])·d[i], one
+// rounding; nt as for tq2AVX2.
+TEXT ·i8AVX2(SB), NOSPLIT, $0-40
+	MOVQ y+0(FP), DI
+	MOVQ q+8(FP), SI
+	MOVQ d+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ nt+32(FP), R9
+	TESTQ CX, CX
+	JLE c8done
+	TESTQ R9, R9
+	JNZ c8nt
+
+c8loop:
+	I8BODY(VMOVUPS)
+	DECQ CX
+	JNZ c8loop
+	JMP c8done
+
+c8nt:
+	I8BODY(VMOVNTPS)
+	DECQ CX
+	JNZ c8nt
+	SFENCE
+
+c8done:
+	VZEROUPPER
+	RET
