@@ -9,8 +9,11 @@ import (
 )
 
 // On amd64 with AVX2, Q4_0, Q8_0 and Q4_K are dequantized by assembly kernels
-// (kernels_amd64.s). The block scales are widened from fp16 in Go (a table lookup), so the
-// kernels need AVX2 alone. A Q4_0 (Q8_0) value is q-8 (q) converted to float32 and multiplied
+// (kernels_amd64.s), IQ4_NL, IQ4_XS and NVFP4 by kernels_nl_amd64.s, TQ2_0 by
+// kernels_tq_amd64.s, the IQ1/IQ2/IQ3 grid types (kernels_grid_amd64.go) and Q1_0, Q2_0, TQ1_0
+// (kernels_codes_amd64.go) by Go that prepares each group's codes and scale for assembly that
+// converts and scales them. The block scales are widened from fp16 in Go (a table lookup), so
+// the kernels need AVX2 alone. A Q4_0 (Q8_0) value is q-8 (q) converted to float32 and multiplied
 // by the scale, one rounding, as in dqQ4_0 (dqQ8_0); a Q4_K value is d·sc·q then minus dmin·m,
 // two roundings, as in dqQ4_K (no fused multiply-add, which would round once and differ from
 // ggml's reference). The purego build tag keeps the Go kernels.
