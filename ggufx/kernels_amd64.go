@@ -125,8 +125,35 @@ func dqTQ2_0AVX2(y []float32, x []byte, nt int) {
 	}
 }
 
+// q6_KAVX2 dequantizes n Q6_K blocks of x into y, ds holding each block's 16 products
+// d·scale; nt as for q4_0AVX2 (kernels_q6k_amd64.s).
+//
+//go:noescape
+func q6_KAVX2(y *float32, x *byte, ds *float32, n int, nt int)
+
+// dqQ6_KAVX2 is dqQ6_K through q6_KAVX2: the products d·scale made in Go, as dqQ6_K makes them,
+// 16 blocks at a time.
+func dqQ6_KAVX2(y []float32, x []byte, nt int) {
+	tab := f16Table()
+	var ds [16 * 16]float32
+	for n := min(len(y)/256, len(x)/210); n > 0; {
+		k := min(n, 16)
+		for i := range k {
+			b := (*[210]byte)(x[210*i:])
+			d := half(tab, b[208:])
+			for j, s := range b[192:208] {
+				ds[16*i+j] = d * float32(int8(s))
+			}
+		}
+		q6_KAVX2(&y[0], &x[0], &ds[0], k, nt)
+		x, y, n = x[210*k:], y[256*k:], n-k
+	}
+}
+
 func init() {
 	if cpu.X86.HasAVX2 {
+		dequantizers[Q6_K] = func(y []float32, x []byte) { dqQ6_KAVX2(y, x, 0) }
+		streamers[Q6_K] = func(y []float32, x []byte) { dqQ6_KAVX2(y, x, 1) }
 		dequantizers[TQ2_0] = func(y []float32, x []byte) { dqTQ2_0AVX2(y, x, 0) }
 		streamers[TQ2_0] = func(y []float32, x []byte) { dqTQ2_0AVX2(y, x, 1) }
 		dequantizers[IQ4_NL] = func(y []float32, x []byte) { dqIQ4_NLAVX2(y, x, 0) }
