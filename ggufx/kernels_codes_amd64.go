@@ -9,8 +9,8 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// Q1_0, Q2_0 and TQ1_0 on amd64 with AVX2: Go expands each byte's codes into int8 values (a table
-// lookup a byte, or a trit) and i8AVX2 converts and scales 32 of them at a time, as
+// Q1_0 and Q2_0 on amd64 with AVX2: Go expands each byte's codes into int8 values (a table
+// lookup a byte) and i8AVX2 converts and scales 32 of them at a time, as
 // float32(code)·d, one rounding, which is the reference's product.
 
 // i8AVX2 writes n groups of 32 elements: element j of group i is float32(q[32i + j])·d[i]; nt as
@@ -83,22 +83,33 @@ func expandQ1_0(q []int8, x []byte) float32 {
 	return half(f16Table(), b[:])
 }
 
-func expandTQ1_0(q []int8, x []byte) float32 {
-	b := (*[54]byte)(x)
-	o := (*[256]int8)(q)
-	for m, v := range (*[32]byte)(b[0:]) {
-		tr := &tq1Trits[v]
-		o[m], o[32+m], o[64+m], o[96+m], o[128+m] = int8(tr[0])-1, int8(tr[1])-1, int8(tr[2])-1, int8(tr[3])-1, int8(tr[4])-1
+// tq1AVX2 dequantizes the 240 elements of qs of each of n TQ1_0 blocks, block i scaled by d[i],
+// the trits extracted with 16-bit multiplications as ggml does; the 16 of qh are the caller's;
+// nt as for q4_0AVX2 (kernels_tq_amd64.s).
+//
+//go:noescape
+func tq1AVX2(y *float32, x *byte, d *float32, n int, nt int)
+
+// dqTQ1_0AVX2 is dqTQ1_0 through tq1AVX2, the last 16 elements of each block (qh's) in Go.
+func dqTQ1_0AVX2(y []float32, x []byte, nt int) {
+	tab := f16Table()
+	var d [64]float32
+	for n := min(len(y)/256, len(x)/54); n > 0; {
+		k := min(n, len(d))
+		for i := range k {
+			d[i] = half(tab, x[54*i+52:])
+		}
+		tq1AVX2(&y[0], &x[0], &d[0], k, nt)
+		for i := range k {
+			v := tritValues(d[i])
+			o := (*[16]float32)(y[256*i+240:])
+			for j, q := range (*[4]byte)(x[54*i+48:]) {
+				tr := &tq1Trits[q]
+				o[j], o[4+j], o[8+j], o[12+j] = v[tr[0]&3], v[tr[1]&3], v[tr[2]&3], v[tr[3]&3]
+			}
+		}
+		x, y, n = x[54*k:], y[256*k:], n-k
 	}
-	for m, v := range (*[16]byte)(b[32:]) {
-		tr := &tq1Trits[v]
-		o[160+m], o[176+m], o[192+m], o[208+m], o[224+m] = int8(tr[0])-1, int8(tr[1])-1, int8(tr[2])-1, int8(tr[3])-1, int8(tr[4])-1
-	}
-	for j, v := range (*[4]byte)(b[48:]) {
-		tr := &tq1Trits[v]
-		o[240+j], o[244+j], o[248+j], o[252+j] = int8(tr[0])-1, int8(tr[1])-1, int8(tr[2])-1, int8(tr[3])-1
-	}
-	return half(f16Table(), b[52:])
 }
 
 // dqQ1_0AVX2 is dqQ1_0 through i8AVX2. ggml negates d where a bit is clear, and (-1)·d is -d for
@@ -120,8 +131,8 @@ func init() {
 	}
 	dequantizers[Q2_0] = func(y []float32, x []byte) { codesAVX2(y, x, 64, 18, 0, expandQ2_0) }
 	streamers[Q2_0] = func(y []float32, x []byte) { codesAVX2(y, x, 64, 18, 1, expandQ2_0) }
-	dequantizers[TQ1_0] = func(y []float32, x []byte) { codesAVX2(y, x, 256, 54, 0, expandTQ1_0) }
-	streamers[TQ1_0] = func(y []float32, x []byte) { codesAVX2(y, x, 256, 54, 1, expandTQ1_0) }
+	dequantizers[TQ1_0] = func(y []float32, x []byte) { dqTQ1_0AVX2(y, x, 0) }
+	streamers[TQ1_0] = func(y []float32, x []byte) { dqTQ1_0AVX2(y, x, 1) }
 	dequantizers[Q1_0] = func(y []float32, x []byte) { dqQ1_0AVX2(y, x, 0) }
 	streamers[Q1_0] = func(y []float32, x []byte) { dqQ1_0AVX2(y, x, 1) }
 }

@@ -145,3 +145,99 @@ c8nt:
 c8done:
 	VZEROUPPER
 	RET
+
+DATA tq1w<>+0(SB)/8, $0x00ff00ff00ff00ff
+DATA tq1w<>+8(SB)/8, $0x00ff00ff00ff00ff
+DATA tq1w<>+16(SB)/8, $0x00ff00ff00ff00ff
+DATA tq1w<>+24(SB)/8, $0x00ff00ff00ff00ff
+GLOBL tq1w<>(SB), RODATA|NOPTR, $32
+
+// the 16-bit words 3, 1, 3^1, 3^2, 3^3, 3^4 (each broadcast with VPBROADCASTW)
+DATA tq1k<>+0(SB)/2, $3
+DATA tq1k<>+2(SB)/2, $1
+DATA tq1k<>+4(SB)/2, $3
+DATA tq1k<>+6(SB)/2, $9
+DATA tq1k<>+8(SB)/2, $27
+DATA tq1k<>+10(SB)/2, $81
+GLOBL tq1k<>(SB), RODATA|NOPTR, $12
+
+// TRIT(S, P, off, ST): trit n of the 16 bytes widened to words in S, the multiplier 3^n in P:
+// xi = (uint8(b·3^n)·3) >> 8, then (xi - 1)·d into the 64 bytes at off(DI).
+#define TRIT(S, P, off, ST) \
+	VPMULLW P, S, Y4 \
+	VPAND Y15, Y4, Y4 \
+	VPMULLW Y14, Y4, Y4 \
+	VPSRLW $8, Y4, Y4 \
+	VPSUBW Y13, Y4, Y4 \
+	VEXTRACTI128 $1, Y4, X5 \
+	VPMOVSXWD X4, Y6 \
+	VPMOVSXWD X5, Y7 \
+	VCVTDQ2PS Y6, Y6 \
+	VCVTDQ2PS Y7, Y7 \
+	VMULPS Y0, Y6, Y6 \
+	VMULPS Y0, Y7, Y7 \
+	ST Y6, off(DI) \
+	ST Y7, off+32(DI)
+
+#define TQ1BLOCK(ST) \
+	VBROADCASTSS (DX), Y0 \
+	VPMOVZXBW 0(SI), Y1 \
+	VPMOVZXBW 16(SI), Y2 \
+	VPMOVZXBW 32(SI), Y3 \
+	TRIT(Y1, Y8, 0, ST) \
+	TRIT(Y2, Y8, 64, ST) \
+	TRIT(Y3, Y8, 640, ST) \
+	TRIT(Y1, Y9, 128, ST) \
+	TRIT(Y2, Y9, 192, ST) \
+	TRIT(Y3, Y9, 704, ST) \
+	TRIT(Y1, Y10, 256, ST) \
+	TRIT(Y2, Y10, 320, ST) \
+	TRIT(Y3, Y10, 768, ST) \
+	TRIT(Y1, Y11, 384, ST) \
+	TRIT(Y2, Y11, 448, ST) \
+	TRIT(Y3, Y11, 832, ST) \
+	TRIT(Y1, Y12, 512, ST) \
+	TRIT(Y2, Y12, 576, ST) \
+	TRIT(Y3, Y12, 896, ST) \
+	ADDQ $54, SI \
+	ADDQ $1024, DI \
+	ADDQ $4, DX
+
+// func tq1AVX2(y *float32, x *byte, d *float32, n int, nt int)
+//
+// tq1AVX2 dequantizes the first 240 elements of each of n TQ1_0 blocks of x (those of qs) into
+// y, block i scaled by d[i]; the last 16 (of qh) are left to the caller; nt as for tq2AVX2.
+TEXT ·tq1AVX2(SB), NOSPLIT, $0-40
+	MOVQ y+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ d+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ nt+32(FP), R9
+	VMOVDQU tq1w<>(SB), Y15
+	VPBROADCASTW tq1k<>+0(SB), Y14
+	VPSRLW $7, Y15, Y13
+	VPBROADCASTW tq1k<>+2(SB), Y8
+	VPBROADCASTW tq1k<>+4(SB), Y9
+	VPBROADCASTW tq1k<>+6(SB), Y10
+	VPBROADCASTW tq1k<>+8(SB), Y11
+	VPBROADCASTW tq1k<>+10(SB), Y12
+	TESTQ CX, CX
+	JLE t1done
+	TESTQ R9, R9
+	JNZ t1nt
+
+t1loop:
+	TQ1BLOCK(VMOVUPS)
+	DECQ CX
+	JNZ t1loop
+	JMP t1done
+
+t1nt:
+	TQ1BLOCK(VMOVNTPS)
+	DECQ CX
+	JNZ t1nt
+	SFENCE
+
+t1done:
+	VZEROUPPER
+	RET
