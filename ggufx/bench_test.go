@@ -66,11 +66,16 @@ var benchTypes = []ggufx.Type{ggufx.Q4_0, ggufx.Q8_0, ggufx.Q4_K, ggufx.Q6_K, gg
 // side by side with ggml's own dequantize_row_* (one thread, through purego) on the same blocks;
 // bytes per second are those of the output (64 MiB):
 //
-//   - ggufx/T: File.Dequantize, which makes its output (fresh pages, as ggml-fresh);
+//   - ggufx/T: File.Dequantize, which makes its output through memory's allocator (which keeps a
+//     released block for the next allocation, so in this loop its pages are not faulted anew);
+//   - ggufx-nocache/T: the same with memory's cache off, every output faulted in anew (in huge
+//     pages, as memory asks for them), as a first call is;
 //   - ggufx-into/T: File.DequantizeInto a float32 tensor written before (as ggml-warm);
-//   - ggml-fresh/T: dequantize_row_* into a fresh 64 MiB mapping, as a malloc of that size is;
+//   - ggml-fresh/T: dequantize_row_* into a fresh 64 MiB mapping, as C's malloc of that size is
+//     (mmap, and munmap at free: every page faulted in anew);
 //   - ggml-warm/T: dequantize_row_* into a buffer it has already written;
-//   - copy-fresh, copy-warm: copy() of 64 MiB into the same two kinds of destination.
+//   - copy-fresh, copy-warm: copy() of 64 MiB into a tensor from memory's allocator, as
+//     Dequantize's, and into a buffer written before.
 //
 // Run it with -cpu 1 for one processor (Dequantize splits large tensors between GOMAXPROCS
 // goroutines).
@@ -132,6 +137,23 @@ func BenchmarkDequantize(b *testing.B) {
 				x.Release()
 			}
 		})
+		b.Run("ggufx-nocache/"+typ.String(), func(b *testing.B) {
+			prev := memory.SetAllocation(func() memory.Allocation {
+				a := memory.DefaultAllocation()
+				a.CacheBytes = 0 // every release unmaps: each output's pages are faulted in anew
+				return a
+			}())
+			defer memory.SetAllocation(prev)
+			b.SetBytes(4 * benchElements)
+			defer ggufx.CPUClock(b)()
+			for b.Loop() {
+				x, err := f.Dequantize("w", core.Float32)
+				if err != nil {
+					b.Fatal(err)
+				}
+				x.Release()
+			}
+		})
 		b.Run("ggufx-into/"+typ.String(), func(b *testing.B) {
 			if err := f.DequantizeInto("w", into); err != nil { // touched before the clock
 				b.Fatal(err)
@@ -149,18 +171,14 @@ func BenchmarkDequantize(b *testing.B) {
 			b.SetBytes(4 * benchElements)
 			defer ggufx.CPUClock(b)()
 			for b.Loop() {
-				x, err := memory.NewUninit(core.Float32, benchElements)
-				if err != nil {
-					b.Fatal(err)
-				}
-				y, err := x.Float32s()
+				y, free, err := ggufx.FreshFloats(benchElements)
 				if err != nil {
 					b.Fatal(err)
 				}
 				if err := l.Dequantize(int(typ), blocks, y); err != nil {
 					b.Fatal(err)
 				}
-				x.Release()
+				free()
 			}
 		})
 		b.Run("ggml-warm/"+typ.String(), func(b *testing.B) {

@@ -3,6 +3,7 @@ package ggufx
 import (
 	"runtime"
 	"testing"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -29,4 +30,15 @@ func threadCPU() int64 {
 		return 0
 	}
 	return ts.Nano()
+}
+
+// freshFloats maps n float32s of new anonymous memory, as C's malloc does for a buffer this
+// large (glibc maps every allocation above its mmap threshold, at most 32 MiB, and unmaps it on
+// free): the pages are faulted in as they are first written. free unmaps them.
+func freshFloats(n int) (y []float32, free func(), err error) {
+	b, err := unix.Mmap(-1, 0, 4*n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return nil, nil, err
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n), func() { unix.Munmap(b) }, nil
 }

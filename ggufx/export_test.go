@@ -10,3 +10,6 @@ func Unmaps() int64 { return mmap.Unmaps() }
 
 // CPUClock is cpuClock, for the benchmarks of package ggufx_test.
 var CPUClock = cpuClock
+
+// FreshFloats is freshFloats, for the benchmarks of package ggufx_test.
+var FreshFloats = freshFloats

@@ -273,3 +273,42 @@ func TestDequantizeLargeMatchesGgml(t *testing.T) {
 		})
 	}
 }
+
+// TestDequantizeNaNBitsMatchGgml: on arbitrary bytes (infinite and NaN scales), even the NaNs are
+// ggml's bit for bit, payload and sign: where ggml multiplies by -1 (TQ1_0, TQ2_0, Q2_0) the
+// kernels multiply, where it negates (the IQ2 and IQ3 signs, Q1_0) they flip the sign bit.
+// TestDequantizeMatchesGgml counts any NaN as any other, as the format promises no more.
+func TestDequantizeNaNBitsMatchGgml(t *testing.T) {
+	l := ggmlref.Load(t)
+	rng := rand.New(rand.NewPCG(49, 3))
+	for _, typ := range allQuantized {
+		if typ == ggufx.Q8_1 {
+			continue
+		}
+		x := blockTensor{typ.String(), typ, 4096, 4, ggmlBlocks(rng, typ, 4*4096/typ.BlockSize(), false)}
+		if at := scaleFields[typ]; len(at) > 0 { // a NaN and an infinity for sure
+			binary.LittleEndian.PutUint16(x.blocks[at[0]:], 0x7e01)
+			binary.LittleEndian.PutUint16(x.blocks[typ.BlockBytes()+at[0]:], 0xfc00)
+		}
+		f := blockFile(t, x)
+		want := make([]float32, 4*4096)
+		require.NoError(t, l.Dequantize(int(typ), x.blocks, want))
+		y, err := f.Dequantize(x.name, core.Float32)
+		require.NoError(t, err)
+		got, err := core.ReadOnlyElements[float32](y)
+		require.NoError(t, err)
+		nans := 0
+		for i := range want {
+			if want[i] != want[i] {
+				nans++
+			}
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%s: element %d is %#x, ggml's %#x", typ, i, math.Float32bits(got[i]), math.Float32bits(want[i]))
+			}
+		}
+		y.Release()
+		if len(scaleFields[typ]) > 0 {
+			assert.NotZero(t, nans, "%s: no NaN was tried", typ)
+		}
+	}
+}

@@ -9,8 +9,11 @@ import (
 )
 
 // On amd64 with AVX2, Q4_0, Q8_0 and Q4_K are dequantized by assembly kernels
-// (kernels_amd64.s). The block scales are widened from fp16 in Go (a table lookup), so the
-// kernels need AVX2 alone. A Q4_0 (Q8_0) value is q-8 (q) converted to float32 and multiplied
+// (kernels_amd64.s), IQ4_NL, IQ4_XS and NVFP4 by kernels_nl_amd64.s, TQ2_0 by
+// kernels_tq_amd64.s, the IQ1/IQ2/IQ3 grid types (kernels_grid_amd64.go) and Q1_0, Q2_0, TQ1_0
+// (kernels_codes_amd64.go) by Go that prepares each group's codes and scale for assembly that
+// converts and scales them. The block scales are widened from fp16 in Go (a table lookup), so
+// the kernels need AVX2 alone. A Q4_0 (Q8_0) value is q-8 (q) converted to float32 and multiplied
 // by the scale, one rounding, as in dqQ4_0 (dqQ8_0); a Q4_K value is d·sc·q then minus dmin·m,
 // two roundings, as in dqQ4_K (no fused multiply-add, which would round once and differ from
 // ggml's reference). The purego build tag keeps the Go kernels.
@@ -102,8 +105,57 @@ func dqNVFP4AVX2(y []float32, x []byte, nt int) {
 	}
 }
 
+// tq2AVX2 dequantizes n TQ2_0 blocks of x into y, block i scaled by d[i]; nt as for q4_0AVX2
+// (kernels_tq_amd64.s).
+//
+//go:noescape
+func tq2AVX2(y *float32, x *byte, d *float32, n int, nt int)
+
+// dqTQ2_0AVX2 is dqTQ2_0 through tq2AVX2: the scales widened in Go, 64 blocks at a time.
+func dqTQ2_0AVX2(y []float32, x []byte, nt int) {
+	tab := f16Table()
+	var d [64]float32
+	for n := min(len(y)/256, len(x)/66); n > 0; {
+		k := min(n, len(d))
+		for i := range k {
+			d[i] = half(tab, x[66*i+64:])
+		}
+		tq2AVX2(&y[0], &x[0], &d[0], k, nt)
+		x, y, n = x[66*k:], y[256*k:], n-k
+	}
+}
+
+// q6_KAVX2 dequantizes n Q6_K blocks of x into y, ds holding each block's 16 products
+// d·scale; nt as for q4_0AVX2 (kernels_q6k_amd64.s).
+//
+//go:noescape
+func q6_KAVX2(y *float32, x *byte, ds *float32, n int, nt int)
+
+// dqQ6_KAVX2 is dqQ6_K through q6_KAVX2: the products d·scale made in Go, as dqQ6_K makes them,
+// 16 blocks at a time.
+func dqQ6_KAVX2(y []float32, x []byte, nt int) {
+	tab := f16Table()
+	var ds [16 * 16]float32
+	for n := min(len(y)/256, len(x)/210); n > 0; {
+		k := min(n, 16)
+		for i := range k {
+			b := (*[210]byte)(x[210*i:])
+			d := half(tab, b[208:])
+			for j, s := range b[192:208] {
+				ds[16*i+j] = d * float32(int8(s))
+			}
+		}
+		q6_KAVX2(&y[0], &x[0], &ds[0], k, nt)
+		x, y, n = x[210*k:], y[256*k:], n-k
+	}
+}
+
 func init() {
 	if cpu.X86.HasAVX2 {
+		dequantizers[Q6_K] = func(y []float32, x []byte) { dqQ6_KAVX2(y, x, 0) }
+		streamers[Q6_K] = func(y []float32, x []byte) { dqQ6_KAVX2(y, x, 1) }
+		dequantizers[TQ2_0] = func(y []float32, x []byte) { dqTQ2_0AVX2(y, x, 0) }
+		streamers[TQ2_0] = func(y []float32, x []byte) { dqTQ2_0AVX2(y, x, 1) }
 		dequantizers[IQ4_NL] = func(y []float32, x []byte) { dqIQ4_NLAVX2(y, x, 0) }
 		dequantizers[IQ4_XS] = func(y []float32, x []byte) { dqIQ4_XSAVX2(y, x, 0) }
 		dequantizers[NVFP4] = func(y []float32, x []byte) { dqNVFP4AVX2(y, x, 0) }

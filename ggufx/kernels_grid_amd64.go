@@ -8,12 +8,12 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// grid8AVX2 writes n groups of 8 elements: element j of group i is d[i]·(byte j of mags[i]), times
-// signs[8·sg[i] + j]; nt not zero writes y (32-byte aligned) with non-temporal stores
-// (kernels_grid_amd64.s).
+// grid8AVX2 writes n groups of 8 elements: element j of group i is d[i]·(byte j of mags[i]), its
+// sign bit flipped by masks[8·sg[i] + j]; nt not zero writes y (32-byte aligned) with
+// non-temporal stores (kernels_grid_amd64.s).
 //
 //go:noescape
-func grid8AVX2(y *float32, mags *uint64, sg *uint8, d *float32, signs *float32, n int, nt int)
+func grid8AVX2(y *float32, mags *uint64, sg *uint8, d *float32, masks *uint32, n int, nt int)
 
 // iq1AVX2 writes n groups of 8 elements: element j of group i is d[i]·(int8 byte j of mags[i] +
 // delta[i]); nt as for grid8AVX2.
@@ -35,13 +35,13 @@ type groups struct {
 // block (mags, sign bytes, scales) from its bytes; then grid8AVX2 writes them.
 func gridAVX2(y []float32, x []byte, bb int, nt int, prep func(g *groups, at int, b []byte)) {
 	var g groups
-	t := iqTab()
+	masks := &iqTab().bmask[0][0]
 	for n := min(len(y)/256, len(x)/bb); n > 0; {
 		k := min(n, gridBatch)
 		for i := range k {
 			prep(&g, 32*i, x[bb*i:bb*i+bb])
 		}
-		grid8AVX2(&y[0], &g.mags[0], &g.sg[0], &g.d[0], &t.bsigns[0][0], 32*k, nt)
+		grid8AVX2(&y[0], &g.mags[0], &g.sg[0], &g.d[0], masks, 32*k, nt)
 		x, y, n = x[bb*k:], y[256*k:], n-k
 	}
 }

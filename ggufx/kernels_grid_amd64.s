@@ -6,7 +6,8 @@
 // side has already looked up each group of 8 elements' grid bytes (mags), sign byte and scale;
 // these widen and scale them, each value computed with the reference's operations in its order.
 
-// G8(ST): one group of 8: scale·magnitude, then times the ±1 factors of the sign byte.
+// G8(ST): one group of 8: scale·magnitude, then the sign byte's row of sign-bit masks XORed in
+// (a flip, as ggml negates).
 #define G8(ST) \
 	VPMOVZXBD (SI), Y1 \
 	VCVTDQ2PS Y1, Y1 \
@@ -14,23 +15,24 @@
 	VMULPS Y0, Y1, Y1 \
 	MOVBQZX (BX), R8 \
 	SHLQ $5, R8 \
-	VMULPS (AX)(R8*1), Y1, Y1 \
+	VXORPS (AX)(R8*1), Y1, Y1 \
 	ST Y1, (DI) \
 	ADDQ $8, SI \
 	ADDQ $1, BX \
 	ADDQ $4, DX \
 	ADDQ $32, DI
 
-// func grid8AVX2(y *float32, mags *uint64, sg *uint8, d *float32, signs *float32, n int, nt int)
+// func grid8AVX2(y *float32, mags *uint64, sg *uint8, d *float32, masks *uint32, n int, nt int)
 //
-// grid8AVX2 writes n groups of 8 elements: element j of group i is d[i]·byte j of mags[i], times
-// signs[8·sg[i] + j] (±1); nt not zero writes with non-temporal stores (y 32-byte aligned).
+// grid8AVX2 writes n groups of 8 elements: element j of group i is d[i]·byte j of mags[i], its
+// sign bit flipped by masks[8·sg[i] + j]; nt not zero writes with non-temporal stores (y 32-byte
+// aligned).
 TEXT ·grid8AVX2(SB), NOSPLIT, $0-56
 	MOVQ y+0(FP), DI
 	MOVQ mags+8(FP), SI
 	MOVQ sg+16(FP), BX
 	MOVQ d+24(FP), DX
-	MOVQ signs+32(FP), AX
+	MOVQ masks+32(FP), AX
 	MOVQ n+40(FP), CX
 	MOVQ nt+48(FP), R9
 	TESTQ CX, CX

@@ -42,7 +42,7 @@ func BenchmarkKernels(b *testing.B) {
 // and lengths that are not a multiple of the assembly's batch.
 func TestKernelsAgreeWithGo(t *testing.T) {
 	goKernels := map[Type]dequantizer{Q4_0: dqQ4_0, Q8_0: dqQ8_0, Q4_K: dqQ4_K, IQ4_NL: dqIQ4_NL, IQ4_XS: dqIQ4_XS, NVFP4: dqNVFP4,
-		IQ2_XXS: dqIQ2_XXS, IQ2_XS: dqIQ2_XS, IQ2_S: dqIQ2_S, IQ3_XXS: dqIQ3_XXS, IQ3_S: dqIQ3_S, IQ1_S: dqIQ1_S, IQ1_M: dqIQ1_M}
+		IQ2_XXS: dqIQ2_XXS, IQ2_XS: dqIQ2_XS, IQ2_S: dqIQ2_S, IQ3_XXS: dqIQ3_XXS, IQ3_S: dqIQ3_S, IQ1_S: dqIQ1_S, IQ1_M: dqIQ1_M, TQ2_0: dqTQ2_0, TQ1_0: dqTQ1_0, Q1_0: dqQ1_0, Q2_0: dqQ2_0, Q6_K: dqQ6_K}
 	rng := rand.New(rand.NewPCG(7, 8))
 	for typ, ref := range goKernels {
 		for _, blocks := range []int{1, 15, 16, 17, 63, 64, 65, 200} {

@@ -12,12 +12,13 @@ import (
 // 16 values), and IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S, IQ1_S and IQ1_M, whose groups of 8 (or
 // 4) elements are entries of a grid of magnitudes with separate signs. The grids are those of
 // zz_grids.go; here they are widened once to float32, and each value is computed with the
-// reference's operations in its order (the scale times the magnitude, then times ±1).
+// reference's operations in its order (the scale times the magnitude, then the sign: a flip of
+// the sign bit, which is what ggml's code does, NaNs included).
 
 // iqTables are the grids and sign tables as the kernels read them.
 type iqTables struct {
-	signs  [128][8]float32 // ksigns_iq2xs[s] as ±1 factors
-	bsigns [256][8]float32 // a byte of sign bits as ±1 factors
+	smask  [128][8]uint32 // ksigns_iq2xs[s] as sign-bit masks
+	bmask  [256][8]uint32 // a byte of sign bits as sign-bit masks
 	iq2xxs [256][8]float32
 	iq2xs  [512][8]float32
 	iq2s   [1024][8]float32
@@ -28,20 +29,17 @@ type iqTables struct {
 
 var iqTab = sync.OnceValue(func() *iqTables {
 	t := new(iqTables)
-	factors := func(bits uint8) (f [8]float32) {
-		for j := range f {
-			f[j] = 1
-			if bits>>j&1 != 0 {
-				f[j] = -1
-			}
+	masks := func(bits uint8) (m [8]uint32) {
+		for j := range m {
+			m[j] = uint32(bits>>j&1) << 31
 		}
-		return f
+		return m
 	}
 	for s, v := range ksignsIQ2XS {
-		t.signs[s] = factors(v)
+		t.smask[s] = masks(v)
 	}
-	for b := range t.bsigns {
-		t.bsigns[b] = factors(uint8(b))
+	for b := range t.bmask {
+		t.bmask[b] = masks(uint8(b))
 	}
 	widen8 := func(dst [][8]float32, src []uint64) {
 		for i, v := range src {
@@ -129,28 +127,29 @@ func dqIQ4_XS(y []float32, x []byte) {
 	}
 }
 
-// grid8 writes the 8 values dl·g[j]·s[j].
-func grid8(o *[8]float32, dl float32, g, s *[8]float32) {
-	o[0] = dl * g[0] * s[0]
-	o[1] = dl * g[1] * s[1]
-	o[2] = dl * g[2] * s[2]
-	o[3] = dl * g[3] * s[3]
-	o[4] = dl * g[4] * s[4]
-	o[5] = dl * g[5] * s[5]
-	o[6] = dl * g[6] * s[6]
-	o[7] = dl * g[7] * s[7]
+// grid8x writes the 8 values dl·g[j] with their sign bits flipped where m[j] says: ggml negates
+// (a NaN's sign flips too) rather than multiplying by -1.
+func grid8x(o *[8]float32, dl float32, g *[8]float32, m *[8]uint32) {
+	o[0] = math.Float32frombits(math.Float32bits(dl*g[0]) ^ m[0])
+	o[1] = math.Float32frombits(math.Float32bits(dl*g[1]) ^ m[1])
+	o[2] = math.Float32frombits(math.Float32bits(dl*g[2]) ^ m[2])
+	o[3] = math.Float32frombits(math.Float32bits(dl*g[3]) ^ m[3])
+	o[4] = math.Float32frombits(math.Float32bits(dl*g[4]) ^ m[4])
+	o[5] = math.Float32frombits(math.Float32bits(dl*g[5]) ^ m[5])
+	o[6] = math.Float32frombits(math.Float32bits(dl*g[6]) ^ m[6])
+	o[7] = math.Float32frombits(math.Float32bits(dl*g[7]) ^ m[7])
 }
 
-// grid44 writes the 8 values dl·g1[j]·s[j] and dl·g2[j]·s[j+4].
-func grid44(o *[8]float32, dl float32, g1, g2 *[4]float32, s *[8]float32) {
-	o[0] = dl * g1[0] * s[0]
-	o[1] = dl * g1[1] * s[1]
-	o[2] = dl * g1[2] * s[2]
-	o[3] = dl * g1[3] * s[3]
-	o[4] = dl * g2[0] * s[4]
-	o[5] = dl * g2[1] * s[5]
-	o[6] = dl * g2[2] * s[6]
-	o[7] = dl * g2[3] * s[7]
+// grid44x writes the 8 values dl·g1[j] and dl·g2[j], their signs flipped as grid8x does.
+func grid44x(o *[8]float32, dl float32, g1, g2 *[4]float32, m *[8]uint32) {
+	o[0] = math.Float32frombits(math.Float32bits(dl*g1[0]) ^ m[0])
+	o[1] = math.Float32frombits(math.Float32bits(dl*g1[1]) ^ m[1])
+	o[2] = math.Float32frombits(math.Float32bits(dl*g1[2]) ^ m[2])
+	o[3] = math.Float32frombits(math.Float32bits(dl*g1[3]) ^ m[3])
+	o[4] = math.Float32frombits(math.Float32bits(dl*g2[0]) ^ m[4])
+	o[5] = math.Float32frombits(math.Float32bits(dl*g2[1]) ^ m[5])
+	o[6] = math.Float32frombits(math.Float32bits(dl*g2[2]) ^ m[6])
+	o[7] = math.Float32frombits(math.Float32bits(dl*g2[3]) ^ m[7])
 }
 
 // block_iq2_xxs: fp16 d, then for each 32 elements two 32-bit words: the first the four grid
@@ -167,10 +166,10 @@ func dqIQ2_XXS(y []float32, x []byte) {
 			a1 := binary.LittleEndian.Uint32(b[6+8*ib:])
 			db := d * (0.5 + float32(a1>>28)) * 0.25
 			ob := (*[32]float32)(o[32*ib:])
-			grid8((*[8]float32)(ob[0:]), db, &t.iq2xxs[uint8(a0)], &t.signs[a1&127])
-			grid8((*[8]float32)(ob[8:]), db, &t.iq2xxs[uint8(a0>>8)], &t.signs[a1>>7&127])
-			grid8((*[8]float32)(ob[16:]), db, &t.iq2xxs[uint8(a0>>16)], &t.signs[a1>>14&127])
-			grid8((*[8]float32)(ob[24:]), db, &t.iq2xxs[uint8(a0>>24)], &t.signs[a1>>21&127])
+			grid8x((*[8]float32)(ob[0:]), db, &t.iq2xxs[uint8(a0)], &t.smask[a1&127])
+			grid8x((*[8]float32)(ob[8:]), db, &t.iq2xxs[uint8(a0>>8)], &t.smask[a1>>7&127])
+			grid8x((*[8]float32)(ob[16:]), db, &t.iq2xxs[uint8(a0>>16)], &t.smask[a1>>14&127])
+			grid8x((*[8]float32)(ob[24:]), db, &t.iq2xxs[uint8(a0>>24)], &t.smask[a1>>21&127])
 		}
 		x, y = x[66:], y[256:]
 	}
@@ -190,10 +189,10 @@ func dqIQ2_XS(y []float32, x []byte) {
 			db1 := d * (0.5 + float32(sc>>4)) * 0.25
 			q := binary.LittleEndian.Uint64(b[2+8*ib:])
 			ob := (*[32]float32)(o[32*ib:])
-			grid8((*[8]float32)(ob[0:]), db0, &t.iq2xs[q&511], &t.signs[q>>9&127])
-			grid8((*[8]float32)(ob[8:]), db0, &t.iq2xs[q>>16&511], &t.signs[q>>25&127])
-			grid8((*[8]float32)(ob[16:]), db1, &t.iq2xs[q>>32&511], &t.signs[q>>41&127])
-			grid8((*[8]float32)(ob[24:]), db1, &t.iq2xs[q>>48&511], &t.signs[q>>57&127])
+			grid8x((*[8]float32)(ob[0:]), db0, &t.iq2xs[q&511], &t.smask[q>>9&127])
+			grid8x((*[8]float32)(ob[8:]), db0, &t.iq2xs[q>>16&511], &t.smask[q>>25&127])
+			grid8x((*[8]float32)(ob[16:]), db1, &t.iq2xs[q>>32&511], &t.smask[q>>41&127])
+			grid8x((*[8]float32)(ob[24:]), db1, &t.iq2xs[q>>48&511], &t.smask[q>>57&127])
 		}
 		x, y = x[74:], y[256:]
 	}
@@ -215,10 +214,10 @@ func dqIQ2_S(y []float32, x []byte) {
 			qs := (*[4]byte)(b[2+4*ib:])
 			sg := (*[4]byte)(b[34+4*ib:])
 			ob := (*[32]float32)(o[32*ib:])
-			grid8((*[8]float32)(ob[0:]), db0, &t.iq2s[uint32(qs[0])|qh<<8&0x300], &t.bsigns[sg[0]])
-			grid8((*[8]float32)(ob[8:]), db0, &t.iq2s[uint32(qs[1])|qh<<6&0x300], &t.bsigns[sg[1]])
-			grid8((*[8]float32)(ob[16:]), db1, &t.iq2s[uint32(qs[2])|qh<<4&0x300], &t.bsigns[sg[2]])
-			grid8((*[8]float32)(ob[24:]), db1, &t.iq2s[uint32(qs[3])|qh<<2&0x300], &t.bsigns[sg[3]])
+			grid8x((*[8]float32)(ob[0:]), db0, &t.iq2s[uint32(qs[0])|qh<<8&0x300], &t.bmask[sg[0]])
+			grid8x((*[8]float32)(ob[8:]), db0, &t.iq2s[uint32(qs[1])|qh<<6&0x300], &t.bmask[sg[1]])
+			grid8x((*[8]float32)(ob[16:]), db1, &t.iq2s[uint32(qs[2])|qh<<4&0x300], &t.bmask[sg[2]])
+			grid8x((*[8]float32)(ob[24:]), db1, &t.iq2s[uint32(qs[3])|qh<<2&0x300], &t.bmask[sg[3]])
 		}
 		x, y = x[82:], y[256:]
 	}
@@ -239,7 +238,7 @@ func dqIQ3_XXS(y []float32, x []byte) {
 			qs := (*[8]byte)(b[2+8*ib:])
 			ob := (*[32]float32)(o[32*ib:])
 			for l := range 4 {
-				grid44((*[8]float32)(ob[8*l:]), db, &t.iq3xxs[qs[2*l]], &t.iq3xxs[qs[2*l+1]], &t.signs[a>>(7*l)&127])
+				grid44x((*[8]float32)(ob[8*l:]), db, &t.iq3xxs[qs[2*l]], &t.iq3xxs[qs[2*l+1]], &t.smask[a>>(7*l)&127])
 			}
 		}
 		x, y = x[98:], y[256:]
@@ -265,7 +264,7 @@ func dqIQ3_S(y []float32, x []byte) {
 			for l := range 4 {
 				i1 := uint32(qs[2*l]) | qh<<(8-2*l)&256
 				i2 := uint32(qs[2*l+1]) | qh<<(7-2*l)&256
-				grid44((*[8]float32)(ob[8*l:]), db, &t.iq3s[i1&511], &t.iq3s[i2&511], &t.bsigns[sg[l]])
+				grid44x((*[8]float32)(ob[8*l:]), db, &t.iq3s[i1&511], &t.iq3s[i2&511], &t.bmask[sg[l]])
 			}
 		}
 		x, y = x[110:], y[256:]

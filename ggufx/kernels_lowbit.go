@@ -17,9 +17,14 @@ var tq1Trits = func() (t [256][8]uint8) {
 	return t
 }()
 
-// tritValues are (xi - 1)·d for xi = 0, 1, 2, as the reference computes them (one unused).
+// tritFactors are q - 1 for the codes q = 0-3 of TQ1_0, TQ2_0 and Q2_0: a variable, so that the
+// products below stay multiplications (-1·d folded to -d would flip a NaN's sign, which ggml's
+// multiplication keeps).
+var tritFactors = [4]float32{-1, 0, 1, 2}
+
+// tritValues are (q - 1)·d for the codes q = 0-3, as the reference computes them.
 func tritValues(d float32) [4]float32 {
-	return [4]float32{-1 * d, 0 * d, 1 * d, 2 * d}
+	return [4]float32{tritFactors[0] * d, tritFactors[1] * d, tritFactors[2] * d, tritFactors[3] * d}
 }
 
 // block_tq1_0: qs[48] (5 trits a byte, in base 3 scaled to a byte), qh[4] (4 trits a byte), fp16
