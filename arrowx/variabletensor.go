@@ -472,14 +472,32 @@ func int32Bytes(v []int32) []byte {
 	return b
 }
 
+// makeArray is array.MakeFromData for data that may come from a producer arrow-go never checked
+// (FromArrayData's): arrow-go's constructors slice each buffer by the length and offset the data
+// claims and panic where a buffer is shorter (a child of a variable_shape_tensor's struct, say),
+// which is refused here as ErrMalformed instead.
+func makeArray(d arrow.ArrayData) (arr arrow.Array, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			arr, err = nil, errs.Errorf(ErrMalformed, "arrowx: %s data whose buffers do not hold what its lengths and offsets claim: %v", d.DataType(), p)
+		}
+	}()
+	return array.MakeFromData(d), nil
+}
+
 // fromVariableShape is FromArray of an arrow.variable_shape_tensor array whose elements all
 // have one shape: the [N, logical shape...] tensor, over the data's values when the elements
 // lie one after the other (as NewVariableShapeTensorArray and other writers lay them out),
 // else a copy. Elements of different shapes make no one tensor: they are refused with
 // adapters.ErrUnsupported (take them one by one with VariableShapeTensorArray.Tensor).
 func fromVariableShape(vt *VariableShapeTensorType, d arrow.ArrayData, opts []adapters.Option) (*core.Tensor, error) {
-	arr, ok := array.MakeFromData(d).(*VariableShapeTensorArray)
+	made, err := makeArray(d)
+	if err != nil {
+		return nil, err
+	}
+	arr, ok := made.(*VariableShapeTensorArray)
 	if !ok {
+		made.Release()
 		return nil, errs.Errorf(ErrMalformed, "arrowx: variable_shape_tensor data is no VariableShapeTensorArray")
 	}
 	defer arr.Release()
