@@ -72,7 +72,7 @@ func (r *result) add(o result) {
 	}
 }
 
-// whyText lists the skips' reasons, the most frequent first: "both fail 41, not run 36".
+// whyText lists the skips' reasons, the most frequent first: "both fail (41); not run (36)".
 func (r result) whyText() string {
 	keys := make([]string, 0, len(r.why))
 	for k := range r.why {
@@ -86,7 +86,7 @@ func (r result) whyText() string {
 	})
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %d", k, r.why[k])
+		parts[i] = fmt.Sprintf("%s (%d)", k, r.why[k])
 	}
 	return strings.Join(parts, "; ")
 }
