@@ -990,7 +990,7 @@ func (r *elemReader) htmlTable(b *strings.Builder, base int64, nd int, w window,
 	colIdx, rowIdx := w.indices(cols), w.indices(rows)
 	// A wide table (an elided 96×96 has 21 columns) scrolls sideways in its own box rather than
 	// running past the right edge of the notebook's output area, which cuts it off.
-	b.WriteString(`<div class="dlpack-table" style="overflow-x:auto;max-width:100%">` + "\n")
+	b.WriteString(`<div class="dlpack-table" style="overflow-x:auto;width:0;min-width:100%">` + "\n")
 	b.WriteString(`<table style="font-family:monospace">` + "\n<thead><tr><th></th>")
 	for k, j := range colIdx {
 		if k > 0 && j != colIdx[k-1]+1 {

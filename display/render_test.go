@@ -448,7 +448,7 @@ func TestHTML(t *testing.T) {
 	m := core.MustFromSlice([]float32{1, 2.5, -3, 4}, 2, 2)
 	got := display.HTML(m)
 	want := `<div class="dlpack-tensor"><div class="dlpack-caption" style="font-family:monospace">float32 · shape (2, 2) · cpu:0 · strides (2, 1) · C-contiguous</div>
-<div class="dlpack-table" style="overflow-x:auto;max-width:100%">
+<div class="dlpack-table" style="overflow-x:auto;width:0;min-width:100%">
 <table style="font-family:monospace">
 <thead><tr><th></th><th>0</th><th>1</th></tr></thead>
 <tbody>
