@@ -20,6 +20,8 @@ import (
 type Lib struct {
 	Path string
 
+	h uintptr // the library's handle, from Open
+
 	typeSize, blckSize, requiresImatrix, quantizeInit, quantizeChunk uintptr
 	typeName                                                         func(int32) string
 
@@ -58,7 +60,7 @@ func Open(path string) (*Lib, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ggmlref: dlopen %s: %w", path, err)
 	}
-	l := &Lib{Path: path, deq: map[int]uintptr{}}
+	l := &Lib{Path: path, h: h, deq: map[int]uintptr{}}
 	for name, p := range map[string]*uintptr{
 		"ggml_type_size":                 &l.typeSize,
 		"ggml_blck_size":                 &l.blckSize,
@@ -96,11 +98,7 @@ func (l *Lib) dequantizer(t int) (uintptr, error) {
 		return fn, nil
 	}
 	name := "dequantize_row_" + l.TypeName(t)
-	h, err := purego.Dlopen(l.Path, purego.RTLD_NOW|purego.RTLD_LOCAL)
-	if err != nil {
-		return 0, err
-	}
-	fn, err := purego.Dlsym(h, name)
+	fn, err := purego.Dlsym(l.h, name)
 	if err != nil {
 		return 0, fmt.Errorf("ggmlref: type %d: %s: %w", t, name, err)
 	}
