@@ -1,18 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -35,14 +30,7 @@ func TestParquetStatsWithNulls(t *testing.T) {
 		{Name: "u", Type: u8.DataType(), Nullable: true}}, nil)
 	rec := array.NewRecordBatch(schema, []arrow.Array{f64, u8}, 6)
 	defer rec.Release()
-	var buf bytes.Buffer
-	w, err := pqarrow.NewFileWriter(schema, &buf, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(4)),
-		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	require.NoError(t, err)
-	require.NoError(t, w.Write(rec))
-	require.NoError(t, w.Close())
-	path := filepath.Join(t.TempDir(), "nulls.parquet")
-	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
+	path := writeRecordParquet(t, schema, rec, "nulls.parquet")
 
 	code, out, errs := tensorinfo("-json", "-stats", path)
 	require.Equal(t, 0, code, errs)

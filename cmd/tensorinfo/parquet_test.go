@@ -139,14 +139,7 @@ func TestParquetRowGroups(t *testing.T) {
 	defer labels.Release()
 	rec := array.NewRecordBatch(schema, []arrow.Array{storage, labels}, 10)
 	defer rec.Release()
-	var buf bytes.Buffer
-	w, err := pqarrow.NewFileWriter(schema, &buf, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(4)),
-		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	require.NoError(t, err)
-	require.NoError(t, w.Write(rec))
-	require.NoError(t, w.Close())
-	path := filepath.Join(t.TempDir(), "groups.parquet")
-	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
+	path := writeRecordParquet(t, schema, rec, "groups.parquet")
 
 	defer func(old int64) { copyLimit = old }(copyLimit)
 	copyLimit = 100 // the column is 120 bytes, a row group at most 48
@@ -316,4 +309,19 @@ func TestParquetMaxInflated(t *testing.T) {
 	assert.Contains(t, errs, `array "cube": parquetx: column "cube": the file claims 6 rows of at least 96 bytes, which arrow-go's reader reserves 1024 bytes for, more than parquetx.MaxDecoded's 300`)
 	code, _, errs = tensorinfo("-stats", "-max-inflated", "1024", path)
 	assert.Equal(t, 0, code, errs)
+}
+
+// writeRecordParquet writes rec as a Parquet file of row groups of 4 rows, with its Arrow schema, and
+// returns its path.
+func writeRecordParquet(t *testing.T, schema *arrow.Schema, rec arrow.RecordBatch, name string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := pqarrow.NewFileWriter(schema, &buf, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(4)),
+		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	require.NoError(t, err)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+	path := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
+	return path
 }
