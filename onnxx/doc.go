@@ -132,11 +132,12 @@
 // holds what it uses): releasing a tensor frees its memory at once, and the session then refuses
 // the released tensor. RunInto on the same tensors makes one call of ORT's C API and allocates
 // nothing: when every tensor of a run is one the session kept a value over, in host memory, the run
-// holds the tensors, checks each against its value and for overlaps, and calls ORT (the general
-// path, which binds and makes values, runs otherwise). In a session without execution providers
-// that call is RunWithBinding on an I/O binding the session keeps, to which a value is bound once
-// while it is the one the runs use: ORT then takes the bound lists as they are instead of
-// rebuilding them from the arguments of Run on every call. Binding a CPU tensor copies nothing, so
+// is settled: it holds the tensors, takes their kept values, checks for overlaps (once, while the
+// tensors stay the same) and calls ORT. Every run goes the same way, binding afresh only what it
+// does not find kept. In a session without execution providers a settled run's call is
+// RunWithBinding on an I/O binding the session keeps, to which a value is bound once while it is
+// the one the runs use: ORT then takes the bound lists as they are instead of rebuilding them from
+// the arguments of Run on every call. Binding a CPU tensor copies nothing, so
 // each run reads the tensors' elements as they are then. Destroy frees the session and its values;
 // a Session that becomes unreachable is freed by the collector. A Session is safe for concurrent
 // use (see Concurrency).

@@ -38,10 +38,6 @@ const (
 // dropped tensors come back only after a collection.
 const skipLeases = 64
 
-// leasing reports whether a run whose outputs have no destinations may take the kept path with
-// leases (runKept): every output takes them, and the last run did not find them all lent.
-func (b *bindings) leasing() bool { return b.leased && b.allLent.Load() == 0 }
-
 // takesLeases reports whether output info is lent from leases: of fixed shape, with elements, and
 // up to leaseMax bytes.
 func takesLeases(info *IOInfo) bool {

@@ -156,12 +156,12 @@ func TestLeaseOverlap(t *testing.T) {
 	x := f.input(3)
 	y := f.run(x)
 	y.Release()
-	y = f.run(x) // the kept path from here
+	y = f.run(x) // settled from here
 	stale, err := core.Elements[float32](y)
 	require.NoError(t, err)
 	y.Release()
 	bad := core.MustFromSlice(stale, 1, 64)
-	for range 2 { // the general path (a new input tensor), then the kept one
+	for range 2 { // bound afresh (a new input tensor), then settled
 		_, err = f.s.Run(map[string]*core.Tensor{"X": bad})
 		require.ErrorIs(t, err, ErrOverlap)
 	}

@@ -14,16 +14,17 @@ import (
 	"github.com/dlpack-go/dlpack/onnxx/internal/modeltest"
 )
 
-// The three paths a run can take (see the package documentation, "Run paths").
+// The ways a run can go (see "One run engine"): bound afresh, or settled, calling ORT's Run or
+// through the session's I/O binding.
 type runPath int
 
 const (
-	pathGeneral runPath = iota // runHeld -> runStaged, on every run
-	pathKept                   // runKeptHeld -> invokeHost (bindKept unset)
-	pathBound                  // runKeptHeld -> invokeKept, through the session's I/O binding
+	pathFresh   runPath = iota // new tensors: every value bound afresh
+	pathSettled                // the same tensors again, bindKept unset: invokeHost
+	pathBound                  // the same tensors again through the session's I/O binding: invokeKept
 )
 
-func (p runPath) String() string { return [...]string{"general", "kept", "bound"}[p] }
+func (p runPath) String() string { return [...]string{"fresh", "settled", "bound"}[p] }
 
 // pathOutcome is what a run gives its caller: each output's dtype, shape and C-order bytes, the
 // ReportCopy flag and the error's text.
@@ -56,11 +57,9 @@ type pathCase struct {
 	copy  bool // the run copies an input, on every path
 }
 
-// runThrough runs c on a new session through path p. For the kept and bound paths, a first run
-// on the same tensors keeps their values (the general path does, when it succeeds); then the run
-// of record is made with the public entry point, after runKept has said whether that entry point
-// takes the kept path for these tensors (it does exactly when runKept is done). It returns the
-// outcome and whether the run of record went the kept way.
+// runThrough runs c on a new session the way p says. For the settled ways, a first run on the
+// same tensors keeps their values (when it binds them as they are), and the run of record is the
+// second. It returns the outcome and whether the run of record was settled.
 func runThrough(t *testing.T, c pathCase, p runPath) (pathOutcome, bool) {
 	t.Helper()
 	s, err := NewSession(c.model, nil, nil, nil)
@@ -70,24 +69,15 @@ func runThrough(t *testing.T, c pathCase, p runPath) (pathOutcome, bool) {
 	s.bindKept = p == pathBound
 	ins, dsts := c.make(t, s)
 	fill := dsts == nil
-	run := func(probe bool) (pathOutcome, bool) {
+	run := func() (pathOutcome, bool) {
 		outs := dsts
 		if fill {
 			outs = make([]*core.Tensor, len(s.outputs))
 		}
 		var res pathOutcome
 		o := adapters.Apply(append(append([]adapters.Option(nil), c.opts...), adapters.ReportCopy(&res.copied))...)
-		kept := false
-		if probe { // the kept path alone, as run tries it first
-			done, err := s.runKept(ins, outs, 0)
-			if !done {
-				return res, false
-			}
-			kept, res.copied = true, false // run reports no copy for a kept run that succeeded
-			if err != nil {
-				res.err = err.Error()
-			}
-		} else if err := s.run(ins, outs, fill, o, 0); err != nil {
+		n := s.b.settledRuns
+		if err := s.run(ins, outs, fill, o, 0); err != nil {
 			res.err = err.Error()
 		}
 		for _, x := range outs {
@@ -96,20 +86,12 @@ func runThrough(t *testing.T, c pathCase, p runPath) (pathOutcome, bool) {
 				x.Release() // a lent output gives its lease back
 			}
 		}
-		return res, kept
+		return res, s.b.settledRuns == n+1
 	}
-	if p == pathGeneral {
-		res, _ := run(false) // new tensors: nothing kept, the general path
-		return res, false
+	if p != pathFresh {
+		run() // keeps the values over these tensors
 	}
-	run(false) // keeps the values over these tensors
-	probed, kept := run(true)
-	res, _ := run(false)
-	if kept {
-		assert.Equal(t, probed.outs, res.outs, "%s: the kept path alone and the entry point", c.name)
-		assert.Equal(t, probed.err, res.err, "%s", c.name)
-	}
-	return res, kept
+	return run()
 }
 
 // loadFiles returns the tensors of files, new ones.
@@ -245,26 +227,27 @@ func pathCases(t *testing.T) []pathCase {
 	return out
 }
 
-// TestRunPathsAgree: the general, kept and bound paths give the same outputs, ReportCopy result
-// and error for the same run, and the kept paths are taken where the package documentation says
-// they are (every tensor kept, no copy, no echo).
+// TestRunPathsAgree: a run bound afresh and the same run settled, through ORT's Run or the
+// session's I/O binding, give the same outputs, ReportCopy result and error; runs that copy or
+// fail are never settled, and many others are.
 func TestRunPathsAgree(t *testing.T) {
-	keptSomewhere := 0
+	settled := 0
 	for _, c := range pathCases(t) {
 		t.Run(c.name, func(t *testing.T) {
-			general, _ := runThrough(t, c, pathGeneral)
-			assert.Equal(t, c.fails, general.err != "", "the run fails: %s", general.err)
-			assert.Equal(t, c.copy, general.copied, "the run copies")
-			for _, p := range []runPath{pathKept, pathBound} {
-				got, kept := runThrough(t, c, p)
-				assert.Equal(t, general, got, "%s path (taken: %v)", p, kept)
-				if kept {
-					keptSomewhere++
-					assert.Empty(t, got.err, "a kept run follows a run that passed on the same tensors")
+			fresh, _ := runThrough(t, c, pathFresh) // settled only with nothing to bind: no inputs, outputs lent
+			assert.Equal(t, c.fails, fresh.err != "", "the run fails: %s", fresh.err)
+			assert.Equal(t, c.copy, fresh.copied, "the run copies")
+			for _, p := range []runPath{pathSettled, pathBound} {
+				got, wasSettled := runThrough(t, c, p)
+				assert.Equal(t, fresh, got, "%s (settled: %v)", p, wasSettled)
+				if wasSettled {
+					settled++
+					assert.False(t, c.fails || c.copy, "a run that fails or copies is not settled")
+					assert.Empty(t, got.err, "a settled run follows a run that bound the same tensors as they are")
 					assert.False(t, got.copied)
 				}
 			}
 		})
 	}
-	assert.Greater(t, keptSomewhere, 20, "the kept paths were taken")
+	assert.Greater(t, settled, 20, "runs were settled")
 }

@@ -162,44 +162,35 @@ func Run(path string, inputs map[string]*core.Tensor, outputNames []string, opts
 	return s.Run(inputs, opts...)
 }
 
-// # Run paths
+// # One run engine
 //
-// A run goes one of three ways, and all three give the caller the same outputs, the same
-// ReportCopy result and the same error (TestRunPathsAgree runs every model of the tests through
-// each and compares):
+// Every run goes the same way: run holds the tensors, runHeld takes the session's scratch and
+// runStaged binds each input and output to an ORT value (bindInput, bindOutput), checks them,
+// calls ORT (invoke) and collects the outputs. What makes repeated inference cheap is a state of
+// the session's bindings, not another call chain: a slot keeps the value made over a caller's
+// tensor, and a run all of whose values are already there is settled (stage.settled).
 //
-//   - the general path (runHeld, runStaged): binds every input and output anew, copying or
-//     casting where the options allow, checks shapes, dtypes and overlap, calls ORT and collects
-//     the outputs; a successful run keeps the ORT value it made over each caller tensor in a slot;
-//   - the kept path (runKeptHeld, invokeHost): the same ORT call with the slots' values;
-//   - the bound path (runKeptHeld, invokeKept): the same call through the session's I/O binding,
-//     in sessions without execution providers (bindKept).
-//
-// The invariant that makes the kept and bound paths equal to the general path: they run only when
-// the general path, given the same tensors, would bind exactly the slots' values and nothing
-// else, so that the ORT call is the same call. That holds because a slot is kept (slot.kept) only
-// for a tensor the general path bound as it is (no copy, no cast), in host memory; a tensor's
-// memory, shape and dtype never change, so the same *core.Tensor passes the general path's checks
-// again, and the one check that involves several tensors, overlap, is made on the kept path
-// itself once per set of slots (b.checked). Further, every output without a destination has a
-// free lease of its declared shape, no option asks for a copy (CopyAlways) and no output echoes
-// an input (anyEcho), which the general path alone handles. When any of this fails, or the
-// session's scratch is taken, runKept does nothing and the general path runs, reporting whatever
-// was wrong. A kept run therefore copies nothing and reports so, and its errors are the general
-// path's for the same tensors (overlap) and ORT status.
+// The invariant that makes a settled run equal to one that binds afresh: a run is settled only
+// when binding afresh would bind exactly the slots' values, so that the ORT call is the same call.
+// A slot is kept (slot.kept) only for a tensor a run bound as it is (no copy, no cast), in host
+// memory, and not a [1] tensor fed for a declared scalar; a tensor's memory, shape and dtype
+// never change, so the same *core.Tensor passes every check of binding again. A settled run
+// further uses the session's scratch (it may read and write the slots), asks for no copy
+// (adapters.AlwaysCopy), has no destination for an output that echoes an input, and takes each
+// output without a destination from a free lease of its declared shape. Binding then skips, for
+// the values it finds kept, the per-tensor checks that passed when they were made; the one check
+// that involves several tensors, overlap, is skipped only for a run of the slots' tensors alone
+// after such a run passed it (checkRun). A settled run of a session
+// without execution providers calls ORT through the session's I/O binding (invokeKept), the same
+// call with the bound lists kept; one that is not settled calls Run (invokeHost). A settled run
+// therefore copies nothing and reports so, and its errors are those of the same run bound afresh
+// (overlap, ORT's status). TestRunPathsAgree runs every model of the tests, settled and not, both
+// ways, and compares outputs, ReportCopy results and errors.
 
 // run runs the model, with ORT run options ro (0: none). outs[i] nil means the output is
 // allocated here (known shape) or by ORT; run fills it in. With fill unset every output must be
 // a destination. It holds every tensor it was given for the whole run.
 func (s *Session) run(ins, outs []*core.Tensor, fill bool, o adapters.Options, ro uintptr) error {
-	if o.Policy != adapters.CopyAlways && !s.anyEcho && (!slices.Contains(outs, nil) || fill && s.b.leasing()) {
-		if done, err := s.runKept(ins, outs, ro); done {
-			if err == nil {
-				o.Report(false)
-			}
-			return err
-		}
-	}
 	hin, err := core.Hold(ins...)
 	if err != nil {
 		return wrapf(err, "input %s", releasedName(ins, s.inputs))
@@ -211,80 +202,6 @@ func (s *Session) run(ins, outs []*core.Tensor, fill bool, o adapters.Options, r
 	}
 	defer hout.Release()
 	return s.runHeld(ins, outs, fill, o, ro)
-}
-
-// runKept is the path of repeated inference: when every tensor of the run is one the session
-// kept a value over (see slot), in host memory, and every output without a destination has a
-// free lease (see lend), it checks that, holds the tensors and makes the one ORT call, with none
-// of the binding work of the general path. It reports done false, having done nothing, when that
-// is not so (the first run, new tensors, a run already using the session's scratch): the general
-// path runs then, and reports whatever was wrong.
-func (s *Session) runKept(ins, outs []*core.Tensor, ro uintptr) (done bool, err error) {
-	hin, err := core.Hold(ins...)
-	if err != nil {
-		return false, nil
-	}
-	defer hin.Release()
-	hout, err := core.Hold(outs...)
-	if err != nil {
-		return false, nil
-	}
-	defer hout.Release()
-	return s.runKeptHeld(ins, outs, ro)
-}
-
-// runKeptHeld is runKept once the tensors are held. It uses the stage's value arrays (and lent,
-// for the outputs it lends) and leaves them clear; every output is a value of the session's, so
-// ORT allocates none and there is nothing to drop after a failure.
-func (s *Session) runKeptHeld(ins, outs []*core.Tensor, ro uintptr) (done bool, err error) {
-	h, b := s.h, s.b
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	if h.session == 0 || !b.mu.TryLock() {
-		return false, nil
-	}
-	defer b.mu.Unlock()
-	for i, t := range ins {
-		if !b.in[i].keeps(t) {
-			return false, nil
-		}
-	}
-	for i, t := range outs {
-		if t == nil && !b.lends[i] || t != nil && !b.out[i].keeps(t) {
-			return false, nil
-		}
-	}
-	st := &b.st
-	defer st.clearKept()
-	for i, t := range outs {
-		if t != nil {
-			st.outVals[i] = b.out[i].v
-			continue
-		}
-		lt, v, err := s.lend(st, i)
-		if err != nil || lt == nil { // the general path allocates the output (or reports err)
-			s.unlend(st, outs)
-			return false, nil
-		}
-		st.putLent(i, lt, v, outs)
-	}
-	for i := range ins {
-		st.inVals[i] = b.in[i].v
-	}
-	if !b.checked { // the slots' tensors are those of an earlier run that passed: no need again
-		err = s.checkOverlap(ins, outs)
-		b.checked = err == nil
-	}
-	if err == nil && s.bindKept {
-		err = s.invokeKept(st, ro)
-	} else if err == nil {
-		st.runOpts = ro
-		err = s.failed(s.invokeHost(st), s.dynamicOut)
-	}
-	if err != nil {
-		s.unlend(st, outs)
-	}
-	return true, err
 }
 
 // unlend releases the tensors a run lent (giving their leases back) and takes them out of outs,
@@ -326,16 +243,31 @@ func releasedName(ts []*core.Tensor, infos []IOInfo) string {
 	return "(released)"
 }
 
-// runStaged makes or reuses the values, checks them, runs ORT and collects the outputs.
+// runStaged binds the values (made anew, or kept: see "One run engine"), checks them, runs ORT
+// and collects the outputs.
 func (s *Session) runStaged(st *stage, ins, outs []*core.Tensor, fill bool, o adapters.Options) error {
+	b := s.b
+	st.settled = st.cached && o.Policy != adapters.CopyAlways // until a value is bound anew
 	for i, t := range ins {
-		if err := s.bindInput(st, i, t, o); err != nil {
+		if sl := &b.in[i]; st.settled && sl.keeps(t) { // checked when its value was made
+			st.inVals[i], st.srcs[i] = sl.v, t
+		} else if err := s.bindInput(st, i, t, o); err != nil {
 			return err
 		}
 	}
-	err := s.bindOutputs(st, outs, fill)
+	for i, t := range outs {
+		if sl := &b.out[i]; st.settled && t != nil && sl.keeps(t) { // never an echo's (kept unset)
+			st.outVals[i], st.ours[i] = sl.v, true
+		} else if err := s.bindOutput(st, i, t, outs, fill); err != nil {
+			return err
+		}
+	}
+	err := s.checkRun(st, outs)
 	if err == nil {
-		err = s.checkOverlap(st.srcs, outs)
+		err = s.checkRun(st, outs)
+	}
+	if err == nil && st.settled {
+		b.settledRuns++
 	}
 	if err == nil {
 		err = s.invoke(st)
@@ -344,24 +276,35 @@ func (s *Session) runStaged(st *stage, ins, outs []*core.Tensor, fill bool, o ad
 		s.unlend(st, outs) // the leases of a failed run are free again
 		return err
 	}
+	if st.settled { // every output is a value of the session's
+		return nil
+	}
 	return s.collect(st, outs)
 }
 
-// bindOutputs binds every output (bindOutput).
-func (s *Session) bindOutputs(st *stage, outs []*core.Tensor, fill bool) error {
-	for i, t := range outs {
-		if err := s.bindOutput(st, i, t, outs, fill); err != nil {
-			return err
-		}
+// checkRun makes the check of a run that involves several tensors (checkOverlap), unless the run
+// uses the slots' tensors alone (settled, and no output lent) and a run that did passed it
+// (bindings.checked). An output lent from a lease is checked on every run: a caller may have kept
+// a slice of its block past Release and made an input of it.
+func (s *Session) checkRun(st *stage, outs []*core.Tensor) error {
+	slots := st.settled && !slices.Contains(st.lent, true)
+	if slots && s.b.checked {
+		return nil
 	}
-	return nil
+	err := s.checkOverlap(st.srcs, outs)
+	if slots {
+		s.b.checked = err == nil
+	}
+	return err
 }
 
-// bindInput puts the value of input i into the stage: the kept one if t is the tensor it was made
-// over, else a new one over t (or over a copy of t, as o allows).
+// bindInput puts the value of input i into the stage, for a run that is not settled (see
+// runStaged): the slot's if t is the tensor it was made over, else a new one over t (or over a
+// copy of t, as o allows), kept in the slot when the run may use the slots.
 func (s *Session) bindInput(st *stage, i int, t *core.Tensor, o adapters.Options) error {
-	info := &s.inputs[i]
-	if sl := &s.b.in[i]; st.cached && o.Policy != adapters.CopyAlways && sl.matches(t) {
+	st.settled = false
+	info, sl := &s.inputs[i], &s.b.in[i]
+	if st.cached && o.Policy != adapters.CopyAlways && sl.matches(t) {
 		st.inVals[i], st.srcs[i] = sl.v, t
 		st.loose = st.loose || loose(info, t)
 		return st.noteDevice(s, "input", info.Name, t)
@@ -463,19 +406,22 @@ func fitsShape(kind string, info *IOInfo, t *core.Tensor) error {
 	return nil
 }
 
-// bindOutput puts the value of output i into the stage: over the destination t (kept for the next
-// run), over a tensor allocated here when the shape is known, or none (ORT allocates).
+// bindOutput puts the value of output i into the stage, unless it is a settled run's destination
+// (see runStaged): over the destination t (kept in the slot for the next run), over a tensor lent
+// or allocated here when the shape is known, or none (ORT allocates).
 func (s *Session) bindOutput(st *stage, i int, t *core.Tensor, outs []*core.Tensor, fill bool) error {
 	info := &s.outputs[i]
 	if t == nil {
 		return s.allocateOutput(st, i, info, outs, fill)
 	}
+	st.settled = false
+	sl := &s.b.out[i]
 	st.dynamicDst = st.dynamicDst || info.Dynamic()
 	if s.echo[i] { // ORT gets no buffer; collect writes t
 		st.dsts[i] = t
 		return s.checkDestination(st, info, t)
 	}
-	if sl := &s.b.out[i]; st.cached && sl.matches(t) { // checked when its value was made
+	if st.cached && sl.matches(t) { // checked when its value was made
 		st.outVals[i], st.ours[i] = sl.v, true
 		return st.noteDevice(s, "output", info.Name, t)
 	}
@@ -495,12 +441,14 @@ func (s *Session) bindOutput(st *stage, i int, t *core.Tensor, outs []*core.Tens
 	return nil
 }
 
-// allocateOutput makes a Go tensor for an output of known shape (prealloc); others ORT allocates.
+// allocateOutput makes a Go tensor for an output of known shape (prealloc): lent from a lease,
+// which keeps the run settled, or new; others ORT allocates.
 func (s *Session) allocateOutput(st *stage, i int, info *IOInfo, outs []*core.Tensor, fill bool) error {
 	if !fill {
 		return errs.Errorf(ErrModel, "onnxx: RunInto needs a destination for output %q", info.Name)
 	}
 	if !s.prealloc[i] || st.device >= 0 || st.loose {
+		st.settled = false
 		return nil // ORT allocates it (on the inputs' device)
 	}
 	if st.cached && s.b.allLent.Load() > 0 {
@@ -515,6 +463,7 @@ func (s *Session) allocateOutput(st *stage, i int, info *IOInfo, outs []*core.Te
 			return nil
 		}
 	}
+	st.settled = false
 	t, err := core.New(info.DType, info.Shape...)
 	if err != nil {
 		return wrapf(err, "output %q", info.Name)
@@ -570,11 +519,15 @@ func (s *Session) checkOverlap(srcs, outs []*core.Tensor) error {
 	return nil
 }
 
-// invoke runs ORT on the staged values: Run for host memory, I/O binding when some tensor is in
-// device memory.
+// invoke runs ORT on the staged values: through an I/O binding made for the run when some tensor
+// is in device memory, through the session's kept I/O binding for a settled run of a session
+// without execution providers (invokeKept), and with Run otherwise.
 func (s *Session) invoke(st *stage) error {
-	if st.device >= 0 {
+	switch {
+	case st.device >= 0:
 		return s.invokeBound(st)
+	case st.settled && s.bindKept:
+		return s.invokeKept(st)
 	}
 	return s.runError(st, s.invokeHost(st))
 }
@@ -597,32 +550,34 @@ func (s *Session) runError(st *stage, status uintptr) error {
 		return nil
 	}
 	st.dropForeign(s.api, len(s.outputs))
-	return s.failed(status, st.dynamicDst)
+	return s.failed(st, status)
 }
 
 // failed is the error of ORT's run that returned status (nil if none). With a destination for a
-// dynamic output (dynamicDst), it says that the destination's shape may be what is wrong.
-func (s *Session) failed(status uintptr, dynamicDst bool) error {
+// dynamic output, it says that the destination's shape may be what is wrong. (A settled run does
+// not note its destinations' shapes: every output of dynamic shape has one, as lent ones are of
+// fixed shape.)
+func (s *Session) failed(st *stage, status uintptr) error {
 	if status == noStatus {
 		return nil
 	}
 	err := s.api.statusError("running the model", status)
-	if dynamicDst {
+	if st.dynamicDst || st.settled && s.dynamicOut {
 		return errorf([]error{ErrModel, err}, "onnxx: a destination's shape may not be the output's for these inputs: %s", bare(err))
 	}
 	return err
 }
 
-// invokeKept runs ORT on the kept path's values through the session's I/O binding: a value is
-// bound once and stays bound while it is the one the run uses, so that a repeated run is one
+// invokeKept runs ORT on a settled run's values through the session's I/O binding: a value is
+// bound once and stays bound while it is the one the runs use, so that a repeated run is one
 // RunWithBinding call, which takes ORT's bound name and value lists as they are where Run builds
 // them anew from its arguments (BenchmarkSmallModelRounds measures the difference). Only
 // sessions without execution providers use it (bindKept): on the CPU, binding a value copies
 // nothing, so the bound value reads the tensor's memory as it is at each run. The caller holds
 // the bindings' lock and the handle's read lock (the binding is the handle's, released before
 // the session, and so are the run options it makes with it for runs that have none: ORT would
-// otherwise make and drop default ones on every run). ro is the run's options (0: none).
-func (s *Session) invokeKept(st *stage, ro uintptr) error {
+// otherwise make and drop default ones on every run).
+func (s *Session) invokeKept(st *stage) error {
 	a, b, h := s.api, s.b, s.h
 	if h.io == 0 {
 		var io, ro uintptr
@@ -642,11 +597,12 @@ func (s *Session) invokeKept(st *stage, ro uintptr) error {
 	if err := s.rebind("output", fnBindOutput, s.outputs, s.outNames, st.outVals[:len(s.outputs)], b.bound[nin:]); err != nil {
 		return err
 	}
+	ro := st.runOpts
 	if ro == 0 {
 		ro = h.ro
 	}
 	// every output is bound to a value of the session's: ORT allocates none, nothing to drop
-	return s.failed(ccall.Call3(a.f(fnRunWithBinding), h.session, ro, h.io), s.dynamicOut)
+	return s.failed(st, ccall.Call3(a.f(fnRunWithBinding), h.session, ro, h.io))
 }
 
 // rebind binds to the session's I/O binding, with bind (BindInput or BindOutput), each of vals

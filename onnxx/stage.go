@@ -2,7 +2,6 @@ package onnxx
 
 import (
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -19,12 +18,13 @@ type bindings struct {
 	in, out []slot
 	leases  [][]lease    // per output, by value: a run reads each in place
 	lends   []bool       // the output takes leases (see takesLeases)
-	leased  bool         // every output takes leases
 	allLent atomic.Int32 // runs left that skip the leases: see lend
-	// checked: the tensors of the slots share no memory with one another (checkOverlap passed on
-	// a run of the kept path with them); reset whenever a slot changes. The outputs lent on that
-	// path are over free lease blocks, which no live tensor holds, so they never overlap.
+	// checked: the tensors of the slots share no memory with one another: checkOverlap passed
+	// on a settled run whose every output had a destination, which used every slot (see
+	// checkRun); reset whenever a slot changes.
 	checked bool
+	// settledRuns counts the settled runs (see runStaged), for the tests.
+	settledRuns int
 	// bound[i] is the value the session's I/O binding (handle.io) holds for input i (the first
 	// len(in)) or output i (after them); 0: none, or one that may be gone. unbind clears them
 	// whenever a kept value is released, so that a new value ORT makes at a released one's
@@ -64,7 +64,6 @@ func newBindings(a *ortAPI, nin int, outputs []IOInfo, prealloc []bool) *binding
 	for i := range outputs {
 		b.lends[i] = prealloc[i] && takesLeases(&outputs[i])
 	}
-	b.leased = !slices.Contains(b.lends, false)
 	b.st.init(nin, nout)
 	return b
 }
@@ -93,8 +92,9 @@ func (b *bindings) unbind() { clear(b.bound) }
 type slot struct {
 	t *core.Tensor
 	v uintptr
-	// kept: the kept path (runKept) may use the value: t is in host memory and, for an input, is
-	// not a [1] tensor fed for a declared scalar (loose), whose outputs ORT allocates.
+	// kept: a settled run may use the value (see "One run engine"): t was bound as it is, is in
+	// host memory and, for an input, is not a [1] tensor fed for a declared scalar (loose), whose
+	// outputs ORT allocates.
 	kept bool
 	pin  *runtime.Pinner
 	api  *ortAPI
@@ -138,6 +138,7 @@ func (sl *slot) drop() {
 // value reads, and the values made for this run only.
 type stage struct {
 	cached     bool      // the run holds bindings.mu: it may use and replace the slots
+	settled    bool      // every value so far is a kept slot's or a lease's (see "One run engine")
 	runOpts    uintptr   // the run's OrtRunOptions* (0: none)
 	inVals     []uintptr // OrtValue* of each input (one spare entry: never empty)
 	outVals    []uintptr // OrtValue* of each output; 0: ORT allocates it
@@ -197,8 +198,15 @@ func (s *Session) stage() *stage {
 	return st
 }
 
-// unstage releases what the run made for itself and hands the session's scratch back.
+// unstage releases what the run made for itself and hands the session's scratch back. A settled
+// run made nothing for itself and staged only its values.
 func (s *Session) unstage(st *stage) {
+	if st.settled {
+		st.clearValues(s.api)
+		st.cached = false
+		s.b.mu.Unlock()
+		return
+	}
 	for _, v := range st.temps {
 		st.release(s.api, v)
 	}
@@ -215,23 +223,16 @@ func (s *Session) unstage(st *stage) {
 	}
 }
 
-// clearValues clears what the general path stages: the inputs' tensors, and what clearKept
-// clears once the outputs ORT allocated that no tensor took are released.
+// clearValues clears what a run stages: the inputs' tensors, the value arrays once the outputs
+// ORT allocated that no tensor took are released, the outputs' flags and the run options.
 func (st *stage) clearValues(a *ortAPI) {
 	clear(st.srcs)
 	st.dropForeign(a, len(st.ours))
-	st.dynamicDst = false
-	st.clearKept()
-}
-
-// clearKept clears what the kept path (runKeptHeld) stages, which every run stages: the value
-// arrays, the outputs' flags and the run options.
-func (st *stage) clearKept() {
 	clear(st.inVals)
 	clear(st.outVals)
 	clear(st.ours)
 	clear(st.lent)
-	st.runOpts = 0
+	st.runOpts, st.dynamicDst, st.settled = 0, false, false
 }
 
 // keep records a value made for this run over t's memory: pinned, released after the run.

@@ -17,11 +17,11 @@ import (
 // smokeTests are the tests that TestOldestSupportedRuntime runs again on the oldest ONNX Runtime
 // this package supports: sessions from files and bytes, Run over every test model, RunInto,
 // RunWith, float16 (and every other dtype's) dynamic outputs over ORT's memory, unknown-rank
-// models, context cancellation and the kept path's I/O binding.
+// models, context cancellation and settled runs through the I/O binding.
 var smokeTests = []string{
 	"TestLoadedRuntime", "TestModels", "TestSessionFromBytes", "TestInputsOutputs", "TestSessionOutputsInPlace",
 	"TestRunInto", "TestRunWithScalarDestination", "TestOutputsOverORTMemory", "TestUnknownRank",
-	"TestDataDependentOutputs", "TestRunContext", "TestKeptBinding", "TestRunKept",
+	"TestDataDependentOutputs", "TestRunContext", "TestKeptBinding", "TestSettledRun",
 }
 
 // TestLoadedRuntime: the suite runs on the ONNX Runtime release fetch-ort.sh fetches (or, in

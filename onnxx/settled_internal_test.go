@@ -10,10 +10,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestRunKept: the path of repeated inference is taken exactly when every tensor is one the
-// session kept a value over and the session's scratch is free; it computes what the general path
-// computes, from the tensors' current elements.
-func TestRunKept(t *testing.T) {
+// settles runs run, which must succeed, and reports whether it was a settled run (see "One run
+// engine").
+func settles(t *testing.T, s *Session, run func() error) bool {
+	t.Helper()
+	n := s.b.settledRuns
+	require.NoError(t, run())
+	return s.b.settledRuns == n+1
+}
+
+// TestSettledRun: a run is settled exactly when every tensor is one the session kept a value
+// over and the session's scratch is free; it computes what a run binding afresh computes, from
+// the tensors' current elements.
+func TestSettledRun(t *testing.T) {
 	s, err := NewSession(modeltest.Model("small"), nil, nil, nil)
 	require.NoError(t, err)
 	defer s.Destroy()
@@ -23,9 +32,12 @@ func TestRunKept(t *testing.T) {
 	}
 	x, y := core.MustFromSlice(xs, 1, 64), core.MustNew(core.Float32, 1, 64)
 	ins, outs := []*core.Tensor{x}, []*core.Tensor{y}
-	want := func() []float32 { // the general path, on a new output
+	into := func(opts ...adapters.Option) func() error {
+		return func() error { return s.RunInto(ins, outs, opts...) }
+	}
+	want := func() []float32 { // on a new output, bound afresh
 		t.Helper()
-		out, err := s.Run(map[string]*core.Tensor{"X": x})
+		out, err := s.Run(map[string]*core.Tensor{"X": x}, adapters.AlwaysCopy())
 		require.NoError(t, err)
 		defer out["Y"].Release()
 		e, err := core.ReadOnlyElements[float32](out["Y"])
@@ -38,68 +50,85 @@ func TestRunKept(t *testing.T) {
 		return e
 	}
 
-	done, err := s.runKept(ins, outs, 0)
-	require.NoError(t, err)
-	assert.False(t, done, "nothing is kept before the first run")
-	require.NoError(t, s.RunInto(ins, outs)) // the general path keeps the values
+	assert.False(t, settles(t, s, into()), "nothing is kept before the first run")
 	first := append([]float32{}, got()...)
 	assert.Equal(t, want(), first)
 
 	clear(got())
-	done, err = s.runKept(ins, outs, 0)
-	require.NoError(t, err)
-	require.True(t, done, "the same tensors: the kept values")
+	require.True(t, settles(t, s, into()), "the same tensors: the kept values")
 	assert.Equal(t, first, got())
 	assert.NotZero(t, got()[0]+got()[1]+got()[63], "ORT wrote the output")
 
 	xs[0], xs[63] = 10, -10 // ORT reads the input's current elements
-	done, err = s.runKept(ins, outs, 0)
-	require.NoError(t, err)
-	require.True(t, done)
+	require.True(t, settles(t, s, into()))
 	assert.Equal(t, want(), got())
 	assert.NotEqual(t, first, got())
 
-	// another output tensor, another input tensor over the same memory: not kept
+	// another output tensor, another input tensor over the same memory: bound afresh, then kept
 	y2 := core.MustNew(core.Float32, 1, 64)
-	done, _ = s.runKept(ins, []*core.Tensor{y2}, 0)
-	assert.False(t, done)
+	assert.False(t, settles(t, s, func() error { return s.RunInto(ins, []*core.Tensor{y2}) }))
 	view, err := x.Reshape(1, 64)
 	require.NoError(t, err)
-	done, _ = s.runKept([]*core.Tensor{view}, outs, 0)
-	assert.False(t, done)
+	assert.False(t, settles(t, s, func() error { return s.RunInto([]*core.Tensor{view}, []*core.Tensor{y2}) }))
+	assert.True(t, settles(t, s, func() error { return s.RunInto([]*core.Tensor{view}, []*core.Tensor{y2}) }))
+	assert.False(t, settles(t, s, into()))
+	assert.True(t, settles(t, s, into()))
 
 	// the session's scratch taken by another run: RunInto runs on a stage of its own
 	s.b.mu.Lock()
-	done, _ = s.runKept(ins, outs, 0)
-	assert.False(t, done)
 	clear(got())
+	n := s.b.settledRuns
 	require.NoError(t, s.RunInto(ins, outs))
+	assert.Equal(t, n, s.b.settledRuns, "not settled")
 	s.b.mu.Unlock()
 	assert.Equal(t, want(), got())
 
 	// AlwaysCopy copies the input: the kept value (over x itself) is not used
 	var copied bool
-	require.NoError(t, s.RunInto(ins, outs, adapters.AlwaysCopy(), adapters.ReportCopy(&copied)))
+	assert.False(t, settles(t, s, into(adapters.AlwaysCopy(), adapters.ReportCopy(&copied))))
 	assert.True(t, copied)
 	copied = true
-	require.NoError(t, s.RunInto(ins, outs, adapters.ReportCopy(&copied)))
-	assert.False(t, copied, "the kept path copies nothing and says so")
+	assert.True(t, settles(t, s, into(adapters.ReportCopy(&copied))))
+	assert.False(t, copied, "a settled run copies nothing and says so")
 
-	// a released output and a destroyed session: not kept; the general path reports them
+	// a released output and a destroyed session are refused
 	y.Release()
-	done, _ = s.runKept(ins, outs, 0)
-	assert.False(t, done)
 	require.ErrorIs(t, s.RunInto(ins, outs), core.ErrReleased)
 	y3 := core.MustNew(core.Float32, 1, 64)
-	require.NoError(t, s.RunInto(ins, []*core.Tensor{y3}))
+	assert.False(t, settles(t, s, func() error { return s.RunInto(ins, []*core.Tensor{y3}) }))
 	require.NoError(t, s.Destroy())
-	done, _ = s.runKept(ins, []*core.Tensor{y3}, 0)
-	assert.False(t, done)
 	require.ErrorIs(t, s.RunInto(ins, []*core.Tensor{y3}), ErrModel)
 }
 
-// TestKeptBinding: the kept path runs through the session's I/O binding, which holds the values
-// of the last kept run. A run with other tensors binds theirs, so ORT reads and writes only the
+// TestSettledRunChecksOverlap: a settled run skips the overlap check only after a settled run
+// made it over every slot. A run whose output was lent checks its input against the lent block,
+// not against the kept destination: here the input's slot and the output's slot overlap (kept
+// by a run that failed the check), settled Runs pass, and the settled RunInto after them is
+// refused.
+func TestSettledRunChecksOverlap(t *testing.T) {
+	s, err := NewSession(modeltest.Model("small"), nil, nil, nil)
+	require.NoError(t, err)
+	defer s.Destroy()
+	buf := make([]float32, 64)
+	x1, x2, y := core.MustNew(core.Float32, 1, 64), core.MustFromSlice(buf, 1, 64), core.MustFromSlice(buf, 1, 64)
+	require.NoError(t, s.RunInto([]*core.Tensor{x1}, []*core.Tensor{y}))
+	for range 2 {
+		require.ErrorIs(t, s.RunInto([]*core.Tensor{x2}, []*core.Tensor{y}), ErrOverlap)
+	}
+	for range 2 {
+		assert.True(t, settles(t, s, func() error {
+			out, err := s.Run(map[string]*core.Tensor{"X": x2})
+			if err == nil {
+				out["Y"].Release()
+			}
+			return err
+		}), "the input kept, the output lent")
+	}
+	require.ErrorIs(t, s.RunInto([]*core.Tensor{x2}, []*core.Tensor{y}), ErrOverlap)
+}
+
+// TestKeptBinding: a settled run goes through the session's I/O binding, which holds the values
+// of the last settled run. A run with other tensors binds theirs, so ORT reads and writes only the
 // tensors of the run at hand: a destination bound before and not given now keeps its elements;
 // a slot's value replaced forgets what the binding holds (a new value may reuse a released one's
 // address); Destroy releases the binding with the session.
@@ -120,20 +149,17 @@ func TestKeptBinding(t *testing.T) {
 		require.NoError(t, err)
 		return append([]float32{}, e...)
 	}
-	want := func(x *core.Tensor) []float32 { // the general path, on a stage of its own
+	want := func(x *core.Tensor) []float32 { // bound afresh: AlwaysCopy copies the input
 		out, err := s.Run(map[string]*core.Tensor{"X": x}, adapters.AlwaysCopy())
 		require.NoError(t, err)
 		defer out["Y"].Release()
 		return elements(out["Y"])
 	}
-	kept := func(x, y *core.Tensor) { // the first run with new tensors keeps them, the second is kept
+	kept := func(x, y *core.Tensor) { // a run keeps new tensors' values, the next is settled
 		t.Helper()
-		for range 2 {
-			require.NoError(t, s.RunInto([]*core.Tensor{x}, []*core.Tensor{y}))
-		}
-		done, err := s.runKept([]*core.Tensor{x}, []*core.Tensor{y}, 0)
-		require.NoError(t, err)
-		require.True(t, done)
+		run := func() error { return s.RunInto([]*core.Tensor{x}, []*core.Tensor{y}) }
+		require.NoError(t, run())
+		require.True(t, settles(t, s, run))
 	}
 	x1, x2 := input(1), input(-2)
 	w1, w2 := want(x1), want(x2)
@@ -160,7 +186,7 @@ func TestKeptBinding(t *testing.T) {
 		assert.Equal(t, map[bool][]float32{true: w2, false: w1}[i == 1], elements(y2), "run %d", i)
 	}
 
-	s.b.mu.Lock() // what the general path does with a new destination
+	s.b.mu.Lock() // what binding a new destination does
 	v, err := s.api.newValue(&s.b.st, y1, s.outputs[0].ElementType, s.api.cpuInfo)
 	require.NoError(t, err)
 	s.b.setSlot(&s.b.out[0], y1, v, true)
