@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/dlpack-go/dlpack/onnxx"
-	"github.com/dlpack-go/dlpack/onnxx/internal/modeltest"
 	"github.com/dlpack-go/dlpack/onnxx/ortgo"
+	"github.com/dlpack-go/dlpack/onnxx/ortgo/internal/models"
 )
 
 // TestMain builds the test models and loads ONNX Runtime for both onnxx and onnxruntime_go; when
@@ -21,7 +21,7 @@ func TestMain(m *testing.M) {
 		fmt.Printf("ErrNoRuntime=%v\n%v\n", errors.Is(err, onnxx.ErrNoRuntime), err)
 		os.Exit(0)
 	}
-	os.Exit(modeltest.Main(m, "ortgo", ortgo.Init))
+	os.Exit(models.Main(m, ortgo.Init))
 }
 
-func model(name string) string { return modeltest.Model(name) }
+func model(name string) string { return models.Model(name) }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/onnxx"
-	"github.com/dlpack-go/dlpack/onnxx/internal/modeltest"
 	"github.com/dlpack-go/dlpack/onnxx/ortgo"
+	"github.com/dlpack-go/dlpack/onnxx/ortgo/internal/models"
 )
 
 // bytesOf is a tensor's dtype, shape and elements, to compare results exactly.
@@ -34,7 +34,7 @@ func snapshot(t *testing.T, x *core.Tensor) bytesOf {
 // a graph without inputs (its Run indexes the first input and panics), so that one is compared
 // with NumPy alone.
 func TestShapelessModels(t *testing.T) {
-	cases, err := modeltest.Manifest()
+	cases, err := models.Manifest()
 	require.NoError(t, err)
 	names := map[string]bool{"unknown_rank": true, "unknown_rank_4d": true, "partial_shape": true,
 		"constant_of_shape": true, "nonzero": true, "loop": true, "no_inputs": true}
@@ -49,7 +49,7 @@ func TestShapelessModels(t *testing.T) {
 			var vals []ort.Value
 			ins := map[string]*core.Tensor{}
 			for _, f := range c.Inputs {
-				x, err := modeltest.Load(f)
+				x, err := models.Load(f)
 				require.NoError(t, err)
 				v, err := ortgo.ToValue(x)
 				require.NoError(t, err)
@@ -73,7 +73,7 @@ func TestShapelessModels(t *testing.T) {
 			got, err := s.Run(ins)
 			require.NoError(t, err)
 			for i, f := range c.Outputs {
-				want, err := modeltest.Load(f)
+				want, err := models.Load(f)
 				require.NoError(t, err)
 				assert.Equal(t, snapshot(t, want), snapshot(t, got[f.Name]), "onnxx against NumPy: %s", f.Name)
 				got[f.Name].Release()

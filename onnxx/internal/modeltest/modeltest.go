@@ -1,6 +1,8 @@
 // Package modeltest builds the ONNX models the onnxx tests run (onnxx/testdata/models.py, with
 // Debian's python3-onnx and python3-numpy) and reads the inputs and NumPy results it writes. It
-// is shared by the tests of onnxx and onnxx/ortgo.
+// serves the tests of the root module's onnxx packages; the nested module onnxx/ortgo builds the
+// same models with a harness of its own (onnxx/ortgo/internal/models), since a module may not
+// depend on another module's internal packages.
 package modeltest
 
 import (
