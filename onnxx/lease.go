@@ -20,8 +20,15 @@ import (
 // the block alive; Go's collector does not move memory. A lost lease's value is released without
 // being used again.
 type lease struct {
-	l *memory.Lease
-	v uintptr // ORT value over the block, with the output's shape
+	l      *memory.Lease
+	v      uintptr // ORT value over the block, with the output's shape
+	lo, hi uintptr // the block's addresses (core.Tensor.ByteRange)
+}
+
+// overlaps reports whether t's elements may lie in the lease's block.
+func (x *lease) overlaps(t *core.Tensor) bool {
+	lo, hi := t.ByteRange()
+	return lo < x.hi && x.lo < hi
 }
 
 // maxLeases is how many leases a session keeps per output; leaseMax is the largest output, in
@@ -92,7 +99,8 @@ func (s *Session) newLease(st *stage, info *IOInfo) (lease, error) {
 	if err != nil {
 		return lease{}, err
 	}
-	return lease{l: l, v: v}, nil
+	lo, hi := t.ByteRange()
+	return lease{l: l, v: v, lo: lo, hi: hi}, nil
 }
 
 // putLent records the tensor t that output i was lent, over the lease's value v (unlend undoes

@@ -77,7 +77,7 @@ func TestLeases(t *testing.T) {
 		first := y.Data()
 		assert.False(t, y.Foreign(), "Go memory")
 		y.Release()
-		for range 3 { // the first on the general path (x1 is new), then the kept path
+		for range 3 { // the first binds x1 afresh, then the runs are settled
 			y = f.run(x2)
 			assert.Equal(t, first, y.Data(), "the lease's block, written by ORT in place")
 			assert.Equal(t, w2, elems(t, y))

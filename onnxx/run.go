@@ -179,13 +179,15 @@ func Run(path string, inputs map[string]*core.Tensor, outputNames []string, opts
 // (adapters.AlwaysCopy), has no destination for an output that echoes an input, and takes each
 // output without a destination from a free lease of its declared shape. Binding then skips, for
 // the values it finds kept, the per-tensor checks that passed when they were made; the one check
-// that involves several tensors, overlap, is skipped only for a run of the slots' tensors alone
-// after such a run passed it (checkRun). A settled run of a session
-// without execution providers calls ORT through the session's I/O binding (invokeKept), the same
-// call with the bound lists kept; one that is not settled calls Run (invokeHost). A settled run
-// therefore copies nothing and reports so, and its errors are those of the same run bound afresh
-// (overlap, ORT's status). TestRunPathsAgree runs every model of the tests, settled and not, both
-// ways, and compares outputs, ReportCopy results and errors.
+// that involves several tensors, overlap, is skipped once the slots' tensors are known to share
+// no memory with one another nor with a lease block (bindings.apart), which covers every tensor a
+// settled run can be given: a lease made later is new memory, which no live tensor shares, and
+// lent blocks are distinct. A settled run of a session without execution providers calls ORT
+// through the session's I/O binding (invokeKept), the same call with the bound lists kept; one
+// that is not settled calls Run (invokeHost). A settled run therefore copies nothing and reports
+// so, and its errors are those of the same run bound afresh (overlap, ORT's status).
+// TestRunPathsAgree runs every model of the tests, settled and not, both ways, and compares
+// outputs, ReportCopy results and errors.
 
 // run runs the model, with ORT run options ro (0: none). outs[i] nil means the output is
 // allocated here (known shape) or by ORT; run fills it in. With fill unset every output must be
@@ -250,7 +252,7 @@ func (s *Session) runStaged(st *stage, ins, outs []*core.Tensor, fill bool, o ad
 	st.settled = st.cached && o.Policy != adapters.CopyAlways // until a value is bound anew
 	for i, t := range ins {
 		if sl := &b.in[i]; st.settled && sl.keeps(t) { // checked when its value was made
-			st.inVals[i], st.srcs[i] = sl.v, t
+			st.inVals[i] = sl.v
 		} else if err := s.bindInput(st, i, t, o); err != nil {
 			return err
 		}
@@ -262,10 +264,14 @@ func (s *Session) runStaged(st *stage, ins, outs []*core.Tensor, fill bool, o ad
 			return err
 		}
 	}
-	err := s.checkRun(st, outs)
-	if err == nil {
-		err = s.checkRun(st, outs)
+	if !st.settled { // ORT reads the inputs found kept before the run was unsettled as they are
+		for i, x := range st.srcs {
+			if x == nil {
+				st.srcs[i] = ins[i]
+			}
+		}
 	}
+	err := s.checkRun(st, ins, outs)
 	if err == nil && st.settled {
 		b.settledRuns++
 	}
@@ -283,18 +289,18 @@ func (s *Session) runStaged(st *stage, ins, outs []*core.Tensor, fill bool, o ad
 }
 
 // checkRun makes the check of a run that involves several tensors (checkOverlap), unless the run
-// uses the slots' tensors alone (settled, and no output lent) and a run that did passed it
-// (bindings.checked). An output lent from a lease is checked on every run: a caller may have kept
-// a slice of its block past Release and made an input of it.
-func (s *Session) checkRun(st *stage, outs []*core.Tensor) error {
-	slots := st.settled && !slices.Contains(st.lent, true)
-	if slots && s.b.checked {
+// is settled and the slots are known to be apart (bindings.checked); a settled run that passes it
+// finds out whether they are.
+func (s *Session) checkRun(st *stage, ins, outs []*core.Tensor) error {
+	if !st.settled {
+		return s.checkOverlap(st.srcs, outs)
+	}
+	b := s.b
+	if b.checked {
 		return nil
 	}
-	err := s.checkOverlap(st.srcs, outs)
-	if slots {
-		s.b.checked = err == nil
-	}
+	err := s.checkOverlap(ins, outs) // what ORT reads of a settled run: the inputs themselves
+	b.checked = err == nil && b.apart()
 	return err
 }
 
@@ -447,13 +453,13 @@ func (s *Session) allocateOutput(st *stage, i int, info *IOInfo, outs []*core.Te
 	if !fill {
 		return errs.Errorf(ErrModel, "onnxx: RunInto needs a destination for output %q", info.Name)
 	}
-	if !s.prealloc[i] || st.device >= 0 || st.loose {
+	if st.device >= 0 || st.loose {
 		st.settled = false
 		return nil // ORT allocates it (on the inputs' device)
 	}
-	if st.cached && s.b.allLent.Load() > 0 {
-		s.b.allLent.Add(-1)
-	} else if st.cached {
+	if b := s.b; st.cached && b.lends[i] && b.allLent.Load() > 0 {
+		b.allLent.Add(-1)
+	} else if st.cached && b.lends[i] {
 		t, v, err := s.lend(st, i)
 		if err != nil {
 			return wrapf(err, "output %q", info.Name)
@@ -464,6 +470,9 @@ func (s *Session) allocateOutput(st *stage, i int, info *IOInfo, outs []*core.Te
 		}
 	}
 	st.settled = false
+	if !s.prealloc[i] {
+		return nil // ORT allocates it
+	}
 	t, err := core.New(info.DType, info.Shape...)
 	if err != nil {
 		return wrapf(err, "output %q", info.Name)

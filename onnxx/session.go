@@ -80,7 +80,7 @@ type Session struct {
 	outNames        []uintptr
 	names           [][]byte // the NUL-terminated names the pointers point into
 	cuda            bool     // the CUDA execution provider was added
-	// bindKept: the kept path runs through an I/O binding (invokeKept). Only for sessions
+	// bindKept: settled runs go through an I/O binding (invokeKept). Only for sessions
 	// without execution providers: ORT's BindInput copies an input that a provider wants on its
 	// device at bind time, and a binding used again would then feed it that stale copy.
 	bindKept   bool
@@ -101,8 +101,8 @@ type Session struct {
 type handle struct {
 	mu      sync.RWMutex // runs hold it for reading, Destroy for writing
 	session uintptr
-	io      uintptr // the OrtIoBinding of the kept path (see invokeKept); 0 until its first run
-	ro      uintptr // default OrtRunOptions of the kept path, made with io
+	io      uintptr // the OrtIoBinding of settled runs (see invokeKept); 0 until its first run
+	ro      uintptr // default OrtRunOptions of settled runs, made with io
 	api     *ortAPI
 }
 

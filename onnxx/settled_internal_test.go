@@ -168,7 +168,7 @@ func TestKeptBinding(t *testing.T) {
 
 	kept(x1, y1)
 	assert.Equal(t, w1, elements(y1))
-	require.NotZero(t, s.h.io, "the kept run made the binding")
+	require.NotZero(t, s.h.io, "the settled run made the binding")
 	assert.Equal(t, []uintptr{s.b.in[0].v, s.b.out[0].v}, s.b.bound, "it holds the slots' values")
 
 	sentinel, err := core.Elements[float32](y1)

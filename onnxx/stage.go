@@ -19,9 +19,8 @@ type bindings struct {
 	leases  [][]lease    // per output, by value: a run reads each in place
 	lends   []bool       // the output takes leases (see takesLeases)
 	allLent atomic.Int32 // runs left that skip the leases: see lend
-	// checked: the tensors of the slots share no memory with one another: checkOverlap passed
-	// on a settled run whose every output had a destination, which used every slot (see
-	// checkRun); reset whenever a slot changes.
+	// checked: the slots are apart (see apart), found so by a settled run (checkRun); reset
+	// whenever a slot changes.
 	checked bool
 	// settledRuns counts the settled runs (see runStaged), for the tests.
 	settledRuns int
@@ -83,7 +82,41 @@ func (b *bindings) drop() {
 	b.unbind()
 }
 
-// unbind forgets what the I/O binding holds: every value is bound again before the next kept run.
+// apart reports whether no slot's tensor shares memory that a run may write with another's or
+// with a lease block: no input's with a destination's or a lease's, no destination's with
+// another's or a lease's (inputs may share memory: ORT only reads them).
+func (b *bindings) apart() bool {
+	for i := range b.out {
+		d := b.out[i].t
+		if d == nil {
+			continue
+		}
+		for k := range b.in {
+			if x := b.in[k].t; x != nil && core.MayShareMemory(d, x) {
+				return false
+			}
+		}
+		for k := i + 1; k < len(b.out); k++ {
+			if x := b.out[k].t; x != nil && core.MayShareMemory(d, x) {
+				return false
+			}
+		}
+	}
+	for _, ls := range b.leases {
+		for _, l := range ls {
+			for _, set := range [][]slot{b.in, b.out} {
+				for k := range set {
+					if t := set[k].t; t != nil && l.overlaps(t) {
+						return false
+					}
+				}
+			}
+		}
+	}
+	return true
+}
+
+// unbind forgets what the I/O binding holds: every value is bound again before the next settled run.
 func (b *bindings) unbind() { clear(b.bound) }
 
 // slot is one kept value, over t's memory in t's shape. A tensor's memory, shape and element
@@ -103,7 +136,7 @@ type slot struct {
 // matches reports whether the slot's value is over t, which is not released.
 func (sl *slot) matches(t *core.Tensor) bool { return sl.t == t && sl.v != 0 && !t.Released() }
 
-// keeps reports whether the kept path may use the slot's value for t, which the run holds.
+// keeps reports whether a settled run may use the slot's value for t, which the run holds.
 func (sl *slot) keeps(t *core.Tensor) bool { return sl.t == t && sl.kept }
 
 // setSlot replaces the value of sl, one of b's slots, with v, made over t, and forgets that the
@@ -202,7 +235,7 @@ func (s *Session) stage() *stage {
 // run made nothing for itself and staged only its values.
 func (s *Session) unstage(st *stage) {
 	if st.settled {
-		st.clearValues(s.api)
+		st.clearArrays()
 		st.cached = false
 		s.b.mu.Unlock()
 		return
@@ -223,16 +256,23 @@ func (s *Session) unstage(st *stage) {
 	}
 }
 
-// clearValues clears what a run stages: the inputs' tensors, the value arrays once the outputs
-// ORT allocated that no tensor took are released, the outputs' flags and the run options.
+// clearValues clears what a run stages: the inputs' tensors, and what clearArrays clears once the
+// outputs ORT allocated that no tensor took are released.
 func (st *stage) clearValues(a *ortAPI) {
 	clear(st.srcs)
 	st.dropForeign(a, len(st.ours))
+	st.dynamicDst = false
+	st.clearArrays()
+}
+
+// clearArrays clears what every run stages, and all a settled run does: the value arrays, the
+// outputs' flags and the run options.
+func (st *stage) clearArrays() {
 	clear(st.inVals)
 	clear(st.outVals)
 	clear(st.ours)
 	clear(st.lent)
-	st.runOpts, st.dynamicDst, st.settled = 0, false, false
+	st.runOpts, st.settled = 0, false
 }
 
 // keep records a value made for this run over t's memory: pinned, released after the run.
