@@ -27,13 +27,14 @@ import (
 
 	"github.com/dlpack-go/dlpack/core"
 	"github.com/dlpack-go/dlpack/display"
+	"github.com/dlpack-go/dlpack/internal/pyrun"
 )
 
 // renderPython runs script with Debian's python3 and NumPy and returns what it prints. A missing
 // interpreter or NumPy fails the test: CI installs python3-numpy.
 func renderPython(t *testing.T, dir, script string) []byte {
 	t.Helper()
-	cmd := exec.Command("/usr/bin/python3", "-c", script)
+	cmd := exec.Command(pyrun.Interpreter, "-c", script)
 	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/pyrun"
 	"github.com/dlpack-go/dlpack/memory"
 	"github.com/dlpack-go/dlpack/numpyx"
 )
@@ -210,7 +211,7 @@ type numPy struct {
 
 func startNumPy(b *testing.B, dt core.DLDataType, rows, cols int64, path string) *numPy {
 	b.Helper()
-	cmd := exec.Command("/usr/bin/python3", "testdata/numpy_bench.py", dt.String(), fmt.Sprint(rows), fmt.Sprint(cols), path)
+	cmd := exec.Command(pyrun.Interpreter, "testdata/numpy_bench.py", dt.String(), fmt.Sprint(rows), fmt.Sprint(cols), path)
 	cmd.Stderr = os.Stderr
 	w, err := cmd.StdinPipe()
 	require.NoError(b, err)

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dlpack-go/dlpack/internal/pyrun"
 )
 
 // The Python side is tested with the real NumPy and PyTorch: the tests build the c-shared test
@@ -56,7 +58,7 @@ func python() string {
 	if p := os.Getenv("PYTHON"); p != "" {
 		return p
 	}
-	return "/usr/bin/python3"
+	return pyrun.Interpreter
 }
 
 // testLib builds the c-shared test library once per test binary and returns its path.

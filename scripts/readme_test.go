@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dlpack-go/dlpack/internal/pyrun"
 	"github.com/dlpack-go/dlpack/internal/refcheck"
 )
 
@@ -157,7 +158,7 @@ func TestREADMECommands(t *testing.T) {
 			refcheck.Unavailable(t, "%s is not on PATH: run scripts/setup.sh first, as the README says", tool)
 		}
 	}
-	if err := exec.Command("/usr/bin/python3", "-c", "import numpy, torch, setuptools, wheel, venv").Run(); err != nil {
+	if err := exec.Command(pyrun.Interpreter, "-c", "import numpy, torch, setuptools, wheel, venv").Run(); err != nil {
 		refcheck.Unavailable(t, "Debian's python3 lacks NumPy, PyTorch, setuptools, wheel or venv: run scripts/setup.sh first (%v)", err)
 	}
 	clone := filepath.Join(t.TempDir(), "dlpack")

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/pyrun"
 	"github.com/dlpack-go/dlpack/numpyx"
 )
 
@@ -28,7 +29,7 @@ func BenchmarkStats64MiB(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "bench.npy")
 	require.NoError(b, numpyx.WriteFile(path, x))
 
-	out, err := exec.Command("/usr/bin/python3", "-c", `
+	out, err := exec.Command(pyrun.Interpreter, "-c", `
 import numpy as np, sys, timeit
 def f():
     a = np.load(sys.argv[1], mmap_mode="r")

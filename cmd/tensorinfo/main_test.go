@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/pyrun"
 	"github.com/dlpack-go/dlpack/numpyx"
 	"github.com/dlpack-go/dlpack/safetensorsx"
 )
@@ -23,7 +24,7 @@ import (
 // interpreter or NumPy fails the test: setup installs python3-numpy.
 func numpy(t *testing.T, dir, script string) []byte {
 	t.Helper()
-	cmd := exec.Command("/usr/bin/python3", "-c", "import numpy as np, json\n"+script)
+	cmd := exec.Command(pyrun.Interpreter, "-c", "import numpy as np, json\n"+script)
 	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/dlpack-go/dlpack/internal/pyrun"
 )
 
 // python returns the interpreter to run example.py with: $PYTHON, or Debian's /usr/bin/python3,
@@ -17,7 +19,7 @@ func python() string {
 	if p := os.Getenv("PYTHON"); p != "" {
 		return p
 	}
-	return "/usr/bin/python3"
+	return pyrun.Interpreter
 }
 
 // TestExamplePy builds this example as a c-shared library and runs example.py with the real

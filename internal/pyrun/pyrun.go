@@ -11,10 +11,14 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/dlpack-go/dlpack/pyfind"
 )
 
-// Interpreter is the path of the tests' Python.
-const Interpreter = "/usr/bin/python3"
+// Interpreter is the path of the tests' Python: Debian's (pyfind.Debian, the last resort of the
+// rule users' programs follow). Every test and test helper of this module that runs Python runs
+// this one (or, for NumPy 2 and the other PyPI peers, the venv's: refcheck.Venv).
+const Interpreter = pyfind.Debian
 
 // Run runs script (python3 -c script args...) and returns its standard output. A missing
 // interpreter, a NumPy it cannot import, or a script that fails ends the test (Fatal) with

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/dlpack-go/dlpack/internal/pyrun"
 	"github.com/dlpack-go/dlpack/onnxx/tinyonnx"
 )
 
@@ -46,7 +47,7 @@ print(json.dumps({"Inputs": [vi(v) for v in m.graph.input], "Outputs": [vi(v) fo
     "Nodes": [{"Op": n.op_type, "Inputs": list(n.input) or None, "Outputs": list(n.output) or None} for n in m.graph.node]}))
 `
 	path := filepath.Join(t.TempDir(), "g.onnx")
-	out, err := exec.Command("/usr/bin/python3", "-c", script, path).Output()
+	out, err := exec.Command(pyrun.Interpreter, "-c", script, path).Output()
 	require.NoError(t, err, "needs /usr/bin/python3 with python3-onnx and python3-numpy")
 	var want tinyonnx.Graph
 	require.NoError(t, json.Unmarshal(out, &want))

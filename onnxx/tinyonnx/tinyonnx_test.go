@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/pyrun"
 	"github.com/dlpack-go/dlpack/onnxx"
 	"github.com/dlpack-go/dlpack/onnxx/tinyonnx"
 )
@@ -41,7 +42,7 @@ for v in list(g.input) + list(g.output):
 for i in g.initializer:
     print(i.name, list(i.dims), numpy_helper.to_array(i).ravel().tolist())
 `
-	out, err := exec.Command("/usr/bin/python3", "-c", script, path).CombinedOutput()
+	out, err := exec.Command(pyrun.Interpreter, "-c", script, path).CombinedOutput()
 	require.NoError(t, err, "needs /usr/bin/python3 with python3-onnx (apt-get install python3-onnx): %s", out)
 	assert.Equal(t, strings.Join([]string{
 		"7 [('', 13)]",

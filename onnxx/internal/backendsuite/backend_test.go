@@ -18,6 +18,7 @@ import (
 	"github.com/x448/float16"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/pyrun"
 	"github.com/dlpack-go/dlpack/internal/refcheck"
 	"github.com/dlpack-go/dlpack/onnxx"
 	"github.com/dlpack-go/dlpack/onnxx/internal/modeltest"
@@ -71,7 +72,7 @@ func TestBackendSuite(t *testing.T) {
 		msg, err := cmd.CombinedOutput()
 		require.NoError(t, err, "%s %s:\n%s", python, strings.Join(args, " "), msg)
 	}
-	run("/usr/bin/python3", "convert.py", dataDir, out)
+	run(pyrun.Interpreter, "convert.py", dataDir, out)
 	b, err := os.ReadFile(filepath.Join(out, "manifest.json"))
 	require.NoError(t, err)
 	var m struct{ Cases []testCase }

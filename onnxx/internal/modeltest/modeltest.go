@@ -14,6 +14,7 @@ import (
 	"runtime"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/internal/pyrun"
 )
 
 // Dir holds the models Build made.
@@ -27,7 +28,7 @@ func Build() error {
 	if err != nil {
 		return err
 	}
-	out, err := exec.Command("/usr/bin/python3", script, dir).CombinedOutput()
+	out, err := exec.Command(pyrun.Interpreter, script, dir).CombinedOutput()
 	if err != nil {
 		os.RemoveAll(dir)
 		return fmt.Errorf("building test models needs /usr/bin/python3 with python3-onnx and python3-numpy (apt-get install python3-onnx python3-numpy): %v\n%s", err, out)

@@ -10,8 +10,8 @@
 // a nested module is released at versions of its own and may not lean on another module's
 // internal packages (internal/modcheck in the root module checks that).
 //
-// The script runs on Debian's /usr/bin/python3 with python3-onnx and python3-numpy (tests may
-// assume that interpreter; what users run may not).
+// The script runs on Debian's interpreter (pyfind.Debian, /usr/bin/python3) with python3-onnx
+// and python3-numpy (tests may assume that interpreter; what users run may not).
 package models
 
 import (
@@ -24,6 +24,7 @@ import (
 	"runtime"
 
 	"github.com/dlpack-go/dlpack/core"
+	"github.com/dlpack-go/dlpack/pyfind"
 )
 
 // dir is where Main had models.py write the models; empty before.
@@ -60,7 +61,7 @@ func build() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.Command("/usr/bin/python3", script, d)
+	cmd := exec.Command(pyfind.Debian, script, d)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.RemoveAll(d)
 		return "", fmt.Errorf("models: %s failed (%v); it needs Debian's /usr/bin/python3 with "+
