@@ -32,5 +32,5 @@ __all__ = ["Library", "Tensor", "Array", "GoError", "GoValueError", "GoTypeError
            "FLAG_IS_COPIED"]
 # The version is the Go module's (core.ModuleVersion, core/version.go); pyproject.toml reads it
 # from here, and TestPythonPackageVersion (pyexchange) fails when the two disagree.
-__version__ = "0.9.0"
+__version__ = "0.9.1"
 __license__ = "Apache-2.0"
