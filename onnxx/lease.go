@@ -55,13 +55,10 @@ func takesLeases(info *IOInfo) bool {
 	return err == nil && n > 0 && n <= leaseMax
 }
 
-// lend returns the tensor of a free lease of output i, making a lease if the session has fewer
-// than maxLeases for it (or in place of a lost one), and the lease's value; nil if every lease is
-// lent or the output takes none. The caller holds the bindings' lock.
+// lend returns the tensor of a free lease of output i, which takes leases (bindings.lends), making
+// a lease if the session has fewer than maxLeases for it (or in place of a lost one), and the
+// lease's value; nil if every lease is lent. The caller holds the bindings' lock.
 func (s *Session) lend(st *stage, i int) (*core.Tensor, uintptr, error) {
-	if !s.b.lends[i] {
-		return nil, 0, nil
-	}
 	ls := s.b.leases[i]
 	for k, x := range ls {
 		if t := x.l.Lend(); t != nil {

@@ -457,14 +457,12 @@ func (s *Session) allocateOutput(st *stage, i int, info *IOInfo, outs []*core.Te
 		st.settled = false
 		return nil // ORT allocates it (on the inputs' device)
 	}
-	if b := s.b; st.cached && b.lends[i] && b.allLent.Load() > 0 {
-		b.allLent.Add(-1)
-	} else if st.cached && b.lends[i] {
-		t, v, err := s.lend(st, i)
-		if err != nil {
+	if b := s.b; st.cached && b.lends[i] {
+		if b.allLent.Load() > 0 {
+			b.allLent.Add(-1)
+		} else if t, v, err := s.lend(st, i); err != nil {
 			return wrapf(err, "output %q", info.Name)
-		}
-		if t != nil {
+		} else if t != nil {
 			st.putLent(i, t, v, outs)
 			return nil
 		}
