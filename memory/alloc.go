@@ -103,23 +103,36 @@ func newUninit(dtype core.DLDataType, flags core.Flags, shape []int64) (*core.Te
 	if err != nil {
 		return nil, err
 	}
-	pool.mu.Lock()
-	cfg := pool.cfg
-	pool.mu.Unlock()
-	if cfg.MappedMin > 0 && nbytes >= cfg.MappedMin && canMap {
-		if b, ok := takeBlock(nbytes, cfg.HugePages && nbytes >= hugeMin); ok {
-			return core.Wrap(core.Desc{Data: b.base, Device: core.CPUDevice, DType: dtype, Shape: shape, Flags: flags}, func() { putBlock(b) })
-		}
-		// the system refused a mapping: Go memory, as New
+	if b, ok := takeMapped(nbytes); ok {
+		return core.Wrap(core.Desc{Data: b.base, Device: core.CPUDevice, DType: dtype, Shape: shape, Flags: flags}, func() { putBlock(b) })
 	}
 	if flags == 0 {
 		return core.New(dtype, shape...)
 	}
-	// Go memory, zeroed and aligned as New's; the tensor's data pointer keeps it alive
-	buf := make([]byte, max(nbytes, 1)+core.Alignment-1)
-	p := unsafe.Pointer(unsafe.SliceData(buf))
-	p = unsafe.Add(p, (core.Alignment-uintptr(p)%core.Alignment)%core.Alignment)
+	// Go memory, zeroed and aligned as New's
+	p := goAligned(max(nbytes, 1))
 	return core.Wrap(core.Desc{Data: p, Device: core.CPUDevice, DType: dtype, Shape: shape, Flags: flags}, nil)
+}
+
+// takeMapped takes a mapped block of n bytes where the setting in force maps that size; ok is
+// false where n gets Go memory instead (below MappedMin, no mappings here, or the system
+// refused one).
+func takeMapped(n int64) (block, bool) {
+	pool.mu.Lock()
+	cfg := pool.cfg
+	pool.mu.Unlock()
+	if cfg.MappedMin <= 0 || n < cfg.MappedMin || !canMap {
+		return block{}, false
+	}
+	return takeBlock(n, cfg.HugePages && n >= hugeMin)
+}
+
+// goAligned returns n zeroed bytes of Go memory at a core.Alignment boundary, as core.New
+// allocates them: the data pointers of the tensors over them keep them alive.
+func goAligned(n int64) unsafe.Pointer {
+	buf := make([]byte, n+core.Alignment-1)
+	p := unsafe.Pointer(unsafe.SliceData(buf))
+	return unsafe.Add(p, (core.Alignment-uintptr(p)%core.Alignment)%core.Alignment)
 }
 
 // AllocSize returns the bytes a new C-order tensor of dtype and shape takes, or the error

@@ -53,15 +53,12 @@ func SetAt(t *core.Tensor, v complex128, idx ...int64) error {
 // elementAddr is the address of t's element at idx, when t is a live host tensor (writable if
 // write) and idx is in range; otherwise ok is false and the slow path says what is wrong.
 func elementAddr(t *core.Tensor, idx []int64, write bool) (p unsafe.Pointer, ok bool) {
-	if t == nil || len(idx) != t.Ndim() || t.Released() || !t.HostAccessible() || (write && t.ReadOnly()) {
+	if t == nil || t.Released() || !t.HostAccessible() || (write && t.ReadOnly()) {
 		return nil, false
 	}
-	var off int64
-	for i, x := range idx {
-		if x < 0 || x >= t.Dim(i) {
-			return nil, false
-		}
-		off += x * t.Stride(i)
+	off, err := t.Offset(idx...)
+	if err != nil {
+		return nil, false
 	}
 	dt := t.DType()
 	if dt.Lanes != 1 || dt.Bits%8 != 0 || dt.Bits == 0 {

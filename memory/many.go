@@ -42,24 +42,16 @@ func NewUninitParts(size int64, parts []Part) (*core.Tensor, []*core.Tensor, err
 	if err := core.CheckParts(size, parts); err != nil {
 		return nil, nil, err
 	}
-	pool.mu.Lock()
-	cfg := pool.cfg
-	pool.mu.Unlock()
-	if cfg.MappedMin > 0 && size >= cfg.MappedMin && canMap {
-		if b, ok := takeBlock(size, cfg.HugePages && size >= hugeMin); ok {
-			whole, ts, err := core.WrapParts(b.base, size, func() { putBlock(b) }, parts)
-			if err != nil { // not reached: the parts were checked
-				putBlock(b)
-			}
-			return whole, ts, err
+	if b, ok := takeMapped(size); ok {
+		whole, ts, err := core.WrapParts(b.base, size, func() { putBlock(b) }, parts)
+		if err != nil { // not reached: the parts were checked
+			putBlock(b)
 		}
+		return whole, ts, err
 	}
 	var base unsafe.Pointer
 	if size > 0 {
-		// Go memory: the tensors' data pointers keep it alive, as core.New's do
-		buf := make([]byte, size+core.Alignment-1)
-		p := unsafe.Pointer(unsafe.SliceData(buf))
-		base = unsafe.Add(p, (core.Alignment-uintptr(p)%core.Alignment)%core.Alignment)
+		base = goAligned(size) // Go memory, as core.New's
 	}
 	return core.WrapParts(base, size, nil, parts)
 }

@@ -20,7 +20,6 @@ A skip names what the framework lacks (a keyword it does not take); a failure ca
 falsifying example. The Go test turns every case into a subtest, so `go test -json` counts them.
 """
 
-import ctypes
 import importlib
 import json
 import os
@@ -160,9 +159,6 @@ class ArrayAPIStrict(Framework):
     def make(self, a):
         return self.mod.asarray(a, copy=False)
 
-    def to_numpy(self, x):
-        return np.from_dlpack(x)
-
     def address(self, x):
         # the array API has no address: NumPy's own view of x tells it (x's __dlpack__)
         n = np.from_dlpack(x)
@@ -200,11 +196,12 @@ class Torch(Framework):
     def __init__(self):
         super().__init__()
         self.version = self.mod.__version__.split("+")[0]
-        if tuple(int(v) for v in self.version.split(".")[:2]) >= (2, 9):
+        self.release = tuple(int(v) for v in self.version.split(".")[:2])
+        if self.release >= (2, 9):
             self.keywords = ("copy", "device")  # torch.from_dlpack's, from 2.9
         if not HAVE_ML_DTYPES:  # NumPy cannot hold bfloat16 values to compare without ml_dtypes
             self.dtypes = [d for d in self.dtypes if d != "bfloat16"]
-        if tuple(int(v) for v in self.version.split(".")[:2]) < (2, 0):
+        if self.release < (2, 0):
             self.dtypes = [d for d in self.dtypes if d != "bool"]  # 1.x exports no bool
 
     def make(self, a):
@@ -387,7 +384,7 @@ def case_capsule_versions(lib, fw):
     versions = [None, (1, 0), (1, 3)]
     if fw.name == "numpy" and NP_VERSION < (2, 1):
         versions = [None]  # NumPy < 2.1 reads legacy capsules only
-    if fw.name == "torch" and tuple(int(v) for v in fw.version.split(".")[:2]) < (2, 9):
+    if fw.name == "torch" and fw.release < (2, 9):
         versions = [None]  # PyTorch < 2.9 reads legacy capsules only
     if fw.name == "apache-tvm-ffi":
         versions = [None]  # tvm_ffi.from_dlpack asks for a legacy capsule (no max_version)
