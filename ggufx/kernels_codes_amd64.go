@@ -129,10 +129,7 @@ func init() {
 	if !cpu.X86.HasAVX2 {
 		return
 	}
-	dequantizers[Q2_0] = func(y []float32, x []byte) { codesAVX2(y, x, 64, 18, 0, expandQ2_0) }
-	streamers[Q2_0] = func(y []float32, x []byte) { codesAVX2(y, x, 64, 18, 1, expandQ2_0) }
-	dequantizers[TQ1_0] = func(y []float32, x []byte) { dqTQ1_0AVX2(y, x, 0) }
-	streamers[TQ1_0] = func(y []float32, x []byte) { dqTQ1_0AVX2(y, x, 1) }
-	dequantizers[Q1_0] = func(y []float32, x []byte) { dqQ1_0AVX2(y, x, 0) }
-	streamers[Q1_0] = func(y []float32, x []byte) { dqQ1_0AVX2(y, x, 1) }
+	useAVX2(Q2_0, func(y []float32, x []byte, nt int) { codesAVX2(y, x, 64, 18, nt, expandQ2_0) })
+	useAVX2(TQ1_0, dqTQ1_0AVX2)
+	useAVX2(Q1_0, dqQ1_0AVX2)
 }
