@@ -90,20 +90,8 @@ func BenchmarkDequantize(b *testing.B) {
 	warmBytes := unsafe.Slice((*byte)(unsafe.Pointer(&warm[0])), 4*benchElements)
 	copy(warmBytes, src)
 	b.Run("copy-fresh", func(b *testing.B) {
-		b.SetBytes(4 * benchElements)
 		defer ggufx.CPUClock(b)()
-		for b.Loop() {
-			x, err := memory.NewUninit(core.Float32, benchElements)
-			if err != nil {
-				b.Fatal(err)
-			}
-			dst, err := x.Bytes()
-			if err != nil {
-				b.Fatal(err)
-			}
-			copy(dst, src)
-			x.Release()
-		}
+		copyFresh(b, src)
 	})
 	b.Run("copy-warm", func(b *testing.B) {
 		b.SetBytes(4 * benchElements)
@@ -205,6 +193,12 @@ func BenchmarkCopyOutput(b *testing.B) {
 	for i := range src {
 		src[i] = byte(i)
 	}
+	copyFresh(b, src)
+}
+
+// copyFresh copies src (4·benchElements bytes) into a new float32 tensor from memory's
+// allocator, taken as Dequantize takes its output, in each iteration of b.
+func copyFresh(b *testing.B, src []byte) {
 	b.SetBytes(4 * benchElements)
 	for b.Loop() {
 		x, err := memory.NewUninit(core.Float32, benchElements)

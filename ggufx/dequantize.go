@@ -40,7 +40,7 @@ func DequantizableTypes() []Type {
 // It converts the types Dequantizable reports (the float types too, F32 to float32 being a
 // copy); the others (F64 and the integer types) are refused with ErrType, naming the type.
 //
-// The result is in memory of its own, from core's large-allocation path (memory.NewUninitParts:
+// The result is in memory of its own, from core's large-allocation path (memory.NewUninitBytes:
 // mapped memory from 4 MiB up), writable and flagged core.FlagIsCopied; the mapping is held only
 // while it is read. Tensors of 2^18 elements and more are converted on up to GOMAXPROCS
 // goroutines.
@@ -66,11 +66,11 @@ func (f *File) Dequantize(name string, dtype core.DLDataType) (*core.Tensor, err
 	if ti.Size == 0 {
 		return core.New(dtype, shape...)
 	}
-	block, t, b, err := newOut(dtype, shape)
+	h, t, b, err := newOut(dtype, shape)
 	if err != nil {
 		return nil, fmt.Errorf("ggufx: %w (tensor %q)", err, name)
 	}
-	defer block.release()
+	defer h.Release()
 	if err := f.dequantizeTo(ti, dq, b, dtype); err != nil {
 		t.Release()
 		return nil, err

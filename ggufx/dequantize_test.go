@@ -150,23 +150,14 @@ func randomBlocks(rng *rand.Rand, typ ggufx.Type, n int) []byte {
 	return out
 }
 
-// quantFile builds, by hand, a file with one tensor of each type of blocks: ne [2 blocks, 3].
+// quantFile builds, by hand (blockFile), a file with one tensor of each type of blocks, named
+// after the type: ne [2 blocks, 3].
 func quantFile(t *testing.T, blocks map[ggufx.Type][]byte, types []ggufx.Type) *ggufx.File {
-	r := start(3, uint64(len(types)), 0)
-	off := 0
-	for _, typ := range types {
-		r.tensor(typ.String(), uint32(typ), uint64(off), uint64(2*typ.BlockSize()), 3)
-		off += len(blocks[typ])
-		off += (32 - off%32) % 32
+	tensors := make([]blockTensor, len(types))
+	for i, typ := range types {
+		tensors[i] = blockTensor{name: typ.String(), typ: typ, perRow: 2 * typ.BlockSize(), rows: 3, blocks: blocks[typ]}
 	}
-	for _, typ := range types {
-		r.data(32, 0, nil)
-		r.bytes(blocks[typ]...)
-	}
-	f, err := ggufx.Open(file(t, r.b))
-	require.NoError(t, err)
-	t.Cleanup(func() { f.Close() })
-	return f
+	return blockFile(t, tensors...)
 }
 
 var quantTypes = []ggufx.Type{ggufx.Q4_0, ggufx.Q4_1, ggufx.Q5_0, ggufx.Q5_1, ggufx.Q8_0, ggufx.Q8_1,

@@ -194,11 +194,11 @@ func (f *File) view(ti TensorInfo, dt core.DLDataType, shape []int64) (*core.Ten
 		return nil, fmt.Errorf("ggufx: %w (tensor %q)", err, ti.Name)
 	}
 	if cp {
-		block, t, b, err := newOut(dt, shape)
+		h, t, b, err := newOut(dt, shape)
 		if err != nil {
 			return nil, fmt.Errorf("ggufx: %w (tensor %q)", err, ti.Name)
 		}
-		defer block.release()
+		defer h.Release()
 		if err := f.readAt(ti, b); err != nil {
 			t.Release()
 			return nil, err
@@ -260,25 +260,17 @@ func (f *File) withData(ti TensorInfo, fn func(src []byte) error) error {
 // hostBigEndian reports the byte order of this machine; the format is little-endian.
 var hostBigEndian = tensorio.HostBigEndian
 
-// outBlock is the hold on a tensor newOut made, kept while the tensor is filled.
-type outBlock struct {
-	h core.Held
-}
-
-func (b outBlock) release() { b.h.Release() }
-
 // newOut allocates a C-order tensor of dt and shape in memory of its own, not initialised
 // (memory.NewUninitBytes: mapped memory from 4 MiB up), flagged core.FlagIsCopied, and returns
-// it with its bytes, held until the caller releases block (after filling every byte).
-func newOut(dt core.DLDataType, shape []int64) (block outBlock, t *core.Tensor, b []byte, err error) {
+// it with its bytes, held until the caller releases h (after filling every byte).
+func newOut(dt core.DLDataType, shape []int64) (h core.Held, t *core.Tensor, b []byte, err error) {
 	t, b, err = memory.NewUninitBytes(dt, core.FlagIsCopied, shape...)
 	if err != nil {
-		return outBlock{}, nil, nil, err
+		return core.Held{}, nil, nil, err
 	}
-	h, err := core.Hold(t)
-	if err != nil { // not reached: t is new
+	if h, err = core.Hold(t); err != nil { // not reached: t is new
 		t.Release()
-		return outBlock{}, nil, nil, err
+		return core.Held{}, nil, nil, err
 	}
-	return outBlock{h}, t, b, nil
+	return h, t, b, nil
 }

@@ -599,14 +599,14 @@ func (h *Header) checkLayout(size int64) error {
 			nt := h.Tensors[order[k+1]]
 			return errs.Errorf(ErrLayout, "ggufx: tensors %q [%d, %d) and %q [%d, %d) overlap", ti.Name, ti.Offset, ti.Offset+max(ti.Size, 1), nt.Name, nt.Offset, nt.Offset+max(nt.Size, 1))
 		case ti.Size > extent:
-			ti.why = fmt.Sprintf("its %d blocks would take %d bytes", ti.Len()/int64(ti.Type.BlockSize()), ti.Size)
+			ti.why = fmt.Sprintf("its %d blocks would take %d bytes", ti.Blocks(), ti.Size)
 			fallthrough
 		case ti.Size < 0:
 			ti.Err = unreadable(*ti, extent, next, h.Alignment)
 			ti.Size = extent
 		case ti.Type.Quantized() && next != "" && ti.Size+pad(ti.Size, h.Alignment) < extent:
 			// every writer packs tensors (ggml refuses a gap): larger blocks than ggml's
-			ti.why = fmt.Sprintf("its %d blocks take %d bytes, not the %d before the next tensor", ti.Len()/int64(ti.Type.BlockSize()), ti.Size, extent)
+			ti.why = fmt.Sprintf("its %d blocks take %d bytes, not the %d before the next tensor", ti.Blocks(), ti.Size, extent)
 			ti.Err = unreadable(*ti, extent, next, h.Alignment)
 			ti.Size = extent
 		}

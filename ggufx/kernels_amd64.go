@@ -152,23 +152,22 @@ func dqQ6_KAVX2(y []float32, x []byte, nt int) {
 
 func init() {
 	if cpu.X86.HasAVX2 {
-		dequantizers[Q6_K] = func(y []float32, x []byte) { dqQ6_KAVX2(y, x, 0) }
-		streamers[Q6_K] = func(y []float32, x []byte) { dqQ6_KAVX2(y, x, 1) }
-		dequantizers[TQ2_0] = func(y []float32, x []byte) { dqTQ2_0AVX2(y, x, 0) }
-		streamers[TQ2_0] = func(y []float32, x []byte) { dqTQ2_0AVX2(y, x, 1) }
-		dequantizers[IQ4_NL] = func(y []float32, x []byte) { dqIQ4_NLAVX2(y, x, 0) }
-		dequantizers[IQ4_XS] = func(y []float32, x []byte) { dqIQ4_XSAVX2(y, x, 0) }
-		dequantizers[NVFP4] = func(y []float32, x []byte) { dqNVFP4AVX2(y, x, 0) }
-		streamers[IQ4_NL] = func(y []float32, x []byte) { dqIQ4_NLAVX2(y, x, 1) }
-		streamers[IQ4_XS] = func(y []float32, x []byte) { dqIQ4_XSAVX2(y, x, 1) }
-		streamers[NVFP4] = func(y []float32, x []byte) { dqNVFP4AVX2(y, x, 1) }
-		dequantizers[Q4_0] = func(y []float32, x []byte) { scaledAVX2(y, x, Q4_0, 0) }
-		dequantizers[Q4_K] = func(y []float32, x []byte) { dqQ4_KAVX2(y, x, 0) }
-		dequantizers[Q8_0] = func(y []float32, x []byte) { scaledAVX2(y, x, Q8_0, 0) }
-		streamers[Q4_0] = func(y []float32, x []byte) { scaledAVX2(y, x, Q4_0, 1) }
-		streamers[Q4_K] = func(y []float32, x []byte) { dqQ4_KAVX2(y, x, 1) }
-		streamers[Q8_0] = func(y []float32, x []byte) { scaledAVX2(y, x, Q8_0, 1) }
+		useAVX2(Q4_0, func(y []float32, x []byte, nt int) { scaledAVX2(y, x, Q4_0, nt) })
+		useAVX2(Q8_0, func(y []float32, x []byte, nt int) { scaledAVX2(y, x, Q8_0, nt) })
+		useAVX2(Q4_K, dqQ4_KAVX2)
+		useAVX2(Q6_K, dqQ6_KAVX2)
+		useAVX2(TQ2_0, dqTQ2_0AVX2)
+		useAVX2(IQ4_NL, dqIQ4_NLAVX2)
+		useAVX2(IQ4_XS, dqIQ4_XSAVX2)
+		useAVX2(NVFP4, dqNVFP4AVX2)
 	}
+}
+
+// useAVX2 makes kernel the dequantizer of typ (nt 0) and its streamer (nt 1: non-temporal
+// stores).
+func useAVX2(typ Type, kernel func(y []float32, x []byte, nt int)) {
+	dequantizers[typ] = func(y []float32, x []byte) { kernel(y, x, 0) }
+	streamers[typ] = func(y []float32, x []byte) { kernel(y, x, 1) }
 }
 
 // scaledAVX2 dequantizes Q4_0 or Q8_0 blocks (32 elements led by an fp16 scale) through

@@ -46,16 +46,19 @@ var q1Codes = func() (t [256]uint64) {
 	return t
 }()
 
-// codesAVX2 dequantizes the blocks of x (bb bytes, bs elements each) into y: expand writes a
-// block's bs int8 codes into q and returns its scale; i8AVX2 does the rest.
-func codesAVX2(y []float32, x []byte, bs, bb, nt int, expand func(q []int8, b []byte) float32) {
+// codesAVX2 dequantizes the blocks of x (bb bytes, bs elements each, led by an fp16 scale) into
+// y: expand writes a block's bs int8 codes into q; i8AVX2 does the rest.
+func codesAVX2(y []float32, x []byte, bs, bb, nt int, expand func(q []int8, b []byte)) {
+	tab := f16Table()
 	var q [codeBatch]int8
 	var d [codeBatch / 32]float32
 	per := codeBatch / bs
 	for n := min(len(y)/bs, len(x)/bb); n > 0; {
 		k := min(n, per)
 		for i := range k {
-			s := expand(q[bs*i:bs*i+bs], x[bb*i:bb*i+bb])
+			b := x[bb*i : bb*i+bb]
+			expand(q[bs*i:bs*i+bs], b)
+			s := half(tab, b)
 			for g := range bs / 32 {
 				d[bs/32*i+g] = s
 			}
@@ -65,22 +68,20 @@ func codesAVX2(y []float32, x []byte, bs, bb, nt int, expand func(q []int8, b []
 	}
 }
 
-func expandQ2_0(q []int8, x []byte) float32 {
+func expandQ2_0(q []int8, x []byte) {
 	b := (*[18]byte)(x)
 	o := (*[64]int8)(q)
 	for i := range 16 {
 		*(*uint32)(unsafe.Pointer(&o[4*i])) = q2Codes[b[2+i]]
 	}
-	return half(f16Table(), b[:])
 }
 
-func expandQ1_0(q []int8, x []byte) float32 {
+func expandQ1_0(q []int8, x []byte) {
 	b := (*[18]byte)(x)
 	o := (*[128]int8)(q)
 	for i := range 16 {
 		*(*uint64)(unsafe.Pointer(&o[8*i])) = q1Codes[b[2+i]]
 	}
-	return half(f16Table(), b[:])
 }
 
 // tq1AVX2 dequantizes the 240 elements of qs of each of n TQ1_0 blocks, block i scaled by d[i],
@@ -129,10 +130,7 @@ func init() {
 	if !cpu.X86.HasAVX2 {
 		return
 	}
-	dequantizers[Q2_0] = func(y []float32, x []byte) { codesAVX2(y, x, 64, 18, 0, expandQ2_0) }
-	streamers[Q2_0] = func(y []float32, x []byte) { codesAVX2(y, x, 64, 18, 1, expandQ2_0) }
-	dequantizers[TQ1_0] = func(y []float32, x []byte) { dqTQ1_0AVX2(y, x, 0) }
-	streamers[TQ1_0] = func(y []float32, x []byte) { dqTQ1_0AVX2(y, x, 1) }
-	dequantizers[Q1_0] = func(y []float32, x []byte) { dqQ1_0AVX2(y, x, 0) }
-	streamers[Q1_0] = func(y []float32, x []byte) { dqQ1_0AVX2(y, x, 1) }
+	useAVX2(Q2_0, func(y []float32, x []byte, nt int) { codesAVX2(y, x, 64, 18, nt, expandQ2_0) })
+	useAVX2(TQ1_0, dqTQ1_0AVX2)
+	useAVX2(Q1_0, dqQ1_0AVX2)
 }

@@ -205,14 +205,12 @@ func init() {
 		IQ2_XXS: {66, prepIQ2_XXS}, IQ2_XS: {74, prepIQ2_XS}, IQ2_S: {82, prepIQ2_S},
 		IQ3_XXS: {98, prepIQ3_XXS}, IQ3_S: {110, prepIQ3_S},
 	} {
-		dequantizers[typ] = func(y []float32, x []byte) { gridAVX2(y, x, k.bb, 0, k.prep) }
-		streamers[typ] = func(y []float32, x []byte) { gridAVX2(y, x, k.bb, 1, k.prep) }
+		useAVX2(typ, func(y []float32, x []byte, nt int) { gridAVX2(y, x, k.bb, nt, k.prep) })
 	}
 	for typ, k := range map[Type]struct {
 		bb   int
 		prep func(*iq1Groups, int, []byte)
 	}{IQ1_S: {50, prepIQ1_S}, IQ1_M: {56, prepIQ1_M}} {
-		dequantizers[typ] = func(y []float32, x []byte) { iq1AVX2Blocks(y, x, k.bb, 0, k.prep) }
-		streamers[typ] = func(y []float32, x []byte) { iq1AVX2Blocks(y, x, k.bb, 1, k.prep) }
+		useAVX2(typ, func(y []float32, x []byte, nt int) { iq1AVX2Blocks(y, x, k.bb, nt, k.prep) })
 	}
 }

@@ -164,17 +164,9 @@ func jsonValue(v ggufx.Value) any {
 	case float64:
 		return num{x, true}
 	case []float32:
-		out := make([]num, len(x))
-		for i, f := range x {
-			out[i] = num{float64(f), true}
-		}
-		return out
+		return nums(x)
 	case []float64:
-		out := make([]num, len(x))
-		for i, f := range x {
-			out[i] = num{f, true}
-		}
-		return out
+		return nums(x)
 	case []uint8: // encoding/json would write base64
 		out := make([]uint16, len(x))
 		for i, b := range x {
@@ -189,6 +181,15 @@ func jsonValue(v ggufx.Value) any {
 		return out
 	}
 	return v.Any() // a scalar, or a slice of ints, bools or strings: JSON as it is
+}
+
+// nums is the floats x as num, for JSON.
+func nums[F float32 | float64](x []F) []num {
+	out := make([]num, len(x))
+	for i, f := range x {
+		out[i] = num{float64(f), true}
+	}
+	return out
 }
 
 func (g *ggufFile) close() error { return g.src.Close() }

@@ -5,6 +5,7 @@
 package ggmlref
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -33,7 +34,6 @@ var (
 	loadOnce sync.Once
 	loaded   *Lib
 	loadErr  error
-	libPath  string
 )
 
 // Load returns ggml's library, fetching it with scripts/fetch-ggml.sh the first time; where it cannot
@@ -41,12 +41,15 @@ var (
 func Load(tb testing.TB) *Lib {
 	tb.Helper()
 	loadOnce.Do(func() {
-		libPath = refcheck.Script(tb, "scripts/fetch-ggml.sh")
-		if libPath == "" {
+		// Script ends the first test (refcheck.Unavailable) where the script fails, and the Once
+		// is done all the same: the later ones are told so, not handed a nil Lib.
+		loadErr = errors.New("scripts/fetch-ggml.sh failed (the first test that loaded the library says why)")
+		path := refcheck.Script(tb, "scripts/fetch-ggml.sh")
+		if path == "" {
 			loadErr = fmt.Errorf("scripts/fetch-ggml.sh gave no path")
 			return
 		}
-		loaded, loadErr = Open(libPath)
+		loaded, loadErr = Open(path)
 	})
 	if loadErr != nil {
 		refcheck.Unavailable(tb, "ggml's library: %v", loadErr)
