@@ -397,7 +397,7 @@ func (s *Server) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServe
 	if err != nil {
 		return status.Error(codes.Internal, err.Error())
 	}
-	send = s.guarded(name, send)
+	send = s.recoveringSend(name, send)
 	if s.cfg.idle <= 0 {
 		defer release()
 		return getStatus(send(stream.Send))
