@@ -1,7 +1,6 @@
 package arrowx
 
 import (
-	"encoding/binary"
 	"math"
 	"math/bits"
 	"unsafe"
@@ -302,7 +301,7 @@ func (l layout) copyOut(fill float64, nulls bool) (*core.Tensor, error) {
 		size := int64(l.dtype.Size())
 		copy(dst, src[l.first*size:(l.first+l.total)*size])
 		if l.swap {
-			swapBytes(dst[:l.total*size], int(size))
+			memory.SwapBytes(dst[:l.total*size], l.dtype)
 		}
 	}
 	if nulls {
@@ -351,22 +350,4 @@ func (l layout) fillNulls(t *core.Tensor, fill float64) error {
 		}
 	}
 	return nil
-}
-
-// swapBytes reverses the bytes of each size-byte value of b, in place.
-func swapBytes(b []byte, size int) {
-	switch size {
-	case 2:
-		for i := 0; i+1 < len(b); i += 2 {
-			binary.LittleEndian.PutUint16(b[i:], binary.BigEndian.Uint16(b[i:]))
-		}
-	case 4:
-		for i := 0; i+3 < len(b); i += 4 {
-			binary.LittleEndian.PutUint32(b[i:], binary.BigEndian.Uint32(b[i:]))
-		}
-	case 8:
-		for i := 0; i+7 < len(b); i += 8 {
-			binary.LittleEndian.PutUint64(b[i:], binary.BigEndian.Uint64(b[i:]))
-		}
-	}
 }

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/cdata"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -14,6 +13,7 @@ import (
 	"github.com/dlpack-go/dlpack/arrowx"
 	"github.com/dlpack-go/dlpack/arrowx/cdatax"
 	"github.com/dlpack-go/dlpack/arrowx/cdatax/internal/ctest"
+	"github.com/dlpack-go/dlpack/arrowx/internal/arrowtest"
 	"github.com/dlpack-go/dlpack/core"
 )
 
@@ -23,19 +23,10 @@ import (
 func TestVariableShapeShapeFirst(t *testing.T) {
 	leakcheck.Check(t)
 	want := []*core.Tensor{core.MustFromSlice([]int32{1, 2, 3, 4, 5, 6}, 3, 2), core.MustFromSlice([]int32{7}, 1, 1)}
-	va, err := arrowx.NewVariableShapeTensorArray(want, nil, nil)
+	va, err := arrowx.NewVariableShapeTensorArray(want, []string{"r", "c"}, nil)
 	require.NoError(t, err)
 	defer va.Release()
-	st := va.Storage().(*array.Struct)
-	fields := st.DataType().(*arrow.StructType).Fields()
-	swapped := arrow.StructOf(fields[1], fields[0])
-	sd := array.NewData(swapped, st.Len(), st.Data().Buffers(), []arrow.ArrayData{st.Data().Children()[1], st.Data().Children()[0]}, 0, 0)
-	defer sd.Release()
-	vt, err := (&arrowx.VariableShapeTensorType{}).Deserialize(swapped, `{"dim_names":["r","c"]}`)
-	require.NoError(t, err)
-	storage := array.MakeFromData(sd)
-	defer storage.Release()
-	arr := array.NewExtensionArrayWithStorage(vt.(arrow.ExtensionType), storage).(*arrowx.VariableShapeTensorArray)
+	arr := arrowtest.ShapeFirst(t, va)
 	defer arr.Release()
 
 	ca, cs := ctest.Alloc()

@@ -28,14 +28,9 @@ func (s *Server) DoAction(a *flight.Action, stream flight.FlightService_DoAction
 	if err := checkName(name); err != nil {
 		return status.Error(codes.InvalidArgument, err.Error())
 	}
-	s.mu.Lock()
-	e, ok := s.tensors[name]
-	delete(s.tensors, name)
-	s.mu.Unlock()
-	if !ok {
+	if !s.remove(name) {
 		return status.Errorf(codes.NotFound, "flightx: no tensor %q", name)
 	}
-	e.release()
 	return stream.Send(&flight.Result{})
 }
 

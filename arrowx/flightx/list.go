@@ -653,7 +653,7 @@ func nullRow(arr *arrowx.VariableShapeTensorArray, vt *arrowx.VariableShapeTenso
 		return -1
 	}
 	nullVal, nullDim := firstNull(vals), firstNull(dims)
-	offs := data.Offsets() // its length unchecked yet (listRows does): rows past it are left to listRows
+	offs := data.Offsets() // every row's two offsets (checked above)
 	for i := range arr.Len() {
 		what := ""
 		switch {
@@ -663,7 +663,7 @@ func nullRow(arr *arrowx.VariableShapeTensorArray, vt *arrowx.VariableShapeTenso
 			what = "has null data"
 		case shape.IsNull(i):
 			what = "has a null shape"
-		case nullVal >= 0 && i+1 < len(offs) && int64(offs[i]) <= nullVal && nullVal < int64(offs[i+1]):
+		case nullVal >= 0 && int64(offs[i]) <= nullVal && nullVal < int64(offs[i+1]):
 			what = "has a null element"
 		case nullDim >= 0 && nullDim/int64(vt.Ndim()) == int64(i):
 			what = "has a null dimension"

@@ -42,10 +42,10 @@ func (s *Server) panicked(method string, p any) error {
 	return status.Errorf(codes.Internal, "flightx: %s failed: an internal error (a panic, recovered: %v)", method, p)
 }
 
-// guarded is DoGet's send with a panic of its own (on the goroutine DoGet runs it on, where
+// recoveringSend is DoGet's send with a panic of its own (on the goroutine DoGet runs it on, where
 // the handler's recover cannot reach) turned into the call's error; its deferred release of
 // the views runs either way.
-func (s *Server) guarded(name string, send func(func(*flight.FlightData) error) error) func(func(*flight.FlightData) error) error {
+func (s *Server) recoveringSend(name string, send func(func(*flight.FlightData) error) error) func(func(*flight.FlightData) error) error {
 	return func(f func(*flight.FlightData) error) (err error) {
 		defer s.recovered("DoGet", &err)
 		hook("DoGet", name)

@@ -231,7 +231,11 @@ func (s *Server) Get(name string) (*core.Tensor, map[string]string, error) {
 }
 
 // Delete removes and releases the tensor stored under name; transfers under way finish.
-func (s *Server) Delete(name string) {
+func (s *Server) Delete(name string) { s.remove(name) }
+
+// remove removes and releases the tensor, or list, stored under name, and reports whether there
+// was one.
+func (s *Server) remove(name string) bool {
 	s.mu.Lock()
 	e, ok := s.tensors[name]
 	delete(s.tensors, name)
@@ -239,6 +243,7 @@ func (s *Server) Delete(name string) {
 	if ok {
 		e.release()
 	}
+	return ok
 }
 
 // Names lists the stored tensors, sorted.
@@ -397,7 +402,7 @@ func (s *Server) DoGet(tk *flight.Ticket, stream flight.FlightService_DoGetServe
 	if err != nil {
 		return status.Error(codes.Internal, err.Error())
 	}
-	send = s.guarded(name, send)
+	send = s.recoveringSend(name, send)
 	if s.cfg.idle <= 0 {
 		defer release()
 		return getStatus(send(stream.Send))

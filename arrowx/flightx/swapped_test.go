@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/dlpack-go/dlpack/arrowx"
+	"github.com/dlpack-go/dlpack/arrowx/internal/arrowtest"
 	"github.com/dlpack-go/dlpack/core"
 )
 
@@ -25,16 +26,7 @@ func TestPlainVariableShapeFieldsSwapped(t *testing.T) {
 	va, err := arrowx.NewVariableShapeTensorArray(want, nil, nil)
 	require.NoError(t, err)
 	defer va.Release()
-	st := va.Storage().(*array.Struct)
-	fields := st.DataType().(*arrow.StructType).Fields()
-	swapped := arrow.StructOf(fields[1], fields[0])
-	sd := array.NewData(swapped, st.Len(), st.Data().Buffers(), []arrow.ArrayData{st.Data().Children()[1], st.Data().Children()[0]}, 0, 0)
-	defer sd.Release()
-	vt, err := (&arrowx.VariableShapeTensorType{}).Deserialize(swapped, "")
-	require.NoError(t, err)
-	storage := array.MakeFromData(sd)
-	defer storage.Release()
-	col := array.NewExtensionArrayWithStorage(vt.(arrow.ExtensionType), storage)
+	col := arrowtest.ShapeFirst(t, va)
 	defer col.Release()
 	rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "t", Type: col.DataType(), Nullable: true}}, nil),
 		[]arrow.Array{col}, int64(col.Len()))

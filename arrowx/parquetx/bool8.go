@@ -2,7 +2,6 @@ package parquetx
 
 import (
 	"bytes"
-	"encoding/base64"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -16,19 +15,9 @@ import (
 // schema only over nested storage, and reads a bool8 column back as plain int8. A stored
 // schema that does not parse changes nothing (pqarrow itself reports it where it matters).
 func withBool8(fr *file.Reader, schema *arrow.Schema) *arrow.Schema {
-	kv := fr.MetaData().KeyValueMetadata()
-	if kv == nil {
+	_, raw, ok := storedSchema(fr)
+	if !ok {
 		return schema
-	}
-	enc := kv.FindValue("ARROW:schema")
-	if enc == nil {
-		return schema
-	}
-	raw, err := base64.StdEncoding.DecodeString(*enc)
-	if err != nil {
-		if raw, err = base64.RawStdEncoding.DecodeString(*enc); err != nil {
-			return schema
-		}
 	}
 	rd, err := ipc.NewReader(bytes.NewReader(raw))
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/parquet/file"
 )
 
 // nestedTypes maps the top-level columns whose stored Arrow type is an extension type with
@@ -19,21 +18,12 @@ import (
 // their stored types back (retype), over the same buffers.
 type nestedTypes map[string]arrow.DataType
 
-// unnest rewrites fr's stored Arrow schema (ARROW:schema, in fr's own copy of the footer) with
-// the extension types nested in a column's extension type replaced by their storage, and returns
-// the columns it changed. A stored schema that does not parse, or has no such column, is left
-// as it is (pqarrow reports what it cannot read).
-func unnest(fr *file.Reader) nestedTypes {
-	v := fr.MetaData().KeyValueMetadata().FindValue(arrowSchemaKey)
-	if v == nil {
-		return nil
-	}
-	raw, err := base64.StdEncoding.DecodeString(*v)
-	if len(raw) == 0 || err != nil {
-		if raw, err = base64.RawStdEncoding.DecodeString(*v); err != nil {
-			return nil
-		}
-	}
+// unnest rewrites a file's stored Arrow schema (*v, the ARROW:schema value in the reader's own
+// copy of the footer; raw, its decoded message: see storedSchema) with the extension types
+// nested in a column's extension type replaced by their storage, and returns the columns it
+// changed. A stored schema that does not parse, or has no such column, is left as it is
+// (pqarrow reports what it cannot read).
+func unnest(v *string, raw []byte) nestedTypes {
 	rd, err := ipc.NewReader(bytes.NewReader(raw))
 	if err != nil {
 		return nil

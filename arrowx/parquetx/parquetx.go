@@ -222,19 +222,16 @@ func (f *openedFile) fits(what string, rows, per int64) error {
 // It also returns the columns whose stored types hold nested extension types, which it hands
 // pqarrow without them (see nestedTypes).
 func arrowReader(fr *file.Reader, props pqarrow.ArrowReadProperties) (*pqarrow.FileReader, nestedTypes, error) {
-	if v := fr.MetaData().KeyValueMetadata().FindValue(arrowSchemaKey); v != nil {
-		// decoded as arrow-go does: padded base64, or else unpadded
-		b, err := base64.StdEncoding.DecodeString(*v)
-		if len(b) == 0 || err != nil {
-			b, err = base64.RawStdEncoding.DecodeString(*v)
-		}
-		if err == nil { // arrow-go reports what it cannot decode
-			if err := ipcverify.Schema(b, ipcverify.Policy{Dictionaries: true}); err != nil {
-				return nil, nil, errs.Errorf(arrowx.ErrMalformed, "parquetx: the file's %s metadata: %v", arrowSchemaKey, err)
-			}
+	v, raw, ok := storedSchema(fr)
+	if ok { // arrow-go reports what it cannot decode
+		if err := ipcverify.Schema(raw, ipcverify.Policy{Dictionaries: true}); err != nil {
+			return nil, nil, errs.Errorf(arrowx.ErrMalformed, "parquetx: the file's %s metadata: %v", arrowSchemaKey, err)
 		}
 	}
-	nested := unnest(fr)
+	var nested nestedTypes
+	if ok {
+		nested = unnest(v, raw)
+	}
 	ar, err := pqarrow.NewFileReader(fr, props, amemory.DefaultAllocator)
 	if err != nil {
 		return nil, nil, fmt.Errorf("parquetx: %w", err)
@@ -245,6 +242,24 @@ func arrowReader(fr *file.Reader, props pqarrow.ArrowReadProperties) (*pqarrow.F
 // arrowSchemaKey is the key of a Parquet file's metadata under which Arrow writers store the
 // Arrow schema.
 const arrowSchemaKey = "ARROW:schema"
+
+// storedSchema returns the Arrow schema that fr stores: v, the value of its ARROW:schema
+// metadata (nil when it has none), and raw, that value decoded as arrow-go decodes it (padded
+// base64, or else unpadded), an IPC schema message; ok is false when there is no value or it
+// is not base64.
+func storedSchema(fr *file.Reader) (v *string, raw []byte, ok bool) {
+	v = fr.MetaData().KeyValueMetadata().FindValue(arrowSchemaKey)
+	if v == nil {
+		return nil, nil, false
+	}
+	raw, err := base64.StdEncoding.DecodeString(*v)
+	if len(raw) == 0 || err != nil {
+		if raw, err = base64.RawStdEncoding.DecodeString(*v); err != nil {
+			return v, nil, false
+		}
+	}
+	return v, raw, true
+}
 
 // readColumn decodes the rows of the row groups asked for of one column, in one batch.
 func (f *openedFile) readColumn(column string) (*arrow.Chunked, error) {

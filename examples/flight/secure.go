@@ -50,7 +50,8 @@ func (s security) serverOptions(addr string) ([]flightx.Option, error) {
 		}
 		opts = append(opts, flightx.WithTLS(&tls.Config{Certificates: []tls.Certificate{cert}}))
 	case !loopback:
-		cert, certPEM, err := flightx.SelfSigned(hostNames(host), 30*24*time.Hour)
+		names := hostNames(host)
+		cert, certPEM, err := flightx.SelfSigned(names, 30*24*time.Hour)
 		if err != nil {
 			return nil, err
 		}
@@ -59,7 +60,7 @@ func (s security) serverOptions(addr string) ([]flightx.Option, error) {
 			return nil, err
 		}
 		opts = append(opts, flightx.WithTLS(&tls.Config{Certificates: []tls.Certificate{cert}}))
-		made = append(made, "a self-signed certificate for "+strings.Join(hostNames(host), ", ")+" in "+s.ca)
+		made = append(made, "a self-signed certificate for "+strings.Join(names, ", ")+" in "+s.ca)
 	}
 	token := ""
 	switch {

@@ -112,3 +112,21 @@ func Record(t testing.TB, x *core.Tensor, order endian.Endianness, nullRow int64
 	}
 	return rec
 }
+
+// ShapeFirst is va with the fields of its storage struct in the other order, "shape" then
+// "data" (Arrow's specification names the fields of an arrow.variable_shape_tensor, it does not
+// order them), over the same memory and with the same metadata. The caller releases it.
+func ShapeFirst(t testing.TB, va *arrowx.VariableShapeTensorArray) *arrowx.VariableShapeTensorArray {
+	t.Helper()
+	st := va.Storage().(*array.Struct)
+	fields := st.DataType().(*arrow.StructType).Fields()
+	swapped := arrow.StructOf(fields[1], fields[0])
+	kids := st.Data().Children()
+	sd := array.NewData(swapped, st.Len(), st.Data().Buffers(), []arrow.ArrayData{kids[1], kids[0]}, 0, 0)
+	defer sd.Release()
+	vt, err := (&arrowx.VariableShapeTensorType{}).Deserialize(swapped, va.ExtensionType().Serialize())
+	require.NoError(t, err)
+	storage := array.MakeFromData(sd)
+	defer storage.Release()
+	return array.NewExtensionArrayWithStorage(vt.(arrow.ExtensionType), storage).(*arrowx.VariableShapeTensorArray)
+}
