@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/dlpack-go/dlpack/arrowx"
 	"github.com/dlpack-go/dlpack/core"
 )
 
@@ -74,6 +75,24 @@ func FuzzReadStream(f *testing.F) {
 		for len(fds) < 3 {
 			fds = append(fds, &flight.FlightData{})
 		}
+		f.Add(fds[0].DataHeader, fds[1].DataHeader, fds[1].DataBody, fds[2].DataHeader, fds[2].DataBody)
+	}
+	// plain Arrow streams, as arrow-go's writer makes them, their batch sent twice: a primitive
+	// column (CI's fuzzer found that the Info of one still said [-1] after the stream ended) and
+	// a fixed_shape_tensor column
+	flat, err := arrowx.ToArray(core.MustFromSlice(make([]uint8, 16), 16))
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer flat.Release()
+	fixed, err := arrowx.ToFixedShapeTensor(core.MustFromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3))
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer fixed.Release()
+	for _, arr := range []arrow.Array{flat, fixed} {
+		fds := plainStream(f, arr) // the schema, one batch
+		fds = append(fds, fds[1])
 		f.Add(fds[0].DataHeader, fds[1].DataHeader, fds[1].DataBody, fds[2].DataHeader, fds[2].DataBody)
 	}
 	f.Fuzz(func(t *testing.T, h0, h1, b1, h2, b2 []byte) {

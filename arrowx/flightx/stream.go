@@ -700,7 +700,8 @@ func readErr(err error) error {
 }
 
 // readStream reads a tensor stream from src: the schema (decoded into info), then the batches,
-// into one tensor (each == nil) or chunk by chunk into each. before, if not nil, sees the first
+// into one tensor (each == nil) or chunk by chunk into each. With a tensor, info's shape is the
+// tensor's (a plain stream's first dimension counted). before, if not nil, sees the first
 // message's descriptor and the schema before any batch is read, and may refuse. A panic of the
 // IPC reader on garbage becomes ErrProtocol; a panic of each, the caller's code, goes on.
 func readStream(src flight.DataStreamReader, cfg config, before func(*flight.FlightDescriptor, *Info) error,
@@ -764,5 +765,8 @@ func readAny(src flight.DataStreamReader, cfg config, before func(*flight.Flight
 		}
 	}
 	t, err = receive(rd, info, cfg, v, into, inner)
+	if t != nil && info.Unsized() { // a plain stream has ended: its rows are known
+		info.Shape = t.Shape()
+	}
 	return info, t, nil, err
 }
