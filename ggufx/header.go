@@ -653,7 +653,7 @@ func guessLayout(ti TensorInfo, extent, align int64) (bs, bb int64, ok bool) {
 	}
 	found := 0
 	for _, s := range []int64{32, 64, 128, 256} {
-		if row%s != 0 {
+		if row%s != 0 || n < s { // n < s: no whole block (an empty tensor)
 			continue
 		}
 		// block bytes b with blocks*b in (extent-align, extent], b = 2 + k*s/8 (k > 0)

@@ -167,6 +167,23 @@ func TestParseHeaderLenient(t *testing.T) {
 	assert.Equal(t, int64(32), h.DataLen)
 }
 
+// An empty tensor whose rows a type's blocks do not divide opens with the tensor's ErrType, not a
+// division by zero where the message guesses a fork's block layout (the fuzzer found it: its file
+// has type 34, ne [0x3030303030303020, 0]).
+func TestParseHeaderEmptyUnevenRows(t *testing.T) {
+	for _, dims := range [][]uint64{{32, 0}, {96, 0, 3}, {0x3030303030303020, 0}} {
+		r := start(3, 1, 0)
+		r.tensor("e", uint32(ggufx.Q4_K), 0, dims...)
+		h, err := ggufx.ParseHeader(r.b)
+		require.NoError(t, err, "%v", dims)
+		e, err := h.Info("e")
+		require.NoError(t, err)
+		assert.Zero(t, e.Len())
+		require.ErrorIs(t, e.Err, ggufx.ErrType, "%v", dims)
+		assert.Contains(t, e.Err.Error(), "0 elements")
+	}
+}
+
 // A size larger than what the reader holds costs no more memory than the bytes really there:
 // ReadHeader of a 37-byte file said to be 2^41 bytes, whose one string claims 2^40, and of
 // files whose arrays claim 2^37 elements, fail as truncated having allocated a few MiB at most.
