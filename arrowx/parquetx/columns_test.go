@@ -80,13 +80,7 @@ func TestColumns(t *testing.T) {
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	var nested bytes.Buffer
-	w, err := pqarrow.NewFileWriter(schema, &nested, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(2)),
-		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	require.NoError(t, err)
-	require.NoError(t, w.Write(rec))
-	require.NoError(t, w.Close())
-	cols, err = parquetx.Columns(bytes.NewReader(nested.Bytes()))
+	cols, err = parquetx.Columns(bytes.NewReader(writeRecord(t, rec, 2)))
 	require.NoError(t, err)
 	require.Len(t, cols, 1)
 	assert.Equal(t, "m", cols[0].Name)

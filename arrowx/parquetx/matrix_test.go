@@ -10,8 +10,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/parquet"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -34,13 +32,7 @@ func pqarrowFile(t *testing.T, groupRows int64, arrays ...arrow.Array) []byte {
 	schema := arrow.NewSchema(fields, nil)
 	rec := array.NewRecordBatch(schema, arrays, int64(arrays[0].Len()))
 	defer rec.Release()
-	var buf bytes.Buffer
-	w, err := pqarrow.NewFileWriter(schema, &buf, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(groupRows)),
-		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-	require.NoError(t, err)
-	require.NoError(t, w.Write(rec))
-	require.NoError(t, w.Close())
-	return buf.Bytes()
+	return writeRecord(t, rec, groupRows)
 }
 
 func TestReadMatrixOfPqarrowFile(t *testing.T) {

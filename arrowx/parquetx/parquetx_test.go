@@ -57,8 +57,15 @@ func writeGroups(t *testing.T, x *core.Tensor, rows int64) []byte {
 	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arr.DataType(), Metadata: md}}, nil)
 	rec := array.NewRecordBatch(schema, []arrow.Array{arr}, int64(arr.Len()))
 	defer rec.Release()
+	return writeRecord(t, rec, rows)
+}
+
+// writeRecord writes rec as pqarrow does, in row groups of groupRows rows, with its Arrow schema
+// stored in the file's metadata.
+func writeRecord(t *testing.T, rec arrow.RecordBatch, groupRows int64) []byte {
+	t.Helper()
 	var buf bytes.Buffer
-	w, err := pqarrow.NewFileWriter(schema, &buf, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(rows)),
+	w, err := pqarrow.NewFileWriter(rec.Schema(), &buf, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(groupRows)),
 		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	require.NoError(t, err)
 	require.NoError(t, w.Write(rec))
